@@ -1,0 +1,18 @@
+// kiln: element types.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace kiln {
+
+enum class DType : uint8_t { Bool, Int32, Int64, Float32, Float64 };
+inline constexpr int kNumDTypes = 5;
+
+// "bool", "int32", "int64", "float32", "float64".
+std::string_view dtype_name(DType);
+// Bytes per element.
+size_t dtype_size(DType);
+bool is_floating(DType);
+bool is_integer(DType);
+
+}  // namespace kiln

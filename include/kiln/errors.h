@@ -1,0 +1,44 @@
+// kiln: the error hierarchy. Every error kiln throws derives from kiln::Error.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace kiln {
+
+enum class ErrorCode {
+  InvalidArgument,
+  NotFound,
+  FailedPrecondition,
+  OutOfRange,
+  Unimplemented,
+  Internal,
+  OperatorNotAllowedInGraph,
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const noexcept { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+#define KILN_DECLARE_ERROR(Name, Code)                                             \
+  class Name : public Error {                                                      \
+   public:                                                                         \
+    explicit Name(const std::string& message) : Error(ErrorCode::Code, message) {} \
+  };
+KILN_DECLARE_ERROR(InvalidArgumentError, InvalidArgument)
+KILN_DECLARE_ERROR(NotFoundError, NotFound)
+KILN_DECLARE_ERROR(FailedPreconditionError, FailedPrecondition)
+KILN_DECLARE_ERROR(OutOfRangeError, OutOfRange)
+KILN_DECLARE_ERROR(UnimplementedError, Unimplemented)
+KILN_DECLARE_ERROR(InternalError, Internal)
+KILN_DECLARE_ERROR(OperatorNotAllowedInGraphError, OperatorNotAllowedInGraph)
+#undef KILN_DECLARE_ERROR
+
+// "InvalidArgumentError", ...
+const char* error_code_name(ErrorCode);
+
+}  // namespace kiln

@@ -1,0 +1,393 @@
+// kiln::function: trace a C++ callable into a graph once per input signature, optimize it,
+// and run the graph on later calls. Semantics follow TensorFlow's tf.function.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include "kiln/ops.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+struct FunctionOptions {
+  std::string name = "";                      // used in messages, graphs and signature printing
+  std::vector<std::string> arg_names = {};    // default names: "arg0", "arg1", ...
+  std::optional<std::vector<TensorSpec>> input_signature = std::nullopt;  // one graph; shapes may be partial
+  bool reduce_retracing = false;              // generalize shapes instead of retracing per shape
+  bool jit_compile = false;                   // reserved: whole-function code generation
+  size_t max_traces = 1024;                   // bound of the trace cache (oldest evicted)
+};
+
+namespace config {
+// When on, every Function calls its C++ callable directly (no tracing), like
+// tf.config.run_functions_eagerly.
+void run_functions_eagerly(bool enabled);
+bool functions_run_eagerly();
+}  // namespace config
+
+// One operation of a traced graph, as a user inspects it.
+struct Operation {
+  std::string name;                          // "MatMul"
+  std::string type;                          // TensorFlow op name: "MatMul"
+  std::vector<std::string> inputs;           // "x:0", "MatMul:0"
+  std::vector<std::string> control_inputs;   // node names
+  std::map<std::string, std::string> attrs;  // attr name -> text
+  std::vector<std::string> outputs;          // "MatMul:0 float32 (1, 1)"
+};
+
+class GraphView {
+ public:
+  std::vector<Operation> operations;
+  const Operation* find(const std::string& name) const;
+  size_t size() const { return operations.size(); }
+};
+
+namespace detail {
+class ConcreteImpl;
+class FunctionCore;
+}  // namespace detail
+
+// GraphDef: the protobuf GraphDef of a concrete function (wire-compatible with TensorFlow's).
+class GraphDef {
+ public:
+  std::string str() const { return text_; }              // protobuf text format, as TF prints it
+  const std::string& serialized() const { return bytes_; }  // binary protobuf
+  GraphDef(std::string text, std::string bytes) : text_(std::move(text)), bytes_(std::move(bytes)) {}
+
+ private:
+  std::string text_, bytes_;
+};
+
+class ConcreteFunction {
+ public:
+  ConcreteFunction() = default;
+  explicit ConcreteFunction(std::shared_ptr<detail::ConcreteImpl> impl) : impl_(std::move(impl)) {}
+
+  // Runs the graph. Inputs are the tensor arguments in order (captures are fed automatically).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  template <class... Ts>
+    requires(std::is_convertible_v<Ts, Tensor> && ...)
+  std::vector<Tensor> operator()(const Ts&... ts) const {
+    return (*this)(std::vector<Tensor>{Tensor(ts)...});
+  }
+
+  std::string name() const;
+  GraphView graph() const;            // the traced graph
+  GraphView optimized_graph() const;  // what runs
+  GraphDef as_graph_def() const;
+  std::string to_dot() const;
+  std::vector<TensorSpec> input_specs() const;
+  std::vector<TensorSpec> output_specs() const;
+  std::vector<Tensor> captured_inputs() const;
+  std::string pretty_printed_signature() const;
+  const std::shared_ptr<detail::ConcreteImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::ConcreteImpl> impl_;
+};
+
+namespace detail {
+
+// ---- the call signature: what a trace key is made of ----------------------------------
+
+// One argument as the cache sees it.
+struct ArgEntry {
+  enum Kind : uint8_t { kTensor, kValue, kTensorList } kind = kTensor;
+  std::string name;            // argument name
+  DType dtype = DType::Float32;  // kTensor
+  TensorShape shape;             // kTensor (fully known for a call, partial for a spec)
+  std::string value;             // kValue: printable value, also the key ("[1.0, -1.0]", "2", "'a'")
+  std::string value_type;        // kValue: the C++ type, also part of the key
+  int list_size = 0;             // kTensorList: how many tensor entries follow
+};
+
+struct CallSignature {
+  std::vector<ArgEntry> entries;
+  std::vector<Tensor> tensors;  // the tensor arguments, in order
+  size_t hash() const;
+  bool operator==(const CallSignature& o) const;
+};
+
+// Text of a value argument, Python-like: 2, 2.5, True, 'text', [1.0, -1.0].
+inline std::string value_text(bool v) { return v ? "True" : "False"; }
+inline std::string value_text(const std::string& v) { return "'" + v + "'"; }
+inline std::string value_text(const char* v) { return value_text(std::string(v)); }
+template <class T>
+  requires std::is_arithmetic_v<T>
+std::string value_text(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    std::string s = os.str();
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+    return s;
+  } else {
+    return std::to_string(v);
+  }
+}
+template <class T> std::string value_text(const std::vector<T>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + value_text(static_cast<T>(v[i]));
+  return s + "]";
+}
+
+template <class T> struct is_vector : std::false_type {};
+template <class T, class A> struct is_vector<std::vector<T, A>> : std::true_type {
+  using value_type = T;
+};
+template <class T> struct is_tuple_like : std::false_type {};
+template <class... Ts> struct is_tuple_like<std::tuple<Ts...>> : std::true_type {};
+template <class A, class B> struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+
+template <class T> constexpr bool is_number_v = std::is_arithmetic_v<std::decay_t<T>>;
+template <class T> constexpr bool is_number_vector_v = [] {
+  if constexpr (is_vector<std::decay_t<T>>::value)
+    return std::is_arithmetic_v<typename is_vector<std::decay_t<T>>::value_type>;
+  else return false;
+}();
+
+// The parameter types of a callable.
+template <class F> struct callable_traits : callable_traits<decltype(&std::decay_t<F>::operator())> {};
+template <class R, class... A> struct callable_traits<R (*)(A...)> {
+  using result = R;
+  using args = std::tuple<A...>;
+};
+template <class R, class... A> struct callable_traits<R(A...)> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) const> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A> struct callable_traits<R (C::*)(A...)> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) const noexcept> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) noexcept> : callable_traits<R (*)(A...)> {};
+
+// A host number or vector of numbers as a tensor (a Const node when tracing).
+template <class A> Tensor host_value_tensor(const A& a) {
+  using D = std::decay_t<A>;
+  if constexpr (std::is_same_v<D, bool>) return constant(a);
+  else if constexpr (std::is_floating_point_v<D>) return std::is_same_v<D, float> ? constant(static_cast<float>(a)) : constant(static_cast<double>(a));
+  else if constexpr (std::is_integral_v<D>) return sizeof(D) <= 4 ? constant(static_cast<int32_t>(a)) : constant(static_cast<int64_t>(a));
+  else {
+    using V = typename is_vector<D>::value_type;
+    if constexpr (std::is_same_v<V, bool>) return constant<bool>(std::vector<bool>(a.begin(), a.end()));
+    else if constexpr (std::is_floating_point_v<V>) {
+      if constexpr (std::is_same_v<V, float>) return constant<float>(std::vector<float>(a.begin(), a.end()));
+      else return constant<double>(std::vector<double>(a.begin(), a.end()));
+    } else if constexpr (sizeof(V) <= 4) return constant<int32_t>(std::vector<int32_t>(a.begin(), a.end()));
+    else return constant<int64_t>(std::vector<int64_t>(a.begin(), a.end()));
+  }
+}
+
+// Records one argument into the signature. P is the callable's parameter type, A the
+// caller's argument type.
+template <class P, class A> void record_arg(CallSignature& sig, const std::string& name, const A& a) {
+  using PD = std::decay_t<P>;
+  using AD = std::decay_t<A>;
+  ArgEntry e;
+  e.name = name;
+  if constexpr (std::is_same_v<PD, Tensor>) {
+    if constexpr (std::is_same_v<AD, Tensor>) {
+      e.kind = ArgEntry::kTensor;
+      e.dtype = a.dtype();
+      e.shape = a.shape();
+      sig.tensors.push_back(a);
+    } else if constexpr (std::is_same_v<AD, TensorSpec>) {
+      e.kind = ArgEntry::kTensor;
+      e.dtype = a.dtype;
+      e.shape = a.shape;
+      sig.tensors.push_back(Tensor());  // a spec: no value
+    } else {
+      static_assert(is_number_v<AD> || is_number_vector_v<AD>,
+                    "a Tensor parameter takes a Tensor, a TensorSpec, a number or a std::vector of numbers");
+      e.kind = ArgEntry::kValue;
+      e.value = value_text(a);
+      e.value_type = typeid(AD).name();
+    }
+  } else if constexpr (is_vector<PD>::value && std::is_same_v<typename is_vector<PD>::value_type, Tensor>) {
+    e.kind = ArgEntry::kTensorList;
+    e.list_size = static_cast<int>(a.size());
+    sig.entries.push_back(e);
+    for (size_t i = 0; i < a.size(); ++i) record_arg<Tensor>(sig, name + "_" + std::to_string(i), a[i]);
+    return;
+  } else {
+    e.kind = ArgEntry::kValue;
+    e.value = value_text(static_cast<const PD&>(a));
+    e.value_type = typeid(PD).name();
+  }
+  sig.entries.push_back(std::move(e));
+}
+
+// Builds the argument f sees for parameter P while tracing, from the caller's argument and
+// the placeholders made for tensor arguments (consumed in order).
+template <class P, class A> decltype(auto) traced_arg(const A& a, const std::vector<Tensor>& ph, size_t& next) {
+  using PD = std::decay_t<P>;
+  using AD = std::decay_t<A>;
+  if constexpr (std::is_same_v<PD, Tensor>) {
+    if constexpr (std::is_same_v<AD, Tensor> || std::is_same_v<AD, TensorSpec>) return Tensor(ph[next++]);
+    else return host_value_tensor(a);
+  } else if constexpr (is_vector<PD>::value && std::is_same_v<typename is_vector<PD>::value_type, Tensor>) {
+    std::vector<Tensor> v;
+    for (size_t i = 0; i < a.size(); ++i) v.push_back(ph[next++]);
+    return v;
+  } else {
+    return static_cast<const PD&>(a);
+  }
+}
+
+// The argument f sees when it is called directly (eager mode, or inlined into an outer trace).
+template <class P, class A> decltype(auto) direct_arg(const A& a) {
+  using PD = std::decay_t<P>;
+  using AD = std::decay_t<A>;
+  if constexpr (std::is_same_v<PD, Tensor> && !std::is_same_v<AD, Tensor>) return host_value_tensor(a);
+  else return static_cast<const PD&>(a);
+}
+
+// Flattens f's result into tensors, and rebuilds it from the graph's outputs.
+template <class R> void flatten_result(const R& r, std::vector<Tensor>& out) {
+  if constexpr (std::is_same_v<R, Tensor>) out.push_back(r);
+  else if constexpr (is_vector<R>::value) for (const Tensor& t : r) out.push_back(t);
+  else if constexpr (is_tuple_like<R>::value) std::apply([&](const auto&... e) { (flatten_result(e, out), ...); }, r);
+  else static_assert(sizeof(R) == 0, "a kiln::function may return Tensor, std::vector<Tensor>, a tuple or pair of those, or void");
+}
+template <class R> R unflatten_result(const std::vector<Tensor>& v, size_t& i) {
+  if constexpr (std::is_same_v<R, Tensor>) return v.at(i++);
+  else if constexpr (is_vector<R>::value) {
+    R r(v.begin() + i, v.end());
+    i = v.size();
+    return r;
+  } else {
+    return std::apply([&](auto... e) { return R{unflatten_result<decltype(e)>(v, i)...}; }, R{});
+  }
+}
+
+// Non-template core of a Function: the trace cache, tracing, retrace diagnostics.
+using TraceBody = std::function<std::vector<Tensor>(const std::vector<Tensor>& placeholders)>;
+std::shared_ptr<FunctionCore> make_function_core(FunctionOptions options, std::string default_name);
+// Finds or traces the concrete function for `sig` (see FunctionCore in src/trace).
+std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, CallSignature& sig, const TraceBody& body);
+std::vector<Tensor> call_concrete(const ConcreteImpl& cf, const std::vector<Tensor>& tensors);
+int tracing_count(const FunctionCore& core);
+std::vector<ConcreteFunction> concrete_functions(const FunctionCore& core);
+std::string pretty_printed_signatures(const FunctionCore& core);
+std::vector<std::string> trace_log(const FunctionCore& core);
+void clear_cache(FunctionCore& core);
+const FunctionOptions& options_of(const FunctionCore& core);
+// True while some trace is being built on this thread (a nested Function call is inlined).
+bool tracing_active();
+// The input_signature, applied to a call: converts and checks tensor arguments.
+void apply_input_signature(const FunctionCore& core, CallSignature& sig);
+
+}  // namespace detail
+
+template <class F> class Function {
+  using Traits = detail::callable_traits<F>;
+  using Params = typename Traits::args;
+  using Result = std::decay_t<typename Traits::result>;
+  static constexpr size_t kArity = std::tuple_size_v<Params>;
+
+ public:
+  Function(F f, FunctionOptions options)
+      : f_(std::make_shared<F>(std::move(f))), core_(detail::make_function_core(std::move(options), "fn")) {}
+
+  template <class... A> Result operator()(const A&... args) const {
+    static_assert(sizeof...(A) == kArity, "wrong number of arguments for this kiln::function");
+    if (config::functions_run_eagerly() || detail::tracing_active()) return call_directly(args...);
+    detail::CallSignature sig = signature(args...);
+    auto cf = detail::concrete_for(*core_, sig, body(args...));
+    std::vector<Tensor> outs = detail::call_concrete(*cf, sig.tensors);
+    if constexpr (std::is_void_v<Result>) return;
+    else {
+      size_t i = 0;
+      return detail::unflatten_result<Result>(outs, i);
+    }
+  }
+
+  // Traces if needed. TensorSpec stands for a tensor argument.
+  template <class... A> ConcreteFunction get_concrete_function(const A&... args) const {
+    static_assert(sizeof...(A) == kArity, "wrong number of arguments for this kiln::function");
+    detail::CallSignature sig = signature(args...);
+    return ConcreteFunction(detail::concrete_for(*core_, sig, body(args...)));
+  }
+  // With an input_signature, the function it defines.
+  ConcreteFunction get_concrete_function() const
+    requires(kArity > 0)
+  {
+    const auto& opts = detail::options_of(*core_);
+    if (!opts.input_signature)
+      throw InvalidArgumentError("get_concrete_function() without arguments needs an input_signature");
+    return get_from_specs(std::make_index_sequence<kArity>{});
+  }
+
+  int tracing_count() const { return detail::tracing_count(*core_); }
+  std::vector<ConcreteFunction> concrete_functions() const { return detail::concrete_functions(*core_); }
+  std::string pretty_printed_concrete_signatures() const { return detail::pretty_printed_signatures(*core_); }
+  std::vector<std::string> trace_log() const { return detail::trace_log(*core_); }
+  void clear_cache() { detail::clear_cache(*core_); }
+
+ private:
+  template <size_t... I> ConcreteFunction get_from_specs(std::index_sequence<I...>) const {
+    const auto& specs = *detail::options_of(*core_).input_signature;
+    if (specs.size() != kArity) throw InvalidArgumentError("input_signature has the wrong number of specs");
+    return get_concrete_function(specs[I]...);
+  }
+
+  std::string arg_name(size_t i) const {
+    const auto& names = detail::options_of(*core_).arg_names;
+    return i < names.size() ? names[i] : "arg" + std::to_string(i);
+  }
+
+  template <class... A> detail::CallSignature signature(const A&... args) const {
+    detail::CallSignature sig;
+    record_all(sig, std::index_sequence_for<A...>{}, args...);
+    detail::apply_input_signature(*core_, sig);
+    return sig;
+  }
+  template <size_t... I, class... A> void record_all(detail::CallSignature& sig, std::index_sequence<I...>, const A&... args) const {
+    (detail::record_arg<std::tuple_element_t<I, Params>>(sig, arg_name(I), args), ...);
+  }
+
+  template <class... A> detail::TraceBody body(const A&... args) const {
+    return [this, &args...](const std::vector<Tensor>& ph) {
+      return trace_call(ph, std::index_sequence_for<A...>{}, args...);
+    };
+  }
+  template <size_t... I, class... A>
+  std::vector<Tensor> trace_call(const std::vector<Tensor>& ph, std::index_sequence<I...>, const A&... args) const {
+    size_t next = 0;
+    // Arguments are built left to right (braced init order), placeholders consumed in order.
+    auto converted = std::tuple<std::decay_t<std::tuple_element_t<I, Params>>...>{
+        detail::traced_arg<std::tuple_element_t<I, Params>>(args, ph, next)...};
+    std::vector<Tensor> out;
+    if constexpr (std::is_void_v<Result>) {
+      std::apply(*f_, converted);
+    } else {
+      detail::flatten_result(std::apply(*f_, converted), out);
+    }
+    return out;
+  }
+
+  template <class... A> Result call_directly(const A&... args) const {
+    return call_directly_impl(std::index_sequence_for<A...>{}, args...);
+  }
+  template <size_t... I, class... A> Result call_directly_impl(std::index_sequence<I...>, const A&... args) const {
+    auto converted = std::tuple<std::decay_t<std::tuple_element_t<I, Params>>...>{
+        detail::direct_arg<std::tuple_element_t<I, Params>>(args)...};
+    return std::apply(*f_, converted);
+  }
+
+  std::shared_ptr<F> f_;
+  std::shared_ptr<detail::FunctionCore> core_;
+};
+
+template <class F> Function<std::decay_t<F>> function(F f, FunctionOptions options = {}) {
+  return Function<std::decay_t<F>>(std::move(f), std::move(options));
+}
+
+}  // namespace kiln

@@ -1,0 +1,8 @@
+// kiln: eager tensors and traced, optimized graphs in C++. Include this header only.
+#pragma once
+#include "kiln/dtype.h"
+#include "kiln/errors.h"
+#include "kiln/function.h"
+#include "kiln/ops.h"
+#include "kiln/shape.h"
+#include "kiln/tensor.h"

@@ -1,0 +1,92 @@
+// kiln: the Tensor handle. One type for both modes: a concrete value (eager) or a
+// symbolic output of a node in a graph being traced.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kiln/dtype.h"
+#include "kiln/errors.h"
+#include "kiln/shape.h"
+
+namespace kiln {
+
+namespace detail {
+// The refcount lives in the public base so copying a Tensor is inline. The rest of the
+// implementation (src/core/tensor_impl.h) is private.
+struct TensorImplBase {
+  std::atomic<int32_t> refs{1};
+};
+struct TensorImpl;
+void destroy_tensor_impl(TensorImplBase*) noexcept;
+}  // namespace detail
+
+class Tensor {
+ public:
+  Tensor() = default;  // an empty handle; most operations on it throw
+  Tensor(const Tensor& o) noexcept : impl_(o.impl_) { retain(); }
+  Tensor(Tensor&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
+  Tensor& operator=(const Tensor& o) noexcept {
+    if (o.impl_ != impl_) { Tensor tmp(o); swap(tmp); }
+    return *this;
+  }
+  Tensor& operator=(Tensor&& o) noexcept { Tensor tmp(std::move(o)); swap(tmp); return *this; }
+  ~Tensor() { release(); }
+  void swap(Tensor& o) noexcept { std::swap(impl_, o.impl_); }
+
+  DType dtype() const;
+  TensorShape shape() const;  // fully known for concrete tensors
+  int rank() const;
+  int64_t num_elements() const;  // -1 when unknown (symbolic)
+  bool is_symbolic() const;
+  bool defined() const { return impl_ != nullptr; }
+  std::string name() const;  // "x:0" for symbolic tensors, "" for concrete ones
+
+  template <class T> std::vector<T> to_vector() const;  // concrete only, row-major
+  template <class T> T item() const;                     // concrete, exactly one element
+  explicit operator bool() const;
+  // kiln.Tensor([[12.]], shape=(1, 1), dtype=float32) / Tensor("x:0", shape=(), dtype=float64)
+  std::string str() const;
+
+  // Internal: adopt a reference to an implementation object.
+  explicit Tensor(detail::TensorImpl* impl) noexcept;
+  detail::TensorImpl* impl() const noexcept;
+
+ private:
+  void retain() const noexcept { if (impl_) impl_->refs.fetch_add(1, std::memory_order_relaxed); }
+  void release() noexcept {
+    if (impl_ && impl_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) detail::destroy_tensor_impl(impl_);
+  }
+  detail::TensorImplBase* impl_ = nullptr;
+};
+
+std::ostream& operator<<(std::ostream&, const Tensor&);
+
+Tensor constant(double v);
+Tensor constant(float v);
+Tensor constant(int32_t v);
+Tensor constant(int64_t v);
+Tensor constant(bool v);
+Tensor constant(double v, DType dtype);  // as tf.constant(4, dtype=...)
+// T is float, double, int32_t, int64_t or bool; the shape's product must equal the count.
+template <class T> Tensor constant(std::vector<T> values, std::vector<int64_t> shape);
+// A 1-D tensor.
+template <class T> Tensor constant(std::vector<T> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  return constant<T>(std::move(values), std::vector<int64_t>{n});
+}
+
+Tensor zeros(std::vector<int64_t> shape, DType = DType::Float32);
+Tensor ones(std::vector<int64_t> shape, DType = DType::Float32);
+Tensor fill(std::vector<int64_t> shape, double value, DType = DType::Float32);
+Tensor eye(int64_t n, DType = DType::Float32);
+Tensor range(double start, double limit, double delta, DType dtype);
+Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, DType = DType::Float32,
+                      std::optional<uint64_t> seed = {});
+Tensor random_normal(std::vector<int64_t> shape, double mean = 0, double stddev = 1, DType = DType::Float32,
+                     std::optional<uint64_t> seed = {});
+
+}  // namespace kiln

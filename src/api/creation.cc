@@ -1,0 +1,145 @@
+// Tensor factories: constant, zeros, ones, fill, eye, range, random_*.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "api/api_util.h"
+#include "kiln/ops.h"
+#include "ops/helpers.h"
+
+namespace kiln {
+namespace api {
+
+template <class T> Tensor make_host(const std::vector<T>& values, const std::vector<int64_t>& dims) {
+  const int64_t n = detail::checked_num_elements(dims.data(), dims.size());
+  if (n != static_cast<int64_t>(values.size()))
+    throw InvalidArgumentError("Expected " + std::to_string(n) + " values for shape " + TensorShape(dims).str() +
+                               ", got " + std::to_string(values.size()));
+  detail::TensorImpl* t = detail::make_concrete(ops::TypeOf<T>::value, dims.data(), dims.size());
+  T* p = t->as<T>();
+  for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
+  return Tensor(t);
+}
+template Tensor make_host<float>(const std::vector<float>&, const std::vector<int64_t>&);
+template Tensor make_host<double>(const std::vector<double>&, const std::vector<int64_t>&);
+template Tensor make_host<int32_t>(const std::vector<int32_t>&, const std::vector<int64_t>&);
+template Tensor make_host<int64_t>(const std::vector<int64_t>&, const std::vector<int64_t>&);
+template Tensor make_host<bool>(const std::vector<bool>&, const std::vector<int64_t>&);
+
+Tensor int_list(const std::vector<int64_t>& values, const char* name_hint) {
+  std::vector<int32_t> v;
+  v.reserve(values.size());
+  for (int64_t x : values) {
+    if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
+      return trace::as_graph_constant(make_host<int64_t>(values, {static_cast<int64_t>(values.size())}), name_hint);
+    v.push_back(static_cast<int32_t>(x));
+  }
+  return trace::as_graph_constant(make_host<int32_t>(v, {static_cast<int64_t>(v.size())}), name_hint);
+}
+
+Tensor int_scalar(int64_t v, const char* name_hint) {
+  if (v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max())
+    return trace::as_graph_constant(make_host<int32_t>({static_cast<int32_t>(v)}, {}), name_hint);
+  return trace::as_graph_constant(make_host<int64_t>({v}, {}), name_hint);
+}
+
+namespace {
+// A host scalar of dtype d holding v, checked for representability.
+Tensor host_scalar(double v, DType d, const char* context) {
+  return ops::visit_dtype(d, [&](auto x) -> Tensor {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, bool>) {
+      if (v != 0 && v != 1) throw InvalidArgumentError(std::string("Cannot convert ") + std::to_string(v) + " to a bool tensor" + context);
+    } else if constexpr (std::is_integral_v<T>) {
+      if (std::isnan(v) || v != std::floor(v))
+        throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to EagerTensor of dtype " +
+                                   std::string(dtype_name(d)) + context);
+      if (v < static_cast<double>(std::numeric_limits<T>::min()) || v > static_cast<double>(std::numeric_limits<T>::max()))
+        throw InvalidArgumentError("Can't convert " + std::to_string(v) + " to " + std::string(dtype_name(d)) +
+                                   ": out of range" + context);
+    }
+    return make_host<T>({static_cast<T>(v)}, {});
+  });
+}
+}  // namespace
+}  // namespace api
+
+using api::make_host;
+
+Tensor constant(double v) { return trace::as_graph_constant(make_host<double>({v}, {})); }
+Tensor constant(float v) { return trace::as_graph_constant(make_host<float>({v}, {})); }
+Tensor constant(int32_t v) { return trace::as_graph_constant(make_host<int32_t>({v}, {})); }
+Tensor constant(int64_t v) { return trace::as_graph_constant(make_host<int64_t>({v}, {})); }
+Tensor constant(bool v) { return trace::as_graph_constant(make_host<bool>({v}, {})); }
+Tensor constant(double v, DType dtype) { return trace::as_graph_constant(api::host_scalar(v, dtype, "")); }
+
+template <class T> Tensor constant(std::vector<T> values, std::vector<int64_t> shape) {
+  return trace::as_graph_constant(make_host<T>(values, shape));
+}
+template Tensor constant<float>(std::vector<float>, std::vector<int64_t>);
+template Tensor constant<double>(std::vector<double>, std::vector<int64_t>);
+template Tensor constant<int32_t>(std::vector<int32_t>, std::vector<int64_t>);
+template Tensor constant<int64_t>(std::vector<int64_t>, std::vector<int64_t>);
+template Tensor constant<bool>(std::vector<bool>, std::vector<int64_t>);
+
+Tensor fill(std::vector<int64_t> shape, double value, DType dtype) {
+  Tensor v = api::host_scalar(value, dtype, " [Op:Fill]");
+  Tensor dims = api::int_list(shape, "Fill/dims");
+  Tensor vv = trace::as_graph_constant(v, "Fill/value");
+  return trace::dispatch1(api::op::Fill(), {&dims, &vv}, {}, "Fill");
+}
+Tensor zeros(std::vector<int64_t> shape, DType dtype) { return fill(std::move(shape), 0, dtype); }
+Tensor ones(std::vector<int64_t> shape, DType dtype) { return fill(std::move(shape), 1, dtype); }
+
+Tensor eye(int64_t n, DType dtype) {
+  if (n < 0) throw InvalidArgumentError("eye: num_rows must be non-negative, got " + std::to_string(n));
+  const int64_t total = checked_mul(n, n, "eye");
+  if (total > (int64_t{1} << 32)) throw InvalidArgumentError("eye: " + std::to_string(n) + " rows is too large");
+  detail::TensorImpl* t = detail::make_concrete(dtype, std::vector<int64_t>{n, n}.data(), 2);
+  std::memset(t->data, 0, t->nbytes());
+  ops::visit_dtype(dtype, [&](auto x) {
+    using T = decltype(x);
+    for (int64_t i = 0; i < n; ++i) t->as<T>()[i * n + i] = T(1);
+  });
+  return trace::as_graph_constant(Tensor(t), "eye");
+}
+
+Tensor range(double start, double limit, double delta, DType dtype) {
+  if (dtype == DType::Bool) throw InvalidArgumentError("range does not support bool [Op:Range]");
+  Tensor s = trace::as_graph_constant(api::host_scalar(start, dtype, " [Op:Range]"), "Range/start");
+  Tensor l = trace::as_graph_constant(api::host_scalar(limit, dtype, " [Op:Range]"), "Range/limit");
+  Tensor d = trace::as_graph_constant(api::host_scalar(delta, dtype, " [Op:Range]"), "Range/delta");
+  return trace::dispatch1(api::op::Range(), {&s, &l, &d}, {}, "Range");
+}
+
+namespace {
+int64_t seed_attr(std::optional<uint64_t> seed) { return seed ? static_cast<int64_t>(*seed | (uint64_t{1} << 62)) : 0; }
+}  // namespace
+
+Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, DType dtype, std::optional<uint64_t> seed) {
+  if (is_integer(dtype)) return random_uniform_int(std::move(shape), static_cast<int64_t>(minval), static_cast<int64_t>(maxval), dtype, seed);
+  if (!is_floating(dtype)) throw InvalidArgumentError("random_uniform: unsupported dtype " + std::string(dtype_name(dtype)));
+  if (!(minval < maxval)) throw InvalidArgumentError("random_uniform: need minval < maxval");
+  Tensor s = api::int_list(shape, "random_uniform/shape");
+  Tensor u = trace::dispatch1(api::op::RandomUniform(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}}, "random_uniform");
+  if (minval == 0 && maxval == 1) return u;
+  return u * (maxval - minval) + minval;
+}
+
+Tensor random_uniform_int(std::vector<int64_t> shape, int64_t minval, int64_t maxval, DType dtype, std::optional<uint64_t> seed) {
+  if (!is_integer(dtype)) throw InvalidArgumentError("random_uniform_int: dtype must be int32 or int64");
+  Tensor s = api::int_list(shape, "random_uniform/shape");
+  Tensor lo = trace::as_graph_constant(api::host_scalar(static_cast<double>(minval), dtype, " [Op:RandomUniformInt]"), "random_uniform/min");
+  Tensor hi = trace::as_graph_constant(api::host_scalar(static_cast<double>(maxval), dtype, " [Op:RandomUniformInt]"), "random_uniform/max");
+  return trace::dispatch1(api::op::RandomUniformInt(), {&s, &lo, &hi}, api::Attrs{seed_attr(seed), int64_t{0}}, "random_uniform");
+}
+
+Tensor random_normal(std::vector<int64_t> shape, double mean, double stddev, DType dtype, std::optional<uint64_t> seed) {
+  if (!is_floating(dtype)) throw InvalidArgumentError("random_normal: dtype must be float32 or float64");
+  Tensor s = api::int_list(shape, "random_normal/shape");
+  Tensor z = trace::dispatch1(api::op::RandomStandardNormal(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}}, "random_normal");
+  if (mean == 0 && stddev == 1) return z;
+  return z * stddev + mean;
+}
+
+}  // namespace kiln

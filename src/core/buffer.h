@@ -1,0 +1,39 @@
+// Aligned, refcounted byte buffers, recycled through a size-class pool so that small
+// eager ops do not call malloc each time.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln {
+
+inline constexpr size_t kBufferAlignment = 64;
+
+struct Buffer {
+  std::atomic<int32_t> refs{1};
+  size_t capacity = 0;  // bytes usable at data
+  int size_class = -1;  // -1: not pooled
+  void* data = nullptr;
+};
+
+// A buffer of at least `bytes` bytes (64-byte aligned). Throws InvalidArgumentError if the
+// request is absurd (beyond kMaxBufferBytes) and ResourceExhausted-like InternalError if
+// the system refuses.
+Buffer* buffer_allocate(size_t bytes);
+inline void buffer_retain(Buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
+void buffer_release(Buffer* b) noexcept;
+
+// Requests over this size are refused outright (protects against corrupt shapes).
+inline constexpr size_t kMaxBufferBytes = size_t{1} << 40;
+
+// Multiply two non-negative sizes; throws InvalidArgumentError naming `what` on overflow.
+int64_t checked_mul(int64_t a, int64_t b, const char* what);
+
+// Counters for tests: allocations that reached the system allocator.
+struct BufferStats {
+  int64_t system_allocations;
+  int64_t pool_hits;
+};
+BufferStats buffer_stats();
+
+}  // namespace kiln

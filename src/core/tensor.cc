@@ -1,0 +1,93 @@
+// Tensor handle methods that need only the core layer.
+#include <cstring>
+#include <string>
+
+#include "core/format.h"
+#include "core/tensor_impl.h"
+
+namespace kiln {
+
+using detail::TensorImpl;
+
+Tensor::Tensor(TensorImpl* impl) noexcept : impl_(impl) {}
+TensorImpl* Tensor::impl() const noexcept { return static_cast<TensorImpl*>(impl_); }
+
+DType Tensor::dtype() const { return detail::concrete(*this).dtype; }
+TensorShape Tensor::shape() const { return detail::shape_of_impl(detail::concrete(*this)); }
+int Tensor::rank() const {
+  const TensorImpl& t = detail::concrete(*this);
+  return t.unknown_rank ? -1 : static_cast<int>(t.dims.size());
+}
+int64_t Tensor::num_elements() const {
+  const TensorImpl& t = detail::concrete(*this);
+  return t.symbolic ? shape().num_elements() : t.num_elements;
+}
+bool Tensor::is_symbolic() const { return detail::concrete(*this).symbolic; }
+
+namespace {
+template <class T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::Float32; }
+template <> constexpr DType dtype_of<double>() { return DType::Float64; }
+template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
+template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+
+const TensorImpl& checked_concrete(const Tensor& t, DType want, const char* what) {
+  const TensorImpl& impl = detail::concrete(t);
+  if (impl.symbolic)
+    throw InvalidArgumentError(std::string(what) + "() needs a concrete tensor; " + t.str() +
+                               " is symbolic (inside a traced function values exist only at run time)");
+  if (impl.dtype != want)
+    throw InvalidArgumentError(std::string(what) + "<" + std::string(dtype_name(want)) + ">() called on a " +
+                               std::string(dtype_name(impl.dtype)) + " tensor");
+  return impl;
+}
+}  // namespace
+
+template <class T> std::vector<T> Tensor::to_vector() const {
+  const TensorImpl& impl = checked_concrete(*this, dtype_of<T>(), "to_vector");
+  const T* p = impl.as<T>();
+  return std::vector<T>(p, p + impl.num_elements);
+}
+
+template <class T> T Tensor::item() const {
+  const TensorImpl& impl = checked_concrete(*this, dtype_of<T>(), "item");
+  if (impl.num_elements != 1)
+    throw InvalidArgumentError("item() needs a tensor with exactly one element, got shape " + shape().str());
+  return impl.as<T>()[0];
+}
+
+#define KILN_INSTANTIATE(T)                               \
+  template std::vector<T> Tensor::to_vector<T>() const; \
+  template T Tensor::item<T>() const;
+KILN_INSTANTIATE(float)
+KILN_INSTANTIATE(double)
+KILN_INSTANTIATE(int32_t)
+KILN_INSTANTIATE(int64_t)
+KILN_INSTANTIATE(bool)
+#undef KILN_INSTANTIATE
+
+Tensor::operator bool() const {
+  const TensorImpl& impl = detail::concrete(*this);
+  if (impl.symbolic)
+    throw OperatorNotAllowedInGraphError(
+        "Using a symbolic kiln::Tensor (" + name() +
+        ") as a C++ bool is not allowed: its value is only known when the traced function runs. "
+        "Write data-dependent branches with kiln::cond(pred, then_fn, else_fn) and loops with "
+        "kiln::while_loop.");
+  if (impl.num_elements != 1)
+    throw InvalidArgumentError("The truth value of a tensor with " + std::to_string(impl.num_elements) +
+                               " elements is ambiguous; reduce it first (e.g. reduce_any)");
+  switch (impl.dtype) {
+    case DType::Bool: return impl.as<bool>()[0];
+    case DType::Int32: return impl.as<int32_t>()[0] != 0;
+    case DType::Int64: return impl.as<int64_t>()[0] != 0;
+    case DType::Float32: return impl.as<float>()[0] != 0;
+    case DType::Float64: return impl.as<double>()[0] != 0;
+  }
+  return false;
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
+
+}  // namespace kiln

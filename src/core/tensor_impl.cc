@@ -1,0 +1,116 @@
+#include "core/tensor_impl.h"
+
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace kiln::detail {
+namespace {
+// TensorImpl objects are recycled per thread: an eager op creates one per output.
+constexpr size_t kImplCacheMax = 256;
+thread_local int t_impl_cache_state = 0;  // 0: not built, 1: alive, 2: destroyed
+struct ImplCache {
+  std::vector<void*> free;
+  ImplCache() { t_impl_cache_state = 1; }
+  ~ImplCache() {
+    t_impl_cache_state = 2;
+    for (void* p : free) ::operator delete(p, std::align_val_t(alignof(TensorImpl)));
+  }
+};
+thread_local ImplCache t_impls;
+}  // namespace
+
+void* TensorImpl::operator new(size_t n) {
+  if (t_impl_cache_state != 2 && !t_impls.free.empty()) {
+    void* p = t_impls.free.back();
+    t_impls.free.pop_back();
+    return p;
+  }
+  return ::operator new(n, std::align_val_t(alignof(TensorImpl)));
+}
+
+void TensorImpl::operator delete(void* p) noexcept {
+  if (t_impl_cache_state != 2 && t_impls.free.size() < kImplCacheMax) {
+    t_impls.free.push_back(p);
+    return;
+  }
+  ::operator delete(p, std::align_val_t(alignof(TensorImpl)));
+}
+
+int64_t checked_num_elements(const int64_t* dims, size_t rank) {
+  int64_t n = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) throw InvalidArgumentError("Dimension " + std::to_string(i) + " must be >= 0, got " + std::to_string(dims[i]));
+    n = checked_mul(n, dims[i], "the number of elements of a shape");
+  }
+  return n;
+}
+
+TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank) {
+  const int64_t n = checked_num_elements(dims, rank);
+  const int64_t bytes = checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size");
+  auto* t = new TensorImpl();
+  t->dtype = dtype;
+  t->dims.assign(dims, dims + rank);
+  t->num_elements = n;
+  if (static_cast<size_t>(bytes) <= kInlineBytes) {
+    t->data = t->inline_data;
+  } else {
+    try {
+      t->buffer = buffer_allocate(static_cast<size_t>(bytes));
+    } catch (...) {
+      delete t;
+      throw;
+    }
+    t->data = t->buffer->data;
+  }
+  return t;
+}
+
+TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
+  auto* t = new TensorImpl();
+  t->dtype = src->dtype;
+  t->dims = dims;
+  t->num_elements = src->num_elements;
+  if (src->buffer) {
+    buffer_retain(src->buffer);
+    t->buffer = src->buffer;
+    t->data = src->data;
+  } else {
+    t->data = t->inline_data;
+    std::memcpy(t->inline_data, src->data, src->nbytes());
+  }
+  return t;
+}
+
+TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index) {
+  auto* t = new TensorImpl();
+  t->dtype = dtype;
+  t->symbolic = true;
+  t->unknown_rank = unknown_rank;
+  t->dims = dims;
+  t->num_elements = -1;
+  t->node = node;
+  t->index = index;
+  return t;
+}
+
+const TensorImpl& concrete(const Tensor& t) {
+  const TensorImpl* p = t.impl();
+  if (!p) throw InvalidArgumentError("Use of an empty (default-constructed) Tensor");
+  return *p;
+}
+
+TensorShape shape_of_impl(const TensorImpl& t) {
+  if (t.unknown_rank) return TensorShape::unknown();
+  return TensorShape(t.dims.to_vector());
+}
+
+void destroy_tensor_impl(TensorImplBase* base) noexcept {
+  auto* t = static_cast<TensorImpl*>(base);
+  if (t->buffer) buffer_release(t->buffer);
+  delete t;
+}
+
+}  // namespace kiln::detail

@@ -1,0 +1,58 @@
+// The private side of a Tensor handle: a concrete value (dtype, dims, data) or a symbolic
+// output of a graph node (dtype, partial dims, node, output index).
+#pragma once
+#include <cstring>
+
+#include "core/buffer.h"
+#include "core/small_vec.h"
+#include "kiln/tensor.h"
+
+namespace kiln::graph {
+class Node;
+}
+
+namespace kiln::detail {
+
+// Tensors of at most this many bytes keep their data inside the impl: one allocation
+// for a scalar op instead of two.
+inline constexpr size_t kInlineBytes = 64;
+
+struct alignas(64) TensorImpl : TensorImplBase {
+  DType dtype = DType::Float32;
+  bool symbolic = false;
+  bool unknown_rank = false;  // symbolic only
+  Dims dims;                  // concrete: the shape; symbolic: -1 for an unknown dim
+  int64_t num_elements = 0;   // concrete only
+  void* data = nullptr;       // concrete: inline_data or buffer->data (+ offset)
+  Buffer* buffer = nullptr;   // null when the data is inline
+  graph::Node* node = nullptr;  // symbolic only
+  int index = 0;
+  alignas(64) unsigned char inline_data[kInlineBytes];
+
+  size_t nbytes() const { return static_cast<size_t>(num_elements) * dtype_size(dtype); }
+  template <class T> T* as() { return static_cast<T*>(data); }
+  template <class T> const T* as() const { return static_cast<const T*>(data); }
+
+  static void* operator new(size_t n);
+  static void operator delete(void* p) noexcept;
+};
+
+// Element count of `dims`, with overflow and negative-dim checks (InvalidArgumentError).
+int64_t checked_num_elements(const int64_t* dims, size_t rank);
+
+// A new concrete tensor with uninitialized data.
+TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank);
+inline TensorImpl* make_concrete(DType dtype, const Dims& dims) { return make_concrete(dtype, dims.data(), dims.size()); }
+// A concrete tensor sharing `src`'s data with new dims (same element count).
+TensorImpl* make_alias(const TensorImpl* src, const Dims& dims);
+// A new symbolic tensor.
+TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index);
+
+inline Tensor wrap(TensorImpl* impl) { return Tensor(impl); }
+inline TensorImpl* impl_of(const Tensor& t) { return t.impl(); }
+// The impl of a concrete tensor; throws InvalidArgumentError for empty handles.
+const TensorImpl& concrete(const Tensor& t);
+
+TensorShape shape_of_impl(const TensorImpl& t);
+
+}  // namespace kiln::detail

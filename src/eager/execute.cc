@@ -1,0 +1,101 @@
+#include "eager/execute.h"
+
+#include <string>
+
+#include "ops/helpers.h"
+
+namespace kiln::eager {
+
+using ops::InferContext;
+using ops::InputInfo;
+using ops::TensorImpl;
+
+void fail_unsupported_dtype(const ops::OpDef& op, DType d) {
+  const std::string allowed = ops::dtype_list_text(op);
+  throw InvalidArgumentError(std::string("Value for attr '") + (op.type_attr ? op.type_attr : "T") + "' of " +
+                             ops::tf_type_name(d) + " is not in the list of allowed values: " + allowed +
+                             " [Op:" + op.name + "]");
+}
+
+void infer_concrete(InferContext& ctx) {
+  ctx.op.infer(ctx);
+  if (!ctx.op.has(ops::kNoKernel) && !ctx.op.kernels[static_cast<int>(ctx.kernel_dtype)])
+    fail_unsupported_dtype(ctx.op, ctx.kernel_dtype);
+}
+
+TensorImpl* allocate_output(const InferContext& ctx, int i) {
+  const ops::OutputInfo& o = const_cast<InferContext&>(ctx).out(i);
+  return detail::make_concrete(o.dtype, o.shape.dims);
+}
+
+namespace {
+constexpr int kStackInputs = 8;
+
+template <class Done>
+auto run(const ops::OpDef& op, const TensorImpl* const* inputs, int n, const ops::Attrs& attrs, Done&& done) {
+  InputInfo stack_infos[kStackInputs];
+  std::vector<InputInfo> heap_infos;
+  InputInfo* infos = stack_infos;
+  if (n > kStackInputs) {
+    heap_infos.resize(n);
+    infos = heap_infos.data();
+  }
+  for (int i = 0; i < n; ++i) {
+    const TensorImpl* t = inputs[i];
+    infos[i] = InputInfo{t->dtype, &t->dims, false, t};
+  }
+  InferContext ctx{op, infos, n, attrs};
+  infer_concrete(ctx);
+  return done(ctx);
+}
+
+// Allocates outputs, runs the kernel; outputs are released if the kernel throws.
+struct OutputGuard {
+  TensorImpl* outs[8] = {};
+  std::vector<TensorImpl*> more;
+  int count = 0;
+  TensorImpl** data() { return count <= 8 ? outs : more.data(); }
+  ~OutputGuard() {
+    TensorImpl** p = data();
+    for (int i = 0; i < count; ++i)
+      if (p[i]) detail::destroy_tensor_impl(p[i]);
+  }
+};
+
+void run_kernel(const ops::OpDef& op, const TensorImpl* const* inputs, int n, const ops::Attrs& attrs,
+                InferContext& ctx, OutputGuard& g) {
+  g.count = ctx.num_outputs;
+  if (g.count > 8) g.more.resize(g.count);
+  TensorImpl** outs = g.data();
+  for (int i = 0; i < g.count; ++i) outs[i] = allocate_output(ctx, i);
+  ops::KernelContext kc{op, inputs, n, outs, g.count, attrs};
+  op.kernels[static_cast<int>(ctx.kernel_dtype)](kc);
+}
+}  // namespace
+
+std::vector<Tensor> execute(const ops::OpDef& op, const TensorImpl* const* inputs, int n, const ops::Attrs& attrs) {
+  return run(op, inputs, n, attrs, [&](InferContext& ctx) {
+    OutputGuard g;
+    run_kernel(op, inputs, n, attrs, ctx, g);
+    std::vector<Tensor> result;
+    result.reserve(g.count);
+    TensorImpl** outs = g.data();
+    for (int i = 0; i < g.count; ++i) {
+      result.emplace_back(outs[i]);
+      outs[i] = nullptr;
+    }
+    return result;
+  });
+}
+
+Tensor execute1(const ops::OpDef& op, const TensorImpl* const* inputs, int n, const ops::Attrs& attrs) {
+  return run(op, inputs, n, attrs, [&](InferContext& ctx) {
+    OutputGuard g;
+    run_kernel(op, inputs, n, attrs, ctx, g);
+    Tensor t(g.data()[0]);
+    g.data()[0] = nullptr;
+    return t;
+  });
+}
+
+}  // namespace kiln::eager

@@ -1,0 +1,179 @@
+#include "exec/plan.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "eager/execute.h"
+
+namespace kiln::exec {
+
+void rethrow_with_node(const Error& e, const std::string& node_name) {
+  const std::string msg = std::string(e.what()) + "\n\t [[{{node " + node_name + "}}]]";
+  switch (e.code()) {
+    case ErrorCode::InvalidArgument: throw InvalidArgumentError(msg);
+    case ErrorCode::NotFound: throw NotFoundError(msg);
+    case ErrorCode::FailedPrecondition: throw FailedPreconditionError(msg);
+    case ErrorCode::OutOfRange: throw OutOfRangeError(msg);
+    case ErrorCode::Unimplemented: throw UnimplementedError(msg);
+    case ErrorCode::Internal: throw InternalError(msg);
+    case ErrorCode::OperatorNotAllowedInGraph: throw OperatorNotAllowedInGraphError(msg);
+  }
+  throw InternalError(msg);
+}
+
+Plan::Plan(const graph::Graph& g) {
+  const int n = g.num_nodes();
+  // Liveness: what the results and the stateful ops need.
+  std::vector<char> live(n, 0);
+  std::vector<int> stack;
+  auto mark = [&](const graph::Node* node) {
+    if (!live[node->id]) { live[node->id] = 1; stack.push_back(node->id); }
+  };
+  for (const graph::Output& o : g.outputs) mark(o.node);
+  for (const auto& node : g.nodes())
+    if (node->op->is_stateful()) mark(node.get());
+  for (const graph::Node* in : g.inputs) mark(in);  // feeds always get a slot
+  while (!stack.empty()) {
+    const graph::Node* node = g.node(stack.back());
+    stack.pop_back();
+    for (const graph::Output& in : node->inputs) mark(in.node);
+    for (const graph::Node* c : node->control_inputs) mark(c);
+  }
+
+  // Slots: one per live node output.
+  std::vector<int> first_slot(n, -1);
+  for (int id = 0; id < n; ++id) {
+    if (!live[id]) continue;
+    first_slot[id] = num_slots_;
+    num_slots_ += g.node(id)->num_outputs();
+  }
+  auto slot_of = [&](const graph::Output& o) { return first_slot[o.node->id] + o.index; };
+
+  for (const graph::Node* in : g.inputs) {
+    feed_slots_.push_back(first_slot[in->id]);
+    feed_dtypes_.push_back(in->out_dtypes[0]);
+    feed_shapes_.push_back(in->out_shapes[0]);
+  }
+  for (const graph::Output& o : g.outputs) result_slots_.push_back(slot_of(o));
+
+  // Last use of each slot, so intermediates return to the pool as soon as they die.
+  std::vector<int> last_use(num_slots_, -1);
+  std::vector<char> pinned(num_slots_, 0);
+  for (int s : result_slots_) pinned[s] = 1;
+
+  for (int id = 0; id < n; ++id) {
+    if (!live[id]) continue;
+    const graph::Node* node = g.node(id);
+    if (node->op->has(ops::kNoKernel)) continue;  // fed
+    if (node->op->has(ops::kConstValue)) {
+      const_slots_.emplace_back(first_slot[id], node->attrs.tensor(1));
+      pinned[first_slot[id]] = 1;  // constants live for the whole plan
+      continue;
+    }
+    Step st{};
+    st.op = node->op;
+    st.attrs = &node->attrs;
+    st.node = node;
+    st.first_input = static_cast<int>(input_slots_.size());
+    st.num_inputs = static_cast<int>(node->inputs.size());
+    for (const graph::Output& in : node->inputs) input_slots_.push_back(slot_of(in));
+    st.first_output = static_cast<int>(output_slots_.size());
+    st.num_outputs = node->num_outputs();
+    for (int i = 0; i < st.num_outputs; ++i) output_slots_.push_back(first_slot[id] + i);
+    st.static_shapes = true;
+    for (const auto& s : node->out_shapes) st.static_shapes &= s.fully_defined();
+    st.first_static = static_cast<int>(static_outputs_.size());
+    if (st.static_shapes)
+      for (int i = 0; i < st.num_outputs; ++i) static_outputs_.push_back({node->out_dtypes[i], node->out_shapes[i].dims});
+    // The kernel the shape function chose at trace time (inputs' dtypes are fixed by then).
+    st.kernel = node->op->kernels[static_cast<int>(node->kernel_dtype)];
+    const int step_index = static_cast<int>(steps_.size());
+    for (int i = 0; i < st.num_inputs; ++i) last_use[input_slots_[st.first_input + i]] = step_index;
+    steps_.push_back(st);
+  }
+  // Outputs never read die right after their step.
+  for (size_t si = 0; si < steps_.size(); ++si)
+    for (int i = 0; i < steps_[si].num_outputs; ++i) {
+      const int s = output_slots_[steps_[si].first_output + i];
+      if (last_use[s] < 0) last_use[s] = static_cast<int>(si);
+    }
+  std::vector<std::vector<int>> releases(steps_.size());
+  for (int s = 0; s < num_slots_; ++s)
+    if (!pinned[s] && last_use[s] >= 0) releases[last_use[s]].push_back(s);
+  for (size_t si = 0; si < steps_.size(); ++si) {
+    steps_[si].first_release = static_cast<int>(release_slots_.size());
+    steps_[si].num_release = static_cast<int>(releases[si].size());
+    release_slots_.insert(release_slots_.end(), releases[si].begin(), releases[si].end());
+  }
+}
+
+std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
+  if (feeds.size() != feed_slots_.size())
+    throw InvalidArgumentError("Expected " + std::to_string(feed_slots_.size()) + " inputs, got " +
+                               std::to_string(feeds.size()));
+  std::vector<Tensor> slots(num_slots_);
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    const ops::TensorImpl* t = feeds[i].impl();
+    if (!t || t->symbolic) throw InvalidArgumentError("Input " + std::to_string(i) + " must be a concrete tensor");
+    if (t->dtype != feed_dtypes_[i])
+      throw InvalidArgumentError("Input " + std::to_string(i) + " must be " + std::string(dtype_name(feed_dtypes_[i])) +
+                                 ", got " + std::string(dtype_name(t->dtype)));
+    const ops::PartialShape& want = feed_shapes_[i];
+    bool ok = want.unknown_rank || want.dims.size() == t->dims.size();
+    for (size_t d = 0; ok && !want.unknown_rank && d < want.dims.size(); ++d)
+      ok = want.dims[d] < 0 || want.dims[d] == t->dims[d];
+    if (!ok)
+      throw InvalidArgumentError("Input " + std::to_string(i) + " has shape " + detail::shape_of_impl(*t).str() +
+                                 ", which is not compatible with " + ops::partial_text(want));
+    slots[feed_slots_[i]] = feeds[i];
+  }
+  for (const auto& [slot, value] : const_slots_) slots[slot] = value;
+
+  constexpr int kMax = 16;
+  const ops::TensorImpl* in_stack[kMax];
+  ops::TensorImpl* out_stack[kMax];
+  std::vector<const ops::TensorImpl*> in_heap;
+  std::vector<ops::TensorImpl*> out_heap;
+  std::vector<ops::InputInfo> infos;
+
+  for (const Step& st : steps_) {
+    const ops::TensorImpl** in = in_stack;
+    ops::TensorImpl** out = out_stack;
+    if (st.num_inputs > kMax) { in_heap.resize(st.num_inputs); in = in_heap.data(); }
+    if (st.num_outputs > kMax) { out_heap.resize(st.num_outputs); out = out_heap.data(); }
+    const int* is = &input_slots_[st.first_input];
+    for (int i = 0; i < st.num_inputs; ++i) in[i] = slots[is[i]].impl();
+    try {
+      const int* os = &output_slots_[st.first_output];
+      if (st.static_shapes) {
+        // Shapes and dtypes were checked at trace time: no shape function at run time.
+        const StaticOutput* so = &static_outputs_[st.first_static];
+        for (int i = 0; i < st.num_outputs; ++i) {
+          slots[os[i]] = Tensor(detail::make_concrete(so[i].dtype, so[i].dims));
+          out[i] = slots[os[i]].impl();
+        }
+      } else {
+        infos.resize(st.num_inputs);
+        for (int i = 0; i < st.num_inputs; ++i) infos[i] = ops::InputInfo{in[i]->dtype, &in[i]->dims, false, in[i]};
+        ops::InferContext ctx{*st.op, infos.data(), st.num_inputs, *st.attrs};
+        eager::infer_concrete(ctx);
+        for (int i = 0; i < st.num_outputs; ++i) {
+          slots[os[i]] = Tensor(eager::allocate_output(ctx, i));
+          out[i] = slots[os[i]].impl();
+        }
+      }
+      ops::KernelContext kc{*st.op, in, st.num_inputs, out, st.num_outputs, *st.attrs};
+      st.kernel(kc);
+    } catch (const Error& e) {
+      rethrow_with_node(e, st.node->name);
+    }
+    const int* rs = &release_slots_[st.first_release];
+    for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
+  }
+  std::vector<Tensor> results;
+  results.reserve(result_slots_.size());
+  for (int s : result_slots_) results.push_back(slots[s]);
+  return results;
+}
+
+}  // namespace kiln::exec

@@ -1,0 +1,55 @@
+// The execution plan: a graph compiled once into a flat list of kernel calls over numbered
+// value slots. Running it does no string or map lookups.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace kiln::exec {
+
+struct Step {
+  const ops::OpDef* op;
+  ops::KernelFn kernel;            // null when the kernel depends on runtime dtypes (never today)
+  const ops::Attrs* attrs;
+  const graph::Node* node;         // for error messages
+  int first_input, num_inputs;     // into Plan::input_slots
+  int first_output, num_outputs;   // into Plan::output_slots
+  int first_release, num_release;  // slots whose last use is this step, into Plan::release_slots
+  bool static_shapes;              // output dtypes/dims known at compile time
+  int first_static;                // into Plan::static_outputs
+};
+
+struct StaticOutput {
+  DType dtype;
+  Dims dims;
+};
+
+class Plan {
+ public:
+  // Compiles `g`: feeds are g.inputs (in order), results are g.outputs. Nodes that neither
+  // an output nor a stateful op needs are pruned (non-strict execution).
+  explicit Plan(const graph::Graph& g);
+
+  // Runs with one tensor per feed; returns one tensor per result.
+  std::vector<Tensor> run(const std::vector<Tensor>& feeds) const;
+
+  int num_steps() const { return static_cast<int>(steps_.size()); }
+  int num_slots() const { return num_slots_; }
+
+ private:
+  std::vector<Step> steps_;
+  std::vector<int> input_slots_, output_slots_, release_slots_;
+  std::vector<StaticOutput> static_outputs_;
+  std::vector<int> feed_slots_;
+  std::vector<DType> feed_dtypes_;
+  std::vector<ops::PartialShape> feed_shapes_;
+  std::vector<std::pair<int, Tensor>> const_slots_;
+  std::vector<int> result_slots_;
+  int num_slots_ = 0;
+};
+
+// Rethrows the current kiln::Error with " [[{{node NAME}}]]" appended, keeping its type.
+[[noreturn]] void rethrow_with_node(const Error& e, const std::string& node_name);
+
+}  // namespace kiln::exec

@@ -1,0 +1,88 @@
+#include "graph/graph.h"
+
+#include "core/format.h"
+#include "eager/execute.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::graph {
+
+const ops::TensorImpl* Node::const_value() const {
+  if (!op->has(ops::kConstValue)) return nullptr;
+  return attrs.tensor(1).impl();
+}
+
+Tensor Node::output(int i) {
+  const ops::PartialShape& s = out_shapes[i];
+  return Tensor(detail::make_symbolic(out_dtypes[i], s.dims, s.unknown_rank, this, i));
+}
+
+ops::InputInfo input_info(const Output& o) {
+  const ops::PartialShape& s = o.node->out_shapes[o.index];
+  return ops::InputInfo{o.node->out_dtypes[o.index], &s.dims, s.unknown_rank, o.node->const_value()};
+}
+
+std::string Graph::unique_name(const std::string& raw_hint) {
+  std::string hint;
+  for (const auto& s : scopes_) hint += s + "/";
+  hint += raw_hint;
+  auto it = name_counts_.find(hint);
+  if (it == name_counts_.end() && !by_name_.count(hint)) {
+    name_counts_[hint] = 1;
+    return hint;
+  }
+  int& n = name_counts_[hint];
+  std::string candidate;
+  do {
+    candidate = hint + "_" + std::to_string(n++);
+  } while (by_name_.count(candidate));
+  return candidate;
+}
+
+void Graph::push_scope(const std::string& scope) { scopes_.push_back(unique_name(scope).substr(0)); }
+void Graph::pop_scope() { scopes_.pop_back(); }
+
+Node* Graph::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs_in,
+                      ops::Attrs attrs, std::vector<Node*> control_inputs) {
+  std::vector<ops::InputInfo> infos;
+  infos.reserve(inputs_in.size());
+  for (const Output& o : inputs_in) infos.push_back(input_info(o));
+  ops::InferContext ctx{op, infos.data(), static_cast<int>(infos.size()), attrs};
+  eager::infer_concrete(ctx);
+
+  auto node = std::make_unique<Node>();
+  node->id = static_cast<int>(nodes_.size());
+  node->name = unique_name(name_hint);
+  node->op = &op;
+  node->attrs = std::move(attrs);
+  node->inputs = std::move(inputs_in);
+  node->control_inputs = std::move(control_inputs);
+  node->graph = this;
+  node->kernel_dtype = ctx.kernel_dtype;
+  for (int i = 0; i < ctx.num_outputs; ++i) {
+    node->out_dtypes.push_back(ctx.out(i).dtype);
+    node->out_shapes.push_back(ctx.out(i).shape);
+  }
+  Node* raw = node.get();
+  by_name_[raw->name] = raw;
+  nodes_.push_back(std::move(node));
+  return raw;
+}
+
+Node* Graph::add_const(const Tensor& value, const std::string& name_hint) {
+  return add_node(ops::op::Const(), name_hint, {}, ops::Attrs{value.dtype(), value});
+}
+
+Node* Graph::add_placeholder(DType dtype, const ops::PartialShape& shape, const std::string& name,
+                             const std::string& user_specified_name) {
+  TensorShape ts = shape.unknown_rank ? TensorShape::unknown() : TensorShape(shape.dims.to_vector());
+  Node* n = add_node(ops::op::Placeholder(), name, {}, ops::Attrs{dtype, ts, user_specified_name});
+  return n;
+}
+
+}  // namespace kiln::graph

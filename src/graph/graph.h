@@ -1,0 +1,84 @@
+// A dataflow graph: nodes (operations) with TensorFlow op and attr names, data inputs as
+// node:index, control inputs, and per-output dtype and partial shape from each op's own
+// shape function.
+#pragma once
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace kiln::graph {
+
+class Node;
+
+struct Output {
+  Node* node = nullptr;
+  int index = 0;
+  bool operator==(const Output& o) const { return node == o.node && index == o.index; }
+};
+
+class Node {
+ public:
+  int id = 0;  // position in the graph's node list; inputs always have smaller ids
+  std::string name;
+  const ops::OpDef* op = nullptr;
+  ops::Attrs attrs;
+  std::vector<Output> inputs;
+  std::vector<Node*> control_inputs;
+  std::vector<DType> out_dtypes;
+  std::vector<ops::PartialShape> out_shapes;
+  DType kernel_dtype = DType::Float32;  // the per-dtype kernel its shape function chose
+  class Graph* graph = nullptr;
+
+  int num_outputs() const { return static_cast<int>(out_dtypes.size()); }
+  // Const nodes: the value (attr "value"); null otherwise.
+  const ops::TensorImpl* const_value() const;
+  // A symbolic Tensor for output i.
+  Tensor output(int i);
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Adds a node, inferring its outputs with the op's shape function (inputs whose producer
+  // is a Const pass their value). Throws what the shape function throws.
+  Node* add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
+                 ops::Attrs attrs, std::vector<Node*> control_inputs = {});
+  // A Const node holding a concrete value.
+  Node* add_const(const Tensor& value, const std::string& name_hint = "Const");
+  // A Placeholder node.
+  Node* add_placeholder(DType dtype, const ops::PartialShape& shape, const std::string& name,
+                        const std::string& user_specified_name);
+
+  // "MatMul", then "MatMul_1", ... as TensorFlow uniquifies names.
+  std::string unique_name(const std::string& hint);
+
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  Node* node(int id) const { return nodes_[id].get(); }
+  Node* find(const std::string& name) const;
+
+  // The ordered list of inputs (placeholders) and outputs of a function graph.
+  std::vector<Node*> inputs;
+  std::vector<Output> outputs;
+
+  // Name scopes: names are prefixed with "scope/" while one is pushed.
+  void push_scope(const std::string& scope);
+  void pop_scope();
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::unordered_map<std::string, int> name_counts_;
+  std::unordered_map<std::string, Node*> by_name_;
+  std::vector<std::string> scopes_;
+};
+
+// An InputInfo describing a node output (value set when the producer is a Const).
+ops::InputInfo input_info(const Output& o);
+
+}  // namespace kiln::graph

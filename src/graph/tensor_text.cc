@@ -1,0 +1,23 @@
+// Tensor::name() and Tensor::str(): symbolic tensors name their node.
+#include <string>
+
+#include "core/format.h"
+#include "graph/graph.h"
+
+namespace kiln {
+
+std::string Tensor::name() const {
+  const detail::TensorImpl* t = impl();
+  if (!t || !t->symbolic) return "";
+  return t->node->name + ":" + std::to_string(t->index);
+}
+
+std::string Tensor::str() const {
+  const detail::TensorImpl* t = impl();
+  if (!t) return "kiln.Tensor(<empty>)";
+  const std::string meta = "shape=" + detail::shape_of_impl(*t).str() + ", dtype=" + std::string(dtype_name(t->dtype));
+  if (t->symbolic) return "Tensor(\"" + name() + "\", " + meta + ")";
+  return "kiln.Tensor(" + detail::format_values(*t) + ", " + meta + ")";
+}
+
+}  // namespace kiln

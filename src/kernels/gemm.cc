@@ -1,0 +1,111 @@
+#include "kernels/gemm.h"
+
+#include <Eigen/Core>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/blas.h"
+
+namespace kiln::kernels {
+namespace {
+
+// Below this many multiply-adds the plain loop wins: no packing, no library call.
+constexpr int64_t kSmallGemmWork = 48 * 48 * 48;
+
+template <class T> using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// out[c][r] = in[r][c]
+template <class T> void transpose_into(const T* in, int64_t rows, int64_t cols, T* out) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+}
+
+// C = A[M,K] * B[K,N], all contiguous row-major: i-k-j order keeps the inner loop
+// contiguous in both B and C so it vectorizes.
+template <class T> void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* ci = c + i * n;
+    for (int64_t j = 0; j < n; ++j) ci[j] = T(0);
+    const T* ai = a + i * k;
+    for (int64_t p = 0; p < k; ++p) {
+      const T av = ai[p];
+      const T* bp = b + p * n;
+      if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;  // wraps on overflow, as TensorFlow
+        for (int64_t j = 0; j < n; ++j) ci[j] = static_cast<T>(static_cast<U>(ci[j]) + static_cast<U>(av) * static_cast<U>(bp[j]));
+      } else {
+        for (int64_t j = 0; j < n; ++j) ci[j] += av * bp[j];
+      }
+    }
+  }
+}
+
+template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  Eigen::Map<RowMat<T>> C(c, m, n);
+  Eigen::Map<const RowMat<T>> A(a, ta ? k : m, ta ? m : k);
+  Eigen::Map<const RowMat<T>> B(b, tb ? n : k, tb ? k : n);
+  if (!ta && !tb) C.noalias() = A * B;
+  else if (ta && !tb) C.noalias() = A.transpose() * B;
+  else if (!ta && tb) C.noalias() = A * B.transpose();
+  else C.noalias() = A.transpose() * B.transpose();
+}
+
+}  // namespace
+
+template <class T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::memset(c, 0, sizeof(T) * m * n);
+    return;
+  }
+  const int64_t work = m * n * k;
+  if constexpr (std::is_floating_point_v<T>) {
+    if (work >= kSmallGemmWork) {
+      const Blas& lib = blas();
+      const int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
+      const int tA = ta ? kCblasTrans : kCblasNoTrans, tB = tb ? kCblasTrans : kCblasNoTrans;
+      const bool fits = m < (1 << 30) && n < (1 << 30) && k < (1 << 30);
+      if constexpr (std::is_same_v<T, float>) {
+        if (lib.sgemm && fits) return lib.sgemm(kCblasRowMajor, tA, tB, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, n);
+      } else {
+        if (lib.dgemm && fits) return lib.dgemm(kCblasRowMajor, tA, tB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+      }
+      return gemm_eigen(ta, tb, m, n, k, a, b, c);
+    }
+  }
+  // Small or integer: bring both operands to plain row-major, then the i-k-j loop.
+  thread_local std::vector<T> pack_a, pack_b;
+  if (ta) {
+    pack_a.resize(m * k);
+    transpose_into(a, k, m, pack_a.data());
+    a = pack_a.data();
+  }
+  if (tb) {
+    pack_b.resize(k * n);
+    transpose_into(b, n, k, pack_b.data());
+    b = pack_b.data();
+  }
+  gemm_small(m, n, k, a, b, c);
+}
+
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, const float*, float*);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, const double*, double*);
+template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, const int32_t*, const int32_t*, int32_t*);
+template void gemm<int64_t>(bool, bool, int64_t, int64_t, int64_t, const int64_t*, const int64_t*, int64_t*);
+
+const char* large_gemm_backend() {
+  static const std::string name = blas().sgemm ? std::string("openblas (") + (blas().core ? blas().core : "?") + ")"
+                                                : std::string("eigen");
+  return name.c_str();
+}
+
+SgemmFn openblas_sgemm() { return reinterpret_cast<SgemmFn>(blas().sgemm); }
+
+void eigen_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  gemm_eigen(false, false, m, n, k, a, b, c);
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,248 @@
+// Binary elementwise ops with numpy broadcasting, and SelectV2. One row per op.
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/broadcast.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+// Integer arithmetic wraps (as TensorFlow's does) instead of being undefined behavior.
+template <class T> T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+  else return a + b;
+}
+template <class T> T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
+  else return a - b;
+}
+template <class T> T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) * static_cast<std::make_unsigned_t<T>>(b));
+  else return a * b;
+}
+
+struct AddF { template <class T> static T f(T a, T b) { return wrap_add(a, b); } };
+struct SubF { template <class T> static T f(T a, T b) { return wrap_sub(a, b); } };
+struct MulF { template <class T> static T f(T a, T b) { return wrap_mul(a, b); } };
+struct DivF { template <class T> static T f(T a, T b) { return a / b; } };
+struct SqDiffF { template <class T> static T f(T a, T b) { T d = wrap_sub(a, b); return wrap_mul(d, d); } };
+struct MaxF {
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+    return a > b ? a : b;
+  }
+};
+struct MinF {
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+    return a < b ? a : b;
+  }
+};
+struct FloorDivF {
+  static constexpr bool kIntDivision = true;
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::floor(a / b);
+    } else {
+      if (b == -1) return wrap_sub(T(0), a);  // avoids INT_MIN / -1
+      T q = a / b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+      return q;
+    }
+  }
+};
+struct FloorModF {
+  static constexpr bool kIntDivision = true;
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      T r = std::fmod(a, b);
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    } else {
+      if (b == -1) return 0;
+      T r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
+  }
+};
+struct PowF {
+  static constexpr bool kIntPower = true;
+  template <class T> static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(a, b);
+    } else {
+      T result = 1, base = a;
+      for (auto e = b; e > 0; e >>= 1) {
+        if (e & 1) result = wrap_mul(result, base);
+        base = wrap_mul(base, base);
+      }
+      return result;
+    }
+  }
+};
+struct GreaterF { template <class T> static bool f(T a, T b) { return a > b; } };
+struct GreaterEqualF { template <class T> static bool f(T a, T b) { return a >= b; } };
+struct LessF { template <class T> static bool f(T a, T b) { return a < b; } };
+struct LessEqualF { template <class T> static bool f(T a, T b) { return a <= b; } };
+struct EqualF { template <class T> static bool f(T a, T b) { return a == b; } };
+struct NotEqualF { template <class T> static bool f(T a, T b) { return a != b; } };
+struct AndF { template <class T> static bool f(T a, T b) { return a && b; } };
+struct OrF { template <class T> static bool f(T a, T b) { return a || b; } };
+
+template <class F> constexpr bool is_int_division() {
+  if constexpr (requires { F::kIntDivision; }) return true;
+  else return false;
+}
+template <class F> constexpr bool is_int_power() {
+  if constexpr (requires { F::kIntPower; }) return true;
+  else return false;
+}
+
+template <class F, class T, class R>
+void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
+  const T* x = a.as<T>();
+  const T* y = b.as<T>();
+  R* z = out.as<R>();
+  const int64_t n = out.num_elements;
+  if (a.num_elements == n && b.num_elements == n) {
+    for (int64_t i = 0; i < n; ++i) z[i] = F::f(x[i], y[i]);
+  } else if (b.num_elements == 1 && a.num_elements == n) {
+    const T s = y[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = F::f(x[i], s);
+  } else if (a.num_elements == 1 && b.num_elements == n) {
+    const T s = x[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = F::f(s, y[i]);
+  } else {
+    kernels::BroadcastPlan<2> plan(out.dims, {&a.dims, &b.dims});
+    R* zp = z;
+    plan.for_each_run([&](const std::array<int64_t, 2>& off, int64_t count, const std::array<int64_t, 2>& st) {
+      const T* xp = x + off[0];
+      const T* yp = y + off[1];
+      for (int64_t i = 0; i < count; ++i) zp[i] = F::f(xp[i * st[0]], yp[i * st[1]]);
+      zp += count;
+    });
+  }
+}
+
+template <class F, bool Compare>
+struct BinaryKernel {
+  template <class T> struct K {
+    static void run(KernelContext& c) {
+      const TensorImpl& a = c.in(0);
+      const TensorImpl& b = c.in(1);
+      if constexpr (std::is_integral_v<T> && is_int_division<F>()) {
+        const T* y = b.as<T>();
+        for (int64_t i = 0; i < b.num_elements; ++i)
+          if (y[i] == 0) c.fail("Integer division by zero");
+      }
+      if constexpr (std::is_integral_v<T> && is_int_power<F>()) {
+        const T* y = b.as<T>();
+        for (int64_t i = 0; i < b.num_elements; ++i)
+          if (y[i] < 0) c.fail("Integers to negative integer powers are not allowed");
+      }
+      if constexpr (Compare) binary_loop<F, T, bool>(a, b, c.out(0));
+      else binary_loop<F, T, T>(a, b, c.out(0));
+    }
+  };
+};
+
+void infer_binary(InferContext& c) {
+  require_same_dtypes(c, 0, 1);
+  c.out(0).dtype = c.in(0).dtype;
+  c.out(0).shape = broadcast_shapes(c, c.in(0), c.in(1));
+  c.kernel_dtype = c.in(0).dtype;
+}
+
+void infer_compare(InferContext& c) {
+  infer_binary(c);
+  c.out(0).dtype = DType::Bool;
+}
+
+constexpr uint32_t kEw = kElementwise;
+constexpr uint32_t kEwC = kElementwise | kCommutative;
+
+#define KILN_BINARY_OP(Name, Functor, traits, Types)                                                          \
+  const OpDef& op::Name() {                                                                                   \
+    static const OpDef def{#Name, 2, 1, traits, {}, infer_binary,                                             \
+                           kernels_for<BinaryKernel<Functor, false>::K, Types>(), "T", 0, true};              \
+    return def;                                                                                               \
+  }
+#define KILN_COMPARE_OP(Name, Functor, traits, Types)                                                         \
+  const OpDef& op::Name() {                                                                                   \
+    static const OpDef def{#Name, 2, 1, traits, {}, infer_compare,                                            \
+                           kernels_for<BinaryKernel<Functor, true>::K, Types>(), "T", 0, false};              \
+    return def;                                                                                               \
+  }
+
+}  // namespace
+
+KILN_BINARY_OP(AddV2, AddF, kEwC, KILN_NUMERIC)
+KILN_BINARY_OP(Sub, SubF, kEw, KILN_NUMERIC)
+KILN_BINARY_OP(Mul, MulF, kEwC, KILN_NUMERIC)
+KILN_BINARY_OP(RealDiv, DivF, kEw, KILN_FLOATS)
+KILN_BINARY_OP(FloorDiv, FloorDivF, kEw, KILN_NUMERIC)
+KILN_BINARY_OP(FloorMod, FloorModF, kEw, KILN_NUMERIC)
+KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC)
+KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC)
+KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC)
+KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC)
+KILN_COMPARE_OP(Greater, GreaterF, kEw, KILN_NUMERIC)
+KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw, KILN_NUMERIC)
+KILN_COMPARE_OP(Less, LessF, kEw, KILN_NUMERIC)
+KILN_COMPARE_OP(LessEqual, LessEqualF, kEw, KILN_NUMERIC)
+KILN_COMPARE_OP(Equal, EqualF, kEwC, KILN_ALL_TYPES)
+KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC, KILN_ALL_TYPES)
+KILN_COMPARE_OP(LogicalAnd, AndF, kEwC, bool)
+KILN_COMPARE_OP(LogicalOr, OrF, kEwC, bool)
+
+// SelectV2(condition, t, e): all three broadcast together.
+namespace {
+template <class T> struct SelectKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& cond = c.in(0);
+    const TensorImpl& a = c.in(1);
+    const TensorImpl& b = c.in(2);
+    TensorImpl& out = c.out(0);
+    const bool* p = cond.as<bool>();
+    const T* x = a.as<T>();
+    const T* y = b.as<T>();
+    T* z = out.as<T>();
+    const int64_t n = out.num_elements;
+    if (cond.num_elements == n && a.num_elements == n && b.num_elements == n) {
+      for (int64_t i = 0; i < n; ++i) z[i] = p[i] ? x[i] : y[i];
+      return;
+    }
+    kernels::BroadcastPlan<3> plan(out.dims, {&cond.dims, &a.dims, &b.dims});
+    plan.for_each_run([&](const std::array<int64_t, 3>& off, int64_t count, const std::array<int64_t, 3>& st) {
+      for (int64_t i = 0; i < count; ++i)
+        z[i] = p[off[0] + i * st[0]] ? x[off[1] + i * st[1]] : y[off[2] + i * st[2]];
+      z += count;
+    });
+  }
+};
+
+void infer_select(InferContext& c) {
+  if (c.in(0).dtype != DType::Bool)
+    c.fail(std::string("condition must be a bool tensor, got ") + tf_type_name(c.in(0).dtype));
+  require_same_dtypes(c, 1, 2);
+  const PartialShape ab = broadcast_shapes(c, c.in(1), c.in(2));
+  const InputInfo abi{c.in(1).dtype, &ab.dims, ab.unknown_rank, nullptr};
+  c.out(0).shape = broadcast_shapes(c, c.in(0), abi);
+  c.out(0).dtype = c.in(1).dtype;
+  c.kernel_dtype = c.in(1).dtype;
+}
+}  // namespace
+
+const OpDef& op::SelectV2() {
+  static const OpDef def{"SelectV2", 3, 1, kElementwise, {}, infer_select,
+                         kernels_for<SelectKernel, KILN_ALL_TYPES>(), "T", 1};
+  return def;
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,120 @@
+// Ops that make tensors from attrs or small inputs: Const, Placeholder, Fill, Range.
+#include <cmath>
+#include <cstring>
+
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+// Const: attrs (dtype, value).
+void infer_const(InferContext& c) {
+  const TensorImpl* v = c.attrs.tensor(1).impl();
+  c.out(0).dtype = v->dtype;
+  c.out(0).shape = PartialShape{v->dims, false};
+  c.kernel_dtype = v->dtype;
+}
+template <class T> struct ConstKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl* v = c.attrs.tensor(1).impl();
+    std::memcpy(c.out(0).data, v->data, v->nbytes());
+  }
+};
+
+// Placeholder: attrs (dtype, shape, _user_specified_name). Fed, never run.
+void infer_placeholder(InferContext& c) {
+  const TensorShape& s = c.attrs.shape(1);
+  c.out(0).dtype = c.attrs.type(0);
+  c.out(0).shape = s.rank() < 0 ? PartialShape{{}, true} : PartialShape{Dims(s.dims()), false};
+  c.kernel_dtype = c.attrs.type(0);
+}
+
+// Fill(dims, value).
+void infer_fill(InferContext& c) {
+  require_int_dtype(c, 0, "dims");
+  if (c.in(0).dims->size() != 1 && !c.in(0).unknown_rank)
+    c.fail("dims must be a vector, got shape " + dims_text(*c.in(0).dims));
+  if (!c.in(1).unknown_rank && !c.in(1).dims->empty())
+    c.fail("value must be a scalar, got shape " + dims_text(*c.in(1).dims));
+  c.out(0).dtype = c.in(1).dtype;
+  c.kernel_dtype = c.in(1).dtype;
+  std::vector<int64_t> dims;
+  if (known_ints(c.in(0), &dims)) {
+    for (int64_t d : dims)
+      if (d < 0) c.fail("dims must be non-negative, got " + std::to_string(d));
+    detail::checked_num_elements(dims.data(), dims.size());
+    c.out(0).shape = PartialShape{Dims(dims), false};
+  } else if (!c.in(0).unknown_rank && (*c.in(0).dims)[0] >= 0) {
+    c.out(0).shape = PartialShape{Dims(static_cast<size_t>((*c.in(0).dims)[0]), -1), false};
+  } else {
+    c.out(0).shape = PartialShape{{}, true};
+  }
+}
+template <class T> struct FillKernel {
+  static void run(KernelContext& c) {
+    const T v = c.in(1).as<T>()[0];
+    T* o = c.out(0).as<T>();
+    for (int64_t i = 0; i < c.out(0).num_elements; ++i) o[i] = v;
+  }
+};
+
+// Range(start, limit, delta): attrs (Tidx).
+template <class T> double scalar_as_double(const TensorImpl& t) { return static_cast<double>(t.as<T>()[0]); }
+double scalar_double(const TensorImpl& t) {
+  return visit_dtype(t.dtype, [&](auto x) { return scalar_as_double<decltype(x)>(t); });
+}
+int64_t range_size(const InferContext& c, double start, double limit, double delta) {
+  if (delta == 0) c.fail("Requires delta != 0: " + std::to_string(delta));
+  if (delta > 0 && start > limit) c.fail("Requires start <= limit when delta > 0: " + std::to_string(start) + "/" + std::to_string(limit));
+  if (delta < 0 && start < limit) c.fail("Requires start >= limit when delta < 0: " + std::to_string(start) + "/" + std::to_string(limit));
+  const double n = is_integer(c.in(0).dtype) ? std::ceil(std::fabs(limit - start) / std::fabs(delta))
+                                             : std::ceil(std::fabs((limit - start) / delta));
+  if (!(n < 9e15)) c.fail("Requires the size of the range to be representable");
+  return static_cast<int64_t>(n);
+}
+void infer_range(InferContext& c) {
+  require_same_dtypes(c, 0, 2);
+  if (c.in(0).dtype == DType::Bool) c.fail("Range does not support bool");
+  for (int i = 0; i < 3; ++i)
+    if (!c.in(i).unknown_rank && !c.in(i).dims->empty()) c.fail("Range arguments must be scalars");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  if (c.in(0).value && c.in(1).value && c.in(2).value) {
+    const int64_t n = range_size(c, scalar_double(*c.in(0).value), scalar_double(*c.in(1).value),
+                                 scalar_double(*c.in(2).value));
+    c.out(0).shape = PartialShape{Dims{n}, false};
+  } else {
+    c.out(0).shape = PartialShape{Dims{-1}, false};
+  }
+}
+template <class T> struct RangeKernel {
+  static void run(KernelContext& c) {
+    const T start = c.in(0).as<T>()[0], delta = c.in(2).as<T>()[0];
+    T* o = c.out(0).as<T>();
+    for (int64_t i = 0; i < c.out(0).num_elements; ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  }
+};
+
+}  // namespace
+
+const OpDef& op::Const() {
+  static const OpDef def{"Const", 0, 1, kConstValue, {"dtype", "value"}, infer_const,
+                         kernels_for<ConstKernel, KILN_ALL_TYPES>(), nullptr};
+  return def;
+}
+const OpDef& op::Placeholder() {
+  static const OpDef def{"Placeholder", 0, 1, kNoKernel, {"dtype", "shape", "_user_specified_name"},
+                         infer_placeholder, {}, nullptr};
+  return def;
+}
+const OpDef& op::Fill() {
+  static const OpDef def{"Fill", 2, 1, kPure, {}, infer_fill, kernels_for<FillKernel, KILN_ALL_TYPES>(), "T", 1, false, {{"index_type", 0}}};
+  return def;
+}
+const OpDef& op::Range() {
+  static const OpDef def{"Range", 3, 1, kPure, {}, infer_range, kernels_for<RangeKernel, KILN_NUMERIC>(), "Tidx", 0};
+  return def;
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,83 @@
+#include "ops/helpers.h"
+
+#include <algorithm>
+
+namespace kiln::ops {
+
+PartialShape shape_of(const InputInfo& in) { return PartialShape{*in.dims, in.unknown_rank}; }
+
+PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b) {
+  if (a.unknown_rank || b.unknown_rank) return PartialShape{{}, true};
+  const Dims& x = *a.dims;
+  const Dims& y = *b.dims;
+  if (x == y) return PartialShape{x, false};
+  const size_t r = std::max(x.size(), y.size());
+  PartialShape out;
+  out.dims.resize(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t dx = i < r - x.size() ? 1 : x[i - (r - x.size())];
+    const int64_t dy = i < r - y.size() ? 1 : y[i - (r - y.size())];
+    int64_t d;
+    if (dx == dy) d = dx;
+    else if (dx == 1) d = dy;
+    else if (dy == 1) d = dx;
+    else if (dx < 0) d = dy;  // unknown vs n>1: must be n (or 1)
+    else if (dy < 0) d = dx;
+    else c.fail("Incompatible shapes: " + dims_text(x) + " vs. " + dims_text(y));
+    out.dims[i] = d;
+  }
+  return out;
+}
+
+const char* tf_type_name(DType d) {
+  static const char* names[kNumDTypes] = {"bool", "int32", "int64", "float", "double"};
+  return names[static_cast<int>(d)];
+}
+
+void require_same_dtypes(const InferContext& c, int first, int last) {
+  const DType want = c.in(first).dtype;
+  for (int i = first + 1; i <= last; ++i)
+    if (c.in(i).dtype != want)
+      c.fail(std::string("cannot compute ") + c.op.name + " as input #" + std::to_string(i) +
+             "(zero-based) was expected to be a " + tf_type_name(want) + " tensor but is a " +
+             tf_type_name(c.in(i).dtype) + " tensor");
+}
+
+int64_t normalize_axis(const InferContext& c, int64_t axis, int64_t rank, const char* what) {
+  if (axis < -rank || axis >= rank) {
+    const int64_t lo = -rank, hi = rank;
+    c.fail(std::string("Expected ") + what + " to be in the range [" + std::to_string(lo) + ", " +
+           std::to_string(hi) + "), but got " + std::to_string(axis));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> int_values(const TensorImpl& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.num_elements));
+  if (t.dtype == DType::Int32) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.as<int32_t>()[i];
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.as<int64_t>()[i];
+  }
+  return v;
+}
+
+bool known_ints(const InputInfo& in, std::vector<int64_t>* out) {
+  if (!in.value) return false;
+  *out = int_values(*in.value);
+  return true;
+}
+
+void require_int_dtype(const InferContext& c, int input, const char* what) {
+  const DType d = c.in(input).dtype;
+  if (d != DType::Int32 && d != DType::Int64)
+    c.fail(std::string(what) + " must be an int32 or int64 tensor, got " + tf_type_name(d));
+}
+
+Dims strides_of(const Dims& dims) {
+  Dims s(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+}  // namespace kiln::ops

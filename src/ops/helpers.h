@@ -1,0 +1,62 @@
+// Shared pieces of shape functions and kernels: broadcasting, axis rules, reading small
+// int tensors (axes, shapes) and per-dtype kernel tables.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace kiln::ops {
+
+template <class T> struct TypeOf;
+template <> struct TypeOf<float> { static constexpr DType value = DType::Float32; };
+template <> struct TypeOf<double> { static constexpr DType value = DType::Float64; };
+template <> struct TypeOf<int32_t> { static constexpr DType value = DType::Int32; };
+template <> struct TypeOf<int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct TypeOf<bool> { static constexpr DType value = DType::Bool; };
+
+// A kernel table with `K<T>::run` for each listed type.
+template <template <class> class K, class... Ts>
+std::array<KernelFn, kNumDTypes> kernels_for() {
+  std::array<KernelFn, kNumDTypes> k{};
+  ((k[static_cast<int>(TypeOf<Ts>::value)] = &K<Ts>::run), ...);
+  return k;
+}
+#define KILN_FLOATS float, double
+#define KILN_NUMERIC int32_t, int64_t, float, double
+#define KILN_ALL_TYPES bool, int32_t, int64_t, float, double
+
+// Call f(T{}) with T the C++ type of d.
+template <class F> decltype(auto) visit_dtype(DType d, F&& f) {
+  switch (d) {
+    case DType::Bool: return f(bool{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int64: return f(int64_t{});
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+  }
+  return f(float{});
+}
+
+// Broadcast two partial shapes (numpy rules); fails with "Incompatible shapes: [2,3] vs. [4]".
+PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b);
+PartialShape shape_of(const InputInfo& in);
+
+// Requires every input to have input 0's dtype: TensorFlow's "cannot compute X as input #1
+// (zero-based) was expected to be a float tensor but is a int32 tensor".
+void require_same_dtypes(const InferContext& c, int first, int last);
+const char* tf_type_name(DType d);  // "float", "double", "int32", ...
+
+// Normalizes axis into [0, rank); fails with TF's out-of-range message.
+int64_t normalize_axis(const InferContext& c, int64_t axis, int64_t rank, const char* what = "axis");
+
+// The values of a small int32/int64 tensor (shape, axes, multiples).
+std::vector<int64_t> int_values(const TensorImpl& t);
+// The value of an input if known (eager, or folded to a constant); empty if unknown.
+bool known_ints(const InputInfo& in, std::vector<int64_t>* out);
+void require_int_dtype(const InferContext& c, int input, const char* what);
+
+// Row-major strides.
+Dims strides_of(const Dims& dims);
+
+}  // namespace kiln::ops

@@ -1,0 +1,230 @@
+// Ops that move data: Transpose, ConcatV2, Pack, Tile.
+#include <cstring>
+
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+// Transpose(x, perm).
+void infer_transpose(InferContext& c) {
+  require_int_dtype(c, 1, "perm");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> perm;
+  if (c.in(0).unknown_rank || !known_ints(c.in(1), &perm)) {
+    c.out(0).shape = c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    return;
+  }
+  const Dims& d = *c.in(0).dims;
+  if (perm.size() != d.size())
+    c.fail("transpose expects a vector of size " + std::to_string(d.size()) + ". But input(1) is a vector of size " +
+           std::to_string(perm.size()));
+  std::vector<bool> seen(d.size(), false);
+  PartialShape out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(d.size())) c.fail(std::to_string(p) + " is out of range [0 .. " + std::to_string(d.size()) + ")");
+    if (seen[p]) c.fail(std::to_string(p) + " is duplicated in the input.");
+    seen[p] = true;
+    out.dims.push_back(d[p]);
+  }
+  c.out(0).shape = out;
+}
+template <class T> struct TransposeKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& x = c.in(0);
+    TensorImpl& y = c.out(0);
+    const std::vector<int64_t> perm = int_values(c.in(1));
+    const size_t r = perm.size();
+    const T* src = x.as<T>();
+    T* dst = y.as<T>();
+    if (r == 2) {  // blocked 2-D transpose
+      const int64_t rows = x.dims[0], cols = x.dims[1];
+      if (perm[0] == 0) { std::memcpy(dst, src, x.nbytes()); return; }
+      constexpr int64_t B = 32;
+      for (int64_t i0 = 0; i0 < rows; i0 += B)
+        for (int64_t j0 = 0; j0 < cols; j0 += B)
+          for (int64_t i = i0; i < std::min(rows, i0 + B); ++i)
+            for (int64_t j = j0; j < std::min(cols, j0 + B); ++j) dst[j * rows + i] = src[i * cols + j];
+      return;
+    }
+    const Dims st = strides_of(x.dims);
+    Dims ps(r), idx(r, 0);
+    for (size_t i = 0; i < r; ++i) ps[i] = st[perm[i]];
+    int64_t off = 0;
+    for (int64_t o = 0; o < y.num_elements; ++o) {
+      dst[o] = src[off];
+      for (int i = static_cast<int>(r) - 1; i >= 0; --i) {
+        off += ps[i];
+        if (++idx[i] < y.dims[i]) break;
+        off -= ps[i] * y.dims[i];
+        idx[i] = 0;
+      }
+    }
+  }
+};
+
+// Copies n inputs into an output, joining along `axis` (shared by ConcatV2 and Pack).
+template <class T>
+void join(const KernelContext& c, int n, int64_t axis, const TensorImpl& out) {
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= out.dims[i];
+  T* dst = const_cast<TensorImpl&>(out).as<T>();
+  std::vector<int64_t> chunk(n);
+  int64_t total = 0;
+  for (int k = 0; k < n; ++k) {
+    chunk[k] = outer == 0 ? 0 : c.in(k).num_elements / outer;
+    total += chunk[k];
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int k = 0; k < n; ++k) {
+      std::memcpy(dst, c.in(k).as<T>() + o * chunk[k], chunk[k] * sizeof(T));
+      dst += chunk[k];
+    }
+}
+
+// ConcatV2(values..., axis): attr N.
+void infer_concat(InferContext& c) {
+  const int n = c.num_inputs - 1;
+  if (n < 1) c.fail("ConcatV2 needs at least one value");
+  require_same_dtypes(c, 0, n - 1);
+  require_int_dtype(c, n, "axis");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> axis_v;
+  int rank = -1;
+  for (int i = 0; i < n; ++i) if (!c.in(i).unknown_rank) rank = static_cast<int>(c.in(i).dims->size());
+  if (rank < 0 || !known_ints(c.in(n), &axis_v)) {
+    c.out(0).shape = rank < 0 ? PartialShape{{}, true} : PartialShape{Dims(rank, -1), false};
+    return;
+  }
+  if (rank == 0) c.fail("Can't concatenate scalars (use tf.stack instead)");
+  const int64_t axis = normalize_axis(c, axis_v[0], rank);
+  PartialShape out{Dims(rank, 0), false};
+  for (int i = 0; i < n; ++i) {
+    if (c.in(i).unknown_rank) { out.dims[axis] = -1; continue; }
+    const Dims& d = *c.in(i).dims;
+    if (static_cast<int>(d.size()) != rank)
+      c.fail("ConcatOp : Ranks of all input tensors should match: shape[0] = " + dims_text(*c.in(0).dims) +
+             " vs. shape[" + std::to_string(i) + "] = " + dims_text(d));
+    for (int j = 0; j < rank; ++j) {
+      if (j == axis) {
+        out.dims[j] = (out.dims[j] < 0 || d[j] < 0) ? -1 : out.dims[j] + d[j];
+      } else if (i == 0 || out.dims[j] < 0) {
+        out.dims[j] = d[j];
+      } else if (d[j] >= 0 && d[j] != out.dims[j]) {
+        c.fail("ConcatOp : Dimension " + std::to_string(j) + " in both shapes must be equal: shape[0] = " +
+               dims_text(*c.in(0).dims) + " vs. shape[" + std::to_string(i) + "] = " + dims_text(d));
+      }
+    }
+  }
+  c.out(0).shape = out;
+}
+template <class T> struct ConcatKernel {
+  static void run(KernelContext& c) {
+    const int n = c.num_inputs - 1;
+    int64_t axis = int_values(c.in(n))[0];
+    if (axis < 0) axis += static_cast<int64_t>(c.out(0).dims.size());
+    join<T>(c, n, axis, c.out(0));
+  }
+};
+
+// Pack(values...): attrs (N, axis).
+void infer_pack(InferContext& c) {
+  const int n = c.num_inputs;
+  if (n < 1) c.fail("Pack needs at least one value");
+  require_same_dtypes(c, 0, n - 1);
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  PartialShape common = shape_of(c.in(0));
+  for (int i = 1; i < n; ++i) {
+    const PartialShape s = shape_of(c.in(i));
+    if (common.unknown_rank) { common = s; continue; }
+    if (s.unknown_rank) continue;
+    if (s.dims.size() != common.dims.size())
+      c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) +
+             " != values[" + std::to_string(i) + "].shape = " + partial_text(s));
+    for (size_t j = 0; j < s.dims.size(); ++j) {
+      if (common.dims[j] < 0) common.dims[j] = s.dims[j];
+      else if (s.dims[j] >= 0 && s.dims[j] != common.dims[j])
+        c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) +
+               " != values[" + std::to_string(i) + "].shape = " + partial_text(s));
+    }
+  }
+  if (common.unknown_rank) { c.out(0).shape = common; return; }
+  const int64_t axis = normalize_axis(c, c.attrs.i(1), static_cast<int64_t>(common.dims.size()) + 1);
+  common.dims.insert_at(static_cast<size_t>(axis), n);
+  c.out(0).shape = common;
+}
+template <class T> struct PackKernel {
+  static void run(KernelContext& c) {
+    int64_t axis = c.attrs.i(1);
+    if (axis < 0) axis += static_cast<int64_t>(c.out(0).dims.size());
+    join<T>(c, c.num_inputs, axis, c.out(0));
+  }
+};
+
+// Tile(input, multiples).
+void infer_tile(InferContext& c) {
+  require_int_dtype(c, 1, "multiples");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> m;
+  if (c.in(0).unknown_rank || !known_ints(c.in(1), &m)) {
+    c.out(0).shape = c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    return;
+  }
+  const Dims& d = *c.in(0).dims;
+  if (m.size() != d.size())
+    c.fail("Expected multiples argument to be a vector of length " + std::to_string(d.size()) + " but got length " +
+           std::to_string(m.size()));
+  PartialShape out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (m[i] < 0) c.fail("Expected multiples[" + std::to_string(i) + "] >= 0, but got " + std::to_string(m[i]));
+    out.dims.push_back(d[i] < 0 ? -1 : checked_mul(d[i], m[i], "the tiled shape"));
+  }
+  if (out.fully_defined()) detail::checked_num_elements(out.dims.data(), out.dims.size());
+  c.out(0).shape = out;
+}
+template <class T> struct TileKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& x = c.in(0);
+    TensorImpl& y = c.out(0);
+    const size_t r = x.dims.size();
+    const Dims xs = strides_of(x.dims);
+    const T* src = x.as<T>();
+    T* dst = y.as<T>();
+    Dims idx(r, 0);
+    for (int64_t o = 0; o < y.num_elements; ++o) {
+      int64_t off = 0;
+      for (size_t i = 0; i < r; ++i) off += (idx[i] % x.dims[i]) * xs[i];
+      dst[o] = src[off];
+      for (int i = static_cast<int>(r) - 1; i >= 0; --i) {
+        if (++idx[i] < y.dims[i]) break;
+        idx[i] = 0;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const OpDef& op::Transpose() {
+  static const OpDef def{"Transpose", 2, 1, kPure, {}, infer_transpose, kernels_for<TransposeKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tperm", 1}}};
+  return def;
+}
+const OpDef& op::ConcatV2() {
+  static const OpDef def{"ConcatV2", -1, 1, kPure, {"N"}, infer_concat, kernels_for<ConcatKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tidx", -1}}};
+  return def;
+}
+const OpDef& op::Pack() {
+  static const OpDef def{"Pack", -1, 1, kPure, {"N", "axis"}, infer_pack, kernels_for<PackKernel, KILN_ALL_TYPES>()};
+  return def;
+}
+const OpDef& op::Tile() {
+  static const OpDef def{"Tile", 2, 1, kPure, {}, infer_tile, kernels_for<TileKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tmultiples", 1}}};
+  return def;
+}
+
+}  // namespace kiln::ops

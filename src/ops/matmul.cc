@@ -1,0 +1,121 @@
+// MatMul (rank 2, transpose_a/b) and BatchMatMulV2 (batch dims broadcast, adj_x/adj_y).
+#include "kernels/gemm.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+void check_numeric(const InferContext& c) {
+  require_same_dtypes(c, 0, 1);
+  if (c.in(0).dtype == DType::Bool) c.fail("MatMul does not support bool tensors");
+}
+
+// MatMul: attrs (transpose_a, transpose_b).
+void infer_matmul(InferContext& c) {
+  check_numeric(c);
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  const bool ta = c.attrs.b(0), tb = c.attrs.b(1);
+  for (int i = 0; i < 2; ++i)
+    if (!c.in(i).unknown_rank && c.in(i).dims->size() != 2)
+      c.fail("In[" + std::to_string(i) + "] is not a matrix. Instead it has shape " + dims_text(*c.in(i).dims));
+  int64_t m = -1, ka = -1, kb = -1, n = -1;
+  if (!c.in(0).unknown_rank) {
+    const Dims& a = *c.in(0).dims;
+    m = ta ? a[1] : a[0];
+    ka = ta ? a[0] : a[1];
+  }
+  if (!c.in(1).unknown_rank) {
+    const Dims& b = *c.in(1).dims;
+    kb = tb ? b[1] : b[0];
+    n = tb ? b[0] : b[1];
+  }
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    c.fail("Matrix size-incompatible: In[0]: " + dims_text(*c.in(0).dims) + ", In[1]: " + dims_text(*c.in(1).dims));
+  c.out(0).shape = PartialShape{Dims{m, n}, false};
+}
+
+template <class T> struct MatMulKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& a = c.in(0);
+    const TensorImpl& b = c.in(1);
+    const bool ta = c.attrs.b(0), tb = c.attrs.b(1);
+    const int64_t m = c.out(0).dims[0], n = c.out(0).dims[1];
+    const int64_t k = ta ? a.dims[0] : a.dims[1];
+    kernels::gemm<T>(ta, tb, m, n, k, a.as<T>(), b.as<T>(), c.out(0).as<T>());
+  }
+};
+
+// BatchMatMulV2: attrs (adj_x, adj_y). Ranks >= 2; leading dims broadcast.
+void infer_batch_matmul(InferContext& c) {
+  check_numeric(c);
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  if (c.in(0).unknown_rank || c.in(1).unknown_rank) {
+    c.out(0).shape = PartialShape{{}, true};
+    return;
+  }
+  const Dims& a = *c.in(0).dims;
+  const Dims& b = *c.in(1).dims;
+  if (a.size() < 2 || b.size() < 2)
+    c.fail("In[0] and In[1] must have rank >= 2, got shapes " + dims_text(a) + " and " + dims_text(b));
+  const bool ax = c.attrs.b(0), ay = c.attrs.b(1);
+  const int64_t m = ax ? a[a.size() - 1] : a[a.size() - 2];
+  const int64_t ka = ax ? a[a.size() - 2] : a[a.size() - 1];
+  const int64_t kb = ay ? b[b.size() - 1] : b[b.size() - 2];
+  const int64_t n = ay ? b[b.size() - 2] : b[b.size() - 1];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    c.fail("Matrix size-incompatible: In[0]: " + dims_text(a) + ", In[1]: " + dims_text(b));
+  Dims ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  const InputInfo ia{c.in(0).dtype, &ba, false, nullptr}, ib{c.in(1).dtype, &bb, false, nullptr};
+  PartialShape batch = broadcast_shapes(c, ia, ib);
+  batch.dims.push_back(m);
+  batch.dims.push_back(n);
+  c.out(0).shape = batch;
+}
+
+template <class T> struct BatchMatMulKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& a = c.in(0);
+    const TensorImpl& b = c.in(1);
+    TensorImpl& out = c.out(0);
+    const bool ax = c.attrs.b(0), ay = c.attrs.b(1);
+    const size_t ra = a.dims.size(), rb = b.dims.size(), ro = out.dims.size();
+    const int64_t m = out.dims[ro - 2], n = out.dims[ro - 1];
+    const int64_t k = ax ? a.dims[ra - 2] : a.dims[ra - 1];
+    const int64_t a_mat = a.dims[ra - 2] * a.dims[ra - 1], b_mat = b.dims[rb - 2] * b.dims[rb - 1];
+    // Batch index -> operand batch offsets, by broadcasting the leading dims.
+    Dims out_batch(out.dims.begin(), out.dims.end() - 2);
+    Dims a_batch(a.dims.begin(), a.dims.end() - 2), b_batch(b.dims.begin(), b.dims.end() - 2);
+    int64_t batches = 1;
+    for (int64_t d : out_batch) batches *= d;
+    const Dims os = strides_of(out_batch);
+    for (int64_t i = 0; i < batches; ++i) {
+      int64_t ia = 0, ib = 0, sa = 1, sb = 1;
+      for (int d = static_cast<int>(out_batch.size()) - 1; d >= 0; --d) {
+        const int64_t idx = (i / os[d]) % out_batch[d];
+        const int ja = d - static_cast<int>(out_batch.size() - a_batch.size());
+        const int jb = d - static_cast<int>(out_batch.size() - b_batch.size());
+        if (ja >= 0) { if (a_batch[ja] != 1) ia += idx * sa; sa *= a_batch[ja]; }
+        if (jb >= 0) { if (b_batch[jb] != 1) ib += idx * sb; sb *= b_batch[jb]; }
+      }
+      kernels::gemm<T>(ax, ay, m, n, k, a.as<T>() + ia * a_mat, b.as<T>() + ib * b_mat, out.as<T>() + i * m * n);
+    }
+  }
+};
+
+}  // namespace
+
+const OpDef& op::MatMul() {
+  static const OpDef def{"MatMul", 2, 1, kPure, {"transpose_a", "transpose_b"}, infer_matmul,
+                         kernels_for<MatMulKernel, KILN_NUMERIC>()};
+  return def;
+}
+const OpDef& op::BatchMatMulV2() {
+  static const OpDef def{"BatchMatMulV2", 2, 1, kPure, {"adj_x", "adj_y"}, infer_batch_matmul,
+                         kernels_for<BatchMatMulKernel, KILN_NUMERIC>()};
+  return def;
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,123 @@
+#include "ops/op_def.h"
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+
+namespace {
+size_t combine(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+size_t hash_attr(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> size_t {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return 0;
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          size_t h = x.size();
+          for (int64_t e : x) h = combine(h, std::hash<int64_t>()(e));
+          return h;
+        } else if constexpr (std::is_same_v<T, TensorShape>) {
+          size_t h = std::hash<int>()(x.rank());
+          for (int64_t e : x.dims()) h = combine(h, std::hash<int64_t>()(e));
+          return h;
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          const TensorImpl* t = x.impl();
+          if (!t || t->symbolic) return 1;
+          size_t h = std::hash<int>()(static_cast<int>(t->dtype));
+          const auto* bytes = static_cast<const unsigned char*>(t->data);
+          for (size_t i = 0; i < t->nbytes(); ++i) h = combine(h, bytes[i]);
+          return h;
+        } else if constexpr (std::is_same_v<T, DType>) return static_cast<size_t>(x) + 17;
+        else return std::hash<T>()(x);
+      },
+      v);
+}
+
+bool tensors_equal(const Tensor& a, const Tensor& b) {
+  const TensorImpl* x = a.impl();
+  const TensorImpl* y = b.impl();
+  if (x == y) return true;
+  if (!x || !y || x->symbolic || y->symbolic) return false;
+  return x->dtype == y->dtype && x->dims == y->dims && std::memcmp(x->data, y->data, x->nbytes()) == 0;
+}
+}  // namespace
+
+size_t Attrs::hash() const {
+  size_t h = static_cast<size_t>(count_);
+  for (int i = 0; i < count_; ++i) h = combine(h, hash_attr(values_[i]));
+  return h;
+}
+
+bool Attrs::operator==(const Attrs& o) const {
+  if (count_ != o.count_) return false;
+  for (int i = 0; i < count_; ++i) {
+    if (values_[i].index() != o.values_[i].index()) return false;
+    if (std::holds_alternative<Tensor>(values_[i])) {
+      if (!tensors_equal(std::get<Tensor>(values_[i]), std::get<Tensor>(o.values_[i]))) return false;
+    } else if (std::holds_alternative<double>(values_[i])) {
+      // Bitwise, so that NaN attrs compare equal to themselves.
+      const double x = std::get<double>(values_[i]), y = std::get<double>(o.values_[i]);
+      if (std::memcmp(&x, &y, sizeof x) != 0) return false;
+    } else {
+      const bool same = std::visit(
+          [&](const auto& x) -> bool {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, Tensor>) return false;  // handled above
+            else return x == std::get<T>(o.values_[i]);
+          },
+          values_[i]);
+      if (!same) return false;
+    }
+  }
+  return true;
+}
+
+void InferContext::fail(const std::string& message) const {
+  throw InvalidArgumentError(message + " [Op:" + op.name + "]");
+}
+void KernelContext::fail(const std::string& message) const {
+  throw InvalidArgumentError(message + " [Op:" + op.name + "]");
+}
+
+std::string dims_text(const Dims& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i) s += ",";
+    s += d[i] < 0 ? "?" : std::to_string(d[i]);
+  }
+  return s + "]";
+}
+
+std::string partial_text(const PartialShape& s) { return s.unknown_rank ? "<unknown>" : dims_text(s.dims); }
+
+std::string dtype_list_text(const OpDef& op) {
+  static const char* tf_names[kNumDTypes] = {"bool", "int32", "int64", "float", "double"};
+  std::string s;
+  for (int d = 0; d < kNumDTypes; ++d)
+    if (op.kernels[d]) s += std::string(s.empty() ? "" : ", ") + tf_names[d];
+  return s;
+}
+
+std::vector<const OpDef*> all_ops() {
+  std::vector<const OpDef*> v;
+#define KILN_LIST_OP(name) v.push_back(&op::name());
+  KILN_OPS(KILN_LIST_OP)
+#undef KILN_LIST_OP
+  return v;
+}
+
+const OpDef* find_op(std::string_view name) {
+  static const auto* table = [] {
+    auto* m = new std::unordered_map<std::string, const OpDef*>();
+    for (const OpDef* d : all_ops()) (*m)[d->name] = d;
+    return m;
+  }();
+  auto it = table->find(std::string(name));
+  return it == table->end() ? nullptr : it->second;
+}
+
+}  // namespace kiln::ops

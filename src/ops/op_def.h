@@ -1,0 +1,161 @@
+// The op registry's vocabulary. Every op is one OpDef row: TensorFlow name, arity, attrs,
+// traits, shape function and kernels per dtype. Passes and executors ask an op for its
+// traits; nothing outside an op's own row switches on its name.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/small_vec.h"
+#include "core/tensor_impl.h"
+#include "kiln/errors.h"
+
+namespace kiln::ops {
+
+using detail::TensorImpl;
+
+// An attr value. Lists are int64 lists (axes, perms, dims); Tensor is a Const's value.
+using AttrValue = std::variant<std::monostate, int64_t, double, bool, DType, std::vector<int64_t>, std::string,
+                               TensorShape, Tensor>;
+
+inline constexpr int kMaxAttrs = 6;
+
+// Attr values in the order of the op's attr_names, so kernels read them by index: no
+// string lookup per call.
+class Attrs {
+ public:
+  Attrs() = default;
+  Attrs(std::initializer_list<AttrValue> values) {
+    for (auto& v : values) values_[count_++] = v;
+  }
+  int size() const { return count_; }
+  const AttrValue& operator[](int i) const { return values_[i]; }
+  AttrValue& operator[](int i) { return values_[i]; }
+  void push(AttrValue v) { values_[count_++] = std::move(v); }
+
+  int64_t i(int k) const { return std::get<int64_t>(values_[k]); }
+  double f(int k) const { return std::get<double>(values_[k]); }
+  bool b(int k) const { return std::get<bool>(values_[k]); }
+  DType type(int k) const { return std::get<DType>(values_[k]); }
+  const std::vector<int64_t>& list(int k) const { return std::get<std::vector<int64_t>>(values_[k]); }
+  const std::string& s(int k) const { return std::get<std::string>(values_[k]); }
+  const TensorShape& shape(int k) const { return std::get<TensorShape>(values_[k]); }
+  const Tensor& tensor(int k) const { return std::get<Tensor>(values_[k]); }
+
+  size_t hash() const;
+  bool operator==(const Attrs& o) const;
+
+ private:
+  std::array<AttrValue, kMaxAttrs> values_;
+  int count_ = 0;
+};
+
+// Dims with -1 for an unknown dim, plus an unknown-rank flag.
+struct PartialShape {
+  Dims dims;
+  bool unknown_rank = false;
+  int rank() const { return unknown_rank ? -1 : static_cast<int>(dims.size()); }
+  bool fully_defined() const {
+    if (unknown_rank) return false;
+    for (int64_t d : dims)
+      if (d < 0) return false;
+    return true;
+  }
+};
+
+struct InputInfo {
+  DType dtype;
+  const Dims* dims;           // -1 for unknown dims
+  bool unknown_rank;
+  const TensorImpl* value;    // the concrete value when known (eager, or a Const in a graph)
+};
+
+struct OutputInfo {
+  DType dtype = DType::Float32;
+  PartialShape shape;
+};
+
+struct OpDef;
+
+// What a shape function sees and produces. It validates dtypes, shapes and attrs, and
+// throws InvalidArgumentError in TensorFlow's words; it never reads input data unless
+// `value` is set.
+struct InferContext {
+  const OpDef& op;
+  const InputInfo* inputs;
+  int num_inputs;
+  const Attrs& attrs;
+  std::array<OutputInfo, 2> fixed_outputs;
+  std::vector<OutputInfo> more_outputs;
+  int num_outputs = 1;
+  DType kernel_dtype = DType::Float32;  // which per-dtype kernel runs
+
+  const InputInfo& in(int i) const { return inputs[i]; }
+  OutputInfo& out(int i) { return i < 2 ? fixed_outputs[i] : more_outputs[i - 2]; }
+  void set_num_outputs(int n) {
+    num_outputs = n;
+    if (n > 2) more_outputs.resize(n - 2);
+  }
+  [[noreturn]] void fail(const std::string& message) const;
+};
+
+// What a kernel sees: concrete inputs, outputs already allocated with their final shapes.
+struct KernelContext {
+  const OpDef& op;
+  const TensorImpl* const* inputs;
+  int num_inputs;
+  TensorImpl** outputs;
+  int num_outputs;
+  const Attrs& attrs;
+  const TensorImpl& in(int i) const { return *inputs[i]; }
+  TensorImpl& out(int i) const { return *outputs[i]; }
+  [[noreturn]] void fail(const std::string& message) const;
+};
+
+using ShapeFn = void (*)(InferContext&);
+using KernelFn = void (*)(KernelContext&);
+
+enum Trait : uint32_t {
+  kPure = 0,              // no state, same inputs give the same outputs
+  kStateful = 1u << 0,    // reads/writes state or draws random numbers: never folded, merged or pruned
+  kSideEffect = 1u << 1,  // observable effects (print, assert)
+  kCommutative = 1u << 2, // binary op whose two inputs may swap (CSE normalizes them)
+  kElementwise = 1u << 3, // output element i depends on input element i (after broadcasting)
+  kNoKernel = 1u << 4,    // Placeholder-like: executors feed it rather than run it
+  kConstValue = 1u << 5,  // Const-like: output 0 is attr 1 ("value"), known before running
+};
+
+// Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
+struct OpDef {
+  const char* name;
+  int num_inputs;   // -1: variadic
+  int num_outputs;  // -1: decided by the shape function
+  uint32_t traits;
+  std::vector<const char*> attr_names;
+  ShapeFn infer;
+  std::array<KernelFn, kNumDTypes> kernels{};  // indexed by the kernel dtype
+  // GraphDef: the name of the type attr derived from input `type_attr_input` ("T"), or null.
+  const char* type_attr = "T";
+  int type_attr_input = 0;
+  // Allows an output to reuse input 0's buffer when it dies here (in-place).
+  bool may_forward_input = false;
+  // GraphDef: more type attrs taken from inputs' dtypes, e.g. {"Tidx", 1}; -1 is the last input.
+  std::vector<std::pair<const char*, int>> index_type_attrs = {};
+
+  bool has(Trait t) const { return (traits & t) != 0; }
+  bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }
+};
+
+// Look up an op by TensorFlow name (for loaders and tests); null if unknown.
+const OpDef* find_op(std::string_view name);
+std::vector<const OpDef*> all_ops();
+
+
+// "Incompatible shapes: [2,3] vs. [4]" style dims text.
+std::string dims_text(const Dims& d);
+std::string partial_text(const PartialShape& s);
+std::string dtype_list_text(const OpDef& op);
+
+}  // namespace kiln::ops

@@ -1,0 +1,270 @@
+// Reductions (Sum, Mean, Max, Min, Prod with axes as an input tensor), ArgMax, Softmax, LogSoftmax.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/vmath.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+// The reduced axes of a rank-r input, normalized, as a bitmap; fails on a bad axis.
+std::vector<bool> reduced_axes(const InferContext* c, const std::vector<int64_t>& axes, int64_t r, const char* op) {
+  std::vector<bool> mask(static_cast<size_t>(r), false);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) {
+      const std::string msg = "Invalid reduction dimension " + std::to_string(a) + " for input with " +
+                              std::to_string(r) + " dimensions.";
+      if (c) c->fail(msg);
+      throw InvalidArgumentError(msg + " [Op:" + op + "]");
+    }
+    mask[a < 0 ? a + r : a] = true;
+  }
+  return mask;
+}
+
+// Reductions: inputs (input, reduction_indices); attr keep_dims.
+void infer_reduce(InferContext& c) {
+  require_int_dtype(c, 1, "reduction_indices");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  const bool keep = c.attrs.b(0);
+  std::vector<int64_t> axes;
+  if (c.in(0).unknown_rank || !known_ints(c.in(1), &axes)) {
+    if (keep && !c.in(0).unknown_rank) c.out(0).shape = PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    else c.out(0).shape = PartialShape{{}, true};
+    return;
+  }
+  const Dims& d = *c.in(0).dims;
+  const auto mask = reduced_axes(&c, axes, static_cast<int64_t>(d.size()), c.op.name);
+  PartialShape out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (!mask[i]) out.dims.push_back(d[i]);
+    else if (keep) out.dims.push_back(1);
+  }
+  c.out(0).shape = out;
+}
+
+struct SumR {
+  template <class T> static T init() { return T(0); }
+  template <class T> static T step(T acc, T x) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) + static_cast<std::make_unsigned_t<T>>(x));
+    else return acc + x;
+  }
+  template <class T> static T finish(T acc, int64_t) { return acc; }
+};
+struct MeanR : SumR {
+  template <class T> static T finish(T acc, int64_t n) { return n == 0 ? (std::is_floating_point_v<T> ? T(NAN) : T(0)) : static_cast<T>(acc / static_cast<T>(n)); }
+};
+struct ProdR {
+  template <class T> static T init() { return T(1); }
+  template <class T> static T step(T acc, T x) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) * static_cast<std::make_unsigned_t<T>>(x));
+    else return acc * x;
+  }
+  template <class T> static T finish(T acc, int64_t) { return acc; }
+};
+struct MaxR {
+  template <class T> static T init() { return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest(); }
+  template <class T> static T step(T acc, T x) {
+    if constexpr (std::is_floating_point_v<T>) if (std::isnan(x)) return x;
+    return x > acc ? x : acc;
+  }
+  template <class T> static T finish(T acc, int64_t) { return acc; }
+};
+struct MinR {
+  template <class T> static T init() { return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max(); }
+  template <class T> static T step(T acc, T x) {
+    if constexpr (std::is_floating_point_v<T>) if (std::isnan(x)) return x;
+    return x < acc ? x : acc;
+  }
+  template <class T> static T finish(T acc, int64_t) { return acc; }
+};
+
+// Permutes x so kept axes come first and reduced axes last; returns the data pointer to
+// reduce as [outer, inner] rows (inner = product of reduced dims).
+template <class T>
+const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask, std::vector<T>& scratch,
+                              int64_t* outer, int64_t* inner) {
+  const size_t r = x.dims.size();
+  *outer = 1;
+  *inner = 1;
+  std::vector<size_t> perm;
+  for (size_t i = 0; i < r; ++i) if (!mask[i]) { perm.push_back(i); *outer *= x.dims[i]; }
+  for (size_t i = 0; i < r; ++i) if (mask[i]) { perm.push_back(i); *inner *= x.dims[i]; }
+  bool identity = true;
+  size_t last = 0;
+  for (size_t i = 0; i < r; ++i) {
+    if (x.dims[perm[i]] == 1) continue;
+    if (perm[i] < last) identity = false;
+    last = perm[i];
+  }
+  if (identity) return x.as<T>();
+  scratch.resize(static_cast<size_t>(x.num_elements));
+  const Dims st = strides_of(x.dims);
+  Dims pd(r), ps(r), idx(r, 0);
+  for (size_t i = 0; i < r; ++i) { pd[i] = x.dims[perm[i]]; ps[i] = st[perm[i]]; }
+  const T* src = x.as<T>();
+  for (int64_t o = 0; o < x.num_elements; ++o) {
+    int64_t off = 0;
+    for (size_t i = 0; i < r; ++i) off += idx[i] * ps[i];
+    scratch[o] = src[off];
+    for (int i = static_cast<int>(r) - 1; i >= 0; --i) {
+      if (++idx[i] < pd[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return scratch.data();
+}
+
+template <class R> struct ReduceKernel {
+  template <class T> struct K {
+    static void run(KernelContext& c) {
+      const TensorImpl& x = c.in(0);
+      const auto mask = reduced_axes(nullptr, int_values(c.in(1)), static_cast<int64_t>(x.dims.size()), c.op.name);
+      T* out = c.out(0).as<T>();
+      // Leading reduced axes over contiguous kept ones: accumulate whole rows (vectorizes).
+      size_t lead = 0;
+      while (lead < mask.size() && mask[lead]) ++lead;
+      bool rest_kept = true;
+      for (size_t i = lead; i < mask.size(); ++i) rest_kept &= !mask[i];
+      if (lead > 0 && rest_kept && lead < mask.size()) {
+        int64_t rows = 1, cols = 1;
+        for (size_t i = 0; i < lead; ++i) rows *= x.dims[i];
+        for (size_t i = lead; i < mask.size(); ++i) cols *= x.dims[i];
+        const T* p = x.as<T>();
+        for (int64_t j = 0; j < cols; ++j) out[j] = R::template init<T>();
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) out[j] = R::step(out[j], p[i * cols + j]);
+        for (int64_t j = 0; j < cols; ++j) out[j] = R::finish(out[j], rows);
+        return;
+      }
+      thread_local std::vector<T> scratch;
+      int64_t outer, inner;
+      const T* p = to_kept_then_reduced<T>(x, mask, scratch, &outer, &inner);
+      for (int64_t o = 0; o < outer; ++o) {
+        T acc = R::template init<T>();
+        const T* row = p + o * inner;
+        for (int64_t i = 0; i < inner; ++i) acc = R::step(acc, row[i]);
+        out[o] = R::finish(acc, inner);
+      }
+    }
+  };
+};
+
+// ArgMax(input, dimension): attr output_type (int64).
+void infer_argmax(InferContext& c) {
+  if (c.in(0).dtype == DType::Bool) c.fail("ArgMax does not support bool tensors");
+  require_int_dtype(c, 1, "dimension");
+  c.out(0).dtype = c.attrs.type(0);
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> axis;
+  if (c.in(0).unknown_rank || !known_ints(c.in(1), &axis)) {
+    c.out(0).shape = PartialShape{{}, true};
+    return;
+  }
+  if (axis.size() != 1) c.fail("dimension must be a scalar");
+  const Dims& d = *c.in(0).dims;
+  if (d.empty()) c.fail("Expected the input to have rank >= 1, got a scalar");
+  const int64_t a = normalize_axis(c, axis[0], static_cast<int64_t>(d.size()), "dimension");
+  if (d[a] == 0) c.fail("Reduction axis " + std::to_string(a) + " is empty in shape " + dims_text(d));
+  PartialShape out;
+  for (size_t i = 0; i < d.size(); ++i) if (static_cast<int64_t>(i) != a) out.dims.push_back(d[i]);
+  c.out(0).shape = out;
+}
+template <class T> struct ArgMaxKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& x = c.in(0);
+    int64_t a = int_values(c.in(1))[0];
+    if (a < 0) a += static_cast<int64_t>(x.dims.size());
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < a; ++i) outer *= x.dims[i];
+    for (size_t i = a + 1; i < x.dims.size(); ++i) inner *= x.dims[i];
+    const int64_t n = x.dims[a];
+    const T* p = x.as<T>();
+    const bool i64 = c.out(0).dtype == DType::Int64;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        int64_t best = 0;
+        T bv = p[o * n * inner + j];
+        for (int64_t k = 1; k < n; ++k) {
+          const T v = p[(o * n + k) * inner + j];
+          if (v > bv || (std::is_floating_point_v<T> && std::isnan(v) && !std::isnan(bv))) { bv = v; best = k; }
+        }
+        if (i64) c.out(0).as<int64_t>()[o * inner + j] = best;
+        else c.out(0).as<int32_t>()[o * inner + j] = static_cast<int32_t>(best);
+      }
+  }
+};
+
+// Softmax / LogSoftmax over the last axis.
+void infer_softmax(InferContext& c) {
+  if (!c.in(0).unknown_rank && c.in(0).dims->empty()) c.fail("logits must have >= 1 dimension, got []");
+  c.out(0).dtype = c.in(0).dtype;
+  c.out(0).shape = shape_of(c.in(0));
+  c.kernel_dtype = c.in(0).dtype;
+}
+template <bool Log> struct SoftmaxKernel {
+  template <class T> struct K {
+    static void run(KernelContext& c) {
+      const TensorImpl& x = c.in(0);
+      const int64_t n = x.dims[x.dims.size() - 1];
+      const int64_t rows = n == 0 ? 0 : x.num_elements / n;
+      const T* p = x.as<T>();
+      T* o = c.out(0).as<T>();
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* xr = p + r * n;
+        T* orow = o + r * n;
+        T mx = xr[0];
+        for (int64_t i = 1; i < n; ++i) mx = std::max(mx, xr[i]);
+        for (int64_t i = 0; i < n; ++i) orow[i] = xr[i] - mx;
+        if constexpr (Log) {
+          thread_local std::vector<T> tmp;
+          tmp.resize(n);
+          kernels::vexp(orow, tmp.data(), n);
+          T sum = 0;
+          for (int64_t i = 0; i < n; ++i) sum += tmp[i];
+          const T ls = std::log(sum);
+          for (int64_t i = 0; i < n; ++i) orow[i] -= ls;
+        } else {
+          kernels::vexp(orow, orow, n);
+          T sum = 0;
+          for (int64_t i = 0; i < n; ++i) sum += orow[i];
+          const T inv = T(1) / sum;
+          for (int64_t i = 0; i < n; ++i) orow[i] *= inv;
+        }
+      }
+    }
+  };
+};
+
+#define KILN_REDUCE_OP(Name, R, Types)                                                                   \
+  const OpDef& op::Name() {                                                                              \
+    static const OpDef def{#Name, 2, 1, kPure, {"keep_dims"}, infer_reduce,                              \
+                           kernels_for<ReduceKernel<R>::K, Types>(), "T", 0, false, {{"Tidx", 1}}};                                    \
+    return def;                                                                                          \
+  }
+}  // namespace
+
+KILN_REDUCE_OP(Sum, SumR, KILN_NUMERIC)
+KILN_REDUCE_OP(Mean, MeanR, KILN_NUMERIC)
+KILN_REDUCE_OP(Max, MaxR, KILN_NUMERIC)
+KILN_REDUCE_OP(Min, MinR, KILN_NUMERIC)
+KILN_REDUCE_OP(Prod, ProdR, KILN_NUMERIC)
+
+const OpDef& op::ArgMax() {
+  static const OpDef def{"ArgMax", 2, 1, kPure, {"output_type"}, infer_argmax, kernels_for<ArgMaxKernel, KILN_NUMERIC>(), "T", 0, false, {{"Tidx", 1}}};
+  return def;
+}
+const OpDef& op::Softmax() {
+  static const OpDef def{"Softmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>()};
+  return def;
+}
+const OpDef& op::LogSoftmax() {
+  static const OpDef def{"LogSoftmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>()};
+  return def;
+}
+
+}  // namespace kiln::ops

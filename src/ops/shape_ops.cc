@@ -1,0 +1,159 @@
+// Ops about shapes: Reshape, ExpandDims, Squeeze, Shape, Size, Rank.
+#include <cstring>
+
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+template <class T> struct CopyKernel {
+  static void run(KernelContext& c) { std::memcpy(c.out(0).data, c.in(0).data, c.in(0).nbytes()); }
+};
+
+// Reshape(tensor, shape).
+void infer_reshape(InferContext& c) {
+  require_int_dtype(c, 1, "shape");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> want;
+  if (!known_ints(c.in(1), &want)) {
+    const Dims& sd = *c.in(1).dims;
+    c.out(0).shape = (!c.in(1).unknown_rank && sd.size() == 1 && sd[0] >= 0)
+                         ? PartialShape{Dims(static_cast<size_t>(sd[0]), -1), false}
+                         : PartialShape{{}, true};
+    return;
+  }
+  if (c.in(1).dims->size() > 1) c.fail("shape must be a vector, got shape " + dims_text(*c.in(1).dims));
+  int unknown = -1;
+  int64_t product = 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == -1) {
+      if (unknown >= 0) c.fail("Only one input size may be -1, not both " + std::to_string(unknown) + " and " + std::to_string(i));
+      unknown = static_cast<int>(i);
+    } else if (want[i] < 0) {
+      c.fail("Size " + std::to_string(i) + " must be non-negative, not " + std::to_string(want[i]));
+    } else {
+      product = checked_mul(product, want[i], "the reshape size");
+    }
+  }
+  const PartialShape in = shape_of(c.in(0));
+  const int64_t n = in.fully_defined() ? detail::checked_num_elements(in.dims.data(), in.dims.size()) : -1;
+  if (unknown >= 0) {
+    if (n >= 0) {
+      if (product == 0 || n % product != 0)
+        c.fail("Input to reshape is a tensor with " + std::to_string(n) +
+               " values, but the requested shape requires a multiple of " + std::to_string(product));
+      want[unknown] = n / product;
+    }
+  } else if (n >= 0 && n != product) {
+    c.fail("Input to reshape is a tensor with " + std::to_string(n) + " values, but the requested shape has " +
+           std::to_string(product));
+  }
+  c.out(0).shape = PartialShape{Dims(want), false};
+}
+
+// ExpandDims(input, axis).
+void infer_expand_dims(InferContext& c) {
+  require_int_dtype(c, 1, "axis");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> axis;
+  if (c.in(0).unknown_rank || !known_ints(c.in(1), &axis)) {
+    c.out(0).shape = c.in(0).unknown_rank ? PartialShape{{}, true}
+                                          : PartialShape{Dims(c.in(0).dims->size() + 1, -1), false};
+    return;
+  }
+  if (axis.size() != 1) c.fail("'dim' must be a tensor with a single value");
+  Dims d = *c.in(0).dims;
+  const int64_t r = static_cast<int64_t>(d.size()) + 1;
+  const int64_t a = normalize_axis(c, axis[0], r, "`axis`");
+  d.insert_at(static_cast<size_t>(a), 1);
+  c.out(0).shape = PartialShape{d, false};
+}
+
+// Squeeze(input): attr squeeze_dims (empty: every size-1 dim).
+void infer_squeeze(InferContext& c) {
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  if (c.in(0).unknown_rank) {
+    c.out(0).shape = PartialShape{{}, true};
+    return;
+  }
+  const Dims& d = *c.in(0).dims;
+  const int64_t r = static_cast<int64_t>(d.size());
+  const std::vector<int64_t>& axes = c.attrs.list(0);
+  std::vector<bool> drop(d.size(), false);
+  for (int64_t a : axes) {
+    const int64_t k = normalize_axis(c, a, r);
+    if (d[k] >= 0 && d[k] != 1)
+      c.fail("Can not squeeze dim[" + std::to_string(k) + "], expected a dimension of 1, got " + std::to_string(d[k]));
+    drop[k] = true;
+  }
+  PartialShape out;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (axes.empty() && d[i] < 0) {  // might be 1: unknown result rank
+      c.out(0).shape = PartialShape{{}, true};
+      return;
+    }
+    if (axes.empty() ? d[i] == 1 : drop[i]) continue;
+    out.dims.push_back(d[i]);
+  }
+  c.out(0).shape = out;
+}
+
+// Shape, Size, Rank: attr out_type (Shape, Size).
+void infer_shape(InferContext& c) {
+  c.out(0).dtype = c.attrs.type(0);
+  c.kernel_dtype = c.in(0).dtype;
+  c.out(0).shape = PartialShape{Dims{c.in(0).unknown_rank ? -1 : static_cast<int64_t>(c.in(0).dims->size())}, false};
+}
+void infer_scalar_int(InferContext& c) {
+  c.out(0).dtype = c.op.attr_names.empty() ? DType::Int32 : c.attrs.type(0);
+  c.kernel_dtype = c.in(0).dtype;
+  c.out(0).shape = PartialShape{};
+}
+void write_int(TensorImpl& t, int64_t i, int64_t v) {
+  if (t.dtype == DType::Int32) t.as<int32_t>()[i] = static_cast<int32_t>(v);
+  else t.as<int64_t>()[i] = v;
+}
+template <class T> struct ShapeKernel {
+  static void run(KernelContext& c) {
+    for (size_t i = 0; i < c.in(0).dims.size(); ++i) write_int(c.out(0), i, c.in(0).dims[i]);
+  }
+};
+template <class T> struct SizeKernel {
+  static void run(KernelContext& c) { write_int(c.out(0), 0, c.in(0).num_elements); }
+};
+template <class T> struct RankKernel {
+  static void run(KernelContext& c) { write_int(c.out(0), 0, static_cast<int64_t>(c.in(0).dims.size())); }
+};
+
+}  // namespace
+
+const OpDef& op::Reshape() {
+  static const OpDef def{"Reshape", 2, 1, kPure, {}, infer_reshape, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tshape", 1}}};
+  return def;
+}
+const OpDef& op::ExpandDims() {
+  static const OpDef def{"ExpandDims", 2, 1, kPure, {}, infer_expand_dims, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tdim", 1}}};
+  return def;
+}
+const OpDef& op::Squeeze() {
+  static const OpDef def{"Squeeze", 1, 1, kPure, {"squeeze_dims"}, infer_squeeze, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true};
+  return def;
+}
+const OpDef& op::Shape() {
+  static const OpDef def{"Shape", 1, 1, kPure, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()};
+  return def;
+}
+const OpDef& op::Size() {
+  static const OpDef def{"Size", 1, 1, kPure, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()};
+  return def;
+}
+const OpDef& op::Rank() {
+  static const OpDef def{"Rank", 1, 1, kPure, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()};
+  return def;
+}
+
+}  // namespace kiln::ops

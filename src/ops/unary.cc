@@ -1,0 +1,131 @@
+// Unary elementwise ops, Cast, Identity, ZerosLike, OnesLike. One row per op.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/vmath.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+template <class T> T wrap_neg(T a) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
+  else return -a;
+}
+
+struct NegF { template <class T> static T f(T x) { return wrap_neg(x); } };
+struct AbsF { template <class T> static T f(T x) { if constexpr (std::is_integral_v<T>) return x < 0 ? wrap_neg(x) : x; else return std::fabs(x); } };
+struct SignF {
+  template <class T> static T f(T x) {
+    if constexpr (std::is_floating_point_v<T>) if (std::isnan(x)) return x;
+    return static_cast<T>((x > 0) - (x < 0));
+  }
+};
+struct SquareF {
+  template <class T> static T f(T x) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) * static_cast<std::make_unsigned_t<T>>(x));
+    else return x * x;
+  }
+};
+struct ReluF { template <class T> static T f(T x) { return x > 0 ? x : T(0); } };
+struct FloorF { template <class T> static T f(T x) { return std::floor(x); } };
+struct CeilF { template <class T> static T f(T x) { return std::ceil(x); } };
+struct RoundF { template <class T> static T f(T x) { return std::nearbyint(x); } };  // half to even
+struct NotF { template <class T> static T f(T x) { return !x; } };
+struct IdentityF { template <class T> static T f(T x) { return x; } };
+struct ZerosF { template <class T> static T f(T) { return T(0); } };
+struct OnesF { template <class T> static T f(T) { return T(1); } };
+// Vectorized ones call the Eigen-backed routines.
+struct ExpF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vexp(x, y, n); } };
+struct LogF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vlog(x, y, n); } };
+struct TanhF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vtanh(x, y, n); } };
+struct SigmoidF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vsigmoid(x, y, n); } };
+struct SqrtF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vsqrt(x, y, n); } };
+struct RsqrtF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vrsqrt(x, y, n); } };
+
+template <class F> struct UnaryKernel {
+  template <class T> struct K {
+    static void run(KernelContext& c) {
+      const T* x = c.in(0).as<T>();
+      T* y = c.out(0).as<T>();
+      const int64_t n = c.out(0).num_elements;
+      if constexpr (requires { F::template vec<T>(x, y, n); }) {
+        F::template vec<T>(x, y, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = F::template f<T>(x[i]);
+      }
+    }
+  };
+};
+
+void infer_unary(InferContext& c) {
+  c.out(0).dtype = c.in(0).dtype;
+  c.out(0).shape = shape_of(c.in(0));
+  c.kernel_dtype = c.in(0).dtype;
+}
+
+// Cast: attr DstT. Float to int truncates toward zero; NaN gives 0 and out-of-range values
+// saturate (C++ leaves them undefined; TensorFlow's CPU result is platform-specific).
+template <class To, class From> To cast_one(From v) {
+  if constexpr (std::is_same_v<To, bool>) return v != From(0);
+  else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (std::isnan(v)) return 0;
+    if (v <= static_cast<From>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else return static_cast<To>(v);
+}
+template <class From> struct CastKernel {
+  static void run(KernelContext& c) {
+    const From* x = c.in(0).as<From>();
+    const int64_t n = c.out(0).num_elements;
+    visit_dtype(c.attrs.type(0), [&](auto to) {
+      using To = decltype(to);
+      To* y = c.out(0).as<To>();
+      for (int64_t i = 0; i < n; ++i) y[i] = cast_one<To>(x[i]);
+    });
+  }
+};
+void infer_cast(InferContext& c) {
+  infer_unary(c);
+  c.out(0).dtype = c.attrs.type(0);
+}
+
+constexpr uint32_t kEw = kElementwise;
+
+#define KILN_UNARY_OP(Name, Functor, Types)                                                                 \
+  const OpDef& op::Name() {                                                                                 \
+    static const OpDef def{#Name, 1, 1, kEw, {}, infer_unary, kernels_for<UnaryKernel<Functor>::K, Types>(), \
+                           "T", 0, true};                                                                   \
+    return def;                                                                                             \
+  }
+}  // namespace
+
+KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC)
+KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC)
+KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC)
+KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC)
+KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC)
+KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS)
+KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS)
+KILN_UNARY_OP(Round, RoundF, KILN_FLOATS)
+KILN_UNARY_OP(Exp, ExpF, KILN_FLOATS)
+KILN_UNARY_OP(Log, LogF, KILN_FLOATS)
+KILN_UNARY_OP(Tanh, TanhF, KILN_FLOATS)
+KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS)
+KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS)
+KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS)
+KILN_UNARY_OP(LogicalNot, NotF, bool)
+KILN_UNARY_OP(Identity, IdentityF, KILN_ALL_TYPES)
+KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES)
+KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES)
+
+const OpDef& op::Cast() {
+  static const OpDef def{"Cast", 1, 1, kEw, {"DstT"}, infer_cast, kernels_for<CastKernel, KILN_ALL_TYPES>(),
+                         "SrcT", 0};
+  return def;
+}
+
+}  // namespace kiln::ops

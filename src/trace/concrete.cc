@@ -1,0 +1,76 @@
+#include "trace/concrete.h"
+
+#include <string>
+
+#include "graph/graph_def.h"
+#include "graph/graph_view.h"
+
+namespace kiln {
+namespace detail {
+
+std::vector<Tensor> ConcreteImpl::call(const std::vector<Tensor>& args) const {
+  if (args.size() != inputs.size())
+    throw InvalidArgumentError(name + " expects " + std::to_string(inputs.size()) + " tensor arguments, got " +
+                               std::to_string(args.size()));
+  if (captures.empty()) return plan->run(args);
+  std::vector<Tensor> feeds = args;
+  feeds.insert(feeds.end(), captures.begin(), captures.end());
+  return plan->run(feeds);
+}
+
+namespace {
+std::string spec_text(DType d, const TensorShape& s) {
+  return std::string(dtype_name(d)) + " Tensor, shape=" + s.str();
+}
+}  // namespace
+
+std::string ConcreteImpl::pretty_signature() const {
+  std::string header, args;
+  bool first = true;
+  for (const ArgEntry& e : signature) {
+    if (e.kind == ArgEntry::kTensorList) continue;
+    const bool top_level = e.name.find('_') == std::string::npos || true;
+    (void)top_level;
+    if (!first) header += ", ";
+    first = false;
+    if (e.kind == ArgEntry::kValue) {
+      header += e.name + "=" + e.value;
+    } else {
+      header += e.name;
+      args += "    " + e.name + ": " + spec_text(e.dtype, e.shape) + "\n";
+    }
+  }
+  std::string s = name + "(" + header + ")\n";
+  if (!args.empty()) s += "  Args:\n" + args;
+  s += "  Returns:\n";
+  if (outputs.empty()) s += "    None\n";
+  for (const TensorSpec& o : outputs) s += "    " + spec_text(o.dtype, o.shape) + "\n";
+  return s;
+}
+
+}  // namespace detail
+
+std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs) const {
+  if (!impl_) throw FailedPreconditionError("Calling an empty ConcreteFunction");
+  for (size_t i = 0; i < inputs.size() && i < impl_->inputs.size(); ++i) {
+    const TensorSpec& spec = impl_->inputs[i];
+    if (!inputs[i].defined() || inputs[i].dtype() != spec.dtype || !spec.shape.is_compatible_with(inputs[i].shape()))
+      throw InvalidArgumentError("ConcreteFunction " + impl_->name + ": argument " + spec.name + " expected " +
+                                 std::string(dtype_name(spec.dtype)) + " " + spec.shape.str() + ", got " +
+                                 (inputs[i].defined() ? std::string(dtype_name(inputs[i].dtype())) + " " + inputs[i].shape().str()
+                                                      : std::string("an empty Tensor")));
+  }
+  return impl_->call(inputs);
+}
+
+std::string ConcreteFunction::name() const { return impl_ ? impl_->name : ""; }
+GraphView ConcreteFunction::graph() const { return graph::make_view(*impl_->graph); }
+GraphView ConcreteFunction::optimized_graph() const { return graph::make_view(*impl_->graph); }
+GraphDef ConcreteFunction::as_graph_def() const { return graph::to_graph_def(*impl_->graph); }
+std::string ConcreteFunction::to_dot() const { return graph::to_dot(*impl_->graph, impl_->name); }
+std::vector<TensorSpec> ConcreteFunction::input_specs() const { return impl_->inputs; }
+std::vector<TensorSpec> ConcreteFunction::output_specs() const { return impl_->outputs; }
+std::vector<Tensor> ConcreteFunction::captured_inputs() const { return impl_->captures; }
+std::string ConcreteFunction::pretty_printed_signature() const { return impl_->pretty_signature(); }
+
+}  // namespace kiln

@@ -1,0 +1,26 @@
+// ConcreteImpl: one traced graph with its signature, captures and compiled plan.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/plan.h"
+#include "graph/graph.h"
+#include "kiln/function.h"
+
+namespace kiln::detail {
+
+class ConcreteImpl {
+ public:
+  std::string name;                      // the function's name
+  std::vector<ArgEntry> signature;       // as traced (shapes possibly relaxed)
+  std::unique_ptr<graph::Graph> graph;   // the traced graph: inputs = args then captures
+  std::vector<Tensor> captures;          // values fed after the arguments
+  std::vector<TensorSpec> inputs, outputs;
+  std::unique_ptr<exec::Plan> plan;
+
+  std::vector<Tensor> call(const std::vector<Tensor>& args) const;
+  std::string pretty_signature() const;
+};
+
+}  // namespace kiln::detail

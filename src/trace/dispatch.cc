@@ -1,0 +1,117 @@
+#include "trace/dispatch.h"
+
+#include <string>
+
+#include "eager/execute.h"
+#include "ops/op_list.h"
+#include "trace/trace_context.h"
+
+namespace kiln::trace {
+namespace {
+thread_local TraceContext* t_current = nullptr;
+
+[[noreturn]] void fail_escaped(const ops::OpDef& op, const Tensor& t) {
+  throw InvalidArgumentError(
+      std::string("An op outside of the function building code is being passed a symbolic tensor ") + t.str() +
+      ". A tensor created inside a kiln::function trace exists only there: return it from the function "
+      "instead of storing it outside. [Op:" + op.name + "]");
+}
+
+constexpr int kStackInputs = 8;
+
+// Collects input impls for eager execution; throws on symbolic or empty inputs.
+struct EagerInputs {
+  const ops::TensorImpl* stack[kStackInputs];
+  std::vector<const ops::TensorImpl*> heap;
+  const ops::TensorImpl* const* data;
+  EagerInputs(const ops::OpDef& op, const Tensor* const* in, int n) {
+    const ops::TensorImpl** p = stack;
+    if (n > kStackInputs) {
+      heap.resize(n);
+      p = heap.data();
+    }
+    for (int i = 0; i < n; ++i) {
+      const ops::TensorImpl* t = in[i]->impl();
+      if (!t) throw InvalidArgumentError(std::string("Input ") + std::to_string(i) + " is an empty Tensor [Op:" + op.name + "]");
+      if (t->symbolic) fail_escaped(op, *in[i]);
+      p[i] = t;
+    }
+    data = p;
+  }
+};
+
+graph::Node* add_traced(TraceContext& ctx, const ops::OpDef& op, const Tensor* const* in, int n, ops::Attrs attrs,
+                        const char* name_hint) {
+  std::vector<graph::Output> inputs;
+  inputs.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    if (!in[i]->defined()) throw InvalidArgumentError(std::string("Input ") + std::to_string(i) + " is an empty Tensor [Op:" + op.name + "]");
+    inputs.push_back(ctx.resolve(*in[i]));
+  }
+  std::vector<graph::Node*> control;
+  const bool stateful = op.is_stateful();
+  if (stateful && ctx.last_stateful()) control.push_back(ctx.last_stateful());
+  graph::Node* node = ctx.graph().add_node(op, name_hint ? name_hint : op.name, std::move(inputs), std::move(attrs),
+                                           std::move(control));
+  if (stateful) ctx.add_stateful(node);
+  return node;
+}
+}  // namespace
+
+TraceContext* current_trace() { return t_current; }
+
+TraceContext::TraceContext(graph::Graph* g) : graph_(g), outer_(t_current) { t_current = this; }
+TraceContext::~TraceContext() { t_current = outer_; }
+
+graph::Output TraceContext::resolve(const Tensor& t) {
+  const ops::TensorImpl* impl = t.impl();
+  if (impl->symbolic) {
+    if (impl->node->graph != graph_)
+      throw InvalidArgumentError("Tensor " + t.str() +
+                                 " belongs to a different graph (it leaked out of another traced function)");
+    return graph::Output{impl->node, impl->index};
+  }
+  auto it = capture_index_.find(impl);
+  if (it != capture_index_.end()) return graph::Output{it->second, 0};
+  ops::PartialShape shape{impl->dims, false};
+  graph::Node* ph = graph_->add_placeholder(impl->dtype, shape, "capture", "");
+  captures_.push_back(Capture{t, ph});
+  capture_index_[impl] = ph;
+  return graph::Output{ph, 0};
+}
+
+std::vector<Tensor> dispatch(const ops::OpDef& op, const Tensor* const* in, int n, ops::Attrs attrs,
+                             const char* name_hint) {
+  if (!t_current) {
+    EagerInputs ei(op, in, n);
+    return eager::execute(op, ei.data, n, attrs);
+  }
+  graph::Node* node = add_traced(*t_current, op, in, n, std::move(attrs), name_hint);
+  std::vector<Tensor> out;
+  for (int i = 0; i < node->num_outputs(); ++i) out.push_back(node->output(i));
+  return out;
+}
+
+Tensor dispatch1(const ops::OpDef& op, const Tensor* const* in, int n, const ops::Attrs& attrs, const char* name_hint) {
+  if (!t_current) {
+    EagerInputs ei(op, in, n);
+    return eager::execute1(op, ei.data, n, attrs);
+  }
+  graph::Node* node = add_traced(*t_current, op, in, n, attrs, name_hint);
+  return node->output(0);
+}
+
+std::vector<Tensor> dispatch_list(const ops::OpDef& op, const std::vector<Tensor>& inputs, ops::Attrs attrs,
+                                  const char* name_hint) {
+  std::vector<const Tensor*> ptrs;
+  ptrs.reserve(inputs.size());
+  for (const Tensor& t : inputs) ptrs.push_back(&t);
+  return dispatch(op, ptrs.data(), static_cast<int>(ptrs.size()), std::move(attrs), name_hint);
+}
+
+Tensor as_graph_constant(Tensor concrete, const char* name_hint) {
+  if (!t_current) return concrete;
+  return t_current->graph().add_const(concrete, name_hint)->output(0);
+}
+
+}  // namespace kiln::trace
