@@ -17,7 +17,9 @@ std::string Tensor::str() const {
   if (!t) return "kiln.Tensor(<empty>)";
   const std::string meta = "shape=" + detail::shape_of_impl(*t).str() + ", dtype=" + std::string(dtype_name(t->dtype));
   if (t->symbolic) return "Tensor(\"" + name() + "\", " + meta + ")";
-  return "kiln.Tensor(" + detail::format_values(*t) + ", " + meta + ")";
+  const std::string values = detail::format_values(*t);
+  // Multi-line values start on a line of their own, as TensorFlow prints them.
+  return "kiln.Tensor(" + std::string(values.find('\n') == std::string::npos ? "" : "\n") + values + ", " + meta + ")";
 }
 
 }  // namespace kiln

@@ -1,0 +1,88 @@
+// MatMul and BatchMatMulV2.
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+// Reference: C = op(A) op(B) with doubles.
+template <class T>
+std::vector<T> reference(const std::vector<T>& a, const std::vector<T>& b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+  std::vector<T> c(m * n, 0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += double(ta ? a[p * m + i] : a[i * k + p]) * double(tb ? b[j * k + p] : b[p * n + j]);
+      c[i * n + j] = static_cast<T>(s);
+    }
+  return c;
+}
+template <class T> std::vector<T> seq(int64_t n, int mod = 7) {
+  std::vector<T> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * 3) % mod - 3);
+  return v;
+}
+}  // namespace
+
+TEST(MatMul, GuideExample) {
+  expect_tensor<float>(matmul(constant<float>({1, 2}, {1, 2}), constant<float>({2, 3}, {2, 1})), {8}, {1, 1});
+}
+
+template <class T> void check_all_layouts(int64_t m, int64_t n, int64_t k) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      auto a = seq<T>(m * k), b = seq<T>(k * n, 5);
+      Tensor A = constant<T>(a, ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
+      Tensor B = constant<T>(b, tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
+      Tensor C = matmul(A, B, ta, tb);
+      auto want = reference(a, b, m, n, k, ta, tb);
+      if constexpr (std::is_floating_point_v<T>) expect_near<T>(C, want, {m, n}, 1e-4);
+      else expect_tensor<T>(C, want, {m, n});
+    }
+}
+
+TEST(MatMul, EachDtypeAndTranspose) {
+  check_all_layouts<float>(3, 4, 5);
+  check_all_layouts<double>(2, 7, 3);
+  check_all_layouts<int32_t>(10, 10, 10);
+  check_all_layouts<int64_t>(4, 17, 9);
+  check_all_layouts<int32_t>(1, 33, 2);
+}
+
+TEST(MatMul, LargeUsesTheBlasPathAndAgrees) {
+  check_all_layouts<float>(64, 80, 72);
+  check_all_layouts<double>(65, 66, 67);
+}
+
+TEST(MatMul, EmptyAndZeroK) {
+  expect_tensor<float>(matmul(zeros({2, 0}), zeros({0, 3})), {0, 0, 0, 0, 0, 0}, {2, 3});
+  expect_tensor<float>(matmul(zeros({0, 4}), zeros({4, 3})), {}, {0, 3});
+}
+
+TEST(MatMul, BadInputs) {
+  expect_error<InvalidArgumentError>([] { matmul(zeros({2, 3}), zeros({2, 3})); },
+                                     "Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3] [Op:MatMul]");
+  expect_error<InvalidArgumentError>([] { matmul(zeros({3}), zeros({3, 1})); }, "is not a matrix");
+  expect_error<InvalidArgumentError>([] { matmul(zeros({2, 2}), zeros({2, 2}, DType::Float64)); }, "cannot compute MatMul");
+  expect_error<InvalidArgumentError>([] { matmul(zeros({2, 2}, DType::Bool), zeros({2, 2}, DType::Bool)); }, "bool");
+}
+
+TEST(BatchMatMul, BroadcastsBatchDims) {
+  auto a = seq<float>(2 * 2 * 3);
+  auto b = seq<float>(3 * 2, 5);
+  Tensor A = constant<float>(a, {2, 2, 3});
+  Tensor B = constant<float>(b, {3, 2});
+  Tensor B3 = constant<float>(b, {1, 3, 2});
+  Tensor C = matmul(A, B3);
+  EXPECT_EQ(C.shape(), TensorShape({2, 2, 2}));
+  for (int i = 0; i < 2; ++i) {
+    std::vector<float> ai(a.begin() + i * 6, a.begin() + (i + 1) * 6);
+    auto want = reference(ai, b, 2, 2, 3, false, false);
+    auto got = C.to_vector<float>();
+    for (int j = 0; j < 4; ++j) EXPECT_FLOAT_EQ(got[i * 4 + j], want[j]);
+  }
+  Tensor Ct = matmul(A, constant<float>(b, {1, 2, 3}), false, true);  // adj_y with [1,2,3]^T = [3,2]
+  EXPECT_EQ(Ct.shape(), TensorShape({2, 2, 2}));
+  expect_error<InvalidArgumentError>([&] { matmul(A, constant<float>(seq<float>(8), {2, 2, 2})); }, "Matrix size-incompatible");
+  (void)B;
+}

@@ -1,0 +1,65 @@
+// Reductions, ArgMax, Softmax.
+#include <cmath>
+
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+TEST(Reduce, TensorFlowDocExamples) {
+  // tf.reduce_sum docs: x = [[1, 1, 1], [1, 1, 1]]
+  Tensor x = constant<int32_t>({1, 1, 1, 1, 1, 1}, {2, 3});
+  expect_tensor<int32_t>(reduce_sum(x), {6}, {});
+  expect_tensor<int32_t>(reduce_sum(x, {0}), {2, 2, 2}, {3});
+  expect_tensor<int32_t>(reduce_sum(x, {1}), {3, 3}, {2});
+  expect_tensor<int32_t>(reduce_sum(x, {1}, true), {3, 3}, {2, 1});
+  expect_tensor<int32_t>(reduce_sum(x, {0, 1}), {6}, {});
+  expect_tensor<int32_t>(reduce_sum(x, std::vector<int64_t>{}), {1, 1, 1, 1, 1, 1}, {2, 3});
+  // tf.reduce_mean docs: [[1., 1.], [2., 2.]]
+  Tensor m = constant<float>({1, 1, 2, 2}, {2, 2});
+  expect_tensor<float>(reduce_mean(m), {1.5}, {});
+  expect_tensor<float>(reduce_mean(m, {0}), {1.5, 1.5}, {2});
+  expect_tensor<float>(reduce_mean(m, {1}), {1, 2}, {2});
+  // Integer mean truncates, as TF.
+  expect_tensor<int32_t>(reduce_mean(constant<int32_t>({1, 2})), {1}, {});
+}
+
+TEST(Reduce, MaxMinProdEachDtype) {
+  Tensor x = constant<double>({1, 5, -2, 4, 0, 3}, {2, 3});
+  expect_tensor<double>(reduce_max(x, {1}), {5, 4}, {2});
+  expect_tensor<double>(reduce_min(x, {0}), {1, 0, -2}, {3});
+  expect_tensor<double>(reduce_prod(x, {1}), {-10, 0}, {2});
+  expect_tensor<int64_t>(reduce_max(constant<int64_t>({3, 9, 2})), {9}, {});
+  expect_tensor<float>(reduce_sum(constant<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), {0, 2}), {14, 22}, {2});
+  expect_tensor<float>(reduce_sum(constant<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}), {-1}), {3, 7, 11, 15}, {2, 2});
+  expect_tensor<float>(reduce_max(zeros({0, 2}), {0}), {-INFINITY, -INFINITY}, {2});
+}
+
+TEST(Reduce, BadInputs) {
+  expect_error<InvalidArgumentError>([] { reduce_sum(zeros({2, 3}), {2}); },
+                                     "Invalid reduction dimension 2 for input with 2 dimensions. [Op:Sum]");
+  expect_error<InvalidArgumentError>([] { reduce_sum(constant<bool>({true})); }, "Value for attr 'T' of bool");
+}
+
+TEST(ArgMax, FirstIndexAmongTies) {
+  Tensor x = constant<float>({1, 9, 9, 4, 0, 5}, {2, 3});
+  Tensor a = argmax(x, 1);
+  EXPECT_EQ(a.dtype(), DType::Int64);
+  expect_tensor<int64_t>(a, {1, 2}, {2});
+  expect_tensor<int64_t>(argmax(x, 0), {1, 0, 0}, {3});
+  expect_tensor<int64_t>(argmax(constant<int32_t>({3, 3, 3})), {0}, {});
+  expect_error<InvalidArgumentError>([&] { argmax(x, 2); }, "[Op:ArgMax]");
+  expect_error<InvalidArgumentError>([] { argmax(zeros({0})); }, "empty");
+}
+
+TEST(Softmax, ValuesAndAxes) {
+  Tensor x = constant<float>({1, 2, 3, 1, 1, 1}, {2, 3});
+  Tensor s = softmax(x);
+  expect_near<float>(s, {0.09003057f, 0.24472848f, 0.66524094f, 1 / 3.f, 1 / 3.f, 1 / 3.f}, {2, 3});
+  expect_near<float>(log_softmax(x), {-2.4076059f, -1.4076059f, -0.40760595f, -1.0986123f, -1.0986123f, -1.0986123f}, {2, 3});
+  expect_near<float>(softmax(x, 0), {0.5f, 0.7310586f, 0.8807971f, 0.5f, 0.26894143f, 0.11920292f}, {2, 3});
+  // Stable for large logits.
+  expect_near<double>(softmax(constant<double>({1000, 1000})), {0.5, 0.5}, {2});
+  expect_error<InvalidArgumentError>([] { softmax(constant(1.0f)); }, "logits must have >= 1 dimension");
+  expect_error<InvalidArgumentError>([] { softmax(constant<int32_t>({1, 2})); }, "of int32");
+}

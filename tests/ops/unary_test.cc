@@ -1,0 +1,65 @@
+// Unary elementwise ops and Cast.
+#include <cmath>
+
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+TEST(Unary, Numeric) {
+  expect_tensor<int32_t>(-constant<int32_t>({1, -2}), {-1, 2}, {2});
+  expect_tensor<int64_t>(abs(constant<int64_t>({-3, 4})), {3, 4}, {2});
+  expect_tensor<float>(abs(constant<float>({-3.5, 4})), {3.5, 4}, {2});
+  expect_tensor<double>(sign(constant<double>({-3, 0, 2})), {-1, 0, 1}, {3});
+  expect_tensor<int32_t>(sign(constant<int32_t>({-3, 0, 2})), {-1, 0, 1}, {3});
+  expect_tensor<int32_t>(square(constant<int32_t>({-3, 4})), {9, 16}, {2});
+  expect_tensor<float>(relu(constant<float>({-1, 0, 2})), {0, 0, 2}, {3});
+  expect_tensor<int64_t>(relu(constant<int64_t>({-1, 2})), {0, 2}, {2});
+}
+
+TEST(Unary, Rounding) {
+  expect_tensor<float>(floor(constant<float>({-1.5, 1.5})), {-2, 1}, {2});
+  expect_tensor<double>(ceil(constant<double>({-1.5, 1.5})), {-1, 2}, {2});
+  // Banker's rounding, as tf.round.
+  expect_tensor<float>(round(constant<float>({0.5, 1.5, 2.5, -0.5, -1.7})), {0, 2, 2, -0, -2}, {5});
+}
+
+TEST(Unary, Transcendental) {
+  expect_near<float>(exp(constant<float>({0, 1, -1})), {1, 2.7182817f, 0.36787945f}, {3});
+  expect_near<double>(log(constant<double>({1, M_E})), {0, 1}, {2}, 1e-12);
+  expect_near<float>(sqrt(constant<float>({4, 9})), {2, 3}, {2});
+  expect_near<double>(rsqrt(constant<double>({4, 16})), {0.5, 0.25}, {2}, 1e-12);
+  expect_near<float>(tanh(constant<float>({0, 1, -20})), {0, 0.7615942f, -1}, {3});
+  expect_near<double>(sigmoid(constant<double>({0, 2})), {0.5, 0.8807970779778823}, {2}, 1e-12);
+  // Large inputs run the vectorized path; compare with std.
+  std::vector<float> xs(1000);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = -5.0f + 0.01f * static_cast<float>(i);
+  auto t = tanh(constant<float>(xs)).to_vector<float>();
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(t[i], std::tanh(xs[i]), 2e-6);
+  EXPECT_TRUE(std::isnan(log(constant(-1.0)).item<double>()));
+}
+
+TEST(Unary, FloatOnlyOpsRejectIntegers) {
+  expect_error<InvalidArgumentError>([] { sqrt(constant<int32_t>({4})); },
+                                     "Value for attr 'T' of int32 is not in the list of allowed values: float, double [Op:Sqrt]");
+  expect_error<InvalidArgumentError>([] { exp(constant<int64_t>({4})); }, "[Op:Exp]");
+  expect_error<InvalidArgumentError>([] { tanh(constant<bool>({true})); }, "of bool");
+  expect_error<InvalidArgumentError>([] { neg(constant<bool>({true})); }, "of bool");
+  expect_error<InvalidArgumentError>([] { logical_not(constant<float>({1})); }, "allowed values: bool");
+}
+
+TEST(Unary, Cast) {
+  expect_tensor<int32_t>(cast(constant<float>({1.7f, -1.7f}), DType::Int32), {1, -1}, {2});
+  expect_tensor<double>(cast(constant<int32_t>({3}), DType::Float64), {3.0}, {1});
+  expect_tensor<bool>(cast(constant<float>({0, 2}), DType::Bool), {false, true}, {2});
+  expect_tensor<int64_t>(cast(constant<bool>({true, false}), DType::Int64), {1, 0}, {2});
+  expect_tensor<int32_t>(cast(constant<float>({NAN, 1e20f, -1e20f}), DType::Int32), {0, 2147483647, -2147483647 - 1}, {3});
+  EXPECT_EQ(cast(constant(1.5f), DType::Float32).item<float>(), 1.5f);
+}
+
+TEST(Unary, IdentityAndLikes) {
+  expect_tensor<int32_t>(identity(constant<int32_t>({1, 2})), {1, 2}, {2});
+  expect_tensor<float>(zeros_like(constant<float>({1, 2})), {0, 0}, {2});
+  expect_tensor<bool>(ones_like(constant<bool>({false})), {true}, {1});
+  expect_tensor<int64_t>(ones_like(constant<int64_t>({5, 6}, {1, 2})), {1, 1}, {1, 2});
+}
