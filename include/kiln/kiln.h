@@ -4,5 +4,6 @@
 #include "kiln/errors.h"
 #include "kiln/function.h"
 #include "kiln/ops.h"
+#include "kiln/print.h"
 #include "kiln/shape.h"
 #include "kiln/tensor.h"

@@ -136,6 +136,12 @@ std::string format_scalar(const TensorImpl& t, int64_t index) {
 }
 
 std::string format_values(const TensorImpl& t) {
+  if (t.dims.empty() && is_floating(t.dtype)) {
+    // numpy prints a 0-d float like Python's repr: "12.0", not "12.".
+    std::string s = format_scalar(t, 0);
+    if (!s.empty() && s.back() == '.') s += "0";
+    return s;
+  }
   Printer p{t, strides_of(t), t.num_elements > kSummarizeThreshold, kEdgeItems, {}, {}, 0, "..."};
   p.collect(0, 0);
   std::vector<std::string> texts;

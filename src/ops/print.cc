@@ -1,6 +1,6 @@
 // KilnPrint: kiln::print as a runtime op (TensorFlow's tf.print lowers to StringFormat +
-// PrintV2 over string tensors, which kiln does not have). attrs: template ("{}" marks each
-// tensor input, other text was fixed at trace time), summarize. Writes one line to stderr.
+// PrintV2 over string tensors, which kiln does not have). attrs: template (byte 0x01 marks
+// each tensor input; other text was fixed at trace time), summarize. One line to stderr.
 // NoOp: nothing; a target for control dependencies.
 #include <cstdio>
 #include <string>
@@ -23,9 +23,8 @@ template <class T> struct PrintKernel {
     std::string line;
     int next = 0;
     for (size_t i = 0; i < tmpl.size(); ++i) {
-      if (tmpl.compare(i, 2, "{}") == 0 && next < c.num_inputs) {
+      if (tmpl[i] == '\x01' && next < c.num_inputs) {
         line += detail::format_values_tf_print(c.in(next++), summarize);
-        ++i;
       } else {
         line += tmpl[i];
       }
