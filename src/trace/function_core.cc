@@ -84,8 +84,7 @@ bool fits(const std::vector<ArgEntry>& traced, const std::vector<ArgEntry>& call
 std::string retrace_reason(const std::vector<ArgEntry>& call, const std::vector<std::vector<ArgEntry>>& cached) {
   if (cached.empty()) return "first call";
   const std::vector<ArgEntry>& last = cached.back();
-  if (last.size() != call.size()) return "the arguments' structure changed";
-  for (size_t i = 0; i < call.size(); ++i) {
+  for (size_t i = 0; i < std::min(call.size(), last.size()); ++i) {
     const ArgEntry& a = call[i];
     const ArgEntry& b = last[i];
     if (a.kind != b.kind) return "argument " + a.name + ": a tensor in one call and a value in another";
@@ -104,7 +103,7 @@ std::string retrace_reason(const std::vector<ArgEntry>& call, const std::vector<
       return "argument " + a.name + ": list of " + std::to_string(a.list_size) + " tensors, cached traces have " +
              std::to_string(b.list_size);
   }
-  return "a new signature";
+  return last.size() != call.size() ? "the arguments' structure changed" : "a new signature";
 }
 }  // namespace
 
