@@ -29,8 +29,6 @@ std::string ConcreteImpl::pretty_signature() const {
   bool first = true;
   for (const ArgEntry& e : signature) {
     if (e.kind == ArgEntry::kTensorList) continue;
-    const bool top_level = e.name.find('_') == std::string::npos || true;
-    (void)top_level;
     if (!first) header += ", ";
     first = false;
     if (e.kind == ArgEntry::kValue) {
