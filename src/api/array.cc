@@ -9,7 +9,7 @@ namespace kiln {
 namespace op = ops::op;
 using ops::Attrs;
 
-Tensor reshape(const Tensor& x, const Tensor& shape) { return trace::dispatch1(op::Reshape(), {&x, &shape}, {}, "Reshape"); }
+Tensor reshape(const Tensor& x, const Tensor& shape) { return trace::dispatch1(op::Reshape(), {&x, &shape}, trace::no_attrs(), "Reshape"); }
 Tensor reshape(const Tensor& x, std::vector<int64_t> shape) {
   Tensor s = api::int_list(shape, "Reshape/shape");
   return reshape(x, s);
@@ -17,7 +17,7 @@ Tensor reshape(const Tensor& x, std::vector<int64_t> shape) {
 
 Tensor transpose(const Tensor& x, std::vector<int64_t> perm) {
   Tensor p = api::int_list(perm, "transpose/perm");
-  return trace::dispatch1(op::Transpose(), {&x, &p}, {}, "transpose");
+  return trace::dispatch1(op::Transpose(), {&x, &p}, trace::no_attrs(), "transpose");
 }
 Tensor transpose(const Tensor& x) {
   const int r = x.defined() ? x.rank() : 0;
@@ -41,7 +41,7 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t axis) {
 
 Tensor slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> size) {
   Tensor b = api::int_list(begin, "Slice/begin"), s = api::int_list(size, "Slice/size");
-  return trace::dispatch1(op::Slice(), {&x, &b, &s}, {}, "Slice");
+  return trace::dispatch1(op::Slice(), {&x, &b, &s}, trace::no_attrs(), "Slice");
 }
 
 Tensor strided_slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> end, std::vector<int64_t> strides,
@@ -63,7 +63,7 @@ Tensor gather(const Tensor& x, std::vector<int64_t> indices, int64_t axis) {
 
 Tensor expand_dims(const Tensor& x, int64_t axis) {
   Tensor a = api::int_scalar(axis, "ExpandDims/dim");
-  return trace::dispatch1(op::ExpandDims(), {&x, &a}, {}, "ExpandDims");
+  return trace::dispatch1(op::ExpandDims(), {&x, &a}, trace::no_attrs(), "ExpandDims");
 }
 
 Tensor squeeze(const Tensor& x, std::vector<int64_t> axes) {
@@ -72,11 +72,11 @@ Tensor squeeze(const Tensor& x, std::vector<int64_t> axes) {
 
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples) {
   Tensor m = api::int_list(multiples, "Tile/multiples");
-  return trace::dispatch1(op::Tile(), {&x, &m}, {}, "Tile");
+  return trace::dispatch1(op::Tile(), {&x, &m}, trace::no_attrs(), "Tile");
 }
 
 Tensor shape_of(const Tensor& x) { return trace::dispatch1(op::Shape(), {&x}, Attrs{DType::Int32}, "Shape"); }
 Tensor size_of(const Tensor& x) { return trace::dispatch1(op::Size(), {&x}, Attrs{DType::Int32}, "Size"); }
-Tensor rank_of(const Tensor& x) { return trace::dispatch1(op::Rank(), {&x}, {}, "Rank"); }
+Tensor rank_of(const Tensor& x) { return trace::dispatch1(op::Rank(), {&x}, trace::no_attrs(), "Rank"); }
 
 }  // namespace kiln

@@ -86,7 +86,7 @@ Tensor fill(std::vector<int64_t> shape, double value, DType dtype) {
   Tensor v = api::host_scalar(value, dtype, " [Op:Fill]");
   Tensor dims = api::int_list(shape, "Fill/dims");
   Tensor vv = trace::as_graph_constant(v, "Fill/value");
-  return trace::dispatch1(api::op::Fill(), {&dims, &vv}, {}, "Fill");
+  return trace::dispatch1(api::op::Fill(), {&dims, &vv}, trace::no_attrs(), "Fill");
 }
 Tensor zeros(std::vector<int64_t> shape, DType dtype) { return fill(std::move(shape), 0, dtype); }
 Tensor ones(std::vector<int64_t> shape, DType dtype) { return fill(std::move(shape), 1, dtype); }
@@ -109,7 +109,7 @@ Tensor range(double start, double limit, double delta, DType dtype) {
   Tensor s = trace::as_graph_constant(api::host_scalar(start, dtype, " [Op:Range]"), "Range/start");
   Tensor l = trace::as_graph_constant(api::host_scalar(limit, dtype, " [Op:Range]"), "Range/limit");
   Tensor d = trace::as_graph_constant(api::host_scalar(delta, dtype, " [Op:Range]"), "Range/delta");
-  return trace::dispatch1(api::op::Range(), {&s, &l, &d}, {}, "Range");
+  return trace::dispatch1(api::op::Range(), {&s, &l, &d}, trace::no_attrs(), "Range");
 }
 
 namespace {

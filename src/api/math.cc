@@ -73,7 +73,7 @@ namespace op = ops::op;
 using ops::Attrs;
 
 #define KILN_BINARY_IMPL(fn, Name, hint) \
-  Tensor fn(const Tensor& a, const Tensor& b) { return trace::dispatch1(op::Name(), {&a, &b}, {}, hint); }
+  Tensor fn(const Tensor& a, const Tensor& b) { return trace::dispatch1(op::Name(), {&a, &b}, trace::no_attrs(), hint); }
 KILN_BINARY_IMPL(add, AddV2, "add")
 KILN_BINARY_IMPL(sub, Sub, "sub")
 KILN_BINARY_IMPL(mul, Mul, "mul")
@@ -97,13 +97,13 @@ KILN_BINARY_IMPL(logical_or, LogicalOr, "LogicalOr")
 Tensor div(const Tensor& a, const Tensor& b) {
   if (a.defined() && b.defined() && a.dtype() == b.dtype() && is_integer(a.dtype())) {
     Tensor fa = cast(a, DType::Float64), fb = cast(b, DType::Float64);
-    return trace::dispatch1(op::RealDiv(), {&fa, &fb}, {}, "truediv");
+    return trace::dispatch1(op::RealDiv(), {&fa, &fb}, trace::no_attrs(), "truediv");
   }
-  return trace::dispatch1(op::RealDiv(), {&a, &b}, {}, "truediv");
+  return trace::dispatch1(op::RealDiv(), {&a, &b}, trace::no_attrs(), "truediv");
 }
 
 #define KILN_UNARY_IMPL(fn, Name) \
-  Tensor fn(const Tensor& x) { return trace::dispatch1(op::Name(), {&x}, {}, #Name); }
+  Tensor fn(const Tensor& x) { return trace::dispatch1(op::Name(), {&x}, trace::no_attrs(), #Name); }
 KILN_UNARY_IMPL(neg, Neg)
 KILN_UNARY_IMPL(abs, Abs)
 KILN_UNARY_IMPL(sign, Sign)
@@ -127,7 +127,7 @@ KILN_UNARY_IMPL(ones_like, OnesLike)
 Tensor cast(const Tensor& x, DType dtype) { return trace::dispatch1(op::Cast(), {&x}, Attrs{dtype}, "Cast"); }
 
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
-  return trace::dispatch1(op::SelectV2(), {&c, &a, &b}, {}, "SelectV2");
+  return trace::dispatch1(op::SelectV2(), {&c, &a, &b}, trace::no_attrs(), "SelectV2");
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
@@ -148,7 +148,7 @@ Tensor reduction_axes(const Tensor& x, const std::optional<std::vector<int64_t>>
     return api::int_list(all, "Const");
   }
   Tensor start = api::int_scalar(0), delta = api::int_scalar(1), rank = rank_of(x);
-  return trace::dispatch1(op::Range(), {&start, &rank, &delta}, {}, "range");
+  return trace::dispatch1(op::Range(), {&start, &rank, &delta}, trace::no_attrs(), "range");
 }
 Tensor reduce(const ops::OpDef& def, const char* hint, const Tensor& x, const std::optional<std::vector<int64_t>>& axes,
               bool keepdims) {
@@ -173,7 +173,7 @@ namespace {
 // Softmax ops work on the last axis; another axis is moved there and back (as TF does).
 Tensor softmax_on_axis(const ops::OpDef& def, const char* hint, const Tensor& x, int64_t axis) {
   const int r = x.defined() ? x.rank() : -1;
-  if (r < 0 || axis == -1 || axis == r - 1) return trace::dispatch1(def, {&x}, {}, hint);
+  if (r < 0 || axis == -1 || axis == r - 1) return trace::dispatch1(def, {&x}, trace::no_attrs(), hint);
   if (axis < -r || axis >= r)
     throw InvalidArgumentError("axis " + std::to_string(axis) + " is out of range for a tensor of rank " +
                                std::to_string(r) + " [Op:" + def.name + "]");
@@ -182,7 +182,7 @@ Tensor softmax_on_axis(const ops::OpDef& def, const char* hint, const Tensor& x,
   for (int i = 0; i < r; ++i) perm[i] = i;
   std::swap(perm[a], perm[r - 1]);
   Tensor moved = transpose(x, perm);
-  Tensor y = trace::dispatch1(def, {&moved}, {}, hint);
+  Tensor y = trace::dispatch1(def, {&moved}, trace::no_attrs(), hint);
   return transpose(y, perm);
 }
 }  // namespace

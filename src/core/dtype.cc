@@ -13,17 +13,6 @@ std::string_view dtype_name(DType d) {
   return "invalid";
 }
 
-size_t dtype_size(DType d) {
-  switch (d) {
-    case DType::Bool: return 1;
-    case DType::Int32: return 4;
-    case DType::Int64: return 8;
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-  }
-  return 0;
-}
-
 bool is_floating(DType d) { return d == DType::Float32 || d == DType::Float64; }
 bool is_integer(DType d) { return d == DType::Int32 || d == DType::Int64; }
 

@@ -82,7 +82,7 @@ class SmallVec {
   bool operator!=(const SmallVec& o) const { return !(*this == o); }
 
  private:
-  T inline_[N] = {};
+  T inline_[N];  // only the first size_ elements are ever read
   std::unique_ptr<T[]> heap_;
   size_t size_ = 0;
   size_t cap_ = N;

@@ -42,6 +42,55 @@ template <class T> void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, 
   }
 }
 
+// N <= W: each row of C accumulates in a fixed-width local array, so the compiler keeps it
+// in vector registers and fully vectorizes the update (no scalar remainder loop for N=10).
+template <class T, bool = std::is_integral_v<T>> struct Accum { using type = T; };
+template <class T> struct Accum<T, true> { using type = std::make_unsigned_t<T>; };  // integers wrap
+
+// Writes the first n lanes of a row of vectors.
+template <class T, class U, class Vec> void store_row(const Vec* acc, int64_t n, T* dst) {
+  const U* lanes = reinterpret_cast<const U*>(acc);
+  for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<T>(lanes[j]);
+}
+
+template <class T, int W> void gemm_narrow(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  using U = typename Accum<T>::type;
+  // A row of W lanes is NV vectors of 32 bytes (one AVX register each). Wider GCC vectors
+  // get spilled through the stack, so the row is kept as an array the compiler unrolls.
+  typedef U Vec __attribute__((vector_size(32)));
+  constexpr int kLanes = 32 / sizeof(U);
+  constexpr int NV = (W + kLanes - 1) / kLanes;
+  constexpr int64_t kMaxK = 64;
+  if (k > kMaxK) return gemm_small(m, n, k, a, b, c);
+  Vec bpad[kMaxK][NV];  // B with rows padded to NV vectors (zeros beyond n)
+  for (int64_t p = 0; p < k; ++p) {
+    U lanes[NV * kLanes];
+    for (int j = 0; j < NV * kLanes; ++j) lanes[j] = j < n ? static_cast<U>(b[p * n + j]) : U(0);
+    std::memcpy(static_cast<void*>(bpad[p]), lanes, sizeof(lanes));  // fixed size: a register move
+  }
+  // Rows go in blocks of kRows so that kRows * NV independent accumulators hide the FMA
+  // latency (one row alone is a dependency chain of length k).
+  constexpr int kRows = 5;
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) {
+    Vec acc[kRows][NV] = {};
+    for (int64_t p = 0; p < k; ++p)
+      for (int r = 0; r < kRows; ++r) {
+        const U av = static_cast<U>(a[(i + r) * k + p]);
+        for (int v = 0; v < NV; ++v) acc[r][v] += av * bpad[p][v];
+      }
+    for (int r = 0; r < kRows; ++r) store_row<T, U>(acc[r], n, c + (i + r) * n);
+  }
+  for (; i < m; ++i) {
+    Vec acc[NV] = {};
+    for (int64_t p = 0; p < k; ++p) {
+      const U av = static_cast<U>(a[i * k + p]);
+      for (int v = 0; v < NV; ++v) acc[v] += av * bpad[p][v];
+    }
+    store_row<T, U>(acc, n, c + i * n);
+  }
+}
+
 template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
   Eigen::Map<RowMat<T>> C(c, m, n);
   Eigen::Map<const RowMat<T>> A(a, ta ? k : m, ta ? m : k);
@@ -88,6 +137,8 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
     transpose_into(b, n, k, pack_b.data());
     b = pack_b.data();
   }
+  if (n <= 8) return gemm_narrow<T, 8>(m, n, k, a, b, c);
+  if (n <= 16) return gemm_narrow<T, 16>(m, n, k, a, b, c);
   gemm_small(m, n, k, a, b, c);
 }
 

@@ -83,6 +83,7 @@ struct OpDef;
 // throws InvalidArgumentError in TensorFlow's words; it never reads input data unless
 // `value` is set.
 struct InferContext {
+  InferContext(const OpDef& o, const InputInfo* in, int n, const Attrs& a) : op(o), inputs(in), num_inputs(n), attrs(a) {}
   const OpDef& op;
   const InputInfo* inputs;
   int num_inputs;

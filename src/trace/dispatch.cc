@@ -60,6 +60,11 @@ graph::Node* add_traced(TraceContext& ctx, const ops::OpDef& op, const Tensor* c
 
 TraceContext* current_trace() { return t_current; }
 
+const ops::Attrs& no_attrs() {
+  static const ops::Attrs empty;
+  return empty;
+}
+
 TraceContext::TraceContext(graph::Graph* g) : graph_(g), outer_(t_current) { t_current = this; }
 TraceContext::~TraceContext() { t_current = outer_; }
 

@@ -13,13 +13,16 @@ class TraceContext;
 // The innermost active trace on this thread, or null (eager).
 TraceContext* current_trace();
 
+// The attrs of an op that has none (shared, so a call builds no temporary).
+const ops::Attrs& no_attrs();
+
 // Inputs are passed as pointers so that a call copies no handles (no refcount traffic).
 std::vector<Tensor> dispatch(const ops::OpDef& op, const Tensor* const* inputs, int num_inputs, ops::Attrs attrs,
                              const char* name_hint = nullptr);
 Tensor dispatch1(const ops::OpDef& op, const Tensor* const* inputs, int num_inputs, const ops::Attrs& attrs,
                  const char* name_hint = nullptr);
 inline Tensor dispatch1(const ops::OpDef& op, std::initializer_list<const Tensor*> inputs,
-                        const ops::Attrs& attrs = {}, const char* name_hint = nullptr) {
+                        const ops::Attrs& attrs = no_attrs(), const char* name_hint = nullptr) {
   return dispatch1(op, inputs.begin(), static_cast<int>(inputs.size()), attrs, name_hint);
 }
 // For variadic ops (ConcatV2, Pack, KilnPrint).

@@ -1,0 +1,53 @@
+// 1024^3 float32 GEMM: kiln's matmul against OpenBLAS's own cblas_sgemm and Eigen, in one
+// binary. kiln loads OpenBLAS itself so OPENBLAS_CORETYPE cannot pin it to a slower core;
+// the OpenBLAS row below calls that same correctly-loaded library directly.
+// Run: ./build/bench/kiln_bench --benchmark_filter=Gemm1024
+#include <benchmark/benchmark.h>
+#include <kiln/kiln.h>
+
+#include <vector>
+
+#include "kernels/gemm.h"
+
+using namespace kiln;
+
+namespace {
+constexpr int kN = 1024;
+void set_flops(benchmark::State& state) {
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kN * kN * static_cast<double>(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel(kernels::large_gemm_backend());
+}
+}  // namespace
+
+static void BM_Gemm1024_Kiln(benchmark::State& state) {
+  Tensor a = random_uniform({kN, kN}, -1, 1, DType::Float32, 1), b = random_uniform({kN, kN}, -1, 1, DType::Float32, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
+  set_flops(state);
+}
+BENCHMARK(BM_Gemm1024_Kiln)->Unit(benchmark::kMillisecond);
+
+static void BM_Gemm1024_OpenBLAS(benchmark::State& state) {
+  auto sgemm = kernels::openblas_sgemm();
+  if (!sgemm) {
+    state.SkipWithError("OpenBLAS not installed");
+    return;
+  }
+  std::vector<float> a(kN * kN, 0.5f), b(kN * kN, 0.25f), c(kN * kN);
+  for (auto _ : state) {
+    sgemm(101, 111, 111, kN, kN, kN, 1.f, a.data(), kN, b.data(), kN, 0.f, c.data(), kN);
+    benchmark::DoNotOptimize(c.data());
+  }
+  set_flops(state);
+}
+BENCHMARK(BM_Gemm1024_OpenBLAS)->Unit(benchmark::kMillisecond);
+
+static void BM_Gemm1024_Eigen(benchmark::State& state) {
+  std::vector<float> a(kN * kN, 0.5f), b(kN * kN, 0.25f), c(kN * kN);
+  for (auto _ : state) {
+    kernels::eigen_sgemm(kN, kN, kN, a.data(), b.data(), c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  set_flops(state);
+}
+BENCHMARK(BM_Gemm1024_Eigen)->Unit(benchmark::kMillisecond);
