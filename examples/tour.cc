@@ -1,3 +1,124 @@
+// The guided tour of kiln: `make demo` runs this. Each section prints what it shows.
 #include <kiln/kiln.h>
+
+#include <chrono>
 #include <iostream>
-int main() { std::cout << kiln::constant(1.0) << "\n"; }
+
+using namespace kiln;
+
+namespace {
+void section(const char* title) { std::cout << "\n== " << title << " ==\n"; }
+
+Tensor a_regular_function(Tensor x, Tensor y, Tensor b) {
+  x = matmul(x, y);
+  x = x + b;
+  return x;
+}
+
+Tensor power(Tensor x, int y) {
+  Tensor result = eye(10, DType::Int32);
+  for (int i = 0; i < y; ++i) result = matmul(x, result);
+  return result;
+}
+
+template <class F> double micros_per_call(F&& f, int n) {
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) f();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / n;
+}
+}  // namespace
+
+int main() {
+  std::cout << std::unitbuf;  // kiln::print writes to stderr: keep the two streams in order
+  section("Tensors");
+  Tensor m = constant<float>({1, 2, 3, 4, 5, 6}, {2, 3});
+  std::cout << m << "\n";
+  std::cout << constant(5.5) << "\n" << range(0, 5, 1, DType::Int32) << "\n" << eye(2, DType::Int64) << "\n";
+  std::cout << "shape " << m.shape().str() << ", dtype " << dtype_name(m.dtype()) << "\n";
+
+  section("Ops and broadcasting (TensorFlow semantics)");
+  std::cout << "m + [10, 20, 30] = " << m + constant<float>({10, 20, 30}) << "\n";
+  std::cout << "m * 2 = " << m * 2 << "\n";
+  std::cout << "reduce_sum(m, {1}) = " << reduce_sum(m, {1}) << "\n";
+  std::cout << "softmax(m) = " << softmax(m) << "\n";
+  std::cout << "-7 // 2 = " << floordiv(constant(-7), 2) << "   (integer floor division)\n";
+  std::cout << "7 / 2 = " << constant(7) / 2 << "   (truediv of ints gives float64)\n";
+
+  section("Errors are typed and name the op");
+  try {
+    (void)(m + constant<float>({1, 2, 3, 4}));
+  } catch (const InvalidArgumentError& e) {
+    std::cout << "InvalidArgumentError: " << e.what() << "\n";
+  }
+  try {
+    (void)(constant<float>({1}) + constant<int32_t>({1}));
+  } catch (const Error& e) {
+    std::cout << error_code_name(e.code()) << ": " << e.what() << "\n";
+  }
+
+  section("kiln::function: trace once, run the graph");
+  auto a_function_that_uses_a_graph = function(a_regular_function);
+  Tensor x1 = constant<float>({1, 2}, {1, 2}), y1 = constant<float>({2, 3}, {2, 1}), b1 = constant(4.0f);
+  std::cout << "eager:    " << a_regular_function(x1, y1, b1) << "\n";
+  std::cout << "function: " << a_function_that_uses_a_graph(x1, y1, b1) << "\n";
+
+  section("Polymorphism: one graph per input signature");
+  auto my_relu = function(
+      [](Tensor x) {
+        std::cout << "  (tracing my_relu with " << x << ")\n";  // host side effect: only while tracing
+        return maximum(constant(0.0), x);
+      },
+      {.name = "my_relu", .arg_names = {"x"}});
+  std::cout << my_relu(constant(5.5)) << "\n";
+  std::cout << my_relu(std::vector<double>{1, -1}) << "\n";
+  std::cout << my_relu(constant<double>({3, -3})) << "\n";
+  std::cout << my_relu(constant(-2.5)) << "   (no new trace)\n";
+  std::cout << "traces: " << my_relu.tracing_count() << "\n" << my_relu.pretty_printed_concrete_signatures();
+
+  section("Why it traced");
+  auto scaled = function([](Tensor x, int y) { return x * y; }, {.arg_names = {"x", "y"}});
+  (void)scaled(constant<int32_t>({1, 2}), 2);
+  (void)scaled(constant<int32_t>({1, 2}), 3);
+  (void)scaled(constant<int32_t>({1, 2, 3}), 3);
+  for (const auto& reason : scaled.trace_log()) std::cout << "  " << reason << "\n";
+
+  section("kiln::print runs on every call; std::cout only while tracing");
+  auto noisy = function([](Tensor x) {
+    std::cout << "  std::cout: tracing\n";
+    print("  kiln::print: x =", x);
+    return x + 1;
+  });
+  (void)noisy(constant(1));
+  (void)noisy(constant(2));
+  std::cerr.flush();
+
+  section("Non-strict execution: unused ops do not run");
+  auto unused = function([](Tensor x) {
+    (void)gather(x, std::vector<int64_t>{1});  // out of range, but nothing needs it
+    return x;
+  });
+  std::cout << unused(constant<float>({0})) << "\n";
+
+  section("input_signature and reduce_retracing");
+  auto any_rank = function([](Tensor x) { return x + 1; },
+                           {.input_signature = std::vector<TensorSpec>{{TensorShape::unknown(), DType::Int32}}});
+  (void)any_rank(constant(1));
+  (void)any_rank(constant<int32_t>({1, 2}));
+  std::cout << "unknown-rank signature, scalar and vector calls: " << any_rank.tracing_count() << " trace\n";
+  auto relaxed = function([](Tensor x) { return x * 2; }, {.reduce_retracing = true});
+  for (int n : {3, 5, 7, 9}) (void)relaxed(zeros({n}));
+  std::cout << "reduce_retracing over shapes (3,), (5,), (7,), (9,): " << relaxed.tracing_count() << " traces\n";
+
+  section("The graph, as TensorFlow's GraphDef text");
+  auto positive = function([](Tensor x) { return greater(x, 0); }, {.arg_names = {"x"}});
+  std::cout << positive.get_concrete_function(constant(1)).as_graph_def().str();
+
+  section("Graph mode is faster: power(x, 100) on a 10x10 int32 matrix");
+  Tensor x = random_uniform({10, 10}, -1, 2, DType::Int32, 7);
+  auto power_as_graph = function(power);
+  (void)power_as_graph(x, 100);
+  const double eager_us = micros_per_call([&] { (void)power(x, 100); }, 300);
+  const double graph_us = micros_per_call([&] { (void)power_as_graph(x, 100); }, 300);
+  std::cout << "eager: " << eager_us << " us/call, function: " << graph_us << " us/call\n";
+  return 0;
+}
