@@ -2,7 +2,15 @@
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
+#include "core/parallel.h"
+
 using namespace kiln;
+
+// Benchmarks run single-threaded unless an Arg says otherwise.
+[[maybe_unused]] static const int kSingleThreaded = [] {
+  set_intra_op_threads(1);
+  return 1;
+}();
 
 static void BM_EagerAddScalarF32(benchmark::State& state) {
   Tensor a = constant(1.0f), b = constant(2.0f);
@@ -22,9 +30,12 @@ static void BM_EagerMatMul10x10I32(benchmark::State& state) {
 }
 BENCHMARK(BM_EagerMatMul10x10I32);
 
+// Arg: intra-op threads (1 = single-threaded kernel).
 static void BM_EagerTanh1M(benchmark::State& state) {
+  set_intra_op_threads(static_cast<int>(state.range(0)));
   Tensor x = random_uniform({1 << 20}, -3, 3, DType::Float32, 1);
   for (auto _ : state) benchmark::DoNotOptimize(tanh(x));
   state.SetBytesProcessed(state.iterations() * (int64_t{1} << 20) * 4);
+  set_intra_op_threads(1);
 }
-BENCHMARK(BM_EagerTanh1M)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EagerTanh1M)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "core/parallel.h"
 #include "kernels/gemm.h"
 
 using namespace kiln;
@@ -20,12 +21,15 @@ void set_flops(benchmark::State& state) {
 }
 }  // namespace
 
+// Arg: intra-op threads. The 1-thread row is the one to compare with OpenBLAS below.
 static void BM_Gemm1024_Kiln(benchmark::State& state) {
+  set_intra_op_threads(static_cast<int>(state.range(0)));
   Tensor a = random_uniform({kN, kN}, -1, 1, DType::Float32, 1), b = random_uniform({kN, kN}, -1, 1, DType::Float32, 2);
   for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
   set_flops(state);
+  set_intra_op_threads(1);
 }
-BENCHMARK(BM_Gemm1024_Kiln)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gemm1024_Kiln)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 static void BM_Gemm1024_OpenBLAS(benchmark::State& state) {
   auto sgemm = kernels::openblas_sgemm();

@@ -141,13 +141,13 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
     ops::TensorImpl** out = out_stack;
     if (st.num_inputs > kMax) { in_heap.resize(st.num_inputs); in = in_heap.data(); }
     if (st.num_outputs > kMax) { out_heap.resize(st.num_outputs); out = out_heap.data(); }
-    const int* is = &input_slots_[st.first_input];
+    const int* is = input_slots_.data() + st.first_input;
     for (int i = 0; i < st.num_inputs; ++i) in[i] = slots[is[i]].impl();
     try {
-      const int* os = &output_slots_[st.first_output];
+      const int* os = output_slots_.data() + st.first_output;
       if (st.static_shapes) {
         // Shapes and dtypes were checked at trace time: no shape function at run time.
-        const StaticOutput* so = &static_outputs_[st.first_static];
+        const StaticOutput* so = static_outputs_.data() + st.first_static;
         for (int i = 0; i < st.num_outputs; ++i) {
           slots[os[i]] = Tensor(detail::make_concrete(so[i].dtype, so[i].dims));
           out[i] = slots[os[i]].impl();
@@ -167,7 +167,7 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
     } catch (const Error& e) {
       rethrow_with_node(e, st.node->name);
     }
-    const int* rs = &release_slots_[st.first_release];
+    const int* rs = release_slots_.data() + st.first_release;
     for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
   }
   std::vector<Tensor> results;

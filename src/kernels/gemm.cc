@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/parallel.h"
 #include "kernels/blas.h"
 
 namespace kiln::kernels {
@@ -103,6 +104,42 @@ template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64
 
 }  // namespace
 
+// Large GEMMs are split over threads above this many multiply-adds.
+constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
+
+template <class T> void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                                   const T* b, T* c) {
+  const Blas& lib = blas();
+  const int ldb = static_cast<int>(tb ? k : n);
+  const int tA = ta ? kCblasTrans : kCblasNoTrans, tB = tb ? kCblasTrans : kCblasNoTrans;
+  const bool fits = m < (1 << 30) && n < (1 << 30) && k < (1 << 30) && lda < (1 << 30);
+  if constexpr (std::is_same_v<T, float>) {
+    if (lib.sgemm && fits) return lib.sgemm(kCblasRowMajor, tA, tB, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, n);
+  } else {
+    if (lib.dgemm && fits) return lib.dgemm(kCblasRowMajor, tA, tB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+  }
+  // Eigen with an explicit leading dimension for A (a row block of a larger matrix).
+  using Stride = Eigen::OuterStride<>;
+  Eigen::Map<RowMat<T>> C(c, m, n);
+  Eigen::Map<const RowMat<T>> B(b, tb ? n : k, tb ? k : n);
+  if (!ta) {
+    Eigen::Map<const RowMat<T>, 0, Stride> A(a, m, k, Stride(lda));
+    if (tb) C.noalias() = A * B.transpose();
+    else C.noalias() = A * B;
+  } else {
+    Eigen::Map<const RowMat<T>, 0, Stride> A(a, k, m, Stride(lda));
+    if (tb) C.noalias() = A.transpose() * B.transpose();
+    else C.noalias() = A.transpose() * B;
+  }
+}
+
+// Rows [lo, hi) of C. op(A)'s row r starts at a + r * row_a (row_a is 1 when A is transposed).
+template <class T> void gemm_rows(bool ta, bool tb, int64_t lo, int64_t hi, int64_t m, int64_t n, int64_t k,
+                                  const T* a, const T* b, T* c, int64_t row_a) {
+  const int64_t lda = ta ? m : k;
+  gemm_large<T>(ta, tb, hi - lo, n, k, a + lo * row_a, lda, b, c + lo * n);
+}
+
 template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
   if (m == 0 || n == 0) return;
@@ -112,18 +149,15 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
   }
   const int64_t work = m * n * k;
   if constexpr (std::is_floating_point_v<T>) {
-    if (work >= kSmallGemmWork) {
-      const Blas& lib = blas();
-      const int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
-      const int tA = ta ? kCblasTrans : kCblasNoTrans, tB = tb ? kCblasTrans : kCblasNoTrans;
-      const bool fits = m < (1 << 30) && n < (1 << 30) && k < (1 << 30);
-      if constexpr (std::is_same_v<T, float>) {
-        if (lib.sgemm && fits) return lib.sgemm(kCblasRowMajor, tA, tB, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, n);
-      } else {
-        if (lib.dgemm && fits) return lib.dgemm(kCblasRowMajor, tA, tB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-      }
-      return gemm_eigen(ta, tb, m, n, k, a, b, c);
+    if (work >= kParallelGemmWork && m >= 64 && intra_op_threads() > 1) {
+      // Row blocks of C on separate threads, each a single-threaded library GEMM.
+      const int64_t row_a = ta ? 1 : k;  // stride between rows of op(A) in A
+      parallel_for(m, 2, [&](int64_t lo, int64_t hi) {
+        gemm_rows(ta, tb, lo, hi, m, n, k, a, b, c, row_a);
+      });
+      return;
     }
+    if (work >= kSmallGemmWork) return gemm_large<T>(ta, tb, m, n, k, a, ta ? m : k, b, c);
   }
   // Small or integer: bring both operands to plain row-major, then the i-k-j loop.
   thread_local std::vector<T> pack_a, pack_b;

@@ -2,12 +2,17 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/parallel.h"
 #include "kernels/broadcast.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
 namespace kiln::ops {
 namespace {
+
+// Contiguous elementwise loops split across threads above this many elements (below it
+// they are memory-bound and thread hand-off costs more than it saves).
+constexpr int64_t kParallelElements = 256 * 1024;
 
 // Integer arithmetic wraps (as TensorFlow's does) instead of being undefined behavior.
 template <class T> T wrap_add(T a, T b) {
@@ -111,13 +116,19 @@ void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
   R* z = out.as<R>();
   const int64_t n = out.num_elements;
   if (a.num_elements == n && b.num_elements == n) {
-    for (int64_t i = 0; i < n; ++i) z[i] = F::f(x[i], y[i]);
+    parallel_for(n, kParallelElements, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) z[i] = F::f(x[i], y[i]);
+    });
   } else if (b.num_elements == 1 && a.num_elements == n) {
     const T s = y[0];
-    for (int64_t i = 0; i < n; ++i) z[i] = F::f(x[i], s);
+    parallel_for(n, kParallelElements, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) z[i] = F::f(x[i], s);
+    });
   } else if (a.num_elements == 1 && b.num_elements == n) {
     const T s = x[0];
-    for (int64_t i = 0; i < n; ++i) z[i] = F::f(s, y[i]);
+    parallel_for(n, kParallelElements, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) z[i] = F::f(s, y[i]);
+    });
   } else {
     kernels::BroadcastPlan<2> plan(out.dims, {&a.dims, &b.dims});
     R* zp = z;

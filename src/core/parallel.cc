@@ -1,0 +1,66 @@
+#include "core/parallel.h"
+
+#define EIGEN_USE_THREADS
+#include <unsupported/Eigen/CXX11/ThreadPool>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+
+namespace kiln {
+namespace {
+
+int default_threads() {
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+std::atomic<int> g_threads{default_threads()};
+
+Eigen::ThreadPool& pool() {
+  // Never destroyed: kernels may run during static destruction of user objects.
+  static Eigen::ThreadPool* p = new Eigen::ThreadPool(std::max(1, default_threads() - 1));
+  return *p;
+}
+
+// One parallel_for call: participants grab chunk indices until none are left.
+struct Job {
+  const std::function<void(int64_t, int64_t)>* fn;
+  int64_t n, chunks;
+  std::atomic<int64_t> next{0};
+  void work() {
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+      const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
+      (*fn)(begin, end);
+    }
+  }
+};
+
+}  // namespace
+
+int intra_op_threads() { return std::max(1, g_threads.load(std::memory_order_relaxed)); }
+void set_intra_op_threads(int n) { g_threads.store(std::max(1, std::min(n, default_threads()))); }
+
+void parallel_for(int64_t n, int64_t min_parallel, const std::function<void(int64_t, int64_t)>& fn) {
+  const int threads = intra_op_threads();
+  if (threads <= 1 || n < min_parallel || n < 2) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->fn = &fn;
+  job->n = n;
+  job->chunks = std::min<int64_t>(threads, n);
+  const int helpers = static_cast<int>(job->chunks) - 1;
+  Eigen::Barrier done(static_cast<unsigned>(helpers));
+  for (int i = 0; i < helpers; ++i)
+    pool().Schedule([job, &done] {
+      job->work();
+      done.Notify();
+    });
+  job->work();
+  done.Wait();  // helpers may still hold the job; fn must outlive them
+}
+
+}  // namespace kiln

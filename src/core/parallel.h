@@ -1,0 +1,19 @@
+// Intra-op parallelism: split a large kernel's index range over the process thread pool.
+// Small ranges run inline on the calling thread; the caller always works too, so a call
+// never waits on a busy pool for work it could do itself.
+#pragma once
+#include <cstdint>
+#include <functional>
+
+namespace kiln {
+
+// Threads that share big kernels (the calling thread included); at least 1.
+int intra_op_threads();
+// Overrides the count (1 disables intra-op parallelism). For benchmarks and tests.
+void set_intra_op_threads(int n);
+
+// Runs fn(begin, end) over [0, n) in contiguous chunks. Splits only when n >= min_parallel
+// (the caller's estimate of where threads pay off) and more than one thread is allowed.
+void parallel_for(int64_t n, int64_t min_parallel, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace kiln
