@@ -1,5 +1,6 @@
 // The examples of TensorFlow's "Introduction to graphs and tf.function" guide and the
 // tf.function API page, in C++, with the guide's observable results.
+#include <random>
 #include <sstream>
 
 #include "test_util.h"
@@ -222,4 +223,45 @@ TEST(Guide, PowerAgreesEagerAndAsGraph) {
   (void)power_as_graph(x, 100);
   (void)power_as_graph(x, 50);
   EXPECT_EQ(power_as_graph.tracing_count(), 2);
+}
+
+// The tf.function API page's examples that need no control flow or variables.
+TEST(ApiPage, FunctionAndGraphAgreeAndCapture) {
+  auto f = [](Tensor x, Tensor y) { return reduce_mean(mul(pow(x, 2.0f), 3.0f) + y); };
+  auto g = function(f);
+  Tensor x = constant<float>({2, 3}, {1, 2}), y = constant<float>({3, -2}, {1, 2});
+  EXPECT_EQ(f(x, y).item<float>(), g(x, y).item<float>());
+  // Tensors used by the function are captured in the graph.
+  auto h = function([&] { return f(x, y); });
+  EXPECT_EQ(h().item<float>(), f(x, y).item<float>());
+  EXPECT_EQ(h.concrete_functions()[0].captured_inputs().size(), 2u);
+}
+
+TEST(ApiPage, OneGraphPerShape) {
+  auto f = function([](Tensor x) { return add(x, 1.0f); });
+  (void)f(constant(1.0f));
+  (void)f(constant<float>({1, 1}));
+  (void)f(constant<float>({3}, {1, 1}));
+  EXPECT_EQ(f.tracing_count(), 3);
+  auto g = function([](Tensor x) { return add(x, 1.0f); },
+                    {.input_signature = std::vector<TensorSpec>{{TensorShape::unknown(), DType::Float32}}});
+  (void)g(constant(1.0f));
+  (void)g(constant<float>({1, 1}));
+  (void)g(constant<float>({3}, {1, 1}));
+  EXPECT_EQ(g.tracing_count(), 1);
+}
+
+TEST(ApiPage, HostRandomnessIsBakedInWhileKilnRandomnessIsNot) {
+  std::mt19937 host_rng(1);
+  auto add_noise = [&] {
+    std::normal_distribution<float> normal;
+    std::vector<float> noise(25);
+    for (float& v : noise) v = normal(host_rng);  // like np.random.randn: runs in C++, at trace time
+    return eye(5) + constant<float>(noise, {5, 5});
+  };
+  auto traced = function(add_noise);
+  EXPECT_EQ(traced().to_vector<float>(), traced().to_vector<float>());  // a constant of the graph
+  EXPECT_NE(add_noise().to_vector<float>(), add_noise().to_vector<float>());
+  auto kiln_noise = function([] { return eye(5) + random_normal({5, 5}); });
+  EXPECT_NE(kiln_noise().to_vector<float>(), kiln_noise().to_vector<float>());  // a random op runs per call
 }
