@@ -37,7 +37,10 @@ static void BM_Gemm1024_OpenBLAS(benchmark::State& state) {
     state.SkipWithError("OpenBLAS not installed");
     return;
   }
-  std::vector<float> a(kN * kN, 0.5f), b(kN * kN, 0.25f), c(kN * kN);
+  // The same random operands kiln's row uses.
+  const auto a = random_uniform({kN, kN}, -1, 1, DType::Float32, 1).to_vector<float>();
+  const auto b = random_uniform({kN, kN}, -1, 1, DType::Float32, 2).to_vector<float>();
+  std::vector<float> c(kN * kN);
   for (auto _ : state) {
     sgemm(101, 111, 111, kN, kN, kN, 1.f, a.data(), kN, b.data(), kN, 0.f, c.data(), kN);
     benchmark::DoNotOptimize(c.data());
@@ -47,7 +50,9 @@ static void BM_Gemm1024_OpenBLAS(benchmark::State& state) {
 BENCHMARK(BM_Gemm1024_OpenBLAS)->Unit(benchmark::kMillisecond);
 
 static void BM_Gemm1024_Eigen(benchmark::State& state) {
-  std::vector<float> a(kN * kN, 0.5f), b(kN * kN, 0.25f), c(kN * kN);
+  const auto a = random_uniform({kN, kN}, -1, 1, DType::Float32, 1).to_vector<float>();
+  const auto b = random_uniform({kN, kN}, -1, 1, DType::Float32, 2).to_vector<float>();
+  std::vector<float> c(kN * kN);
   for (auto _ : state) {
     kernels::eigen_sgemm(kN, kN, kN, a.data(), b.data(), c.data());
     benchmark::DoNotOptimize(c.data());

@@ -360,7 +360,7 @@ template <class F> class Function {
   }
   template <size_t... I, class... A>
   std::vector<Tensor> trace_call(const std::vector<Tensor>& ph, std::index_sequence<I...>, const A&... args) const {
-    size_t next = 0;
+    [[maybe_unused]] size_t next = 0;  // unused when f takes no arguments
     // Arguments are built left to right (braced init order), placeholders consumed in order.
     auto converted = std::tuple<std::decay_t<std::tuple_element_t<I, Params>>...>{
         detail::traced_arg<std::tuple_element_t<I, Params>>(args, ph, next)...};

@@ -51,3 +51,22 @@ TEST(Concurrency, OneConcreteFunctionFromManyThreads) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
 }
+
+TEST(Concurrency, IntraOpParallelKernelsFromManyThreads) {
+  // Big enough that tanh and the GEMM split across the thread pool.
+  Tensor x = random_uniform({1 << 16}, -2, 2, DType::Float32, 9);
+  Tensor a = random_uniform({192, 192}, -1, 1, DType::Float32, 10);
+  const std::vector<float> want_t = tanh(x).to_vector<float>();
+  const std::vector<float> want_m = matmul(a, a).to_vector<float>();
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        if (tanh(x).to_vector<float>() != want_t) wrong.fetch_add(1);
+        if (matmul(a, a).to_vector<float>() != want_m) wrong.fetch_add(1);
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
