@@ -5,5 +5,7 @@
 #include "kiln/function.h"
 #include "kiln/ops.h"
 #include "kiln/print.h"
+#include "kiln/control_flow.h"
+#include "kiln/variable.h"
 #include "kiln/shape.h"
 #include "kiln/tensor.h"

@@ -31,7 +31,7 @@ Plan::Plan(const graph::Graph& g) {
   };
   for (const graph::Output& o : g.outputs) mark(o.node);
   for (const auto& node : g.nodes())
-    if (node->op->is_stateful()) mark(node.get());
+    if (node->stateful) mark(node.get());
   for (const graph::Node* in : g.inputs) mark(in);  // feeds always get a slot
   while (!stack.empty()) {
     const graph::Node* node = g.node(stack.back());
@@ -87,6 +87,18 @@ Plan::Plan(const graph::Graph& g) {
       for (int i = 0; i < st.num_outputs; ++i) static_outputs_.push_back({node->out_dtypes[i], node->out_shapes[i].dims});
     // The kernel the shape function chose at trace time (inputs' dtypes are fixed by then).
     st.kernel = node->op->kernels[static_cast<int>(node->kernel_dtype)];
+    st.first_body = static_cast<int>(bodies_.size());
+    if (node->op->has(ops::kControlFlow)) {
+      st.static_shapes = false;
+      for (int i = 0; i < node->attrs.size(); ++i) {
+        const ops::AttrValue& a = node->attrs[i];
+        if (const auto* f = std::get_if<ops::FuncRef>(&a))
+          bodies_.push_back(std::make_shared<Plan>(*static_cast<const graph::Graph*>(f->body)));
+        if (const auto* fs = std::get_if<std::vector<ops::FuncRef>>(&a))
+          for (const auto& f2 : *fs) bodies_.push_back(std::make_shared<Plan>(*static_cast<const graph::Graph*>(f2.body)));
+      }
+    }
+    st.num_bodies = static_cast<int>(bodies_.size()) - st.first_body;
     const int step_index = static_cast<int>(steps_.size());
     for (int i = 0; i < st.num_inputs; ++i) last_use[input_slots_[st.first_input + i]] = step_index;
     steps_.push_back(st);
@@ -105,6 +117,35 @@ Plan::Plan(const graph::Graph& g) {
     steps_[si].num_release = static_cast<int>(releases[si].size());
     release_slots_.insert(release_slots_.end(), releases[si].begin(), releases[si].end());
   }
+}
+
+namespace {
+// Runs a control-flow node's compiled bodies.
+class BodyRunner : public ops::SubgraphRunner {
+ public:
+  BodyRunner(const std::shared_ptr<const Plan>* bodies, int n) : bodies_(bodies), n_(n) {}
+  void run(int body, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
+    outputs = bodies_[body]->run(inputs);
+  }
+  int num_bodies() const override { return n_; }
+
+ private:
+  const std::shared_ptr<const Plan>* bodies_;
+  int n_;
+};
+}  // namespace
+
+void Plan::run_control_flow(const Step& st, std::vector<Tensor>& slots) const {
+  std::vector<Tensor> inputs(st.num_inputs), outputs;
+  const int* is = input_slots_.data() + st.first_input;
+  for (int i = 0; i < st.num_inputs; ++i) inputs[i] = slots[is[i]];
+  BodyRunner runner(bodies_.data() + st.first_body, st.num_bodies);
+  st.op->control_flow(*st.attrs, inputs, runner, outputs);
+  if (static_cast<int>(outputs.size()) != st.num_outputs)
+    throw InternalError(std::string(st.op->name) + " produced " + std::to_string(outputs.size()) + " outputs, expected " +
+                        std::to_string(st.num_outputs));
+  const int* os = output_slots_.data() + st.first_output;
+  for (int i = 0; i < st.num_outputs; ++i) slots[os[i]] = std::move(outputs[i]);
 }
 
 std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
@@ -137,6 +178,16 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
   std::vector<ops::InputInfo> infos;
 
   for (const Step& st : steps_) {
+    if (st.op->control_flow) {
+      try {
+        run_control_flow(st, slots);
+      } catch (const Error& e) {
+        rethrow_with_node(e, st.node->name);
+      }
+      const int* rs = release_slots_.data() + st.first_release;
+      for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
+      continue;
+    }
     const ops::TensorImpl** in = in_stack;
     ops::TensorImpl** out = out_stack;
     if (st.num_inputs > kMax) { in_heap.resize(st.num_inputs); in = in_heap.data(); }

@@ -18,6 +18,7 @@ struct Step {
   int first_release, num_release;  // slots whose last use is this step, into Plan::release_slots
   bool static_shapes;              // output dtypes/dims known at compile time
   int first_static;                // into Plan::static_outputs
+  int first_body, num_bodies;      // control flow: its compiled bodies, into Plan::bodies_
 };
 
 struct StaticOutput {
@@ -46,7 +47,10 @@ class Plan {
   std::vector<ops::PartialShape> feed_shapes_;
   std::vector<std::pair<int, Tensor>> const_slots_;
   std::vector<int> result_slots_;
+  std::vector<std::shared_ptr<const Plan>> bodies_;  // branches and loop parts, compiled once
   int num_slots_ = 0;
+
+  void run_control_flow(const Step& st, std::vector<Tensor>& slots) const;
 };
 
 // Rethrows the current kiln::Error with " [[{{node NAME}}]]" appended, keeping its type.

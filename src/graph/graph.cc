@@ -56,22 +56,58 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
   eager::infer_concrete(ctx);
 
   auto node = std::make_unique<Node>();
-  node->id = static_cast<int>(nodes_.size());
   node->name = unique_name(name_hint);
   node->op = &op;
   node->attrs = std::move(attrs);
   node->inputs = std::move(inputs_in);
   node->control_inputs = std::move(control_inputs);
-  node->graph = this;
   node->kernel_dtype = ctx.kernel_dtype;
   for (int i = 0; i < ctx.num_outputs; ++i) {
     node->out_dtypes.push_back(ctx.out(i).dtype);
     node->out_shapes.push_back(ctx.out(i).shape);
   }
+  return finish_node(std::move(node));
+}
+
+Node* Graph::add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
+                                   ops::Attrs attrs, std::vector<DType> dtypes, std::vector<ops::PartialShape> shapes,
+                                   std::vector<Node*> control_inputs) {
+  auto node = std::make_unique<Node>();
+  node->name = unique_name(name_hint);
+  node->op = &op;
+  node->attrs = std::move(attrs);
+  node->inputs = std::move(inputs);
+  node->control_inputs = std::move(control_inputs);
+  node->out_dtypes = std::move(dtypes);
+  node->out_shapes = std::move(shapes);
+  return finish_node(std::move(node));
+}
+
+Node* Graph::finish_node(std::unique_ptr<Node> node) {
+  node->id = static_cast<int>(nodes_.size());
+  node->graph = this;
+  node->stateful = node->op->is_stateful();
   Node* raw = node.get();
   by_name_[raw->name] = raw;
   nodes_.push_back(std::move(node));
   return raw;
+}
+
+Graph* Graph::new_function(const std::string& name_hint) {
+  Graph* r = root();
+  int& n = r->function_counts_[name_hint];
+  auto g = std::make_unique<Graph>();
+  g->parent_ = this;
+  g->function_name_ = name_hint + "_" + std::to_string(n++);
+  Graph* raw = g.get();
+  r->library_.push_back(std::move(g));
+  return raw;
+}
+
+bool Graph::is_ancestor_of(const Graph* g) const {
+  for (const Graph* p = g ? g->parent_ : nullptr; p; p = p->parent_)
+    if (p == this) return true;
+  return false;
 }
 
 Node* Graph::add_const(const Tensor& value, const std::string& name_hint) {

@@ -30,6 +30,7 @@ class Node {
   std::vector<DType> out_dtypes;
   std::vector<ops::PartialShape> out_shapes;
   DType kernel_dtype = DType::Float32;  // the per-dtype kernel its shape function chose
+  bool stateful = false;  // runs on every call, in program order, never pruned or merged
   class Graph* graph = nullptr;
 
   int num_outputs() const { return static_cast<int>(out_dtypes.size()); }
@@ -49,6 +50,19 @@ class Graph {
   // is a Const pass their value). Throws what the shape function throws.
   Node* add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
                  ops::Attrs attrs, std::vector<Node*> control_inputs = {});
+  // Adds a node whose outputs the caller knows (control flow: from its branches' outputs).
+  Node* add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
+                              ops::Attrs attrs, std::vector<DType> dtypes, std::vector<ops::PartialShape> shapes,
+                              std::vector<Node*> control_inputs = {});
+
+  // Function library (branches, loop bodies). Sub-graphs belong to the root graph; each
+  // knows its parent (the graph whose tensors it may capture).
+  Graph* new_function(const std::string& name_hint);
+  Graph* parent() const { return parent_; }
+  Graph* root() { return parent_ ? parent_->root() : this; }
+  const std::string& function_name() const { return function_name_; }
+  const std::vector<std::unique_ptr<Graph>>& library() const { return library_; }
+  bool is_ancestor_of(const Graph* g) const;
   // A Const node holding a concrete value.
   Node* add_const(const Tensor& value, const std::string& name_hint = "Const");
   // A Placeholder node.
@@ -76,6 +90,11 @@ class Graph {
   std::unordered_map<std::string, int> name_counts_;
   std::unordered_map<std::string, Node*> by_name_;
   std::vector<std::string> scopes_;
+  Graph* parent_ = nullptr;
+  std::string function_name_;
+  std::vector<std::unique_ptr<Graph>> library_;  // root only
+  std::unordered_map<std::string, int> function_counts_;
+  Node* finish_node(std::unique_ptr<Node> node);
 };
 
 // An InputInfo describing a node output (value set when the producer is a Const).

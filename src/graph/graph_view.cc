@@ -27,6 +27,13 @@ std::string attr_text(const ops::AttrValue& v) {
           return s + "]";
         } else if constexpr (std::is_same_v<T, std::string>) return x;
         else if constexpr (std::is_same_v<T, TensorShape>) return x.str();
+        else if constexpr (std::is_same_v<T, ops::FuncRef>) return x.name;
+        else if constexpr (std::is_same_v<T, std::vector<ops::FuncRef>>) {
+          std::string s = "[";
+          for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + x[i].name;
+          return s + "]";
+        }
+        else if constexpr (std::is_same_v<T, ops::ResourceRef>) return x.resource ? x.resource->resource_name() : "";
         else return x.str();
       },
       v);

@@ -32,6 +32,9 @@ size_t hash_attr(const AttrValue& v) {
           for (size_t i = 0; i < t->nbytes(); ++i) h = combine(h, bytes[i]);
           return h;
         } else if constexpr (std::is_same_v<T, DType>) return static_cast<size_t>(x) + 17;
+        else if constexpr (std::is_same_v<T, FuncRef>) return std::hash<std::string>()(x.name);
+        else if constexpr (std::is_same_v<T, std::vector<FuncRef>>) return x.size() + 31;
+        else if constexpr (std::is_same_v<T, ResourceRef>) return std::hash<const void*>()(x.resource.get());
         else return std::hash<T>()(x);
       },
       v);

@@ -3,11 +3,13 @@
 // traits; nothing outside an op's own row switches on its name.
 #pragma once
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "core/resource.h"
 #include "core/small_vec.h"
 #include "core/tensor_impl.h"
 #include "kiln/errors.h"
@@ -16,9 +18,22 @@ namespace kiln::ops {
 
 using detail::TensorImpl;
 
+// A function of the graph's library (an If branch, a While body): its name, and the body
+// itself as an opaque pointer that the graph and exec layers understand.
+struct FuncRef {
+  std::string name;
+  const void* body = nullptr;
+  bool operator==(const FuncRef& o) const { return body == o.body && name == o.name; }
+};
+// A handle to a resource (a variable) that stateful ops read and write.
+struct ResourceRef {
+  std::shared_ptr<Resource> resource;
+  bool operator==(const ResourceRef& o) const { return resource == o.resource; }
+};
+
 // An attr value. Lists are int64 lists (axes, perms, dims); Tensor is a Const's value.
 using AttrValue = std::variant<std::monostate, int64_t, double, bool, DType, std::vector<int64_t>, std::string,
-                               TensorShape, Tensor>;
+                               TensorShape, Tensor, FuncRef, std::vector<FuncRef>, ResourceRef>;
 
 inline constexpr int kMaxAttrs = 6;
 
@@ -43,6 +58,8 @@ class Attrs {
   const std::string& s(int k) const { return std::get<std::string>(values_[k]); }
   const TensorShape& shape(int k) const { return std::get<TensorShape>(values_[k]); }
   const Tensor& tensor(int k) const { return std::get<Tensor>(values_[k]); }
+  const FuncRef& func(int k) const { return std::get<FuncRef>(values_[k]); }
+  Resource* resource(int k) const { return std::get<ResourceRef>(values_[k]).resource.get(); }
 
   size_t hash() const;
   bool operator==(const Attrs& o) const;
@@ -118,6 +135,18 @@ struct KernelContext {
 using ShapeFn = void (*)(InferContext&);
 using KernelFn = void (*)(KernelContext&);
 
+// Runs the bodies of a control-flow node. A body's index is its position among the node's
+// function attrs in attr order (lists expanded): If: 0 then, 1 else; While: 0 cond, 1 body.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  virtual void run(int body, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
+  virtual int num_bodies() const = 0;
+};
+// What an If/While/Case does with its bodies: inputs in, outputs out.
+using ControlFlowFn = void (*)(const Attrs& attrs, const std::vector<Tensor>& inputs, SubgraphRunner& runner,
+                               std::vector<Tensor>& outputs);
+
 enum Trait : uint32_t {
   kPure = 0,              // no state, same inputs give the same outputs
   kStateful = 1u << 0,    // reads/writes state or draws random numbers: never folded, merged or pruned
@@ -126,6 +155,7 @@ enum Trait : uint32_t {
   kElementwise = 1u << 3, // output element i depends on input element i (after broadcasting)
   kNoKernel = 1u << 4,    // Placeholder-like: executors feed it rather than run it
   kConstValue = 1u << 5,  // Const-like: output 0 is attr 1 ("value"), known before running
+  kControlFlow = 1u << 6, // If/While/Case: the executor runs its function attrs' bodies
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
@@ -144,6 +174,8 @@ struct OpDef {
   bool may_forward_input = false;
   // GraphDef: more type attrs taken from inputs' dtypes, e.g. {"Tidx", 1}; -1 is the last input.
   std::vector<std::pair<const char*, int>> index_type_attrs = {};
+  // Control flow ops (kControlFlow): how the node runs its bodies.
+  ControlFlowFn control_flow = nullptr;
 
   bool has(Trait t) const { return (traits & t) != 0; }
   bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }

@@ -26,7 +26,11 @@
   /* random.cc */                                                                                         \
   X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                                            \
   /* print.cc */                                                                                          \
-  X(KilnPrint) X(NoOp)
+  X(KilnPrint) X(NoOp) X(KilnAssert)                                                                      \
+  /* control_flow.cc */                                                                                   \
+  X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)                                \
+  /* variable_ops.cc */                                                                                   \
+  X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp)
 
 namespace kiln::ops::op {
 #define KILN_DECLARE_OP(name) const OpDef& name();

@@ -43,7 +43,27 @@ template <class T> struct NoOpKernel {
   static void run(KernelContext&) {}
 };
 
+// KilnAssert(condition): attr message. Raises InvalidArgumentError when any element is false.
+void infer_assert(InferContext& c) {
+  if (c.in(0).dtype != DType::Bool) c.fail("assert_that: the condition must be a bool tensor");
+  c.set_num_outputs(0);
+  c.kernel_dtype = DType::Bool;
+}
+template <class T> struct AssertKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& cond = c.in(0);
+    for (int64_t i = 0; i < cond.num_elements; ++i)
+      if (!cond.as<bool>()[i]) throw InvalidArgumentError("assertion failed: " + c.attrs.s(0));
+  }
+};
+
 }  // namespace
+
+const OpDef& op::KilnAssert() {
+  static const OpDef def{"KilnAssert", 1, 0, kSideEffect, {"message"}, infer_assert, kernels_for<AssertKernel, bool>(),
+                         nullptr};
+  return def;
+}
 
 const OpDef& op::KilnPrint() {
   static const OpDef def{"KilnPrint", -1, 0, kSideEffect, {"template", "summarize"}, infer_print,

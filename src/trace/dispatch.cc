@@ -49,7 +49,7 @@ graph::Node* add_traced(TraceContext& ctx, const ops::OpDef& op, const Tensor* c
     inputs.push_back(ctx.resolve(*in[i]));
   }
   std::vector<graph::Node*> control;
-  const bool stateful = op.is_stateful();
+  const bool stateful = op.is_stateful();  // control flow nodes are added by their builders
   if (stateful && ctx.last_stateful()) control.push_back(ctx.last_stateful());
   graph::Node* node = ctx.graph().add_node(op, name_hint ? name_hint : op.name, std::move(inputs), std::move(attrs),
                                            std::move(control));
@@ -68,20 +68,38 @@ const ops::Attrs& no_attrs() {
 TraceContext::TraceContext(graph::Graph* g) : graph_(g), outer_(t_current) { t_current = this; }
 TraceContext::~TraceContext() { t_current = outer_; }
 
+graph::Node* TraceContext::capture_outer(const graph::Output& o) {
+  auto key = std::make_pair(static_cast<const graph::Node*>(o.node), o.index);
+  auto it = outer_index_.find(key);
+  if (it != outer_index_.end()) return it->second;
+  graph::Node* ph = graph_->add_placeholder(o.node->out_dtypes[o.index], o.node->out_shapes[o.index], "capture", "");
+  captures_.push_back(Capture{Tensor(), o, ph});
+  outer_index_[key] = ph;
+  return ph;
+}
+
 graph::Output TraceContext::resolve(const Tensor& t) {
   const ops::TensorImpl* impl = t.impl();
   if (impl->symbolic) {
-    if (impl->node->graph != graph_)
-      throw InvalidArgumentError("Tensor " + t.str() +
-                                 " belongs to a different graph (it leaked out of another traced function)");
-    return graph::Output{impl->node, impl->index};
+    graph::Graph* owner = impl->node->graph;
+    if (owner == graph_) return graph::Output{impl->node, impl->index};
+    if (outer_ && graph_->parent() && (owner == graph_->parent() || owner->is_ancestor_of(graph_->parent()))) {
+      const graph::Output in_parent = outer_->resolve(t);  // the parent captures it first if needed
+      return graph::Output{capture_outer(in_parent), 0};
+    }
+    throw InvalidArgumentError("Tensor " + t.str() +
+                               " belongs to a different graph (it leaked out of another traced function)");
   }
-  auto it = capture_index_.find(impl);
-  if (it != capture_index_.end()) return graph::Output{it->second, 0};
+  if (graph_->parent() && outer_) {  // an eager tensor used in a branch: the enclosing function captures it
+    const graph::Output in_parent = outer_->resolve(t);
+    return graph::Output{capture_outer(in_parent), 0};
+  }
+  auto it = eager_index_.find(impl);
+  if (it != eager_index_.end()) return graph::Output{it->second, 0};
   ops::PartialShape shape{impl->dims, false};
   graph::Node* ph = graph_->add_placeholder(impl->dtype, shape, "capture", "");
-  captures_.push_back(Capture{t, ph});
-  capture_index_[impl] = ph;
+  captures_.push_back(Capture{t, graph::Output{}, ph});
+  eager_index_[impl] = ph;
   return graph::Output{ph, 0};
 }
 

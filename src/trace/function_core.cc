@@ -148,6 +148,7 @@ class FunctionCore {
     std::vector<Tensor> placeholders;
     {
       trace::TraceContext ctx(&g);
+      ctx.allow_variable_creation = traces.empty() && trace_count.load() == 0;  // first trace only
       for (const ArgEntry& e : sig.entries) {
         if (e.kind != ArgEntry::kTensor) continue;
         ops::PartialShape ps = e.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(e.shape.dims()), false};

@@ -1,7 +1,8 @@
-// A trace in progress: the graph being built, the captured outside tensors, and the
-// stateful ops in program order (automatic control dependencies).
+// A trace in progress: the graph being built, the tensors it captured from outside, and the
+// stateful ops in program order (automatic control dependencies). Contexts nest: a branch
+// or loop body is traced in a context over a sub-graph whose parent is the enclosing graph.
 #pragma once
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 #include "graph/graph.h"
@@ -16,25 +17,36 @@ class TraceContext {
   TraceContext& operator=(const TraceContext&) = delete;
 
   graph::Graph& graph() { return *graph_; }
-  // The graph output for an input tensor: own symbolic outputs as is; concrete tensors
-  // become captures (a Placeholder fed with the value at call time).
+  TraceContext* outer() const { return outer_; }
+  // The graph output for an input tensor: own symbolic outputs as is; anything else becomes a
+  // capture (a Placeholder here): eager tensors are fed at call time, tensors of an enclosing
+  // graph are passed in by the control-flow node.
   graph::Output resolve(const Tensor& t);
 
   struct Capture {
-    Tensor value;       // the outside tensor, kept alive
-    graph::Node* node;  // its placeholder
+    Tensor value;          // root graph: the outside eager tensor, kept alive
+    graph::Output outer;   // sub-graph: the captured output in the parent graph
+    graph::Node* node;     // the placeholder here
   };
   const std::vector<Capture>& captures() const { return captures_; }
+  // Captures the parent-graph output `o` (or returns the existing placeholder).
+  graph::Node* capture_outer(const graph::Output& o);
   // Stateful nodes in program order.
   const std::vector<graph::Node*>& stateful_nodes() const { return stateful_; }
   void add_stateful(graph::Node* n) { stateful_.push_back(n); }
   graph::Node* last_stateful() const { return stateful_.empty() ? nullptr : stateful_.back(); }
 
+  // Whether a kiln::Variable may be created during this trace (the first trace only).
+  bool allow_variable_creation = true;
+  // Variables read or written while tracing (the function keeps them alive).
+  std::vector<std::shared_ptr<Resource>> resources;
+
  private:
   graph::Graph* graph_;
   TraceContext* outer_;
   std::vector<Capture> captures_;
-  std::unordered_map<const void*, graph::Node*> capture_index_;
+  std::map<const void*, graph::Node*> eager_index_;
+  std::map<std::pair<const graph::Node*, int>, graph::Node*> outer_index_;
   std::vector<graph::Node*> stateful_;
 };
 

@@ -1,0 +1,83 @@
+// kiln::Variable, assert_that, dropout.
+#include <atomic>
+#include <string>
+
+#include "api/api_util.h"
+#include "kiln/variable.h"
+#include "ops/variable_state.h"
+#include "trace/constant_eval.h"
+#include "trace/trace_context.h"
+
+namespace kiln {
+namespace detail {
+struct VariableHandle {
+  std::shared_ptr<ops::VariableState> state;
+};
+}  // namespace detail
+
+namespace {
+std::atomic<int> g_variable_count{0};
+
+std::string default_name() {
+  const int n = g_variable_count.fetch_add(1);
+  return n == 0 ? "Variable" : "Variable_" + std::to_string(n);
+}
+
+ops::Attrs var_attrs(const ops::VariableState& s, const std::shared_ptr<ops::VariableState>& p) {
+  return ops::Attrs{s.dtype(), ops::ResourceRef{p}};
+}
+}  // namespace
+
+Variable::Variable(Tensor initial_value, std::string name) {
+  if (!initial_value.defined()) throw InvalidArgumentError("Variable: the initial value is an empty Tensor");
+  if (trace::TraceContext* ctx = trace::current_trace()) {
+    if (!ctx->allow_variable_creation)
+      throw FailedPreconditionError(
+          "kiln::function only supports singleton kiln::Variables created on the first call. Make sure the "
+          "Variable is only created once or created outside the function (this trace is not the first).");
+    if (initial_value.is_symbolic()) initial_value = trace::evaluate_constant(initial_value);
+  }
+  handle_ = std::make_shared<detail::VariableHandle>();
+  handle_->state = std::make_shared<ops::VariableState>(initial_value, name.empty() ? default_name() : std::move(name));
+  if (trace::TraceContext* ctx = trace::current_trace()) ctx->resources.push_back(handle_->state);
+}
+
+Tensor Variable::read() const {
+  if (!trace::current_trace()) return handle_->state->read();
+  return trace::dispatch1(ops::op::ReadVariableOp(), {}, var_attrs(*handle_->state, handle_->state), "ReadVariableOp");
+}
+
+Tensor Variable::read_for_dtype() const { return handle_->state->read(); }
+
+namespace {
+void write(const std::shared_ptr<detail::VariableHandle>& h, const ops::OpDef& op, const Tensor& v) {
+  if (!v.defined()) throw InvalidArgumentError(std::string("Empty Tensor [Op:") + op.name + "]");
+  trace::dispatch(op, std::vector<const Tensor*>{&v}.data(), 1, var_attrs(*h->state, h->state), op.name);
+}
+}  // namespace
+
+void Variable::assign(const Tensor& value) { write(handle_, ops::op::AssignVariableOp(), value); }
+void Variable::assign_add(const Tensor& delta) { write(handle_, ops::op::AssignAddVariableOp(), delta); }
+void Variable::assign_sub(const Tensor& delta) { write(handle_, ops::op::AssignSubVariableOp(), delta); }
+DType Variable::dtype() const { return handle_->state->dtype(); }
+TensorShape Variable::shape() const { return handle_->state->shape(); }
+std::string Variable::name() const { return handle_->state->resource_name(); }
+
+void assert_that(const Tensor& cond, std::string message) {
+  if (!cond.defined()) throw InvalidArgumentError("assert_that: empty condition");
+  trace::dispatch(ops::op::KilnAssert(), std::vector<const Tensor*>{&cond}.data(), 1, ops::Attrs{std::move(message)},
+                  "Assert");
+}
+
+Tensor dropout(const Tensor& x, double rate, std::optional<uint64_t> seed) {
+  if (!(rate >= 0 && rate < 1)) throw InvalidArgumentError("dropout: rate must be in [0, 1), got " + std::to_string(rate));
+  if (!is_floating(x.dtype())) throw InvalidArgumentError("dropout: x must be a floating tensor");
+  if (rate == 0) return identity(x);
+  Tensor shape = shape_of(x);
+  const int64_t s = seed ? static_cast<int64_t>(*seed | (uint64_t{1} << 62)) : 0;
+  Tensor u = trace::dispatch1(ops::op::RandomUniform(), {&shape}, ops::Attrs{x.dtype(), s, int64_t{0}}, "random_uniform");
+  Tensor keep = greater_equal(u, rate);
+  return where(keep, x * (1.0 / (1.0 - rate)), zeros_like(x));
+}
+
+}  // namespace kiln

@@ -1,0 +1,67 @@
+// Control flow nodes: If / StatelessIf, While / StatelessWhile, Case / StatelessCase. Their
+// branches and loop parts are functions of the graph's library; kiln::cond, while_loop and
+// switch_case build them (eager mode runs the C++ branch directly and never makes these).
+#include <string>
+
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+// Outputs come from the branches, set by the builder; a shape function is never asked.
+void infer_built_by_kiln(InferContext& c) {
+  c.fail(std::string(c.op.name) + " nodes are built by kiln::cond, kiln::while_loop or kiln::switch_case");
+}
+
+// TensorFlow's truth of a condition tensor: a scalar's value, or non-emptiness.
+bool truth(const Tensor& t) {
+  const TensorImpl& c = detail::concrete(t);
+  if (c.num_elements != 1) return c.num_elements > 0;
+  return static_cast<bool>(t);
+}
+
+// If(cond, args...): attrs then_branch, else_branch.
+void run_if(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, std::vector<Tensor>& out) {
+  const std::vector<Tensor> args(in.begin() + 1, in.end());
+  r.run(truth(in[0]) ? 0 : 1, args, out);
+}
+
+// While(vars...): attrs cond, body. Loops until cond(vars) is false; maximum_iterations is
+// a loop variable the builder adds, as TensorFlow does.
+void run_while(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, std::vector<Tensor>& out) {
+  std::vector<Tensor> vars = in, next, c;
+  while (true) {
+    r.run(0, vars, c);
+    if (!truth(c[0])) break;
+    r.run(1, vars, next);
+    vars.swap(next);
+  }
+  out = std::move(vars);
+}
+
+// Case(branch_index, args...): attr branches. An out-of-range index runs the last branch.
+void run_case(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, std::vector<Tensor>& out) {
+  int64_t i = in[0].item<int32_t>();
+  const int n = r.num_bodies();
+  if (i < 0 || i >= n) i = n - 1;
+  const std::vector<Tensor> args(in.begin() + 1, in.end());
+  r.run(static_cast<int>(i), args, out);
+}
+
+#define KILN_CONTROL_FLOW_OP(Name, traits, attrs, runner)                                                 \
+  const OpDef& op::Name() {                                                                               \
+    static const OpDef def{#Name, -1, -1, traits | kControlFlow, attrs, infer_built_by_kiln, {}, nullptr, \
+                           0, false, {}, runner};                                                         \
+    return def;                                                                                           \
+  }
+}  // namespace
+
+KILN_CONTROL_FLOW_OP(If, kStateful, (std::vector<const char*>{"then_branch", "else_branch"}), run_if)
+KILN_CONTROL_FLOW_OP(StatelessIf, kPure, (std::vector<const char*>{"then_branch", "else_branch"}), run_if)
+KILN_CONTROL_FLOW_OP(While, kStateful, (std::vector<const char*>{"cond", "body"}), run_while)
+KILN_CONTROL_FLOW_OP(StatelessWhile, kPure, (std::vector<const char*>{"cond", "body"}), run_while)
+KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<const char*>{"branches"}), run_case)
+KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<const char*>{"branches"}), run_case)
+
+}  // namespace kiln::ops

@@ -1,0 +1,122 @@
+// Variable ops: ReadVariableOp, AssignVariableOp, AssignAddVariableOp, AssignSubVariableOp.
+// The variable is a resource held in attr 1 ("_resource"); attr 0 is its dtype. They are
+// stateful: in a traced function they run in program order and are never pruned.
+#include <cstring>
+
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+#include "ops/variable_state.h"
+
+namespace kiln::ops {
+
+void VariableState::write(const Tensor& v, const char* op) {
+  if (v.dtype() != dtype_)
+    throw InvalidArgumentError(std::string("Trying to assign a ") + std::string(dtype_name(v.dtype())) +
+                               " value to a variable of dtype " + std::string(dtype_name(dtype_)) + " [Op:" + op + "]");
+  if (v.shape() != shape_)
+    throw InvalidArgumentError("Cannot update variable '" + name_ + "' with shape " + dims_text(Dims(shape_.dims())) +
+                               " using a Tensor with shape " + dims_text(Dims(v.shape().dims())) +
+                               ", shapes must be equal. [Op:" + op + "]");
+  std::lock_guard<std::mutex> lock(mu_);
+  value_ = v;
+}
+
+namespace {
+
+// Integers add with wrap-around, as TensorFlow's kernels do.
+template <class T, bool = std::is_integral_v<T>> struct Arith { using type = T; };
+template <class T> struct Arith<T, true> { using type = std::make_unsigned_t<T>; };
+
+VariableState& state(const Attrs& a) { return *static_cast<VariableState*>(a.resource(1)); }
+
+// A Tensor handle sharing an input's (immutable) value.
+Tensor share(const TensorImpl& t) {
+  auto* impl = const_cast<TensorImpl*>(&t);
+  impl->refs.fetch_add(1, std::memory_order_relaxed);
+  return Tensor(impl);
+}
+
+void infer_read(InferContext& c) {
+  const VariableState& v = state(c.attrs);
+  c.out(0).dtype = v.dtype();
+  c.out(0).shape = PartialShape{Dims(v.shape().dims()), false};
+  c.kernel_dtype = DType::Bool;  // one kernel for every dtype
+}
+template <class T> struct ReadKernel {
+  static void run(KernelContext& c) {
+    const Tensor v = state(c.attrs).read();
+    std::memcpy(c.out(0).data, v.impl()->data, v.impl()->nbytes());
+  }
+};
+
+void infer_assign(InferContext& c) {
+  const VariableState& v = state(c.attrs);
+  if (c.in(0).dtype != v.dtype())
+    c.fail("Trying to assign a " + std::string(dtype_name(c.in(0).dtype)) + " value to variable '" + v.resource_name() +
+           "' of dtype " + std::string(dtype_name(v.dtype())));
+  const TensorShape& want = v.shape();
+  if (!c.in(0).unknown_rank) {
+    const Dims& d = *c.in(0).dims;
+    bool ok = d.size() == want.dims().size();
+    for (size_t i = 0; ok && i < d.size(); ++i) ok = d[i] < 0 || d[i] == want.dims()[i];
+    if (!ok) c.fail("Cannot update variable '" + v.resource_name() + "' with shape " + dims_text(Dims(want.dims())) +
+                    " using a Tensor with shape " + dims_text(d) + ", shapes must be equal.");
+  }
+  c.set_num_outputs(0);
+  c.kernel_dtype = DType::Bool;
+}
+template <class T> struct AssignKernel {
+  static void run(KernelContext& c) { state(c.attrs).write(share(c.in(0)), c.op.name); }
+};
+
+template <int Sign> struct AssignAddKernel {
+  template <class Unused> struct K {
+    static void run(KernelContext& c) {
+      const TensorImpl& delta = c.in(0);
+      state(c.attrs).update([&](const Tensor& old) {
+        const TensorImpl& o = *old.impl();
+        if (o.dims != delta.dims) c.fail("Shapes of the value and the variable differ: " + dims_text(delta.dims) + " vs. " + dims_text(o.dims));
+        TensorImpl* out = detail::make_concrete(o.dtype, o.dims);
+        visit_dtype(o.dtype, [&](auto x) {
+          using T = decltype(x);
+          if constexpr (!std::is_same_v<T, bool>) {
+            using U = typename Arith<T>::type;
+            for (int64_t i = 0; i < o.num_elements; ++i)
+              out->as<T>()[i] = static_cast<T>(static_cast<U>(o.as<T>()[i]) + static_cast<U>(Sign) * static_cast<U>(delta.as<T>()[i]));
+          }
+        });
+        return Tensor(out);
+      });
+    }
+  };
+};
+
+void infer_assign_add(InferContext& c) {
+  if (c.in(0).dtype == DType::Bool) c.fail("assign_add needs a numeric variable");
+  infer_assign(c);
+}
+
+}  // namespace
+
+const OpDef& op::ReadVariableOp() {
+  static const OpDef def{"ReadVariableOp", 0, 1, kStateful, {"dtype", "_resource"}, infer_read,
+                         kernels_for<ReadKernel, bool>(), nullptr};
+  return def;
+}
+const OpDef& op::AssignVariableOp() {
+  static const OpDef def{"AssignVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign,
+                         kernels_for<AssignKernel, bool>(), nullptr};
+  return def;
+}
+const OpDef& op::AssignAddVariableOp() {
+  static const OpDef def{"AssignAddVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
+                         kernels_for<AssignAddKernel<1>::K, bool>(), nullptr};
+  return def;
+}
+const OpDef& op::AssignSubVariableOp() {
+  static const OpDef def{"AssignSubVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
+                         kernels_for<AssignAddKernel<-1>::K, bool>(), nullptr};
+  return def;
+}
+
+}  // namespace kiln::ops

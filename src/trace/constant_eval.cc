@@ -1,0 +1,36 @@
+#include "trace/constant_eval.h"
+
+#include <map>
+
+#include "eager/execute.h"
+#include "graph/graph.h"
+
+namespace kiln::trace {
+namespace {
+
+Tensor eval(const graph::Output& o, std::map<const graph::Node*, std::vector<Tensor>>& memo) {
+  const graph::Node* n = o.node;
+  auto it = memo.find(n);
+  if (it != memo.end()) return it->second[o.index];
+  if (n->const_value()) return n->attrs.tensor(1);
+  if (n->stateful || n->op->has(ops::kNoKernel) || n->op->has(ops::kControlFlow))
+    throw FailedPreconditionError("The initial value of a Variable created inside a function must not depend on the "
+                                  "function's inputs or on stateful ops; it depends on " + n->name + " (" + n->op->name + ")");
+  std::vector<Tensor> inputs;
+  std::vector<const ops::TensorImpl*> impls;
+  for (const graph::Output& in : n->inputs) inputs.push_back(eval(in, memo));
+  for (const Tensor& t : inputs) impls.push_back(t.impl());
+  auto outs = eager::execute(*n->op, impls.data(), static_cast<int>(impls.size()), n->attrs);
+  memo[n] = outs;
+  return outs[o.index];
+}
+
+}  // namespace
+
+Tensor evaluate_constant(const Tensor& t) {
+  if (!t.is_symbolic()) return t;
+  std::map<const graph::Node*, std::vector<Tensor>> memo;
+  return eval(graph::Output{t.impl()->node, t.impl()->index}, memo);
+}
+
+}  // namespace kiln::trace

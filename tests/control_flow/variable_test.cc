@@ -1,0 +1,164 @@
+// Variables, automatic control dependencies, assert_that, dropout, and the guides' examples.
+#include <thread>
+
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+TEST(Variable, EagerReadsAreSnapshots) {
+  Variable v(constant<float>({1, 2}), "v");
+  Tensor before = v.read();
+  v.assign(constant<float>({5, 6}));
+  v.assign_add(constant<float>({1, 1}));
+  v.assign_sub(constant<float>({1, 1}));
+  EXPECT_EQ(before.to_vector<float>(), (std::vector<float>{1, 2}));
+  EXPECT_EQ(v.read().to_vector<float>(), (std::vector<float>{5, 6}));
+  Variable s(constant(1.5));
+  s.assign_add(2);  // a C++ number takes the variable's dtype
+  s.assign_sub(0.5);
+  EXPECT_EQ(s.read().item<double>(), 3.0);
+  Variable copy = v;  // copies share one variable
+  copy.assign_add(constant<float>({1, 1}));
+  EXPECT_EQ(v.read().to_vector<float>(), (std::vector<float>{6, 7}));
+  EXPECT_EQ(v.name(), "v");
+  EXPECT_EQ(v.shape(), TensorShape({2}));
+  expect_error<InvalidArgumentError>([&] { v.assign(constant<float>({1, 2, 3})); }, "Cannot update variable 'v' with shape [2] using a Tensor with shape [3], shapes must be equal.");
+  expect_error<InvalidArgumentError>([&] { v.assign(constant<int32_t>({1, 2})); }, "int32");
+}
+
+TEST(Variable, GuideCounter) {
+  Variable c(constant(0));
+  auto f = function([&](Tensor x) {
+    c.assign_add(1);
+    return x + cast(c.read(), DType::Float32);
+  });
+  EXPECT_EQ(c.read().item<int32_t>(), 0);
+  EXPECT_EQ(f(constant(1.0f)).item<float>(), 2.0f);
+  EXPECT_EQ(c.read().item<int32_t>(), 1);
+  EXPECT_EQ(f(constant(1.0f)).item<float>(), 3.0f);
+  EXPECT_EQ(c.read().item<int32_t>(), 2);
+  // Assignments made outside between calls are seen inside.
+  c.assign(constant(10));
+  EXPECT_EQ(f(constant(1.0f)).item<float>(), 12.0f);
+  EXPECT_EQ(f.tracing_count(), 1);
+}
+
+TEST(Variable, DenseInstancesKeepDistinctVariables) {
+  struct Dense {
+    Variable W{random_uniform({10, 10}, -1, 1), "W"};
+    Variable b{zeros({10}), "b"};
+    Function<std::function<Tensor(Tensor)>> compute{[this](Tensor x) { return matmul(x, W.read()) + b.read(); }, {}};
+  };
+  Dense d1, d2;
+  Tensor x = random_uniform({10, 10}, 0, 1);
+  EXPECT_NE(d1.compute(x).to_vector<float>(), d2.compute(x).to_vector<float>());
+}
+
+TEST(Variable, ModelWithTrainingFlagTracesTwice) {
+  Variable w(fill({4, 4}, 0.5));
+  auto call = function([&](Tensor inputs, bool training) {
+    Tensor y = matmul(inputs, w.read());
+    if (training) return dropout(y, 0.5);
+    return y;
+  });
+  Tensor x = ones({4, 4});
+  Tensor eval1 = call(x, false), eval2 = call(x, false);
+  EXPECT_EQ(eval1.to_vector<float>(), eval2.to_vector<float>());
+  EXPECT_EQ(eval1.to_vector<float>(), std::vector<float>(16, 2.0f));
+  Tensor t1 = call(x, true);
+  for (float v : t1.to_vector<float>()) EXPECT_TRUE(v == 0.0f || v == 4.0f);
+  EXPECT_EQ(call.tracing_count(), 2);
+}
+
+TEST(Variable, LoopOverRowsPrintsAndAssigns) {
+  // for i in x: print(i); v.assign(i)  — over the rows, with a while_loop.
+  Variable v(zeros({2}, DType::Int32));
+  auto g = function([&](Tensor x) {
+    Tensor rows = strided_slice(shape_of(x), {0}, {1}, {1}, {.shrink_axis_mask = 1});
+    fori_loop(0, rows,
+              [&](Tensor i, Tensor unused) {
+                Tensor row = gather(x, i);
+                print(row);
+                v.assign(row);
+                return unused;
+              },
+              constant(0));
+  });
+  ::testing::internal::CaptureStderr();
+  g(constant<int32_t>({1, 2, 3, 4, 5, 6}, {3, 2}));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "[1 2]\n[3 4]\n[5 6]\n");
+  EXPECT_EQ(v.read().to_vector<int32_t>(), (std::vector<int32_t>{5, 6}));
+}
+
+TEST(Variable, CreatedOnFirstTraceOnly) {
+  std::optional<Variable> v;
+  auto f = function([&](Tensor x) {
+    if (!v) v.emplace(zeros({}), "lazy");  // created once, on the first trace
+    v->assign_add(reduce_sum(x));
+    return v->read();
+  });
+  EXPECT_EQ(f(constant<float>({1, 2})).item<float>(), 3.0f);
+  EXPECT_EQ(f(constant<float>({1, 2, 3})).item<float>(), 9.0f);  // a second trace, no new variable
+  EXPECT_EQ(f.tracing_count(), 2);
+  auto g = function([](Tensor x) {
+    Variable fresh(constant(1.0f));  // a new variable on every trace
+    return x + fresh.read();
+  });
+  EXPECT_EQ(g(constant(1.0f)).item<float>(), 2.0f);
+  expect_error<FailedPreconditionError>([&] { (void)g(constant<float>({1, 2})); }, "created on the first call");
+}
+
+TEST(Variable, StatefulOpsRunEvenWhenNoOutputNeedsThem) {
+  Variable counter(constant(0));
+  auto f = function([&](Tensor x) {
+    counter.assign_add(1);  // nothing returned depends on it
+    return x;
+  });
+  (void)f(constant(1));
+  (void)f(constant(1));
+  EXPECT_EQ(counter.read().item<int32_t>(), 2);
+}
+
+TEST(Variable, ProgramOrderIsKept) {
+  Variable v(constant(1));
+  auto f = function([&] {
+    Tensor a = v.read();
+    v.assign(constant(5));
+    Tensor b = v.read();
+    v.assign_add(constant(1));
+    return std::make_tuple(a, b, v.read());
+  });
+  auto [a, b, c] = f();
+  EXPECT_EQ(a.item<int32_t>(), 1);
+  EXPECT_EQ(b.item<int32_t>(), 5);
+  EXPECT_EQ(c.item<int32_t>(), 6);
+}
+
+TEST(Variable, ConcurrentAssignAddLosesNothing) {
+  Variable v(constant(int64_t{0}));
+  auto f = function([&](Tensor d) { v.assign_add(d); });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) f(constant(int64_t{1}));
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(v.read().item<int64_t>(), 1600);
+}
+
+TEST(Assert, RaisesWithTheMessageAtRunTime) {
+  auto f = function([](Tensor x) {
+    assert_that(x > 0, "x must be positive");
+    return x;
+  });
+  EXPECT_EQ(f(constant(1)).item<int32_t>(), 1);
+  expect_error<InvalidArgumentError>([&] { (void)f(constant(-1)); }, "x must be positive");
+  expect_error<InvalidArgumentError>([] { assert_that(constant(false), "eager too"); }, "eager too");
+}
+
+TEST(Random, AddNoiseBothWays) {
+  // Stateful random ops give new numbers on every call of a function.
+  auto noisy = function([] { return random_uniform({3}, 0, 1); });
+  EXPECT_NE(noisy().to_vector<float>(), noisy().to_vector<float>());
+}
