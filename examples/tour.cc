@@ -109,6 +109,26 @@ int main() {
   for (int n : {3, 5, 7, 9}) (void)relaxed(zeros({n}));
   std::cout << "reduce_retracing over shapes (3,), (5,), (7,), (9,): " << relaxed.tracing_count() << " traces\n";
 
+  section("Control flow and state: cond, while_loop, Variable");
+  auto simple_relu = function([](Tensor x) {
+    return cond(greater(x, 0), [&] { return x; }, [&] { return zeros({}, x.dtype()); });
+  });
+  std::cout << "simple_relu(3) = " << simple_relu(constant(3)) << ", simple_relu(-3) = " << simple_relu(constant(-3)) << "\n";
+  auto sum_to = function([](Tensor n) {
+    auto [i, s] = while_loop([&](Tensor i, Tensor) { return i < n; },
+                             [](Tensor i, Tensor s) { return std::make_tuple(i + 1, s + i); },
+                             std::make_tuple(constant(0), constant(0)));
+    return s;
+  });
+  std::cout << "sum of 0..99 with a while_loop: " << sum_to(constant(100)) << " (" << sum_to.tracing_count() << " trace)\n";
+  Variable counter(constant(0), "counter");
+  auto step = function([&](Tensor x) {
+    counter.assign_add(1);
+    return x + cast(counter.read(), DType::Float32);
+  });
+  std::cout << "f(1.0) = " << step(constant(1.0f)) << ", then " << step(constant(1.0f)) << "; counter = " << counter.read()
+            << "\n";
+
   section("The graph, as TensorFlow's GraphDef text");
   auto positive = function([](Tensor x) { return greater(x, 0); }, {.arg_names = {"x"}});
   std::cout << positive.get_concrete_function(constant(1)).as_graph_def().str();

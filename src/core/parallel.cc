@@ -42,12 +42,8 @@ struct Job {
 int intra_op_threads() { return std::max(1, g_threads.load(std::memory_order_relaxed)); }
 void set_intra_op_threads(int n) { g_threads.store(std::max(1, std::min(n, default_threads()))); }
 
-void parallel_for(int64_t n, int64_t min_parallel, const std::function<void(int64_t, int64_t)>& fn) {
+void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   const int threads = intra_op_threads();
-  if (threads <= 1 || n < min_parallel || n < 2) {
-    if (n > 0) fn(0, n);
-    return;
-  }
   auto job = std::make_shared<Job>();
   job->fn = &fn;
   job->n = n;

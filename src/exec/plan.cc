@@ -1,6 +1,9 @@
 #include "exec/plan.h"
 
 #include <string>
+#include <functional>
+#include <memory>
+#include <new>
 #include <unordered_map>
 
 #include "eager/execute.h"
@@ -41,13 +44,20 @@ Plan::Plan(const graph::Graph& g) {
   }
 
   // Slots: one per live node output.
+  // Forwarding nodes (Identity) get no slot and no step: their output is their input's slot.
   std::vector<int> first_slot(n, -1);
+  auto forwards = [&](const graph::Node* node) {
+    return node->op->has(ops::kForwardsInput) && !node->stateful && node->inputs.size() == 1;
+  };
   for (int id = 0; id < n; ++id) {
-    if (!live[id]) continue;
+    if (!live[id] || forwards(g.node(id))) continue;
     first_slot[id] = num_slots_;
     num_slots_ += g.node(id)->num_outputs();
   }
-  auto slot_of = [&](const graph::Output& o) { return first_slot[o.node->id] + o.index; };
+  std::function<int(const graph::Output&)> slot_of = [&](const graph::Output& o) -> int {
+    if (forwards(o.node)) return slot_of(o.node->inputs[0]);
+    return first_slot[o.node->id] + o.index;
+  };
 
   for (const graph::Node* in : g.inputs) {
     feed_slots_.push_back(first_slot[in->id]);
@@ -64,7 +74,7 @@ Plan::Plan(const graph::Graph& g) {
   for (int id = 0; id < n; ++id) {
     if (!live[id]) continue;
     const graph::Node* node = g.node(id);
-    if (node->op->has(ops::kNoKernel)) continue;  // fed
+    if (node->op->has(ops::kNoKernel) || forwards(node)) continue;  // fed, or an alias
     if (node->op->has(ops::kConstValue)) {
       const_slots_.emplace_back(first_slot[id], node->attrs.tensor(1));
       pinned[first_slot[id]] = 1;  // constants live for the whole plan
@@ -120,12 +130,35 @@ Plan::Plan(const graph::Graph& g) {
 }
 
 namespace {
+// The value slots of one run. Small plans (branches, loop bodies) keep them on the stack and
+// construct only the slots they use: no allocation and no wasted destructors per run.
+class SlotArray {
+ public:
+  explicit SlotArray(int n) : n_(n) {
+    if (n > kStack) heap_ = std::make_unique<Tensor[]>(n);
+    else for (int i = 0; i < n; ++i) new (&stack()[i]) Tensor();
+  }
+  ~SlotArray() {
+    if (!heap_) for (int i = 0; i < n_; ++i) stack()[i].~Tensor();
+  }
+  SlotArray(const SlotArray&) = delete;
+  SlotArray& operator=(const SlotArray&) = delete;
+  Tensor* data() { return heap_ ? heap_.get() : stack(); }
+
+ private:
+  static constexpr int kStack = 32;
+  Tensor* stack() { return reinterpret_cast<Tensor*>(storage_); }
+  alignas(Tensor) unsigned char storage_[kStack * sizeof(Tensor)];
+  std::unique_ptr<Tensor[]> heap_;
+  int n_;
+};
+
 // Runs a control-flow node's compiled bodies.
 class BodyRunner : public ops::SubgraphRunner {
  public:
   BodyRunner(const std::shared_ptr<const Plan>* bodies, int n) : bodies_(bodies), n_(n) {}
   void run(int body, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override {
-    outputs = bodies_[body]->run(inputs);
+    bodies_[body]->run_into(inputs, outputs);
   }
   int num_bodies() const override { return n_; }
 
@@ -135,7 +168,7 @@ class BodyRunner : public ops::SubgraphRunner {
 };
 }  // namespace
 
-void Plan::run_control_flow(const Step& st, std::vector<Tensor>& slots) const {
+void Plan::run_control_flow(const Step& st, Tensor* slots) const {
   std::vector<Tensor> inputs(st.num_inputs), outputs;
   const int* is = input_slots_.data() + st.first_input;
   for (int i = 0; i < st.num_inputs; ++i) inputs[i] = slots[is[i]];
@@ -149,10 +182,17 @@ void Plan::run_control_flow(const Step& st, std::vector<Tensor>& slots) const {
 }
 
 std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
+  std::vector<Tensor> results;
+  run_into(feeds, results);
+  return results;
+}
+
+void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const {
   if (feeds.size() != feed_slots_.size())
     throw InvalidArgumentError("Expected " + std::to_string(feed_slots_.size()) + " inputs, got " +
                                std::to_string(feeds.size()));
-  std::vector<Tensor> slots(num_slots_);
+  SlotArray slot_array(num_slots_);
+  Tensor* slots = slot_array.data();
   for (size_t i = 0; i < feeds.size(); ++i) {
     const ops::TensorImpl* t = feeds[i].impl();
     if (!t || t->symbolic) throw InvalidArgumentError("Input " + std::to_string(i) + " must be a concrete tensor");
@@ -221,10 +261,8 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
     const int* rs = release_slots_.data() + st.first_release;
     for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
   }
-  std::vector<Tensor> results;
-  results.reserve(result_slots_.size());
-  for (int s : result_slots_) results.push_back(slots[s]);
-  return results;
+  results.resize(result_slots_.size());
+  for (size_t i = 0; i < result_slots_.size(); ++i) results[i] = slots[result_slots_[i]];
 }
 
 }  // namespace kiln::exec

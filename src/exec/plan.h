@@ -34,6 +34,8 @@ class Plan {
 
   // Runs with one tensor per feed; returns one tensor per result.
   std::vector<Tensor> run(const std::vector<Tensor>& feeds) const;
+  // The same, writing into `results` (reused across loop iterations).
+  void run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const;
 
   int num_steps() const { return static_cast<int>(steps_.size()); }
   int num_slots() const { return num_slots_; }
@@ -50,7 +52,7 @@ class Plan {
   std::vector<std::shared_ptr<const Plan>> bodies_;  // branches and loop parts, compiled once
   int num_slots_ = 0;
 
-  void run_control_flow(const Step& st, std::vector<Tensor>& slots) const;
+  void run_control_flow(const Step& st, Tensor* slots) const;
 };
 
 // Rethrows the current kiln::Error with " [[{{node NAME}}]]" appended, keeping its type.

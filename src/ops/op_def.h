@@ -156,6 +156,7 @@ enum Trait : uint32_t {
   kNoKernel = 1u << 4,    // Placeholder-like: executors feed it rather than run it
   kConstValue = 1u << 5,  // Const-like: output 0 is attr 1 ("value"), known before running
   kControlFlow = 1u << 6, // If/While/Case: the executor runs its function attrs' bodies
+  kForwardsInput = 1u << 7, // output 0 is input 0 unchanged (Identity): plans alias the slot
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

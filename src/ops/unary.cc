@@ -126,7 +126,11 @@ KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS)
 KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS)
 KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS)
 KILN_UNARY_OP(LogicalNot, NotF, bool)
-KILN_UNARY_OP(Identity, IdentityF, KILN_ALL_TYPES)
+const OpDef& op::Identity() {
+  static const OpDef def{"Identity", 1, 1, kEw | kForwardsInput, {}, infer_unary,
+                         kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(), "T", 0, true};
+  return def;
+}
 KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES)
 KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES)
 

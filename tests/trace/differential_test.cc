@@ -8,7 +8,7 @@ using namespace kiln;
 
 namespace {
 
-enum class Kind { Binary, Unary, Compare, Reduce, Transpose, Reshape, Concat, MatMul, Cast };
+enum class Kind { Binary, Unary, Compare, Reduce, Transpose, Reshape, Concat, MatMul, Cast, Cond, While };
 
 struct Instr {
   Kind kind;
@@ -84,6 +84,16 @@ std::vector<Tensor> run(const Program& p, const std::vector<Tensor>& inputs) {
       case Kind::Concat: r = a.rank() == 0 ? stack({a, a}) : concat({a, a}, in.p % a.rank()); break;
       case Kind::MatMul: r = matmul(a, b, false, true); break;
       case Kind::Cast: r = cast(cast(a, DType::Float64), a.dtype()); break;
+      case Kind::Cond:  // data-dependent branch; both sides keep a's shape
+        r = cond(reduce_sum(a) > reduce_sum(b), [&] { return a * 2; }, [&] { return -a + 1; });
+        break;
+      case Kind::While: {  // a few data-dependent iterations
+        auto out = while_loop([](Tensor i, Tensor) { return i < 3; },
+                              [](Tensor i, Tensor v) { return std::make_tuple(i + 1, maximum(v, v * 2) - 1); },
+                              std::make_tuple(constant(0), a));
+        r = std::get<1>(out);
+        break;
+      }
     }
     v.push_back(r);
   }
@@ -118,7 +128,7 @@ Program generate(std::mt19937& rng) {
     std::vector<int64_t> bc;
     Instr in{Kind::Unary, pick(6), a, b, pick(4)};
     std::vector<int64_t> out = sa.dims();
-    const int choice = pick(10);
+    const int choice = pick(12);
     if (choice < 4 && broadcast(sa, sb, &bc)) {
       in.kind = Kind::Binary;
       out = bc;
@@ -147,6 +157,10 @@ Program generate(std::mt19937& rng) {
       out = {sa.dims()[0], sb.dims()[0]};
     } else if (choice == 9) {
       in.kind = Kind::Cast;
+    } else if (choice == 10) {
+      in.kind = Kind::Cond;
+    } else if (choice == 11) {
+      in.kind = Kind::While;
     }
     p.code.push_back(in);
     shapes.push_back(TensorShape(out));
