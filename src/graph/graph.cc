@@ -1,5 +1,7 @@
 #include "graph/graph.h"
 
+#include <queue>
+
 #include "core/format.h"
 #include "eager/execute.h"
 #include "ops/helpers.h"
@@ -119,6 +121,91 @@ Node* Graph::add_placeholder(DType dtype, const ops::PartialShape& shape, const 
   TensorShape ts = shape.unknown_rank ? TensorShape::unknown() : TensorShape(shape.dims.to_vector());
   Node* n = add_node(ops::op::Placeholder(), name, {}, ops::Attrs{dtype, ts, user_specified_name});
   return n;
+}
+
+}  // namespace kiln::graph
+
+namespace kiln::graph {
+
+std::unique_ptr<Graph> Graph::clone() const {
+  auto g = std::make_unique<Graph>();
+  std::vector<Node*> map(nodes_.size());
+  for (const auto& n : nodes_) {
+    auto c = std::make_unique<Node>(*n);
+    c->graph = g.get();
+    for (Output& in : c->inputs) in.node = map[in.node->id];
+    for (Node*& ci : c->control_inputs) ci = map[ci->id];
+    map[n->id] = c.get();
+    g->by_name_[c->name] = c.get();
+    g->nodes_.push_back(std::move(c));
+  }
+  for (const Node* in : inputs) g->inputs.push_back(map[in->id]);
+  for (const Output& o : outputs) g->outputs.push_back(Output{map[o.node->id], o.index});
+  g->name_counts_ = name_counts_;
+  g->function_name_ = function_name_;
+  return g;
+}
+
+void Graph::replace_uses(const std::map<std::pair<const Node*, int>, Output>& repl) {
+  if (repl.empty()) return;
+  auto fix = [&](Output& o) {
+    for (int guard = 0; guard < 64; ++guard) {  // follow chains a -> b -> c
+      auto it = repl.find({o.node, o.index});
+      if (it == repl.end()) return;
+      o = it->second;
+    }
+  };
+  for (auto& n : nodes_)
+    for (Output& in : n->inputs) fix(in);
+  for (Output& o : outputs) fix(o);
+}
+
+int Graph::compact_order(bool remove_dead) {
+  const size_t n = nodes_.size();
+  std::vector<char> live(n, remove_dead ? 0 : 1);
+  std::vector<Node*> stack;
+  auto mark = [&](Node* x) {
+    if (!live[x->id]) { live[x->id] = 1; stack.push_back(x); }
+  };
+  for (const Output& o : outputs) mark(o.node);
+  for (Node* in : inputs) mark(in);
+  for (auto& x : nodes_)
+    if (x->stateful) mark(x.get());
+  while (!stack.empty()) {
+    Node* x = stack.back();
+    stack.pop_back();
+    for (const Output& in : x->inputs) mark(in.node);
+    for (Node* c : x->control_inputs) mark(c);
+  }
+  // Kahn's algorithm over live nodes, always taking the smallest old id that is ready.
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> users(n);
+  for (auto& x : nodes_) {
+    if (!live[x->id]) continue;
+    for (const Output& in : x->inputs) { ++pending[x->id]; users[in.node->id].push_back(x->id); }
+    for (Node* c : x->control_inputs) { ++pending[x->id]; users[c->id].push_back(x->id); }
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (live[i] && pending[i] == 0) ready.push(static_cast<int>(i));
+  std::vector<std::unique_ptr<Node>> order;
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    for (int u : users[i])
+      if (--pending[u] == 0) ready.push(u);
+    order.push_back(std::move(nodes_[i]));
+  }
+  const int removed = static_cast<int>(n - order.size());
+  by_name_.clear();
+  for (auto& x : nodes_)
+    if (x) by_name_.erase(x->name);  // dead nodes are freed below
+  nodes_ = std::move(order);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    nodes_[i]->id = static_cast<int>(i);
+    by_name_[nodes_[i]->name] = nodes_[i].get();
+  }
+  return removed;
 }
 
 }  // namespace kiln::graph

@@ -2,6 +2,7 @@
 // node:index, control inputs, and per-output dtype and partial shape from each op's own
 // shape function.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -80,6 +81,17 @@ class Graph {
   // The ordered list of inputs (placeholders) and outputs of a function graph.
   std::vector<Node*> inputs;
   std::vector<Output> outputs;
+
+  // ---- rewriting (optimizer passes) ----
+  // A copy of this graph's nodes, inputs and outputs; function attrs still refer to this
+  // graph's library, which must outlive the copy.
+  std::unique_ptr<Graph> clone() const;
+  // Redirects every use of each key output (node inputs and graph outputs) to its value.
+  void replace_uses(const std::map<std::pair<const Node*, int>, Output>& replacements);
+  // Renumbers nodes in a topological order (stable: ties keep their old order), first
+  // removing, if asked, nodes that no output, stateful node or input needs. Returns how
+  // many were removed.
+  int compact_order(bool remove_dead);
 
   // Name scopes: names are prefixed with "scope/" while one is pushed.
   void push_scope(const std::string& scope);

@@ -157,6 +157,7 @@ enum Trait : uint32_t {
   kConstValue = 1u << 5,  // Const-like: output 0 is attr 1 ("value"), known before running
   kControlFlow = 1u << 6, // If/While/Case: the executor runs its function attrs' bodies
   kForwardsInput = 1u << 7, // output 0 is input 0 unchanged (Identity): plans alias the slot
+  kShapeOnly = 1u << 8,   // reads only its input's shape (Shape, Size, Rank): folds when it is known
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

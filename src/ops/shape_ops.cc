@@ -144,15 +144,15 @@ const OpDef& op::Squeeze() {
   return def;
 }
 const OpDef& op::Shape() {
-  static const OpDef def{"Shape", 1, 1, kPure, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()};
+  static const OpDef def{"Shape", 1, 1, kShapeOnly, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()};
   return def;
 }
 const OpDef& op::Size() {
-  static const OpDef def{"Size", 1, 1, kPure, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()};
+  static const OpDef def{"Size", 1, 1, kShapeOnly, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()};
   return def;
 }
 const OpDef& op::Rank() {
-  static const OpDef def{"Rank", 1, 1, kPure, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()};
+  static const OpDef def{"Rank", 1, 1, kShapeOnly, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()};
   return def;
 }
 

@@ -63,7 +63,8 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
 
 std::string ConcreteFunction::name() const { return impl_ ? impl_->name : ""; }
 GraphView ConcreteFunction::graph() const { return graph::make_view(*impl_->graph); }
-GraphView ConcreteFunction::optimized_graph() const { return graph::make_view(*impl_->graph); }
+GraphView ConcreteFunction::optimized_graph() const { return graph::make_view(*impl_->optimized); }
+std::vector<std::string> ConcreteFunction::optimization_report() const { return impl_->optimization_report; }
 GraphDef ConcreteFunction::as_graph_def() const { return graph::to_graph_def(*impl_->graph); }
 std::string ConcreteFunction::to_dot() const { return graph::to_dot(*impl_->graph, impl_->name); }
 std::vector<TensorSpec> ConcreteFunction::input_specs() const { return impl_->inputs; }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "ops/op_list.h"
+#include "optimize/pass.h"
 #include "trace/concrete.h"
 #include "trace/dispatch.h"
 #include "trace/trace_context.h"
@@ -20,6 +21,19 @@ std::atomic<bool> g_run_eagerly{false};
 }
 void run_functions_eagerly(bool enabled) { g_run_eagerly.store(enabled); }
 bool functions_run_eagerly() { return g_run_eagerly.load(std::memory_order_relaxed); }
+
+namespace {
+std::mutex g_optimizer_mu;
+OptimizerOptions g_optimizer_options;
+}  // namespace
+void set_optimizer_options(const OptimizerOptions& options) {
+  std::lock_guard<std::mutex> lock(g_optimizer_mu);
+  g_optimizer_options = options;
+}
+OptimizerOptions optimizer_options() {
+  std::lock_guard<std::mutex> lock(g_optimizer_mu);
+  return g_optimizer_options;
+}
 }  // namespace config
 
 namespace detail {
@@ -171,7 +185,11 @@ class FunctionCore {
         cf->captures.push_back(cap.value);
       }
     }
-    cf->plan = std::make_unique<exec::Plan>(g);
+    // Optimize a copy once per concrete function (never per call), then compile the plan.
+    const OptimizerOptions opts = options.optimizer ? *options.optimizer : config::optimizer_options();
+    cf->optimized = g.clone();
+    for (const auto& s : optimize::optimize(*cf->optimized, opts)) cf->optimization_report.push_back(s.str());
+    cf->plan = std::make_unique<exec::Plan>(*cf->optimized);
     return cf;
   }
 };

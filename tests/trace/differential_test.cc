@@ -216,3 +216,16 @@ TEST(Differential, RandomProgramsAgreeEagerAndTraced) {
     if (::testing::Test::HasFailure()) break;
   }
 }
+
+TEST(Differential, OptimizedAgreesWithUnoptimized) {
+  std::mt19937 rng(7);
+  for (int k = 0; k < 200; ++k) {
+    Program p = generate(rng);
+    std::vector<Tensor> inputs = random_inputs(p, rng);
+    auto plain = function([&p](std::vector<Tensor> xs) { return run(p, xs); }, {.optimizer = OptimizerOptions::none()});
+    auto optimized = function([&p](std::vector<Tensor> xs) { return run(p, xs); });
+    const auto a = plain(inputs), b = optimized(inputs);
+    for (size_t i = 0; i < a.size(); ++i) expect_same(a[i], b[i], "program " + std::to_string(k));
+    if (::testing::Test::HasFailure()) break;
+  }
+}

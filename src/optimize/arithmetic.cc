@@ -1,0 +1,156 @@
+// arithmetic_simplification: algebraic rewrites. All keep results exact except x / c ->
+// x * (1/c), which may differ in the last bit (TensorFlow's Grappler does the same):
+// x+0, 0+x, x-0, x*1, 1*x, x/1 -> x (when the result has x's shape); x*0 and x-x -> 0 for
+// integers (for floats NaN and inf make them wrong); neg(neg(x)) -> x; transpose of
+// transpose -> one transpose (or x); reshape of reshape -> one reshape; cast to the same
+// dtype -> x; x / c -> x * (1/c) for float constants c; MatMul of a 2-D Transpose -> the
+// transpose_a/b attr; x*x -> Square(x).
+#include <cmath>
+#include <cstring>
+
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+#include "optimize/pass.h"
+
+namespace kiln::optimize {
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::Output;
+namespace op = ops::op;
+
+// Whether `o` is a constant whose every element equals v.
+bool const_all(const Output& o, double v) {
+  const ops::TensorImpl* t = o.node->const_value();
+  if (!t || t->num_elements == 0) return false;
+  return ops::visit_dtype(t->dtype, [&](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_same_v<T, bool>) return false;
+    else {
+      for (int64_t i = 0; i < t->num_elements; ++i)
+        if (static_cast<double>(t->as<T>()[i]) != v) return false;
+      return true;
+    }
+  });
+}
+const ops::PartialShape& shape(const Output& o) { return o.node->out_shapes[o.index]; }
+bool same_shape(const ops::PartialShape& a, const ops::PartialShape& b) {
+  return a.fully_defined() && b.fully_defined() && a.dims == b.dims;
+}
+// The result of `n` (one output) keeps x's shape, so replacing it by x is exact.
+bool keeps_shape(const Node& n, const Output& x) { return same_shape(n.out_shapes[0], shape(x)); }
+
+std::vector<int64_t> const_ints(const Output& o) {
+  const ops::TensorImpl* t = o.node->const_value();
+  return t ? ops::int_values(*t) : std::vector<int64_t>{};
+}
+
+class ArithmeticSimplification : public Pass {
+ public:
+  const char* name() const override { return "arithmetic_simplification"; }
+  bool run(Graph& g, const PassContext&) override {
+    Replacements repl;
+    const int count = g.num_nodes();
+    for (int id = 0; id < count; ++id) {
+      Node& n = *g.node(id);
+      if (n.stateful || !n.control_inputs.empty() || n.num_outputs() != 1) continue;
+      Output result;
+      if (simplify(g, n, &result)) repl[{&n, 0}] = result;
+    }
+    g.replace_uses(repl);
+    return !repl.empty();
+  }
+
+ private:
+  static bool simplify(Graph& g, Node& n, Output* out) {
+    const ops::OpDef* o = n.op;
+    const auto& in = n.inputs;
+    const DType dt = n.out_dtypes[0];
+    const bool integer = is_integer(dt);
+    if (o == &op::AddV2()) {
+      if (const_all(in[1], 0) && keeps_shape(n, in[0])) return *out = in[0], true;
+      if (const_all(in[0], 0) && keeps_shape(n, in[1])) return *out = in[1], true;
+    }
+    if (o == &op::Sub()) {
+      if (const_all(in[1], 0) && keeps_shape(n, in[0])) return *out = in[0], true;
+      if (integer && in[0] == in[1] && shape(in[0]).fully_defined()) return *out = zeros_like_const(g, n), true;
+    }
+    if (o == &op::Mul()) {
+      if (const_all(in[1], 1) && keeps_shape(n, in[0])) return *out = in[0], true;
+      if (const_all(in[0], 1) && keeps_shape(n, in[1])) return *out = in[1], true;
+      if (integer && (const_all(in[0], 0) || const_all(in[1], 0)) && n.out_shapes[0].fully_defined())
+        return *out = zeros_like_const(g, n), true;
+      if (in[0] == in[1]) return *out = add(g, op::Square(), n.name + "/square", {in[0]}, {}), true;
+    }
+    if (o == &op::RealDiv()) {
+      if (const_all(in[1], 1) && keeps_shape(n, in[0])) return *out = in[0], true;
+      if (const ops::TensorImpl* c = in[1].node->const_value()) {  // x / c -> x * (1 / c)
+        Tensor recip = reciprocal(*c);
+        if (!recip.defined()) return false;
+        Output rc{g.add_const(recip, n.name + "/reciprocal"), 0};
+        return *out = add(g, op::Mul(), n.name + "/mul", {in[0], rc}, {}), true;
+      }
+    }
+    if (o == &op::Neg() && in[0].node->op == &op::Neg() && !in[0].node->stateful) return *out = in[0].node->inputs[0], true;
+    if (o == &op::Cast() && n.attrs.type(0) == in[0].node->out_dtypes[in[0].index]) return *out = in[0], true;
+    if (o == &op::Transpose() && in[0].node->op == &op::Transpose()) {
+      const Node& inner = *in[0].node;
+      const auto p2 = const_ints(in[1]), p1 = const_ints(inner.inputs[1]);
+      if (p1.empty() || p2.empty() || p1.size() != p2.size()) return false;
+      std::vector<int64_t> p(p2.size());
+      bool identity = true;
+      for (size_t i = 0; i < p.size(); ++i) {
+        p[i] = p1[p2[i]];
+        identity &= p[i] == static_cast<int64_t>(i);
+      }
+      if (identity) return *out = inner.inputs[0], true;
+      Output perm{g.add_const(int32_vector(p), n.name + "/perm"), 0};
+      return *out = add(g, op::Transpose(), n.name + "/merged", {inner.inputs[0], perm}, {}), true;
+    }
+    if (o == &op::Reshape() && in[0].node->op == &op::Reshape()) {
+      return *out = add(g, op::Reshape(), n.name + "/merged", {in[0].node->inputs[0], in[1]}, {}), true;
+    }
+    if (o == &op::MatMul()) {
+      for (int side = 0; side < 2; ++side) {
+        const Node& t = *in[side].node;
+        if (t.op != &op::Transpose() || const_ints(t.inputs[1]) != std::vector<int64_t>{1, 0}) continue;
+        std::vector<Output> ins = in;
+        ins[side] = t.inputs[0];
+        ops::Attrs a{side == 0 ? !n.attrs.b(0) : n.attrs.b(0), side == 1 ? !n.attrs.b(1) : n.attrs.b(1)};
+        return *out = add(g, op::MatMul(), n.name + "/fused_transpose", ins, a), true;
+      }
+    }
+    return false;
+  }
+
+  static Output add(Graph& g, const ops::OpDef& def, const std::string& name, std::vector<Output> ins, ops::Attrs a) {
+    return Output{g.add_node(def, name, std::move(ins), std::move(a)), 0};
+  }
+  static Output zeros_like_const(Graph& g, const Node& n) {
+    detail::TensorImpl* z = detail::make_concrete(n.out_dtypes[0], n.out_shapes[0].dims);
+    std::memset(z->data, 0, z->nbytes());
+    return Output{g.add_const(Tensor(z), n.name + "/zeros"), 0};
+  }
+  static Tensor int32_vector(const std::vector<int64_t>& v) {
+    const int64_t dims[1] = {static_cast<int64_t>(v.size())};
+    detail::TensorImpl* t = detail::make_concrete(DType::Int32, dims, 1);
+    for (size_t i = 0; i < v.size(); ++i) t->as<int32_t>()[i] = static_cast<int32_t>(v[i]);
+    return Tensor(t);
+  }
+  static Tensor reciprocal(const ops::TensorImpl& c) {
+    if (!is_floating(c.dtype)) return Tensor();
+    detail::TensorImpl* r = detail::make_concrete(c.dtype, c.dims);
+    ops::visit_dtype(c.dtype, [&](auto x) {
+      using T = decltype(x);
+      if constexpr (std::is_floating_point_v<T>)
+        for (int64_t i = 0; i < c.num_elements; ++i) r->as<T>()[i] = T(1) / c.as<T>()[i];
+    });
+    return Tensor(r);
+  }
+};
+}  // namespace
+
+std::unique_ptr<Pass> make_arithmetic_simplification() { return std::make_unique<ArithmeticSimplification>(); }
+
+}  // namespace kiln::optimize

@@ -1,0 +1,43 @@
+// Graph optimizer passes. Each pass is one small file with one interface:
+// `bool run(Graph&, const PassContext&)` returning whether it changed the graph.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "kiln/function.h"
+
+namespace kiln::optimize {
+
+struct PassContext {
+  const OptimizerOptions& options;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual const char* name() const = 0;
+  virtual bool run(graph::Graph& g, const PassContext& ctx) = 0;
+};
+
+std::unique_ptr<Pass> make_remove_identity();
+std::unique_ptr<Pass> make_constant_folding();
+std::unique_ptr<Pass> make_arithmetic_simplification();
+std::unique_ptr<Pass> make_common_subexpression_elimination();
+std::unique_ptr<Pass> make_prune();
+
+struct PassStats {
+  std::string pass;
+  int nodes_before = 0, nodes_after = 0;
+  double micros = 0;
+  std::string str() const;
+};
+
+// Runs the enabled passes to a fixed point (at most a few rounds); returns what each did.
+std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options);
+
+// Shared by passes: a replacement map keyed by (node, output index).
+using Replacements = std::map<std::pair<const graph::Node*, int>, graph::Output>;
+
+}  // namespace kiln::optimize

@@ -1,0 +1,44 @@
+#include <chrono>
+#include <cstdio>
+
+#include "optimize/pass.h"
+
+namespace kiln::optimize {
+
+std::string PassStats::str() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s: %d -> %d nodes (%.0f us)", pass.c_str(), nodes_before, nodes_after, micros);
+  return buf;
+}
+
+std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options) {
+  std::vector<std::unique_ptr<Pass>> passes;
+  if (options.remove_identity) passes.push_back(make_remove_identity());
+  if (options.constant_folding) passes.push_back(make_constant_folding());
+  if (options.arithmetic_simplification) passes.push_back(make_arithmetic_simplification());
+  if (options.common_subexpression_elimination) passes.push_back(make_common_subexpression_elimination());
+  if (options.prune) passes.push_back(make_prune());
+  std::vector<PassStats> stats;
+  const PassContext ctx{options};
+  constexpr int kMaxRounds = 4;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool changed = false;
+    for (auto& p : passes) {
+      PassStats s;
+      s.pass = p->name();
+      s.nodes_before = g.num_nodes();
+      const auto t0 = std::chrono::steady_clock::now();
+      const bool c = p->run(g, ctx);
+      // Rewrites append nodes: restore a topological order; dead nodes go only when pruning.
+      if (c) g.compact_order(options.prune);
+      s.micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      s.nodes_after = g.num_nodes();
+      if (c) stats.push_back(s);
+      changed |= c;
+    }
+    if (!changed) break;
+  }
+  return stats;
+}
+
+}  // namespace kiln::optimize

@@ -1,0 +1,28 @@
+// remove_identity: uses of a pure forwarding node (Identity) read its input directly.
+#include "optimize/pass.h"
+
+namespace kiln::optimize {
+namespace {
+class RemoveIdentity : public Pass {
+ public:
+  const char* name() const override { return "remove_identity"; }
+  bool run(graph::Graph& g, const PassContext&) override {
+    Replacements repl;
+    for (const auto& n : g.nodes())
+      if (n->op->has(ops::kForwardsInput) && !n->stateful && n->inputs.size() == 1 && n->control_inputs.empty())
+        repl[{n.get(), 0}] = n->inputs[0];
+    if (repl.empty()) return false;
+    // Only report a change if some use really moved.
+    bool used = false;
+    for (const auto& n : g.nodes())
+      for (const auto& in : n->inputs) used |= repl.count({in.node, in.index}) > 0;
+    for (const auto& o : g.outputs) used |= repl.count({o.node, o.index}) > 0;
+    g.replace_uses(repl);
+    return used;
+  }
+};
+}  // namespace
+
+std::unique_ptr<Pass> make_remove_identity() { return std::make_unique<RemoveIdentity>(); }
+
+}  // namespace kiln::optimize

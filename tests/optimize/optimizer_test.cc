@@ -1,0 +1,139 @@
+// The optimizer passes: node counts after each rewrite, switches, and optimized against
+// unoptimized results.
+#include <cmath>
+#include <map>
+
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+std::map<std::string, int> op_counts(const GraphView& g) {
+  std::map<std::string, int> m;
+  for (const auto& op : g.operations) ++m[op.type];
+  return m;
+}
+}  // namespace
+
+TEST(Optimizer, ConstantSubgraphFoldsToOneConst) {
+  auto f = function([](Tensor x) { return x + (constant(2.0f) * constant(3.0f) + reduce_sum(constant<float>({1, 2}))); });
+  auto cf = f.get_concrete_function(TensorSpec{{}, DType::Float32});
+  auto counts = op_counts(cf.optimized_graph());
+  EXPECT_EQ(counts["Const"], 1);
+  EXPECT_EQ(counts["Mul"], 0);
+  EXPECT_EQ(counts["Sum"], 0);
+  EXPECT_EQ(counts["AddV2"], 1);
+  EXPECT_EQ(cf.optimized_graph().size(), 3u);  // Placeholder, Const, AddV2
+  EXPECT_EQ(f(constant(1.0f)).item<float>(), 10.0f);
+  EXPECT_GT(op_counts(cf.graph())["Const"], 1);  // the traced graph is kept as traced
+  EXPECT_FALSE(cf.optimization_report().empty());
+}
+
+TEST(Optimizer, DuplicateSubtreesMerge) {
+  auto f = function([](Tensor x) { return tanh(x * 2) + tanh(2 * x); });  // commutative Mul too
+  auto cf = f.get_concrete_function(TensorSpec{{3}, DType::Float32});
+  auto counts = op_counts(cf.optimized_graph());
+  EXPECT_EQ(counts["Tanh"], 1);
+  EXPECT_EQ(counts["Mul"], 1);
+  expect_near<float>(f(constant<float>({0, 1, -1})), {0, 2 * std::tanh(2.0f), -2 * std::tanh(2.0f)}, {3});
+}
+
+TEST(Optimizer, TimesOnePlusZeroDisappears) {
+  auto f = function([](Tensor x) { return x * 1 + 0; });
+  auto cf = f.get_concrete_function(TensorSpec{{2}, DType::Float32});
+  EXPECT_EQ(cf.optimized_graph().size(), 1u);  // just the placeholder
+  expect_tensor<float>(f(constant<float>({1.5, -2})), {1.5, -2}, {2});
+  // Broadcasting changes the shape: then x * ones is not x.
+  auto g = function([](Tensor x) { return x * constant<float>({1, 1}); });
+  EXPECT_EQ(op_counts(g.get_concrete_function(TensorSpec{{}, DType::Float32}).optimized_graph())["Mul"], 1);
+  expect_tensor<float>(g(constant(3.0f)), {3, 3}, {2});
+}
+
+TEST(Optimizer, ArithmeticRewrites) {
+  auto f = function([](Tensor a, Tensor b, Tensor i) {
+    Tensor t = transpose(transpose(a));           // cancels
+    Tensor m = matmul(transpose(a), b);           // becomes transpose_a
+    Tensor n = -(-b);                              // cancels
+    Tensor d = b / 4.0f;                           // becomes b * 0.25
+    Tensor s = b * b;                              // Square
+    Tensor c = cast(b, DType::Float32);            // same dtype: gone
+    Tensor z = i - i;                              // integer: zeros
+    return std::make_tuple(t + m + n + d + s + c, z);
+  });
+  Tensor a = constant<float>({1, 2, 3, 4}, {2, 2}), b = constant<float>({1, 0, 0, 1}, {2, 2});
+  auto cf = f.get_concrete_function(a, b, constant<int32_t>({5, 6}));
+  auto counts = op_counts(cf.optimized_graph());
+  EXPECT_EQ(counts["Transpose"], 0);
+  EXPECT_EQ(counts["Neg"], 0);
+  EXPECT_EQ(counts["RealDiv"], 0);
+  EXPECT_EQ(counts["Cast"], 0);
+  EXPECT_EQ(counts["Square"], 1);
+  EXPECT_EQ(counts["Sub"], 0);
+  const Operation* mm = nullptr;
+  for (const auto& op : cf.optimized_graph().operations)
+    if (op.type == "MatMul") mm = &op;
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->attrs.at("transpose_a"), "true");
+  auto [r, z] = f(a, b, constant<int32_t>({5, 6}));
+  auto eager_r = transpose(transpose(a)) + matmul(transpose(a), b) + b + b / 4.0f + b * b + b;
+  EXPECT_EQ(r.to_vector<float>(), eager_r.to_vector<float>());
+  EXPECT_EQ(z.to_vector<int32_t>(), (std::vector<int32_t>{0, 0}));
+}
+
+TEST(Optimizer, ShapesOfKnownShapesFold) {
+  auto f = function([](Tensor x) { return reshape(x, shape_of(x)) + cast(size_of(x), DType::Float32); });
+  auto cf = f.get_concrete_function(TensorSpec{{2, 3}, DType::Float32});
+  auto counts = op_counts(cf.optimized_graph());
+  EXPECT_EQ(counts["Shape"], 0);
+  EXPECT_EQ(counts["Size"], 0);
+  expect_tensor<float>(f(zeros({2, 3})), std::vector<float>(6, 6.0f), {2, 3});
+  // Unknown dims: Shape stays and runs.
+  auto g = function([](Tensor x) { return shape_of(x); },
+                    {.input_signature = std::vector<TensorSpec>{{{-1}, DType::Float32}}});
+  EXPECT_EQ(op_counts(g.get_concrete_function().optimized_graph())["Shape"], 1);
+  expect_tensor<int32_t>(g(zeros({4})), {4}, {1});
+}
+
+TEST(Optimizer, BadConstantsFailAtRunTimeLikeTheOp) {
+  auto f = function([] { return gather(constant<float>({0}), std::vector<int64_t>{1}); });
+  expect_error<InvalidArgumentError>([&] { (void)f(); }, "indices[0] = 1 is not in [0, 1) [Op:GatherV2]");
+  auto unused = function([](Tensor x) {
+    (void)gather(constant<float>({0}), std::vector<int64_t>{1});
+    return x;
+  });
+  EXPECT_EQ(unused(constant(1)).item<int32_t>(), 1);
+}
+
+TEST(Optimizer, StatefulOpsAreNeitherFoldedNorMerged) {
+  auto f = function([] {
+    print("one", constant(1));
+    print("one", constant(1));
+    return random_uniform({2}, 0, 1, DType::Float32, 3) + random_uniform({2}, 0, 1, DType::Float32, 3);
+  });
+  auto counts = op_counts(f.get_concrete_function().optimized_graph());
+  EXPECT_EQ(counts["KilnPrint"], 2);
+  EXPECT_EQ(counts["RandomUniform"], 2);
+  ::testing::internal::CaptureStderr();
+  (void)f();
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "one 1\none 1\n");
+}
+
+TEST(Optimizer, SwitchesTurnPassesOff) {
+  auto body = [](Tensor x) { return x * 1 + (constant(2.0f) * constant(3.0f)); };
+  auto off = function(body, {.optimizer = OptimizerOptions::none()});
+  auto on = function(body);
+  auto spec = TensorSpec{{}, DType::Float32};
+  EXPECT_EQ(off.get_concrete_function(spec).optimized_graph().size(), off.get_concrete_function(spec).graph().size());
+  EXPECT_LT(on.get_concrete_function(spec).optimized_graph().size(), on.get_concrete_function(spec).graph().size());
+  OptimizerOptions only_folding = OptimizerOptions::none();
+  only_folding.constant_folding = true;
+  only_folding.prune = true;
+  config::set_optimizer_options(only_folding);
+  auto global = function(body);
+  auto counts = op_counts(global.get_concrete_function(spec).optimized_graph());
+  config::set_optimizer_options(OptimizerOptions{});
+  EXPECT_EQ(counts["Mul"], 1);  // x * 1 stays: arithmetic simplification is off
+  EXPECT_EQ(counts["Const"], 2);
+  EXPECT_EQ(off(constant(1.0f)).item<float>(), on(constant(1.0f)).item<float>());
+}
