@@ -3,6 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
+#include "core/parallel.h"
+
 using namespace kiln;
 
 namespace {
@@ -12,6 +14,12 @@ Tensor power(Tensor x, int y) {
   return result;
 }
 }  // namespace
+
+// Single-threaded kernels unless a benchmark's Arg says otherwise.
+[[maybe_unused]] static const int kOneThread = [] {
+  set_intra_op_threads(1);
+  return 1;
+}();
 
 static void BM_PowerEager(benchmark::State& state) {
   Tensor x = random_uniform({10, 10}, -1, 2, DType::Int32, 1);
@@ -42,3 +50,40 @@ static void BM_TraceCost1000Ops(benchmark::State& state) {
   state.counters["per_op"] = benchmark::Counter(kOps, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_TraceCost1000Ops)->Unit(benchmark::kMillisecond);
+
+// Executor overhead per node: a 10,000-node chain of scalar adds, optimizer off.
+static void BM_ExecutorChain10000ScalarAdds(benchmark::State& state) {
+  constexpr int kNodes = 10000;
+  auto f = function(
+      [](Tensor x) {
+        for (int i = 0; i < kNodes; ++i) x = x + x;
+        return x;
+      },
+      {.optimizer = OptimizerOptions::none()});
+  Tensor x = constant(0.0f);
+  (void)f(x);
+  for (auto _ : state) benchmark::DoNotOptimize(f(x));
+  state.counters["per_node"] =
+      benchmark::Counter(kNodes, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ExecutorChain10000ScalarAdds)->Unit(benchmark::kMicrosecond);
+
+// Two independent chains of 20 MatMuls of 256x256 float32, joined at the end; Arg: threads.
+// (The 2-thread speed-up comes from intra-op GEMM splitting; kiln has no inter-op scheduler yet.)
+static void BM_TwoMatMulChains(benchmark::State& state) {
+  set_intra_op_threads(static_cast<int>(state.range(0)));
+  auto f = function([](Tensor a, Tensor b, Tensor w) {
+    for (int i = 0; i < 20; ++i) {
+      a = matmul(a, w);
+      b = matmul(b, w);
+    }
+    return a + b;
+  });
+  Tensor a = random_uniform({256, 256}, -0.1, 0.1, DType::Float32, 1);
+  Tensor b = random_uniform({256, 256}, -0.1, 0.1, DType::Float32, 2);
+  Tensor w = random_uniform({256, 256}, -0.1, 0.1, DType::Float32, 3);
+  (void)f(a, b, w);
+  for (auto _ : state) benchmark::DoNotOptimize(f(a, b, w));
+  set_intra_op_threads(1);
+}
+BENCHMARK(BM_TwoMatMulChains)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

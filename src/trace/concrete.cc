@@ -50,9 +50,19 @@ std::string ConcreteImpl::pretty_signature() const {
 
 std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs) const {
   if (!impl_) throw FailedPreconditionError("Calling an empty ConcreteFunction");
+  // Checked without building TensorShapes: a steady-state call allocates only its result.
+  auto fits = [](const TensorSpec& spec, const detail::TensorImpl* t) {
+    if (!t || t->symbolic || t->dtype != spec.dtype) return false;
+    if (spec.shape.rank() < 0) return true;
+    const auto& d = spec.shape.dims();
+    if (d.size() != t->dims.size()) return false;
+    for (size_t k = 0; k < d.size(); ++k)
+      if (d[k] >= 0 && d[k] != t->dims[k]) return false;
+    return true;
+  };
   for (size_t i = 0; i < inputs.size() && i < impl_->inputs.size(); ++i) {
     const TensorSpec& spec = impl_->inputs[i];
-    if (!inputs[i].defined() || inputs[i].dtype() != spec.dtype || !spec.shape.is_compatible_with(inputs[i].shape()))
+    if (!fits(spec, inputs[i].impl()))
       throw InvalidArgumentError("ConcreteFunction " + impl_->name + ": argument " + spec.name + " expected " +
                                  std::string(dtype_name(spec.dtype)) + " " + spec.shape.str() + ", got " +
                                  (inputs[i].defined() ? std::string(dtype_name(inputs[i].dtype())) + " " + inputs[i].shape().str()
