@@ -119,9 +119,12 @@ Plan::Plan(const graph::Graph& g) {
       const int s = output_slots_[steps_[si].first_output + i];
       if (last_use[s] < 0) last_use[s] = static_cast<int>(si);
     }
+  std::vector<char> in_frame(num_slots_, 0);
+  for (int s = 0; s < num_slots_; ++s) in_frame[s] = pinned[s] ? 2 : 0;  // 2: never in the frame
+  plan_memory(last_use, in_frame);
   std::vector<std::vector<int>> releases(steps_.size());
   for (int s = 0; s < num_slots_; ++s)
-    if (!pinned[s] && last_use[s] >= 0) releases[last_use[s]].push_back(s);
+    if (!pinned[s] && in_frame[s] != 1 && last_use[s] >= 0) releases[last_use[s]].push_back(s);
   for (size_t si = 0; si < steps_.size(); ++si) {
     steps_[si].first_release = static_cast<int>(release_slots_.size());
     steps_[si].num_release = static_cast<int>(releases[si].size());
@@ -129,7 +132,45 @@ Plan::Plan(const graph::Graph& g) {
   }
 }
 
+void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame) {
+  // Values a stateful or control-flow op receives may outlive the call (a variable keeps
+  // what it is assigned; a loop passes it on): they stay owned tensors.
+  for (const Step& st : steps_)
+    if (st.node->stateful || st.op->has(ops::kControlFlow))
+      for (int i = 0; i < st.num_inputs; ++i) in_frame[input_slots_[st.first_input + i]] = 2;
+  std::vector<FrameEntry> entries;
+  std::vector<int> def_step, last_step;
+  frame_index_.assign(num_slots_, -1);
+  for (size_t si = 0; si < steps_.size(); ++si) {
+    const Step& st = steps_[si];
+    if (!st.static_shapes || st.op->has(ops::kControlFlow)) continue;
+    for (int i = 0; i < st.num_outputs; ++i) {
+      const int s = output_slots_[st.first_output + i];
+      if (in_frame[s] == 2) continue;
+      const StaticOutput& so = static_outputs_[st.first_static + i];
+      frame_index_[s] = static_cast<int>(entries.size());
+      in_frame[s] = 1;
+      entries.push_back(FrameEntry{so.dtype, so.dims, detail::checked_num_elements(so.dims.data(), so.dims.size()), 0});
+      def_step.push_back(static_cast<int>(si));
+      last_step.push_back(std::max(last_use[s], static_cast<int>(si)));
+    }
+  }
+  memory_.plan(std::move(entries), def_step, last_step);
+}
+
 namespace {
+// Gives a frame back to its plan's pool when a run ends (also by an error).
+struct FrameLease {
+  const MemoryPlan& plan;
+  std::unique_ptr<Frame> frame;
+  explicit FrameLease(const MemoryPlan& p) : plan(p) {
+    if (!p.empty()) frame = p.acquire();
+  }
+  ~FrameLease() {
+    if (frame) plan.release(std::move(frame));
+  }
+};
+
 // The value slots of one run. Small plans (branches, loop bodies) keep them on the stack and
 // construct only the slots they use: no allocation and no wasted destructors per run.
 class SlotArray {
@@ -193,6 +234,9 @@ void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& resul
                                std::to_string(feeds.size()));
   SlotArray slot_array(num_slots_);
   Tensor* slots = slot_array.data();
+  FrameLease lease(memory_);
+  Frame* frame = lease.frame.get();
+  const int* frame_index = frame_index_.data();
   for (size_t i = 0; i < feeds.size(); ++i) {
     const ops::TensorImpl* t = feeds[i].impl();
     if (!t || t->symbolic) throw InvalidArgumentError("Input " + std::to_string(i) + " must be a concrete tensor");
@@ -233,13 +277,21 @@ void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& resul
     if (st.num_inputs > kMax) { in_heap.resize(st.num_inputs); in = in_heap.data(); }
     if (st.num_outputs > kMax) { out_heap.resize(st.num_outputs); out = out_heap.data(); }
     const int* is = input_slots_.data() + st.first_input;
-    for (int i = 0; i < st.num_inputs; ++i) in[i] = slots[is[i]].impl();
+    for (int i = 0; i < st.num_inputs; ++i) {
+      const int f = frame_index[is[i]];
+      in[i] = f >= 0 ? frame->impl(f) : slots[is[i]].impl();
+    }
     try {
       const int* os = output_slots_.data() + st.first_output;
       if (st.static_shapes) {
         // Shapes and dtypes were checked at trace time: no shape function at run time.
         const StaticOutput* so = static_outputs_.data() + st.first_static;
         for (int i = 0; i < st.num_outputs; ++i) {
+          const int f = frame_index[os[i]];
+          if (f >= 0) {
+            out[i] = frame->impl(f);  // planned memory: nothing to allocate
+            continue;
+          }
           slots[os[i]] = Tensor(detail::make_concrete(so[i].dtype, so[i].dims));
           out[i] = slots[os[i]].impl();
         }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "exec/memory_plan.h"
 #include "graph/graph.h"
 
 namespace kiln::exec {
@@ -39,6 +40,7 @@ class Plan {
 
   int num_steps() const { return static_cast<int>(steps_.size()); }
   int num_slots() const { return num_slots_; }
+  size_t arena_bytes() const { return memory_.arena_bytes(); }
 
  private:
   std::vector<Step> steps_;
@@ -51,6 +53,10 @@ class Plan {
   std::vector<int> result_slots_;
   std::vector<std::shared_ptr<const Plan>> bodies_;  // branches and loop parts, compiled once
   int num_slots_ = 0;
+  MemoryPlan memory_;               // static intermediates: a per-call frame
+  std::vector<int> frame_index_;    // per slot: its frame entry, or -1 for an owned tensor
+
+  void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
 
   void run_control_flow(const Step& st, Tensor* slots) const;
 };
