@@ -87,3 +87,14 @@ static void BM_TwoMatMulChains(benchmark::State& state) {
   set_intra_op_threads(1);
 }
 BENCHMARK(BM_TwoMatMulChains)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Elementwise fusion: tanh(x * 2 + 1) - x * y + sigmoid(y) over 1M floats, fused vs not.
+static void BM_ElementwiseChain1M(benchmark::State& state) {
+  OptimizerOptions o;
+  o.elementwise_fusion = state.range(0) != 0;
+  auto f = function([](Tensor x, Tensor y) { return tanh(x * 2.0f + 1.0f) - x * y + sigmoid(y); }, {.optimizer = o});
+  Tensor x = random_uniform({1 << 20}, -2, 2, DType::Float32, 1), y = random_uniform({1 << 20}, -2, 2, DType::Float32, 2);
+  (void)f(x, y);
+  for (auto _ : state) benchmark::DoNotOptimize(f(x, y));
+}
+BENCHMARK(BM_ElementwiseChain1M)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);

@@ -26,8 +26,14 @@ struct OptimizerOptions {
   bool arithmetic_simplification = true;
   bool remove_identity = true;
   bool prune = true;
+  bool elementwise_fusion = true;         // chains of elementwise ops become one kernel
   int64_t max_folded_elements = 1 << 16;  // constants larger than this are not materialized
-  static OptimizerOptions none() { return {false, false, false, false, false}; }
+  static OptimizerOptions none() {
+    OptimizerOptions o;
+    o.constant_folding = o.common_subexpression_elimination = o.arithmetic_simplification = false;
+    o.remove_identity = o.prune = o.elementwise_fusion = false;
+    return o;
+  }
 };
 
 struct FunctionOptions {

@@ -163,6 +163,30 @@ struct BinaryKernel {
   };
 };
 
+// The op over a run of elements, for fused kernels (same functor as the op's kernel).
+template <class F, class T> void binary_run(const void* a, bool sa, const void* b, bool sb, void* out, int64_t n) {
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  T* po = static_cast<T*>(out);
+  if (!sa && !sb) {
+    for (int64_t i = 0; i < n; ++i) po[i] = F::f(pa[i], pb[i]);
+  } else if (sb && !sa) {
+    const T v = pb[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = F::f(pa[i], v);
+  } else if (sa && !sb) {
+    const T v = pa[0];
+    for (int64_t i = 0; i < n; ++i) po[i] = F::f(v, pb[i]);
+  } else {
+    const T v = F::f(pa[0], pb[0]);
+    for (int64_t i = 0; i < n; ++i) po[i] = v;
+  }
+}
+// Only the dtypes the op supports are instantiated.
+template <class F, class... Ts>
+void binary_chunk(DType d, const void* a, bool sa, const void* b, bool sb, void* out, int64_t n) {
+  ((d == TypeOf<Ts>::value ? binary_run<F, Ts>(a, sa, b, sb, out, n) : void()), ...);
+}
+
 void infer_binary(InferContext& c) {
   require_same_dtypes(c, 0, 1);
   c.out(0).dtype = c.in(0).dtype;
@@ -178,10 +202,12 @@ void infer_compare(InferContext& c) {
 constexpr uint32_t kEw = kElementwise;
 constexpr uint32_t kEwC = kElementwise | kCommutative;
 
+// Division-like ops (integer division by zero raises) are not fused: their kernels check.
 #define KILN_BINARY_OP(Name, Functor, traits, Types)                                                          \
   const OpDef& op::Name() {                                                                                   \
     static const OpDef def{#Name, 2, 1, traits, {}, infer_binary,                                             \
-                           kernels_for<BinaryKernel<Functor, false>::K, Types>(), "T", 0, true};              \
+                           kernels_for<BinaryKernel<Functor, false>::K, Types>(), "T", 0, true, {}, nullptr,  \
+                           is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>}; \
     return def;                                                                                               \
   }
 #define KILN_COMPARE_OP(Name, Functor, traits, Types)                                                         \

@@ -143,6 +143,10 @@ class SubgraphRunner {
   virtual void run(int body, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
   virtual int num_bodies() const = 0;
 };
+// An elementwise op over a run of n contiguous elements of dtype d (its own functor, so a
+// fused kernel computes exactly what the op computes). A scalar operand is broadcast.
+using ChunkFn = void (*)(DType d, const void* a, bool a_scalar, const void* b, bool b_scalar, void* out, int64_t n);
+
 // What an If/While/Case does with its bodies: inputs in, outputs out.
 using ControlFlowFn = void (*)(const Attrs& attrs, const std::vector<Tensor>& inputs, SubgraphRunner& runner,
                                std::vector<Tensor>& outputs);
@@ -178,6 +182,8 @@ struct OpDef {
   std::vector<std::pair<const char*, int>> index_type_attrs = {};
   // Control flow ops (kControlFlow): how the node runs its bodies.
   ControlFlowFn control_flow = nullptr;
+  // Elementwise ops whose output dtype is their input dtype: the run used by fusion.
+  ChunkFn chunk = nullptr;
 
   bool has(Trait t) const { return (traits & t) != 0; }
   bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }

@@ -30,7 +30,9 @@
   /* control_flow.cc */                                                                                   \
   X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)                                \
   /* variable_ops.cc */                                                                                   \
-  X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp)
+  X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp)                   \
+  /* fused.cc */                                                                                          \
+  X(KilnFusedElementwise)
 
 namespace kiln::ops::op {
 #define KILN_DECLARE_OP(name) const OpDef& name();

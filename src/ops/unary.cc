@@ -68,6 +68,32 @@ template <class F> struct UnaryKernel {
   };
 };
 
+// The op over a run of elements, for fused kernels (same functor as the op's kernel).
+template <class F, class T> void unary_run(const void* a, bool sa, void* out, int64_t n) {
+  const T* pa = static_cast<const T*>(a);
+  T* po = static_cast<T*>(out);
+  if constexpr (requires { F::template vec<T>(pa, po, n); }) {
+    if (sa) {
+      T v;
+      F::template vec<T>(pa, &v, 1);
+      for (int64_t i = 0; i < n; ++i) po[i] = v;
+    } else {
+      F::template vec<T>(pa, po, n);
+    }
+  } else {
+    if (sa) {
+      const T v = F::template f<T>(pa[0]);
+      for (int64_t i = 0; i < n; ++i) po[i] = v;
+    } else {
+      for (int64_t i = 0; i < n; ++i) po[i] = F::template f<T>(pa[i]);
+    }
+  }
+}
+// Only the dtypes the op supports are instantiated.
+template <class F, class... Ts> void unary_chunk(DType d, const void* a, bool sa, const void*, bool, void* out, int64_t n) {
+  ((d == TypeOf<Ts>::value ? unary_run<F, Ts>(a, sa, out, n) : void()), ...);
+}
+
 void infer_unary(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.out(0).shape = shape_of(c.in(0));
@@ -106,7 +132,7 @@ constexpr uint32_t kEw = kElementwise;
 #define KILN_UNARY_OP(Name, Functor, Types)                                                                 \
   const OpDef& op::Name() {                                                                                 \
     static const OpDef def{#Name, 1, 1, kEw, {}, infer_unary, kernels_for<UnaryKernel<Functor>::K, Types>(), \
-                           "T", 0, true};                                                                   \
+                           "T", 0, true, {}, nullptr, &unary_chunk<Functor, Types>};                               \
     return def;                                                                                             \
   }
 }  // namespace

@@ -26,6 +26,7 @@ std::unique_ptr<Pass> make_constant_folding();
 std::unique_ptr<Pass> make_arithmetic_simplification();
 std::unique_ptr<Pass> make_common_subexpression_elimination();
 std::unique_ptr<Pass> make_prune();
+std::unique_ptr<Pass> make_fuse_elementwise();
 
 struct PassStats {
   std::string pass;

@@ -1,0 +1,90 @@
+// KilnFusedElementwise: a chain or tree of elementwise ops made into one kernel by the
+// fusion pass. It walks memory once in runs of kChunk elements; intermediates live in small
+// stack buffers. Each step calls the original op's own run function (OpDef::chunk), so the
+// fused result is exactly the unfused one.
+// attrs: program = [num_inputs, num_registers, then per step: op, dst, a, b (-1: unary)],
+// with op an index into fusable_ops(); output_shape. Registers 0..num_inputs-1 are inputs.
+#include <cstring>
+
+#include "core/parallel.h"
+#include "ops/fused.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+
+const std::vector<const OpDef*>& fusable_ops() {
+  static const std::vector<const OpDef*> table = [] {
+    std::vector<const OpDef*> v;
+    for (const OpDef* d : all_ops())
+      if (d->chunk) v.push_back(d);
+    return v;
+  }();
+  return table;
+}
+
+int fusable_index(const OpDef* op) {
+  const auto& t = fusable_ops();
+  for (size_t i = 0; i < t.size(); ++i)
+    if (t[i] == op) return static_cast<int>(i);
+  return -1;
+}
+
+namespace {
+
+constexpr int64_t kChunk = 256;
+
+void infer_fused(InferContext& c) {
+  const auto& p = c.attrs.list(0);
+  if (p.size() < 2 || p[0] != c.num_inputs || (p.size() - 2) % 4 != 0) c.fail("malformed fused program");
+  c.out(0).dtype = c.in(0).dtype;
+  const TensorShape& s = c.attrs.shape(1);
+  c.out(0).shape = PartialShape{Dims(s.dims()), false};
+  c.kernel_dtype = DType::Bool;  // one kernel; the steps dispatch on the dtype
+}
+
+template <class Unused> struct FusedKernel {
+  static void run(KernelContext& c) {
+    const auto& p = c.attrs.list(0);
+    const int num_inputs = static_cast<int>(p[0]), num_regs = static_cast<int>(p[1]);
+    const int steps = static_cast<int>((p.size() - 2) / 4);
+    const auto& ops = fusable_ops();
+    TensorImpl& out = c.out(0);
+    const DType d = out.dtype;
+    const size_t es = dtype_size(d);
+    const int64_t n = out.num_elements;
+    if (num_regs - num_inputs > kMaxFusedTemps || num_regs > kMaxFusedRegisters) c.fail("fused program too large");
+    parallel_for((n + kChunk - 1) / kChunk, 256, [&](int64_t lo, int64_t hi) {
+      alignas(64) unsigned char temps[kMaxFusedTemps * kChunk * 8];  // on the stack: no allocation
+      const void* reg[kMaxFusedRegisters];
+      char scalar[kMaxFusedRegisters] = {};
+      for (int64_t chunk = lo; chunk < hi; ++chunk) {
+        const int64_t start = chunk * kChunk, len = std::min(kChunk, n - start);
+        for (int r = 0; r < num_inputs; ++r) {
+          const TensorImpl& in = c.in(r);
+          scalar[r] = in.num_elements == 1 && n != 1;
+          reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
+        }
+        for (int s = 0; s < steps; ++s) {
+          const int64_t* ins = &p[2 + 4 * s];
+          const int dst = static_cast<int>(ins[1]), a = static_cast<int>(ins[2]), b = static_cast<int>(ins[3]);
+          void* target = s == steps - 1 ? static_cast<void*>(static_cast<char*>(out.data) + start * static_cast<int64_t>(es))
+                                        : static_cast<void*>(temps + static_cast<size_t>(dst - num_inputs) * kChunk * es);
+          ops[ins[0]]->chunk(d, reg[a], scalar[a], b >= 0 ? reg[b] : nullptr, b >= 0 && scalar[b], target, len);
+          reg[dst] = target;
+          scalar[dst] = 0;
+        }
+      }
+    });
+  }
+};
+
+}  // namespace
+
+const OpDef& op::KilnFusedElementwise() {
+  static const OpDef def{"KilnFusedElementwise", -1, 1, kElementwise, {"program", "output_shape"}, infer_fused,
+                         kernels_for<FusedKernel, bool>()};
+  return def;
+}
+
+}  // namespace kiln::ops

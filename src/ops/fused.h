@@ -1,0 +1,16 @@
+// The ops a fused elementwise kernel can run, by index (the fusion pass encodes them).
+#pragma once
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace kiln::ops {
+
+// Limits of one fused kernel (its intermediates live on the stack).
+inline constexpr int kMaxFusedTemps = 12;
+inline constexpr int kMaxFusedRegisters = 32;
+
+const std::vector<const OpDef*>& fusable_ops();
+int fusable_index(const OpDef* op);  // -1 if not fusable
+
+}  // namespace kiln::ops

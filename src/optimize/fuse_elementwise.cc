@@ -1,0 +1,109 @@
+// fuse_elementwise: a chain or tree of elementwise ops over one shape (other operands scalar)
+// becomes one KilnFusedElementwise node: one pass over memory, no intermediate buffers.
+// A producer joins its consumer's group only if nothing outside the group uses it.
+#include <algorithm>
+
+#include "ops/fused.h"
+#include "ops/op_list.h"
+#include "optimize/pass.h"
+
+namespace kiln::optimize {
+namespace {
+
+using graph::Node;
+using graph::Output;
+
+bool fusable(const Node& n) {
+  return n.op->chunk && !n.stateful && n.control_inputs.empty() && n.num_outputs() == 1 &&
+         n.out_shapes[0].fully_defined() && ops::fusable_index(n.op) >= 0;
+}
+
+// Every operand has the group's shape or is a single element (broadcast).
+bool operands_ok(const Node& n, const Dims& dims) {
+  for (const Output& in : n.inputs) {
+    const ops::PartialShape& s = in.node->out_shapes[in.index];
+    if (!s.fully_defined()) return false;
+    int64_t count = 1;
+    for (int64_t d : s.dims) count *= d;
+    if (s.dims != dims && count != 1) return false;
+    if (in.node->out_dtypes[in.index] != n.out_dtypes[0]) return false;
+  }
+  return true;
+}
+
+class FuseElementwise : public Pass {
+ public:
+  const char* name() const override { return "fuse_elementwise"; }
+  bool run(graph::Graph& g, const PassContext&) override {
+    const int n = g.num_nodes();
+    std::vector<std::vector<const Node*>> users(n);
+    std::vector<char> escapes(n, 0);
+    for (const auto& node : g.nodes())
+      for (const Output& in : node->inputs) users[in.node->id].push_back(node.get());
+    for (const Output& o : g.outputs) escapes[o.node->id] = 1;
+    std::vector<int> group(n, -1);
+    Replacements repl;
+    for (int id = n - 1; id >= 0; --id) {
+      Node& root = *g.node(id);
+      if (group[id] >= 0 || !fusable(root) || !operands_ok(root, root.out_shapes[0].dims)) continue;
+      const Dims dims = root.out_shapes[0].dims;
+      std::vector<Node*> members{&root};
+      group[id] = id;
+      for (size_t k = 0; k < members.size(); ++k)
+        for (const Output& in : members[k]->inputs) {
+          Node& p = *in.node;
+          if (p.id >= n || group[p.id] >= 0 || !fusable(p) || escapes[p.id]) continue;
+          if (p.out_shapes[0].dims != dims || !operands_ok(p, dims)) continue;
+          if (members.size() > static_cast<size_t>(ops::kMaxFusedTemps)) continue;
+          const bool inside = std::all_of(users[p.id].begin(), users[p.id].end(),
+                                          [&](const Node* u) { return u->id < n && group[u->id] == id; });
+          if (!inside) continue;
+          members.push_back(&p);
+          group[p.id] = id;
+        }
+      if (members.size() < 2) {
+        group[id] = -1;
+        continue;
+      }
+      std::sort(members.begin(), members.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+      std::vector<Output> external;
+      auto reg_of_external = [&](const Output& o) {
+        for (size_t i = 0; i < external.size(); ++i)
+          if (external[i] == o) return static_cast<int64_t>(i);
+        external.push_back(o);
+        return static_cast<int64_t>(external.size() - 1);
+      };
+      for (Node* m : members)
+        for (const Output& in : m->inputs)
+          if (!(in.node->id < n && group[in.node->id] == id)) reg_of_external(in);
+      const int64_t num_inputs = static_cast<int64_t>(external.size());
+      if (num_inputs + static_cast<int64_t>(members.size()) > ops::kMaxFusedRegisters) {
+        for (Node* m : members) group[m->id] = -1;
+        continue;
+      }
+      std::vector<int64_t> program{num_inputs, num_inputs + static_cast<int64_t>(members.size())};
+      auto reg_of = [&](const Output& o) -> int64_t {
+        for (size_t k = 0; k < members.size(); ++k)
+          if (members[k] == o.node) return num_inputs + static_cast<int64_t>(k);
+        return reg_of_external(o);
+      };
+      for (size_t k = 0; k < members.size(); ++k) {
+        const Node& m = *members[k];
+        program.push_back(ops::fusable_index(m.op));
+        program.push_back(num_inputs + static_cast<int64_t>(k));
+        program.push_back(reg_of(m.inputs[0]));
+        program.push_back(m.inputs.size() > 1 ? reg_of(m.inputs[1]) : -1);
+      }
+      Node* fused = g.add_node(ops::op::KilnFusedElementwise(), root.name + "/fused", external,
+                               ops::Attrs{std::move(program), TensorShape(dims.to_vector())});
+      repl[{&root, 0}] = Output{fused, 0};
+    }
+    g.replace_uses(repl);
+    return !repl.empty();
+  }
+};
+}  // namespace
+
+std::unique_ptr<Pass> make_fuse_elementwise() { return std::make_unique<FuseElementwise>(); }
+
+}  // namespace kiln::optimize
