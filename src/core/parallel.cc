@@ -39,7 +39,14 @@ struct Job {
 
 }  // namespace
 
-int intra_op_threads() { return std::max(1, g_threads.load(std::memory_order_relaxed)); }
+static thread_local bool t_serial_kernels = false;  // inside an inter-op parallel plan
+
+int configured_threads() { return std::max(1, g_threads.load(std::memory_order_relaxed)); }
+int intra_op_threads() { return t_serial_kernels ? 1 : configured_threads(); }
+SerialKernelsScope::SerialKernelsScope() : previous_(t_serial_kernels) { t_serial_kernels = true; }
+SerialKernelsScope::~SerialKernelsScope() { t_serial_kernels = previous_; }
+
+void schedule_on_pool(std::function<void()> fn) { pool().Schedule(std::move(fn)); }
 void set_intra_op_threads(int n) { g_threads.store(std::max(1, std::min(n, default_threads()))); }
 
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {

@@ -7,10 +7,27 @@
 
 namespace kiln {
 
-// Threads that share big kernels (the calling thread included); at least 1.
+// Threads that share big kernels (the calling thread included); at least 1. Returns 1
+// while this thread runs steps of an inter-op parallel plan (the plan uses the threads).
 int intra_op_threads();
+// Threads available at all (the configured count, ignoring the scope below).
+int configured_threads();
+// While alive, kernels on this thread run single-threaded.
+class SerialKernelsScope {
+ public:
+  SerialKernelsScope();
+  ~SerialKernelsScope();
+  SerialKernelsScope(const SerialKernelsScope&) = delete;
+  SerialKernelsScope& operator=(const SerialKernelsScope&) = delete;
+
+ private:
+  bool previous_;
+};
 // Overrides the count (1 disables intra-op parallelism). For benchmarks and tests.
 void set_intra_op_threads(int n);
+
+// Runs fn on a pool thread (fire and forget; fn must own what it touches).
+void schedule_on_pool(std::function<void()> fn);
 
 // Splits fn over the pool (see parallel_for).
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn);

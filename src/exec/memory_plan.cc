@@ -22,7 +22,14 @@ Frame::~Frame() {
 }
 
 void MemoryPlan::plan(std::vector<FrameEntry> entries, const std::vector<int>& def_step,
-                      const std::vector<int>& last_step) {
+                      const std::vector<int>& last_step_in, bool reuse) {
+  std::vector<int> last_step = last_step_in;
+  if (!reuse) {
+    int end_step = 0;
+    for (int s : last_step) end_step = std::max(end_step, s);
+    for (int s : def_step) end_step = std::max(end_step, s);
+    for (int& s : last_step) s = end_step;  // nothing dies before the end: no block is shared
+  }
   entries_ = std::move(entries);
   // Walk the steps in order: a step's outputs are placed before its dead inputs are freed
   // (kernels read inputs while writing outputs). Free blocks: offset -> size, first fit.

@@ -36,7 +36,9 @@ class Frame {
 class MemoryPlan {
  public:
   // Assigns arena offsets. `def_step[k]` and `last_step[k]` bound entry k's lifetime.
-  void plan(std::vector<FrameEntry> entries, const std::vector<int>& def_step, const std::vector<int>& last_step);
+  // With reuse off (steps may run concurrently) every entry gets a block of its own.
+  void plan(std::vector<FrameEntry> entries, const std::vector<int>& def_step, const std::vector<int>& last_step,
+            bool reuse = true);
   bool empty() const { return entries_.empty(); }
   size_t arena_bytes() const { return arena_bytes_; }
 

@@ -1,11 +1,16 @@
 #include "exec/plan.h"
 
 #include <string>
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <new>
 #include <unordered_map>
 
+#include "core/parallel.h"
 #include "eager/execute.h"
 
 namespace kiln::exec {
@@ -121,7 +126,14 @@ Plan::Plan(const graph::Graph& g) {
     }
   std::vector<char> in_frame(num_slots_, 0);
   for (int s = 0; s < num_slots_; ++s) in_frame[s] = pinned[s] ? 2 : 0;  // 2: never in the frame
+  plan_parallelism(g, in_frame);
   plan_memory(last_use, in_frame);
+  // Readers per owned slot, for releasing at last use when steps run concurrently.
+  slot_readers_.assign(num_slots_, 0);
+  for (const Step& st : steps_)
+    for (int i = 0; i < st.num_inputs; ++i) ++slot_readers_[input_slots_[st.first_input + i]];
+  for (int s = 0; s < num_slots_; ++s)
+    if (pinned[s] || in_frame[s] == 1) slot_readers_[s] = 0;
   std::vector<std::vector<int>> releases(steps_.size());
   for (int s = 0; s < num_slots_; ++s)
     if (!pinned[s] && in_frame[s] != 1 && last_use[s] >= 0) releases[last_use[s]].push_back(s);
@@ -155,7 +167,55 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
       last_step.push_back(std::max(last_use[s], static_cast<int>(si)));
     }
   }
-  memory_.plan(std::move(entries), def_step, last_step);
+  memory_.plan(std::move(entries), def_step, last_step, /*reuse=*/!parallel_);
+}
+
+void Plan::plan_parallelism(const graph::Graph& g, const std::vector<char>&) {
+  const int n = static_cast<int>(steps_.size());
+  std::vector<int> producer(num_slots_, -1), step_of_node(g.num_nodes(), -1);
+  for (int si = 0; si < n; ++si) {
+    const Step& st = steps_[si];
+    step_of_node[st.node->id] = si;
+    for (int i = 0; i < st.num_outputs; ++i) producer[output_slots_[st.first_output + i]] = si;
+  }
+  num_preds_.assign(n, 0);
+  successors_.assign(n, {});
+  std::vector<double> cost(n, 0), finish(n, 0);
+  double total = 0, critical = 0;
+  for (int si = 0; si < n; ++si) {
+    const Step& st = steps_[si];
+    std::vector<int> preds;
+    for (int i = 0; i < st.num_inputs; ++i)
+      if (const int p = producer[input_slots_[st.first_input + i]]; p >= 0) preds.push_back(p);
+    for (const graph::Node* c : st.node->control_inputs)
+      if (c->id < static_cast<int>(step_of_node.size()) && step_of_node[c->id] >= 0) preds.push_back(step_of_node[c->id]);
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    num_preds_[si] = static_cast<int>(preds.size());
+    // Estimated work: the op's own estimate, else the elements it touches.
+    std::vector<ops::InputInfo> infos;
+    int64_t elements = 0;
+    for (const graph::Output& in : st.node->inputs) {
+      infos.push_back(graph::input_info(in));
+      elements += std::max<int64_t>(0, ops::PartialShape(in.node->out_shapes[in.index]).fully_defined()
+                                           ? detail::checked_num_elements(in.node->out_shapes[in.index].dims.data(),
+                                                                          in.node->out_shapes[in.index].dims.size())
+                                           : 0);
+    }
+    cost[si] = static_cast<double>(st.op->cost ? st.op->cost(infos.data(), static_cast<int>(infos.size()), *st.attrs)
+                                               : elements);
+    double start = 0;
+    for (int p : preds) {
+      successors_[p].push_back(si);
+      start = std::max(start, finish[p]);
+    }
+    finish[si] = start + cost[si];
+    total += cost[si];
+    critical = std::max(critical, finish[si]);
+  }
+  // Run steps concurrently only when there is real work beside the critical path.
+  constexpr double kMinWork = 4e6;  // ~1 ms of scalar work: below it, hand-offs cost more
+  parallel_ = total >= kMinWork && critical > 0 && total / critical >= 1.5;
 }
 
 namespace {
@@ -228,15 +288,10 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
   return results;
 }
 
-void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const {
+void Plan::feed(const std::vector<Tensor>& feeds, Tensor* slots) const {
   if (feeds.size() != feed_slots_.size())
     throw InvalidArgumentError("Expected " + std::to_string(feed_slots_.size()) + " inputs, got " +
                                std::to_string(feeds.size()));
-  SlotArray slot_array(num_slots_);
-  Tensor* slots = slot_array.data();
-  FrameLease lease(memory_);
-  Frame* frame = lease.frame.get();
-  const int* frame_index = frame_index_.data();
   for (size_t i = 0; i < feeds.size(); ++i) {
     const ops::TensorImpl* t = feeds[i].impl();
     if (!t || t->symbolic) throw InvalidArgumentError("Input " + std::to_string(i) + " must be a concrete tensor");
@@ -253,65 +308,149 @@ void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& resul
     slots[feed_slots_[i]] = feeds[i];
   }
   for (const auto& [slot, value] : const_slots_) slots[slot] = value;
+}
 
+void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const {
+  if (st.op->control_flow) {
+    try {
+      run_control_flow(st, slots);
+    } catch (const Error& e) {
+      rethrow_with_node(e, st.node->name);
+    }
+    return;
+  }
   constexpr int kMax = 16;
   const ops::TensorImpl* in_stack[kMax];
   ops::TensorImpl* out_stack[kMax];
   std::vector<const ops::TensorImpl*> in_heap;
   std::vector<ops::TensorImpl*> out_heap;
-  std::vector<ops::InputInfo> infos;
-
-  for (const Step& st : steps_) {
-    if (st.op->control_flow) {
-      try {
-        run_control_flow(st, slots);
-      } catch (const Error& e) {
-        rethrow_with_node(e, st.node->name);
+  const ops::TensorImpl** in = in_stack;
+  ops::TensorImpl** out = out_stack;
+  if (st.num_inputs > kMax) { in_heap.resize(st.num_inputs); in = in_heap.data(); }
+  if (st.num_outputs > kMax) { out_heap.resize(st.num_outputs); out = out_heap.data(); }
+  const int* frame_index = frame_index_.data();
+  const int* is = input_slots_.data() + st.first_input;
+  for (int i = 0; i < st.num_inputs; ++i) {
+    const int f = frame_index[is[i]];
+    in[i] = f >= 0 ? frame->impl(f) : slots[is[i]].impl();
+  }
+  try {
+    const int* os = output_slots_.data() + st.first_output;
+    if (st.static_shapes) {
+      // Shapes and dtypes were checked at trace time: no shape function at run time.
+      const StaticOutput* so = static_outputs_.data() + st.first_static;
+      for (int i = 0; i < st.num_outputs; ++i) {
+        const int f = frame_index[os[i]];
+        if (f >= 0) {
+          out[i] = frame->impl(f);  // planned memory: nothing to allocate
+          continue;
+        }
+        slots[os[i]] = Tensor(detail::make_concrete(so[i].dtype, so[i].dims));
+        out[i] = slots[os[i]].impl();
       }
+    } else {
+      infos.resize(st.num_inputs);
+      for (int i = 0; i < st.num_inputs; ++i) infos[i] = ops::InputInfo{in[i]->dtype, &in[i]->dims, false, in[i]};
+      ops::InferContext ctx{*st.op, infos.data(), st.num_inputs, *st.attrs};
+      eager::infer_concrete(ctx);
+      for (int i = 0; i < st.num_outputs; ++i) {
+        slots[os[i]] = Tensor(eager::allocate_output(ctx, i));
+        out[i] = slots[os[i]].impl();
+      }
+    }
+    ops::KernelContext kc{*st.op, in, st.num_inputs, out, st.num_outputs, *st.attrs};
+    st.kernel(kc);
+  } catch (const Error& e) {
+    rethrow_with_node(e, st.node->name);
+  }
+}
+
+namespace {
+// One inter-op parallel run: ready steps, dependency counts, and the first error. Shared
+// with pool helpers, which may start after the run is over (then they find nothing to do).
+struct ParallelRun {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> ready;
+  std::unique_ptr<std::atomic<int>[]> pending, readers;
+  int remaining = 0, running = 0;
+  std::exception_ptr error;
+};
+}  // namespace
+
+void Plan::run_parallel(Tensor* slots, Frame* frame) const {
+  auto run = std::make_shared<ParallelRun>();
+  const int n = static_cast<int>(steps_.size());
+  run->pending = std::make_unique<std::atomic<int>[]>(n);
+  run->readers = std::make_unique<std::atomic<int>[]>(num_slots_);
+  for (int i = 0; i < n; ++i) {
+    run->pending[i].store(num_preds_[i], std::memory_order_relaxed);
+    if (num_preds_[i] == 0) run->ready.push_back(i);
+  }
+  for (int s = 0; s < num_slots_; ++s) run->readers[s].store(slot_readers_[s], std::memory_order_relaxed);
+  run->remaining = n;
+  // Each participant takes ready steps until none are left; only the caller waits for
+  // steps in flight elsewhere (helpers never block, so the pool cannot deadlock).
+  auto drain = [this, slots, frame](ParallelRun& r, bool caller) {
+    SerialKernelsScope serial;  // the threads are busy with steps: kernels stay single-threaded
+    std::vector<ops::InputInfo> infos;
+    std::unique_lock<std::mutex> lock(r.mu);
+    while (r.remaining > 0) {
+      if (r.ready.empty() || r.error) {
+        if (!caller) return;
+        if (r.running == 0 && (r.error || r.ready.empty())) break;
+        r.cv.wait(lock);
+        continue;
+      }
+      const int si = r.ready.back();
+      r.ready.pop_back();
+      ++r.running;
+      lock.unlock();
+      std::exception_ptr err;
+      try {
+        execute_step(steps_[si], slots, frame, infos);
+        const Step& st = steps_[si];
+        for (int i = 0; i < st.num_inputs; ++i) {
+          const int s = input_slots_[st.first_input + i];
+          if (slot_readers_[s] > 0 && r.readers[s].fetch_sub(1, std::memory_order_acq_rel) == 1) slots[s] = Tensor();
+        }
+      } catch (...) {
+        err = std::current_exception();
+      }
+      lock.lock();
+      --r.running;
+      --r.remaining;
+      if (err && !r.error) r.error = err;
+      if (!err)
+        for (int next : successors_[si])
+          if (r.pending[next].fetch_sub(1, std::memory_order_acq_rel) == 1) r.ready.push_back(next);
+      r.cv.notify_all();
+    }
+  };
+  const int helpers = configured_threads() - 1;
+  for (int h = 0; h < helpers; ++h) schedule_on_pool([run, drain] { drain(*run, false); });
+  drain(*run, true);
+  std::unique_lock<std::mutex> lock(run->mu);
+  run->cv.wait(lock, [&] { return run->running == 0; });
+  run->remaining = 0;  // late helpers see nothing left
+  if (run->error) std::rethrow_exception(run->error);
+}
+
+void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const {
+  SlotArray slot_array(num_slots_);
+  Tensor* slots = slot_array.data();
+  FrameLease lease(memory_);
+  Frame* frame = lease.frame.get();
+  feed(feeds, slots);
+  if (parallel_ && intra_op_threads() > 1) {
+    run_parallel(slots, frame);
+  } else {
+    std::vector<ops::InputInfo> infos;
+    for (const Step& st : steps_) {
+      execute_step(st, slots, frame, infos);
       const int* rs = release_slots_.data() + st.first_release;
       for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
-      continue;
     }
-    const ops::TensorImpl** in = in_stack;
-    ops::TensorImpl** out = out_stack;
-    if (st.num_inputs > kMax) { in_heap.resize(st.num_inputs); in = in_heap.data(); }
-    if (st.num_outputs > kMax) { out_heap.resize(st.num_outputs); out = out_heap.data(); }
-    const int* is = input_slots_.data() + st.first_input;
-    for (int i = 0; i < st.num_inputs; ++i) {
-      const int f = frame_index[is[i]];
-      in[i] = f >= 0 ? frame->impl(f) : slots[is[i]].impl();
-    }
-    try {
-      const int* os = output_slots_.data() + st.first_output;
-      if (st.static_shapes) {
-        // Shapes and dtypes were checked at trace time: no shape function at run time.
-        const StaticOutput* so = static_outputs_.data() + st.first_static;
-        for (int i = 0; i < st.num_outputs; ++i) {
-          const int f = frame_index[os[i]];
-          if (f >= 0) {
-            out[i] = frame->impl(f);  // planned memory: nothing to allocate
-            continue;
-          }
-          slots[os[i]] = Tensor(detail::make_concrete(so[i].dtype, so[i].dims));
-          out[i] = slots[os[i]].impl();
-        }
-      } else {
-        infos.resize(st.num_inputs);
-        for (int i = 0; i < st.num_inputs; ++i) infos[i] = ops::InputInfo{in[i]->dtype, &in[i]->dims, false, in[i]};
-        ops::InferContext ctx{*st.op, infos.data(), st.num_inputs, *st.attrs};
-        eager::infer_concrete(ctx);
-        for (int i = 0; i < st.num_outputs; ++i) {
-          slots[os[i]] = Tensor(eager::allocate_output(ctx, i));
-          out[i] = slots[os[i]].impl();
-        }
-      }
-      ops::KernelContext kc{*st.op, in, st.num_inputs, out, st.num_outputs, *st.attrs};
-      st.kernel(kc);
-    } catch (const Error& e) {
-      rethrow_with_node(e, st.node->name);
-    }
-    const int* rs = release_slots_.data() + st.first_release;
-    for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
   }
   results.resize(result_slots_.size());
   for (size_t i = 0; i < result_slots_.size(); ++i) results[i] = slots[result_slots_[i]];

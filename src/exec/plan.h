@@ -41,6 +41,7 @@ class Plan {
   int num_steps() const { return static_cast<int>(steps_.size()); }
   int num_slots() const { return num_slots_; }
   size_t arena_bytes() const { return memory_.arena_bytes(); }
+  bool runs_in_parallel() const { return parallel_; }
 
  private:
   std::vector<Step> steps_;
@@ -56,7 +57,17 @@ class Plan {
   MemoryPlan memory_;               // static intermediates: a per-call frame
   std::vector<int> frame_index_;    // per slot: its frame entry, or -1 for an owned tensor
 
+  // Inter-op parallelism: chosen at compile time from a cost estimate.
+  bool parallel_ = false;
+  std::vector<int> num_preds_;                  // per step
+  std::vector<std::vector<int>> successors_;    // per step
+  std::vector<int> slot_readers_;               // per slot: steps reading it (0: never released)
+
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
+  void plan_parallelism(const graph::Graph& g, const std::vector<char>& in_frame);
+  void feed(const std::vector<Tensor>& feeds, Tensor* slots) const;
+  void execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const;
+  void run_parallel(Tensor* slots, Frame* frame) const;
 
   void run_control_flow(const Step& st, Tensor* slots) const;
 };

@@ -1,4 +1,6 @@
 // MatMul (rank 2, transpose_a/b) and BatchMatMulV2 (batch dims broadcast, adj_x/adj_y).
+#include <algorithm>
+
 #include "kernels/gemm.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -105,16 +107,31 @@ template <class T> struct BatchMatMulKernel {
   }
 };
 
+// m * n * k multiply-adds (batch dims included).
+int64_t matmul_cost(const InputInfo* in, int, const Attrs& attrs) {
+  if (in[0].unknown_rank || in[1].unknown_rank) return 0;
+  const Dims& a = *in[0].dims;
+  const Dims& b = *in[1].dims;
+  if (a.size() < 2 || b.size() < 2) return 0;
+  const bool ta = attrs.b(0), tb = attrs.b(1);
+  int64_t batch = 1;
+  for (size_t i = 0; i + 2 < a.size(); ++i) batch *= std::max<int64_t>(a[i], 1);
+  const int64_t m = ta ? a[a.size() - 1] : a[a.size() - 2], k = ta ? a[a.size() - 2] : a[a.size() - 1];
+  const int64_t n = tb ? b[b.size() - 2] : b[b.size() - 1];
+  return std::max<int64_t>(0, batch * m * n * k);
+}
+
 }  // namespace
 
 const OpDef& op::MatMul() {
   static const OpDef def{"MatMul", 2, 1, kPure, {"transpose_a", "transpose_b"}, infer_matmul,
-                         kernels_for<MatMulKernel, KILN_NUMERIC>()};
+                         kernels_for<MatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr, nullptr, &matmul_cost};
   return def;
 }
 const OpDef& op::BatchMatMulV2() {
   static const OpDef def{"BatchMatMulV2", 2, 1, kPure, {"adj_x", "adj_y"}, infer_batch_matmul,
-                         kernels_for<BatchMatMulKernel, KILN_NUMERIC>()};
+                         kernels_for<BatchMatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr, nullptr,
+                         &matmul_cost};
   return def;
 }
 

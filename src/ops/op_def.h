@@ -147,6 +147,10 @@ class SubgraphRunner {
 // fused kernel computes exactly what the op computes). A scalar operand is broadcast.
 using ChunkFn = void (*)(DType d, const void* a, bool a_scalar, const void* b, bool b_scalar, void* out, int64_t n);
 
+// Estimated work of one call (multiply-adds or element visits), for scheduling decisions.
+// Ops without one cost their input plus output elements.
+using CostFn = int64_t (*)(const InputInfo* inputs, int num_inputs, const Attrs& attrs);
+
 // What an If/While/Case does with its bodies: inputs in, outputs out.
 using ControlFlowFn = void (*)(const Attrs& attrs, const std::vector<Tensor>& inputs, SubgraphRunner& runner,
                                std::vector<Tensor>& outputs);
@@ -184,6 +188,7 @@ struct OpDef {
   ControlFlowFn control_flow = nullptr;
   // Elementwise ops whose output dtype is their input dtype: the run used by fusion.
   ChunkFn chunk = nullptr;
+  CostFn cost = nullptr;
 
   bool has(Trait t) const { return (traits & t) != 0; }
   bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }

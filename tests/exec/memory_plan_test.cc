@@ -64,3 +64,32 @@ TEST(MemoryPlan, ConcurrentCallsUseSeparateFrames) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
 }
+
+TEST(InterOpParallel, IndependentHeavyBranchesRunConcurrentlyAndAgree) {
+  auto body = [](Tensor a, Tensor b, Tensor w) {
+    for (int i = 0; i < 6; ++i) {
+      a = tanh(matmul(a, w));
+      b = tanh(matmul(b, w));
+    }
+    return a + b;
+  };
+  auto f = function(body);
+  Tensor a = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 1);
+  Tensor b = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 2);
+  Tensor w = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 3);
+  ConcreteFunction cf = f.get_concrete_function(a, b, w);
+  EXPECT_TRUE(cf.impl()->plan->runs_in_parallel());
+  const auto want = body(a, b, w).to_vector<float>();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(f(a, b, w).to_vector<float>(), want);
+  // Small graphs stay on the calling thread.
+  auto small = function([](Tensor x) { return x + 1; });
+  EXPECT_FALSE(small.get_concrete_function(constant(1)).impl()->plan->runs_in_parallel());
+  // Errors inside a parallel run surface with the node name.
+  auto failing = function([&](Tensor i) {
+    Tensor x = matmul(a, w), y = matmul(b, w);
+    return std::make_tuple(x + y, gather(a, i));
+  });
+  EXPECT_TRUE(failing.get_concrete_function(constant<int32_t>({0})).impl()->plan->runs_in_parallel());
+  kiln::testing::expect_error<InvalidArgumentError>([&] { (void)failing(constant<int32_t>({500})); },
+                                                    "indices[0] = 500 is not in [0, 192)");
+}

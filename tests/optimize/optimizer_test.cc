@@ -78,8 +78,9 @@ TEST(Optimizer, ArithmeticRewrites) {
   EXPECT_EQ(counts["Cast"], 0);
   EXPECT_EQ(counts["Square"], 1);
   EXPECT_EQ(counts["Sub"], 0);
+  const GraphView optimized = cf.optimized_graph();  // keeps the operations alive
   const Operation* mm = nullptr;
-  for (const auto& op : cf.optimized_graph().operations)
+  for (const auto& op : optimized.operations)
     if (op.type == "MatMul") mm = &op;
   ASSERT_NE(mm, nullptr);
   EXPECT_EQ(mm->attrs.at("transpose_a"), "true");
