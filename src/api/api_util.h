@@ -15,5 +15,9 @@ template <class T> Tensor make_host(const std::vector<T>& values, const std::vec
 // A host int vector as an int32 tensor (Const node when tracing), for axes/shapes/perms.
 Tensor int_list(const std::vector<int64_t>& values, const char* name_hint = "Const");
 Tensor int_scalar(int64_t v, const char* name_hint = "Const");
+// A concrete scalar of dtype d holding v; InvalidArgumentError (ending in `context`, e.g.
+// " [Op:Fill]") if v is not representable: a fraction for an integer dtype, out of range,
+// or other than 0/1 for bool.
+Tensor host_scalar(double v, DType d, const std::string& context);
 
 }  // namespace kiln::api

@@ -43,9 +43,7 @@ Tensor int_scalar(int64_t v, const char* name_hint) {
   return trace::as_graph_constant(make_host<int64_t>({v}, {}), name_hint);
 }
 
-namespace {
-// A host scalar of dtype d holding v, checked for representability.
-Tensor host_scalar(double v, DType d, const char* context) {
+Tensor host_scalar(double v, DType d, const std::string& context) {
   return ops::visit_dtype(d, [&](auto x) -> Tensor {
     using T = decltype(x);
     if constexpr (std::is_same_v<T, bool>) {
@@ -61,7 +59,6 @@ Tensor host_scalar(double v, DType d, const char* context) {
     return make_host<T>({static_cast<T>(v)}, {});
   });
 }
-}  // namespace
 }  // namespace api
 
 using api::make_host;

@@ -22,22 +22,9 @@ Tensor number_tensor(const Tensor& like, const char* op, auto make) {
 
 Tensor number_as(const Tensor& like, double v, const char* op) {
   return number_tensor(like, op, [&](DType d) -> Tensor {
-    return ops::visit_dtype(d, [&](auto x) -> Tensor {
-      using T = decltype(x);
-      if constexpr (std::is_same_v<T, bool>) {
-        throw InvalidArgumentError(std::string("Cannot convert ") + std::to_string(v) + " to a bool tensor [Op:" + op + "]");
-      } else {
-        if constexpr (std::is_integral_v<T>) {
-          if (std::isnan(v) || v != std::floor(v))
-            throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to EagerTensor of dtype " +
-                                       std::string(dtype_name(d)) + " [Op:" + op + "]");
-          if (v < static_cast<double>(std::numeric_limits<T>::min()) || v > static_cast<double>(std::numeric_limits<T>::max()))
-            throw InvalidArgumentError("Can't convert " + std::to_string(v) + " to " + std::string(dtype_name(d)) +
-                                       ": out of range [Op:" + op + "]");
-        }
-        return api::make_host<T>({static_cast<T>(v)}, {});
-      }
-    });
+    if (d == DType::Bool)
+      throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to a bool tensor [Op:" + op + "]");
+    return api::host_scalar(v, d, std::string(" [Op:") + op + "]");
   });
 }
 

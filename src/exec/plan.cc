@@ -126,7 +126,7 @@ Plan::Plan(const graph::Graph& g) {
     }
   std::vector<char> in_frame(num_slots_, 0);
   for (int s = 0; s < num_slots_; ++s) in_frame[s] = pinned[s] ? 2 : 0;  // 2: never in the frame
-  plan_parallelism(g, in_frame);
+  plan_parallelism(g);
   plan_memory(last_use, in_frame);
   // Readers per owned slot, for releasing at last use when steps run concurrently.
   slot_readers_.assign(num_slots_, 0);
@@ -170,7 +170,7 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
   memory_.plan(std::move(entries), def_step, last_step, /*reuse=*/!parallel_);
 }
 
-void Plan::plan_parallelism(const graph::Graph& g, const std::vector<char>&) {
+void Plan::plan_parallelism(const graph::Graph& g) {
   const int n = static_cast<int>(steps_.size());
   std::vector<int> producer(num_slots_, -1), step_of_node(g.num_nodes(), -1);
   for (int si = 0; si < n; ++si) {
@@ -197,10 +197,8 @@ void Plan::plan_parallelism(const graph::Graph& g, const std::vector<char>&) {
     int64_t elements = 0;
     for (const graph::Output& in : st.node->inputs) {
       infos.push_back(graph::input_info(in));
-      elements += std::max<int64_t>(0, ops::PartialShape(in.node->out_shapes[in.index]).fully_defined()
-                                           ? detail::checked_num_elements(in.node->out_shapes[in.index].dims.data(),
-                                                                          in.node->out_shapes[in.index].dims.size())
-                                           : 0);
+      const ops::PartialShape& shape = in.node->out_shapes[in.index];
+      if (shape.fully_defined()) elements += detail::checked_num_elements(shape.dims.data(), shape.dims.size());
     }
     cost[si] = static_cast<double>(st.op->cost ? st.op->cost(infos.data(), static_cast<int>(infos.size()), *st.attrs)
                                                : elements);

@@ -64,7 +64,7 @@ class Plan {
   std::vector<int> slot_readers_;               // per slot: steps reading it (0: never released)
 
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
-  void plan_parallelism(const graph::Graph& g, const std::vector<char>& in_frame);
+  void plan_parallelism(const graph::Graph& g);
   void feed(const std::vector<Tensor>& feeds, Tensor* slots) const;
   void execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const;
   void run_parallel(Tensor* slots, Frame* frame) const;
