@@ -197,14 +197,10 @@ int Graph::compact_order(bool remove_dead) {
     order.push_back(std::move(nodes_[i]));
   }
   const int removed = static_cast<int>(n - order.size());
-  by_name_.clear();
   for (auto& x : nodes_)
-    if (x) by_name_.erase(x->name);  // dead nodes are freed below
+    if (x) by_name_.erase(x->name);  // the dead (live nodes were moved out; their names stay)
   nodes_ = std::move(order);
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    nodes_[i]->id = static_cast<int>(i);
-    by_name_[nodes_[i]->name] = nodes_[i].get();
-  }
+  for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i]->id = static_cast<int>(i);
   return removed;
 }
 
