@@ -111,16 +111,24 @@ KILN_UNARY_IMPL(zeros_like, ZerosLike)
 KILN_UNARY_IMPL(ones_like, OnesLike)
 #undef KILN_UNARY_IMPL
 
-Tensor cast(const Tensor& x, DType dtype) { return trace::dispatch1(op::Cast(), {&x}, Attrs{dtype}, "Cast"); }
+Tensor cast(const Tensor& x, DType dtype) {
+  // One attrs object per target dtype, built once: an eager call constructs no attrs.
+  static const Attrs by_dtype[kNumDTypes] = {Attrs{DType::Bool}, Attrs{DType::Int32}, Attrs{DType::Int64},
+                                             Attrs{DType::Float32}, Attrs{DType::Float64}};
+  return trace::dispatch1(op::Cast(), {&x}, by_dtype[static_cast<int>(dtype)], "Cast");
+}
 
 Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
   return trace::dispatch1(op::SelectV2(), {&c, &a, &b}, trace::no_attrs(), "SelectV2");
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  // The four attr combinations, built once: an eager call constructs no attrs.
+  static const Attrs combos[4] = {Attrs{false, false}, Attrs{false, true}, Attrs{true, false}, Attrs{true, true}};
+  const Attrs& attrs = combos[(transpose_a ? 2 : 0) + (transpose_b ? 1 : 0)];
   const bool batched = (a.defined() && a.rank() > 2) || (b.defined() && b.rank() > 2);
-  if (batched) return trace::dispatch1(op::BatchMatMulV2(), {&a, &b}, Attrs{transpose_a, transpose_b}, "MatMul");
-  return trace::dispatch1(op::MatMul(), {&a, &b}, Attrs{transpose_a, transpose_b}, "MatMul");
+  if (batched) return trace::dispatch1(op::BatchMatMulV2(), {&a, &b}, attrs, "MatMul");
+  return trace::dispatch1(op::MatMul(), {&a, &b}, attrs, "MatMul");
 }
 
 namespace {
@@ -141,7 +149,8 @@ Tensor reduce(const ops::OpDef& def, const char* hint, const Tensor& x, const st
               bool keepdims) {
   if (!x.defined()) throw InvalidArgumentError(std::string("Empty tensor [Op:") + def.name + "]");
   Tensor ax = reduction_axes(x, axes);
-  return trace::dispatch1(def, {&x, &ax}, Attrs{keepdims}, hint);
+  static const Attrs keep[2] = {Attrs{false}, Attrs{true}};
+  return trace::dispatch1(def, {&x, &ax}, keep[keepdims ? 1 : 0], hint);
 }
 }  // namespace
 
