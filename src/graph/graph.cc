@@ -57,18 +57,16 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
   ops::InferContext ctx{op, infos.data(), static_cast<int>(infos.size()), attrs};
   eager::infer_concrete(ctx);
 
-  auto node = std::make_unique<Node>();
-  node->name = unique_name(name_hint);
-  node->op = &op;
-  node->attrs = std::move(attrs);
-  node->inputs = std::move(inputs_in);
-  node->control_inputs = std::move(control_inputs);
-  node->kernel_dtype = ctx.kernel_dtype;
+  std::vector<DType> dtypes;
+  std::vector<ops::PartialShape> shapes;
   for (int i = 0; i < ctx.num_outputs; ++i) {
-    node->out_dtypes.push_back(ctx.out(i).dtype);
-    node->out_shapes.push_back(ctx.out(i).shape);
+    dtypes.push_back(ctx.out(i).dtype);
+    shapes.push_back(ctx.out(i).shape);
   }
-  return finish_node(std::move(node));
+  Node* node = add_node_with_outputs(op, name_hint, std::move(inputs_in), std::move(attrs), std::move(dtypes),
+                                     std::move(shapes), std::move(control_inputs));
+  node->kernel_dtype = ctx.kernel_dtype;
+  return node;
 }
 
 Node* Graph::add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
