@@ -431,7 +431,12 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
   std::unique_lock<std::mutex> lock(run->mu);
   run->cv.wait(lock, [&] { return run->running == 0; });
   run->remaining = 0;  // late helpers see nothing left
-  if (run->error) std::rethrow_exception(run->error);
+  // Take the error out of the shared state: a late helper may drop the last reference to
+  // that state while this thread is still handling the exception.
+  std::exception_ptr error = std::move(run->error);
+  run->error = nullptr;
+  lock.unlock();
+  if (error) std::rethrow_exception(error);
 }
 
 void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const {
