@@ -2,9 +2,13 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <cctype>
 #include <cstring>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "graph.pb.h"  // generated from src/graph/proto/graph.proto
+#include "ops/variable_state.h"
 
 namespace kiln::graph {
 namespace {
@@ -47,35 +51,6 @@ void tensor_proto(const ops::TensorImpl& t, tensorflow::TensorProto* p) {
   p->set_tensor_content(std::string(static_cast<const char*>(t.data), t.nbytes()));
 }
 
-void attr_proto(const ops::AttrValue& v, tensorflow::AttrValue* p) {
-  std::visit(
-      [&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) p->set_i(x);
-        else if constexpr (std::is_same_v<T, double>) p->set_f(static_cast<float>(x));
-        else if constexpr (std::is_same_v<T, bool>) p->set_b(x);
-        else if constexpr (std::is_same_v<T, DType>) p->set_type(to_proto(x));
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          auto* l = p->mutable_list();
-          for (int64_t e : x) l->add_i(e);
-        } else if constexpr (std::is_same_v<T, std::string>) p->set_s(x);
-        else if constexpr (std::is_same_v<T, TensorShape>) {
-          ops::PartialShape ps{Dims(x.dims()), x.rank() < 0};
-          shape_proto(ps, p->mutable_shape());
-        } else if constexpr (std::is_same_v<T, Tensor>) {
-          if (x.impl()) tensor_proto(*x.impl(), p->mutable_tensor());
-        } else if constexpr (std::is_same_v<T, ops::FuncRef>) {
-          p->mutable_func()->set_name(x.name);
-        } else if constexpr (std::is_same_v<T, std::vector<ops::FuncRef>>) {
-          auto* l = p->mutable_list();
-          for (const auto& f : x) l->add_func()->set_name(f.name);
-        } else if constexpr (std::is_same_v<T, ops::ResourceRef>) {
-          p->set_s(x.resource ? x.resource->resource_name() : "");
-        }
-      },
-      v);
-}
-
 // Graph nodes name inputs "node" or "node:1"; function bodies name arguments by name and
 // node outputs "node:output:i" (TensorFlow uses the op's output arg name in the middle).
 std::string input_name(const Output& o, bool in_function) {
@@ -107,57 +82,186 @@ void control_flow_attrs(const Node& n, google::protobuf::Map<std::string, tensor
   for (const auto& s : n.out_shapes) shape_proto(s, shapes->add_shape());
 }
 
-void node_proto(const Node& n, tensorflow::NodeDef* p, bool in_function = false) {
-  p->set_name(n.name);
-  p->set_op(n.op->name);
-  for (const Output& in : n.inputs) p->add_input(input_name(in, in_function));
-  for (const Node* c : n.control_inputs) p->add_input("^" + c->name);
-  auto& attrs = *p->mutable_attr();
-  for (int i = 0; i < n.attrs.size() && i < static_cast<int>(n.op->attr_names.size()); ++i) {
-    const std::string key = n.op->attr_names[i];
-    if (key == "_user_specified_name" && std::get<std::string>(n.attrs[i]).empty()) continue;
-    attr_proto(n.attrs[i], &attrs[key]);
-  }
-  if (n.op->has(ops::kControlFlow)) control_flow_attrs(n, attrs);
-  auto type_of_input = [&](int idx) { return n.inputs[idx < 0 ? n.inputs.size() - 1 : idx]; };
-  if (n.op->type_attr && !n.inputs.empty()) attrs[n.op->type_attr].set_type(to_proto(type_of_input(n.op->type_attr_input).node->out_dtypes[type_of_input(n.op->type_attr_input).index]));
-  for (const auto& [name, idx] : n.op->index_type_attrs) {
-    if (n.inputs.empty()) continue;
-    const Output o = type_of_input(idx);
-    attrs[name].set_type(to_proto(o.node->out_dtypes[o.index]));
-  }
-}
+// Writes nodes and functions into one GraphDef; each reachable library function once.
+class Writer {
+ public:
+  Writer(tensorflow::GraphDef* def, const ExportOptions& options) : def_(def), options_(options) {}
 
-void function_proto(const Graph& f, tensorflow::FunctionDef* p) {
-  auto* sig = p->mutable_signature();
-  sig->set_name(f.function_name());
-  for (const Node* in : f.inputs) {
-    auto* arg = sig->add_input_arg();
-    arg->set_name(in->name);
-    arg->set_type(to_proto(in->out_dtypes[0]));
+  void graph(const Graph& g) {
+    Scope scope{g, false, {}};
+    for (const auto& n : g.nodes()) emit(scope, *n, def_->mutable_node());
+    drain();
   }
-  for (size_t i = 0; i < f.outputs.size(); ++i) {
-    const Output& o = f.outputs[i];
-    auto* arg = sig->add_output_arg();
-    arg->set_name("output_" + std::to_string(i));
-    arg->set_type(to_proto(o.node->out_dtypes[o.index]));
-    (*p->mutable_ret())[arg->name()] = input_name(o, true);
+  void function(const Graph& f, const std::string& name) {
+    written_.insert(&f);
+    function_proto(f, name);
+    drain();
   }
-  bool stateful = false;
-  for (const auto& n : f.nodes()) {
-    stateful |= n->stateful;
-    if (!n->op->has(ops::kNoKernel)) node_proto(*n, p->add_node_def(), true);
+
+ private:
+  struct Scope {
+    const Graph& g;
+    bool in_function;
+    std::unordered_map<const Resource*, std::string> handles;  // VarHandleOp node names
+  };
+  tensorflow::GraphDef* def_;
+  const ExportOptions& options_;
+  std::unordered_set<const Graph*> written_;
+  std::vector<const Graph*> queue_;
+
+  std::string function_name(const std::string& n) const { return options_.function_prefix + n; }
+
+  void enqueue(const ops::FuncRef& f) {
+    const auto* body = static_cast<const Graph*>(f.body);
+    if (body && written_.insert(body).second) queue_.push_back(body);
   }
-  sig->set_is_stateful(stateful);
-}
+  void drain() {
+    for (size_t i = 0; i < queue_.size(); ++i) {  // in first-reference order
+      const Graph* f = queue_[i];
+      function_proto(*f, function_name(f->function_name()));
+    }
+    queue_.clear();
+  }
+
+  void attr_proto(const ops::AttrValue& v, tensorflow::AttrValue* p) {
+    std::visit(
+        [&](const auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, int64_t>) p->set_i(x);
+          else if constexpr (std::is_same_v<T, double>) p->set_f(static_cast<float>(x));
+          else if constexpr (std::is_same_v<T, bool>) p->set_b(x);
+          else if constexpr (std::is_same_v<T, DType>) p->set_type(to_proto(x));
+          else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            auto* l = p->mutable_list();
+            for (int64_t e : x) l->add_i(e);
+          } else if constexpr (std::is_same_v<T, std::string>) p->set_s(x);
+          else if constexpr (std::is_same_v<T, TensorShape>) {
+            ops::PartialShape ps{Dims(x.dims()), x.rank() < 0};
+            shape_proto(ps, p->mutable_shape());
+          } else if constexpr (std::is_same_v<T, Tensor>) {
+            if (x.impl()) tensor_proto(*x.impl(), p->mutable_tensor());
+          } else if constexpr (std::is_same_v<T, ops::FuncRef>) {
+            p->mutable_func()->set_name(function_name(x.name));
+            enqueue(x);
+          } else if constexpr (std::is_same_v<T, std::vector<ops::FuncRef>>) {
+            auto* l = p->mutable_list();
+            for (const auto& f : x) {
+              l->add_func()->set_name(function_name(f.name));
+              enqueue(f);
+            }
+          }
+        },
+        v);
+  }
+
+  // The VarHandleOp node of a variable in this scope, written before its first use.
+  std::string handle_of(Scope& scope, const Resource* r, const ops::Attrs& attrs,
+                        google::protobuf::RepeatedPtrField<tensorflow::NodeDef>* out) {
+    auto it = scope.handles.find(r);
+    if (it != scope.handles.end()) return it->second;
+    const std::string shared = options_.variable_name ? options_.variable_name(r) : r->resource_name();
+    std::string base;
+    for (char ch : shared) base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.') ? ch : '_';
+    if (base.empty() || !std::isalnum(static_cast<unsigned char>(base[0]))) base = "v" + base;
+    std::string name = base;
+    auto taken = [&](const std::string& n) {
+      if (scope.g.find(n)) return true;
+      for (const auto& [res, h] : scope.handles)
+        if (h == n) return true;
+      return false;
+    };
+    for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
+    scope.handles[r] = name;
+    tensorflow::NodeDef* h = out->Add();
+    h->set_name(name);
+    h->set_op("VarHandleOp");
+    auto& a = *h->mutable_attr();
+    const auto* var = static_cast<const ops::VariableState*>(r);
+    a["dtype"].set_type(to_proto(attrs.type(0)));
+    shape_proto(ops::PartialShape{Dims(var->shape().dims()), false}, a["shape"].mutable_shape());
+    a["shared_name"].set_s(shared);
+    a["container"].set_s("");
+    return name;
+  }
+
+  // Appends n's NodeDef to `out`, after the VarHandleOp it may need.
+  void emit(Scope& scope, const Node& n, google::protobuf::RepeatedPtrField<tensorflow::NodeDef>* out) {
+    tensorflow::NodeDef tmp;
+    node(scope, n, &tmp, out);
+    *out->Add() = std::move(tmp);
+  }
+
+  void node(Scope& scope, const Node& n, tensorflow::NodeDef* p,
+            google::protobuf::RepeatedPtrField<tensorflow::NodeDef>* out) {
+    p->set_name(n.name);
+    p->set_op(n.op->name);
+    auto& attrs = *p->mutable_attr();
+    for (int i = 0; i < n.attrs.size() && i < static_cast<int>(n.op->attr_names.size()); ++i) {
+      const std::string key = n.op->attr_names[i];
+      if (const auto* res = std::get_if<ops::ResourceRef>(&n.attrs[i])) {
+        std::string handle = handle_of(scope, res->resource.get(), n.attrs, out);
+        p->add_input(scope.in_function ? handle + ":resource:0" : handle);
+        continue;
+      }
+      if (key == "_user_specified_name" && std::get<std::string>(n.attrs[i]).empty()) continue;
+      attr_proto(n.attrs[i], &attrs[key]);
+    }
+    for (const Output& in : n.inputs) p->add_input(input_name(in, scope.in_function));
+    for (const Node* c : n.control_inputs) p->add_input("^" + c->name);
+    if (n.op->has(ops::kControlFlow)) control_flow_attrs(n, attrs);
+    auto type_of_input = [&](int idx) { return n.inputs[idx < 0 ? n.inputs.size() - 1 : idx]; };
+    if (n.op->type_attr && !n.inputs.empty())
+      attrs[n.op->type_attr].set_type(to_proto(type_of_input(n.op->type_attr_input).node->out_dtypes[type_of_input(n.op->type_attr_input).index]));
+    for (const auto& [name, idx] : n.op->index_type_attrs) {
+      if (n.inputs.empty()) continue;
+      const Output o = type_of_input(idx);
+      attrs[name].set_type(to_proto(o.node->out_dtypes[o.index]));
+    }
+  }
+
+  void function_proto(const Graph& f, const std::string& name) {
+    tensorflow::FunctionDef* p = def_->mutable_library()->add_function();
+    auto* sig = p->mutable_signature();
+    sig->set_name(name);
+    for (const Node* in : f.inputs) {
+      auto* arg = sig->add_input_arg();
+      arg->set_name(in->name);
+      arg->set_type(to_proto(in->out_dtypes[0]));
+    }
+    for (size_t i = 0; i < f.outputs.size(); ++i) {
+      const Output& o = f.outputs[i];
+      auto* arg = sig->add_output_arg();
+      arg->set_name("output_" + std::to_string(i));
+      arg->set_type(to_proto(o.node->out_dtypes[o.index]));
+      (*p->mutable_ret())[arg->name()] = input_name(o, true);
+    }
+    Scope scope{f, true, {}};
+    bool stateful = false;
+    for (const auto& n : f.nodes()) {
+      stateful |= n->stateful;
+      if (n->op->has(ops::kNoKernel)) continue;
+      emit(scope, *n, p->mutable_node_def());
+    }
+    sig->set_is_stateful(stateful);
+  }
+};
 
 }  // namespace
 
+void write_graph_def(const Graph& g, tensorflow::GraphDef* def, const ExportOptions& options) {
+  Writer(def, options).graph(g);
+  def->mutable_versions()->set_producer(kProducerVersion);
+}
+
+void write_function_library(const Graph& f, const std::string& name, tensorflow::GraphDef* def,
+                            const ExportOptions& options) {
+  Writer(def, options).function(f, name);
+  def->mutable_versions()->set_producer(kProducerVersion);
+}
+
 GraphDef to_graph_def(const Graph& g) {
   tensorflow::GraphDef def;
-  for (const auto& n : g.nodes()) node_proto(*n, def.add_node());
-  for (const auto& f : g.library()) function_proto(*f, def.mutable_library()->add_function());
-  def.mutable_versions()->set_producer(kProducerVersion);
+  write_graph_def(g, &def);
   std::string text, bytes;
   google::protobuf::TextFormat::PrintToString(def, &text);
   def.SerializeToString(&bytes);
