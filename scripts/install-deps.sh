@@ -10,7 +10,12 @@ packages=(
   nlohmann-json3-dev     # manifests (save/load)
   libopenblas-dev        # large float GEMM (loaded at run time; Eigen if absent)
   graphviz               # kiln graph --format svg
+  libssl-dev             # SHA-256 checksums of saved files (libcrypto)
+  clang libclang-rt-14-dev  # the loader fuzz target (libFuzzer + ASan)
 )
+
+# Node.js runs the TensorFlow.js interop tests; any node >= 18 will do (Debian's or another).
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do

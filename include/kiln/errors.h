@@ -13,6 +13,7 @@ enum class ErrorCode {
   Unimplemented,
   Internal,
   OperatorNotAllowedInGraph,
+  DataLoss,
 };
 
 class Error : public std::runtime_error {
@@ -36,6 +37,7 @@ KILN_DECLARE_ERROR(OutOfRangeError, OutOfRange)
 KILN_DECLARE_ERROR(UnimplementedError, Unimplemented)
 KILN_DECLARE_ERROR(InternalError, Internal)
 KILN_DECLARE_ERROR(OperatorNotAllowedInGraphError, OperatorNotAllowedInGraph)
+KILN_DECLARE_ERROR(DataLossError, DataLoss)  // a saved file is corrupt or fails its checksum
 #undef KILN_DECLARE_ERROR
 
 // "InvalidArgumentError", ...

@@ -7,5 +7,6 @@
 #include "kiln/print.h"
 #include "kiln/control_flow.h"
 #include "kiln/variable.h"
+#include "kiln/saved_model.h"
 #include "kiln/shape.h"
 #include "kiln/tensor.h"

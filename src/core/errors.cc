@@ -11,6 +11,7 @@ const char* error_code_name(ErrorCode c) {
     case ErrorCode::Unimplemented: return "UnimplementedError";
     case ErrorCode::Internal: return "InternalError";
     case ErrorCode::OperatorNotAllowedInGraph: return "OperatorNotAllowedInGraphError";
+    case ErrorCode::DataLoss: return "DataLossError";
   }
   return "Error";
 }

@@ -25,6 +25,7 @@ void rethrow_with_node(const Error& e, const std::string& node_name) {
     case ErrorCode::Unimplemented: throw UnimplementedError(msg);
     case ErrorCode::Internal: throw InternalError(msg);
     case ErrorCode::OperatorNotAllowedInGraph: throw OperatorNotAllowedInGraphError(msg);
+    case ErrorCode::DataLoss: throw DataLossError(msg);
   }
   throw InternalError(msg);
 }

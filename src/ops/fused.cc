@@ -82,7 +82,7 @@ template <class Unused> struct FusedKernel {
 }  // namespace
 
 const OpDef& op::KilnFusedElementwise() {
-  static const OpDef def{"KilnFusedElementwise", -1, 1, kElementwise, {"program", "output_shape"}, infer_fused,
+  static const OpDef def{"KilnFusedElementwise", -1, 1, kElementwise | kInternal, {"program", "output_shape"}, infer_fused,
                          kernels_for<FusedKernel, bool>()};
   return def;
 }

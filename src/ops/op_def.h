@@ -166,6 +166,7 @@ enum Trait : uint32_t {
   kControlFlow = 1u << 6, // If/While/Case: the executor runs its function attrs' bodies
   kForwardsInput = 1u << 7, // output 0 is input 0 unchanged (Identity): plans alias the slot
   kShapeOnly = 1u << 8,   // reads only its input's shape (Shape, Size, Rank): folds when it is known
+  kInternal = 1u << 9,    // made by the optimizer, never saved: loaders refuse it
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

@@ -4,6 +4,7 @@
 
 #include "graph/graph_def.h"
 #include "graph/graph_view.h"
+#include "optimize/pass.h"
 
 namespace kiln {
 namespace detail {
@@ -16,6 +17,12 @@ std::vector<Tensor> ConcreteImpl::call(const std::vector<Tensor>& args) const {
   std::vector<Tensor> feeds = args;
   feeds.insert(feeds.end(), captures.begin(), captures.end());
   return plan->run(feeds);
+}
+
+void ConcreteImpl::compile(const OptimizerOptions& options) {
+  optimized = graph->clone();
+  for (const auto& s : optimize::optimize(*optimized, options)) optimization_report.push_back(s.str());
+  plan = std::make_unique<exec::Plan>(*optimized);
 }
 
 namespace {

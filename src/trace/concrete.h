@@ -23,6 +23,8 @@ class ConcreteImpl {
 
   std::vector<Tensor> call(const std::vector<Tensor>& args) const;
   std::string pretty_signature() const;
+  // Optimizes a copy of `graph` into `optimized` and compiles the plan (once).
+  void compile(const OptimizerOptions& options);
 };
 
 }  // namespace kiln::detail

@@ -187,9 +187,7 @@ class FunctionCore {
     }
     // Optimize a copy once per concrete function (never per call), then compile the plan.
     const OptimizerOptions opts = options.optimizer ? *options.optimizer : config::optimizer_options();
-    cf->optimized = g.clone();
-    for (const auto& s : optimize::optimize(*cf->optimized, opts)) cf->optimization_report.push_back(s.str());
-    cf->plan = std::make_unique<exec::Plan>(*cf->optimized);
+    cf->compile(opts);
     return cf;
   }
 };

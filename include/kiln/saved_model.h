@@ -1,0 +1,50 @@
+// Saving and loading functions: a saved directory holds the graph (GraphDef-compatible
+// protobuf with a FunctionDef per signature), a JSON manifest and the variables as
+// safetensors. A loaded model needs none of the original C++ code.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/function.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+namespace detail {
+struct LoadedModelImpl;
+}
+
+class LoadedModel {
+ public:
+  LoadedModel() = default;
+  explicit LoadedModel(std::shared_ptr<detail::LoadedModelImpl> impl) : impl_(std::move(impl)) {}
+
+  // Runs a signature. Inputs are positional, in the order of the signature's input names;
+  // a mismatch raises InvalidArgumentError listing the signatures that exist.
+  std::vector<Tensor> call(const std::string& signature, std::vector<Tensor> inputs) const;
+  std::vector<std::string> signatures() const;
+  // The signature as a ConcreteFunction: its graphs, specs and pretty-printed signature.
+  ConcreteFunction signature(const std::string& name) const;
+  // The variables' current values, by saved name.
+  std::map<std::string, Tensor> variables() const;
+
+ private:
+  std::shared_ptr<detail::LoadedModelImpl> impl_;
+};
+
+// Writes `dir` atomically: into a temporary directory beside it, fsynced, then renamed
+// over it. Input names are the function's arg_names.
+void save(const std::string& dir, const ConcreteFunction& function, std::string signature = "serving_default");
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures);
+// Every file is checked (checksums, formats, the graph); errors are DataLossError for
+// corrupt files and InvalidArgumentError for graphs kiln cannot run.
+LoadedModel load(const std::string& dir);
+
+// Writes a TensorFlow.js GraphModel (model.json + weight shards) of one signature of a
+// saved model into `out_dir`. Variables are frozen; graphs tfjs cannot run are refused
+// with a message naming the node.
+void export_tfjs(const std::string& saved_dir, const std::string& out_dir, const std::string& signature = "");
+
+}  // namespace kiln

@@ -1,0 +1,124 @@
+#include "io/files.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "kiln/errors.h"
+
+namespace kiln::io {
+namespace fs = std::filesystem;
+namespace {
+
+std::string sys_error(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+void fsync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0) throw InternalError(sys_error("cannot open", path));
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw InternalError(sys_error("fsync failed for", path));
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw NotFoundError(sys_error("cannot open", path));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw DataLossError(path + " is not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw DataLossError(path + " is " + std::to_string(st.st_size) + " bytes, more than the " +
+                        std::to_string(max_bytes) + " allowed");
+  }
+  std::string out(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      throw DataLossError(sys_error("cannot read", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr))
+    throw InternalError("SHA-256 failed");
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+AtomicDirWriter::AtomicDirWriter(const std::string& target) : target_(fs::absolute(target).lexically_normal().string()) {
+  while (!target_.empty() && target_.back() == '/') target_.pop_back();
+  const fs::path parent = fs::path(target_).parent_path();
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  std::string pattern = (parent / (fs::path(target_).filename().string() + ".tmp-XXXXXX")).string();
+  if (!::mkdtemp(pattern.data())) throw InternalError(sys_error("cannot create a directory beside", target_));
+  tmp_ = pattern;
+}
+
+AtomicDirWriter::~AtomicDirWriter() {
+  std::error_code ec;
+  if (!tmp_.empty()) fs::remove_all(tmp_, ec);
+}
+
+void AtomicDirWriter::write(const std::string& name, const std::string& bytes) {
+  const std::string path = tmp_ + "/" + name;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw InternalError(sys_error("cannot create", path));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      throw InternalError(sys_error("cannot write", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw InternalError(sys_error("fsync failed for", path));
+}
+
+void AtomicDirWriter::commit() {
+  fsync_path(tmp_, O_RDONLY | O_DIRECTORY);
+  std::error_code ec;
+  if (fs::exists(target_, ec)) {
+    if (!fs::is_directory(target_, ec)) throw InvalidArgumentError(target_ + " exists and is not a directory");
+    // Swap the two directories in one step; the old model ends up at tmp_ and is removed.
+    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) != 0)
+      throw InternalError(sys_error("cannot replace", target_));
+  } else if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
+    throw InternalError(sys_error("cannot rename into", target_));
+  } else {
+    tmp_.clear();
+  }
+  fsync_path(fs::path(target_).parent_path().string(), O_RDONLY | O_DIRECTORY);
+  committed_ = true;
+}
+
+}  // namespace kiln::io

@@ -1,0 +1,374 @@
+#include "io/graph_import.h"
+
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+
+#include "io/limits.h"
+#include "io/proto_values.h"
+
+namespace kiln::io {
+namespace {
+
+using graph::Graph;
+using graph::Node;
+using graph::Output;
+
+// `inner` is at least as specific as `outer`: every value of shape inner fits outer.
+bool fits_within(const ops::PartialShape& inner, const ops::PartialShape& outer) {
+  if (outer.unknown_rank) return true;
+  if (inner.unknown_rank || inner.dims.size() != outer.dims.size()) return false;
+  for (size_t i = 0; i < outer.dims.size(); ++i)
+    if (outer.dims[i] >= 0 && inner.dims[i] != outer.dims[i]) return false;
+  return true;
+}
+
+ops::PartialShape common_shape(const ops::PartialShape& a, const ops::PartialShape& b) {
+  const TensorShape s = full_shape(a).most_specific_common(full_shape(b));
+  if (s.rank() < 0) return ops::PartialShape{{}, true};
+  return ops::PartialShape{Dims(s.dims()), false};
+}
+
+// A parsed input reference: an argument ("x"), a node output ("n:output:0") or "^n".
+struct Ref {
+  std::string node;
+  int index = 0;
+  bool is_arg = false;
+  bool control = false;
+};
+
+class Importer {
+ public:
+  Importer(const tensorflow::FunctionDefLibrary& library, const VariableMap& variables) : variables_(variables) {
+    for (const auto& f : library.function()) {
+      if (!functions_.emplace(f.signature().name(), &f).second)
+        throw InvalidArgumentError("the function library defines '" + f.signature().name() + "' twice");
+    }
+  }
+
+  // Fills `g` (empty) with function `name` called with inputs of these dtypes and shapes.
+  void build(const std::string& name, Graph& g, const std::vector<DType>* dtypes,
+             const std::vector<ops::PartialShape>& shapes, int depth);
+
+ private:
+  const VariableMap& variables_;
+  std::unordered_map<std::string, const tensorflow::FunctionDef*> functions_;
+  std::vector<std::string> stack_;  // functions being built, to reject recursion
+
+  struct Scope {
+    const std::string& fname;
+    Graph& g;
+    std::unordered_map<std::string, Output> args;
+    std::unordered_map<std::string, int> index;  // node name -> node_def position
+    std::vector<Node*> nodes;                     // by node_def position; null for handles
+    std::unordered_map<int, std::shared_ptr<ops::VariableState>> handles;
+    int depth;
+  };
+
+  Ref parse_ref(const Scope& s, const std::string& text, const std::string& where) const;
+  Output resolve(const Scope& s, const Ref& r, const std::string& where) const;
+  void make_node(Scope& s, const tensorflow::NodeDef& nd, int position);
+  Node* make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd, std::vector<Output> inputs,
+                          ops::Attrs attrs, std::vector<Node*> control, const std::string& where);
+  // Imports a body as a new library function of `g`; returns its outputs' dtypes/shapes.
+  Graph* body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes, const std::vector<ops::PartialShape>& shapes);
+};
+
+Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::string& where) const {
+  Ref r;
+  std::string t = text;
+  if (!t.empty() && t[0] == '^') {
+    r.control = true;
+    t = t.substr(1);
+  }
+  const size_t a = t.find(':');
+  if (a == std::string::npos) {
+    r.node = t;
+    r.is_arg = !r.control;
+    if (r.is_arg && !s.args.count(t)) throw InvalidArgumentError(where + ": input '" + text + "' is not an argument");
+    if (r.control && !s.index.count(t)) throw InvalidArgumentError(where + ": control input '" + text + "' names no node");
+    return r;
+  }
+  const size_t b = t.find(':', a + 1);
+  const std::string digits = b == std::string::npos ? "" : t.substr(b + 1);
+  if (r.control || b == std::string::npos || b == a + 1 || digits.empty() || digits.size() > 6 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    throw InvalidArgumentError(where + ": malformed input '" + text + "' (expected node:output:index)");
+  r.node = t.substr(0, a);
+  r.index = std::stoi(digits);
+  if (!s.index.count(r.node)) throw InvalidArgumentError(where + ": input '" + text + "' names no node");
+  return r;
+}
+
+Output Importer::resolve(const Scope& s, const Ref& r, const std::string& where) const {
+  if (r.is_arg) return s.args.at(r.node);
+  Node* n = s.nodes[s.index.at(r.node)];
+  if (!n) throw InvalidArgumentError(where + ": '" + r.node + "' is a variable handle, not a tensor");
+  if (r.index >= n->num_outputs())
+    throw InvalidArgumentError(where + ": input '" + r.node + "' has " + std::to_string(n->num_outputs()) +
+                               " outputs; output " + std::to_string(r.index) + " does not exist");
+  return Output{n, r.index};
+}
+
+void Importer::build(const std::string& name, Graph& g, const std::vector<DType>* dtypes,
+                     const std::vector<ops::PartialShape>& shapes, int depth) {
+  auto it = functions_.find(name);
+  if (it == functions_.end()) throw InvalidArgumentError("function '" + name + "' is not in the function library");
+  if (depth > kMaxFunctionNesting)
+    throw InvalidArgumentError("function '" + name + "' is nested more than " + std::to_string(kMaxFunctionNesting) + " deep");
+  for (const auto& f : stack_)
+    if (f == name) throw InvalidArgumentError("function '" + name + "' calls itself (recursion is not supported)");
+  stack_.push_back(name);
+  const tensorflow::FunctionDef& fd = *it->second;
+  const auto& sig = fd.signature();
+  const std::string fwhere = "function '" + name + "'";
+  if (static_cast<size_t>(sig.input_arg_size()) != shapes.size())
+    throw InvalidArgumentError(fwhere + " takes " + std::to_string(sig.input_arg_size()) + " arguments but is given " +
+                               std::to_string(shapes.size()));
+  Scope s{name, g, {}, {}, {}, {}, depth};
+  for (int i = 0; i < sig.input_arg_size(); ++i) {
+    const auto& arg = sig.input_arg(i);
+    const std::string where = fwhere + " argument '" + arg.name() + "'";
+    if (!arg.type_attr().empty() || !arg.number_attr().empty() || !arg.type_list_attr().empty())
+      throw InvalidArgumentError(where + ": polymorphic arguments are not supported");
+    const DType d = dtype_from_proto(arg.type(), where);
+    if (dtypes && (*dtypes)[i] != d)
+      throw InvalidArgumentError(where + " is " + std::string(dtype_name(d)) + " but the caller passes " +
+                                 std::string(dtype_name((*dtypes)[i])));
+    if (arg.name().empty() || s.args.count(arg.name())) throw InvalidArgumentError(where + ": empty or duplicate name");
+    Node* ph = g.add_placeholder(d, shapes[i], arg.name(), arg.name());
+    if (ph->name != arg.name()) throw InvalidArgumentError(where + ": the name is taken");
+    g.inputs.push_back(ph);
+    s.args.emplace(arg.name(), Output{ph, 0});
+  }
+  const int n = fd.node_def_size();
+  for (int i = 0; i < n; ++i) {
+    const std::string& nm = fd.node_def(i).name();
+    if (nm.empty() || nm.find_first_of(":^") != std::string::npos || s.args.count(nm) || !s.index.emplace(nm, i).second)
+      throw InvalidArgumentError(fwhere + ": node name '" + nm + "' is empty, malformed or not unique");
+  }
+  // Kahn's algorithm: producers first; whatever remains is on a cycle.
+  std::vector<std::vector<int>> users(n);
+  std::vector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const std::string where = fwhere + " node '" + fd.node_def(i).name() + "'";
+    for (const std::string& in : fd.node_def(i).input()) {
+      const Ref r = parse_ref(s, in, where);
+      if (r.is_arg) continue;
+      users[s.index.at(r.node)].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::vector<int> order;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) order.push_back(i);
+  for (size_t k = 0; k < order.size(); ++k)
+    for (int u : users[order[k]])
+      if (--pending[u] == 0) order.push_back(u);
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0) throw InvalidArgumentError(fwhere + ": node '" + fd.node_def(i).name() + "' is on a cycle");
+  }
+  s.nodes.assign(n, nullptr);
+  for (int i : order) make_node(s, fd.node_def(i), i);
+  for (int i = 0; i < sig.output_arg_size(); ++i) {
+    const auto& arg = sig.output_arg(i);
+    const std::string where = fwhere + " output '" + arg.name() + "'";
+    auto r = fd.ret().find(arg.name());
+    if (r == fd.ret().end()) throw InvalidArgumentError(where + " has no ret entry");
+    const Output o = resolve(s, parse_ref(s, r->second, where), where);
+    if (o.node->out_dtypes[o.index] != dtype_from_proto(arg.type(), where))
+      throw InvalidArgumentError(where + " is declared " + std::string(dtype_name(dtype_from_proto(arg.type(), where))) +
+                                 " but returns " + std::string(dtype_name(o.node->out_dtypes[o.index])));
+    g.outputs.push_back(o);
+  }
+  stack_.pop_back();
+}
+
+void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) {
+  const std::string where = "node '" + nd.name() + "' (" + nd.op() + ") in function '" + s.fname + "'";
+  if (nd.op() == "VarHandleOp") {  // a variable: resolved here, no kiln node
+    if (nd.input_size() != 0) throw InvalidArgumentError(where + " takes no inputs");
+    auto sn = nd.attr().find("shared_name");
+    if (sn == nd.attr().end() || sn->second.value_case() != tensorflow::AttrValue::kS)
+      throw InvalidArgumentError(where + " needs a string attr shared_name");
+    auto v = variables_.find(sn->second.s());
+    if (v == variables_.end()) throw InvalidArgumentError(where + ": no saved variable named '" + sn->second.s() + "'");
+    auto dt = nd.attr().find("dtype");
+    if (dt != nd.attr().end() && std::get<DType>(attr_from_proto(dt->second, AttrKind::kType, where)) != v->second->dtype())
+      throw InvalidArgumentError(where + ": dtype differs from the saved variable's");
+    auto sh = nd.attr().find("shape");
+    if (sh != nd.attr().end() &&
+        std::get<TensorShape>(attr_from_proto(sh->second, AttrKind::kShape, where)) != v->second->shape())
+      throw InvalidArgumentError(where + ": shape differs from the saved variable's");
+    s.handles[position] = v->second;
+    return;
+  }
+  const ops::OpDef* op = ops::find_op(nd.op());
+  if (!op || op->has(ops::kInternal) || op->has(ops::kNoKernel))
+    throw InvalidArgumentError("Op type not registered '" + nd.op() + "' in kiln (" + where + ")");
+  std::vector<Output> data;
+  std::vector<Node*> control;
+  std::shared_ptr<ops::VariableState> handle;
+  for (const std::string& in : nd.input()) {
+    const Ref r = parse_ref(s, in, where);
+    if (r.control) {
+      if (Node* c = s.nodes[s.index.at(r.node)]) control.push_back(c);
+      continue;
+    }
+    if (!r.is_arg && s.handles.count(s.index.at(r.node))) {
+      if (handle || !data.empty()) throw InvalidArgumentError(where + ": a variable handle must be its first input");
+      handle = s.handles[s.index.at(r.node)];
+      continue;
+    }
+    data.push_back(resolve(s, r, where));
+  }
+  ops::Attrs attrs;
+  std::unordered_set<std::string> known;
+  for (const char* name : op->attr_names) {
+    const AttrKind kind = attr_kind(name);
+    known.insert(name);
+    if (kind == AttrKind::kResource) {
+      if (!handle) throw InvalidArgumentError(where + " needs a variable handle (VarHandleOp) as its first input");
+      attrs.push(ops::ResourceRef{handle});
+      continue;
+    }
+    auto a = nd.attr().find(name);
+    if (a == nd.attr().end()) {
+      if (name[0] != '_') throw InvalidArgumentError(where + ": NodeDef missing attr '" + name + "'");
+      attrs.push(std::string());
+      continue;
+    }
+    attrs.push(attr_from_proto(a->second, kind, where + " attr '" + name + "'"));
+  }
+  if (handle && !known.count("_resource")) throw InvalidArgumentError(where + " does not take a variable handle");
+  // Attrs kiln derives on export (dtype attrs, control-flow signatures) are recomputed.
+  if (op->type_attr) known.insert(op->type_attr);
+  for (const auto& [name, idx] : op->index_type_attrs) known.insert(name);
+  if (op->has(ops::kControlFlow)) known.insert({"T", "Tcond", "Tin", "Tout", "output_shapes", "parallel_iterations"});
+  for (const auto& [name, value] : nd.attr())
+    if (!known.count(name) && name[0] != '_')
+      throw InvalidArgumentError(where + ": NodeDef mentions attr '" + name + "' not in Op<name=" + op->name + ">");
+  if (op->num_inputs >= 0 && static_cast<int>(data.size()) != op->num_inputs)
+    throw InvalidArgumentError(where + " expects " + std::to_string(op->num_inputs) + " inputs, got " +
+                               std::to_string(data.size()));
+  Node* node = nullptr;
+  try {
+    if (op->has(ops::kControlFlow)) {
+      node = make_control_flow(s, *op, nd, std::move(data), std::move(attrs), std::move(control), where);
+    } else {
+      node = s.g.add_node(*op, nd.name(), std::move(data), std::move(attrs), std::move(control));
+    }
+  } catch (const std::bad_variant_access&) {
+    throw InvalidArgumentError(where + ": an attr has the wrong type");
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::InvalidArgument) throw InvalidArgumentError(where + ": " + e.what());
+    throw;
+  }
+  if (node->name != nd.name()) throw InvalidArgumentError(where + ": the name is taken");
+  for (const auto& shape : node->out_shapes) {
+    if (shape.unknown_rank) continue;
+    if (shape.dims.size() > kMaxRank) throw InvalidArgumentError(where + ": output rank exceeds " + std::to_string(kMaxRank));
+    uint64_t elements = 1;
+    for (int64_t d : shape.dims)
+      if (d > 0) {
+        if (elements > kMaxElements / static_cast<uint64_t>(d)) throw InvalidArgumentError(where + ": output is too large");
+        elements *= static_cast<uint64_t>(d);
+      }
+  }
+  s.nodes[position] = node;
+}
+
+Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
+                      const std::vector<ops::PartialShape>& shapes) {
+  Graph* g = s.g.new_function(ref.name.empty() ? "f" : ref.name.substr(0, 128));
+  build(ref.name, *g, &dtypes, shapes, s.depth + 1);
+  ref.name = g->function_name();
+  ref.body = g;
+  return g;
+}
+
+Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd, std::vector<Output> inputs,
+                                  ops::Attrs attrs, std::vector<Node*> control, const std::string& where) {
+  std::vector<DType> in_dtypes;
+  std::vector<ops::PartialShape> in_shapes;
+  for (const Output& o : inputs) {
+    in_dtypes.push_back(o.node->out_dtypes[o.index]);
+    in_shapes.push_back(o.node->out_shapes[o.index]);
+  }
+  std::vector<DType> out_dtypes;
+  std::vector<ops::PartialShape> out_shapes;
+  const std::string first_attr = op.attr_names[0];
+  if (first_attr == "cond") {  // While(vars...): cond, body
+    std::vector<ops::PartialShape> invariants(inputs.size(), ops::PartialShape{{}, true});
+    auto os = nd.attr().find("output_shapes");
+    if (os != nd.attr().end() && os->second.list().shape_size() == static_cast<int>(inputs.size())) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        invariants[i] = shape_from_proto(os->second.list().shape(static_cast<int>(i)), where);
+        if (!fits_within(in_shapes[i], invariants[i]))
+          throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) + " does not fit its output_shapes entry");
+      }
+    }
+    Graph* c = body(s, std::get<ops::FuncRef>(attrs[0]), in_dtypes, invariants);
+    if (c->outputs.empty() || c->outputs[0].node->out_dtypes[c->outputs[0].index] != DType::Bool)
+      throw InvalidArgumentError(where + ": the loop condition must return a bool tensor");
+    Graph* b = body(s, std::get<ops::FuncRef>(attrs[1]), in_dtypes, invariants);
+    if (b->outputs.size() != inputs.size())
+      throw InvalidArgumentError(where + ": the loop body returns " + std::to_string(b->outputs.size()) +
+                                 " values for " + std::to_string(inputs.size()) + " loop variables");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Output& o = b->outputs[i];
+      if (o.node->out_dtypes[o.index] != in_dtypes[i] || !fits_within(o.node->out_shapes[o.index], invariants[i]))
+        throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) +
+                                   " changes dtype or leaves its shape invariant in the body");
+    }
+    out_dtypes = in_dtypes;
+    out_shapes = invariants;
+  } else {  // If(cond, args...) / Case(index, args...)
+    if (inputs.empty()) throw InvalidArgumentError(where + " needs a condition or branch index input");
+    const bool is_case = first_attr == "branches";
+    if (is_case && (in_dtypes[0] != DType::Int32 || in_shapes[0].rank() > 0))
+      throw InvalidArgumentError(where + ": the branch index must be an int32 scalar");
+    const std::vector<DType> arg_dtypes(in_dtypes.begin() + 1, in_dtypes.end());
+    const std::vector<ops::PartialShape> arg_shapes(in_shapes.begin() + 1, in_shapes.end());
+    std::vector<ops::FuncRef*> refs;
+    if (is_case) {
+      auto& list = std::get<std::vector<ops::FuncRef>>(attrs[0]);
+      if (list.empty() || list.size() > 4096) throw InvalidArgumentError(where + " needs 1 to 4096 branches");
+      for (auto& r : list) refs.push_back(&r);
+    } else {
+      refs = {&std::get<ops::FuncRef>(attrs[0]), &std::get<ops::FuncRef>(attrs[1])};
+    }
+    for (size_t k = 0; k < refs.size(); ++k) {
+      Graph* b = body(s, *refs[k], arg_dtypes, arg_shapes);
+      if (k == 0) {
+        for (const Output& o : b->outputs) {
+          out_dtypes.push_back(o.node->out_dtypes[o.index]);
+          out_shapes.push_back(o.node->out_shapes[o.index]);
+        }
+        continue;
+      }
+      if (b->outputs.size() != out_dtypes.size())
+        throw InvalidArgumentError(where + ": branches return different numbers of outputs");
+      for (size_t i = 0; i < out_dtypes.size(); ++i) {
+        const Output& o = b->outputs[i];
+        if (o.node->out_dtypes[o.index] != out_dtypes[i])
+          throw InvalidArgumentError(where + ": branches return different dtypes for output " + std::to_string(i));
+        out_shapes[i] = common_shape(out_shapes[i], o.node->out_shapes[o.index]);
+      }
+    }
+  }
+  return s.g.add_node_with_outputs(op, nd.name(), std::move(inputs), std::move(attrs), std::move(out_dtypes),
+                                   std::move(out_shapes), std::move(control));
+}
+
+}  // namespace
+
+std::unique_ptr<Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
+                                       const std::vector<ops::PartialShape>& input_shapes, const VariableMap& variables) {
+  auto g = std::make_unique<Graph>();
+  Importer(library, variables).build(name, *g, nullptr, input_shapes, 0);
+  return g;
+}
+
+}  // namespace kiln::io

@@ -1,0 +1,25 @@
+// Builds kiln graphs from a FunctionDefLibrary read from a file. Everything is checked
+// before use: op names, attr names and types, input references, arity, cycles, recursion
+// between functions, dtypes and shapes (each op's own shape function validates its node).
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph.pb.h"
+#include "graph/graph.h"
+#include "ops/variable_state.h"
+
+namespace kiln::io {
+
+using VariableMap = std::map<std::string, std::shared_ptr<ops::VariableState>>;
+
+// A new root graph for function `name`: its inputs are the function's input args with the
+// given shapes, its outputs the output args; control-flow bodies become its library.
+// VarHandleOp nodes resolve by shared_name in `variables`. Throws InvalidArgumentError.
+std::unique_ptr<graph::Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
+                                              const std::vector<ops::PartialShape>& input_shapes,
+                                              const VariableMap& variables);
+
+}  // namespace kiln::io

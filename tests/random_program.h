@@ -1,0 +1,203 @@
+// Random programs for differential tests: chains and DAGs of ops over random shapes and
+// dtypes, with broadcasting, cond and while_loop. The same program runs eagerly, traced,
+// saved and loaded, or exported to TensorFlow.js, and the results are compared.
+#pragma once
+#include <random>
+
+#include "test_util.h"
+
+namespace kiln::testing {
+
+enum class Kind { Binary, Unary, Compare, Reduce, Transpose, Reshape, Concat, MatMul, Cast, Cond, While };
+
+struct Instr {
+  Kind kind;
+  int op;     // which op within the kind
+  int a, b;   // operand value indices
+  int64_t p;  // parameter (axis)
+};
+
+struct Program {
+  DType dtype;
+  bool portable = false;  // only float32/int32 anywhere (TensorFlow.js has no 64-bit types)
+  std::vector<std::vector<int64_t>> input_shapes;
+  std::vector<Instr> code;
+  std::vector<int> outputs;
+};
+
+// Broadcast shape, or false.
+inline bool broadcast(const TensorShape& x, const TensorShape& y, std::vector<int64_t>* out) {
+  const auto& a = x.dims();
+  const auto& b = y.dims();
+  const size_t r = std::max(a.size(), b.size());
+  out->assign(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = std::max(da, db);
+  }
+  return true;
+}
+
+// Runs the program on `inputs` with kiln ops: eagerly, or symbolically when traced.
+inline std::vector<Tensor> run(const Program& p, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> v = inputs;
+  for (const Instr& in : p.code) {
+    const Tensor& a = v[in.a];
+    const Tensor& b = v[in.b];
+    Tensor r;
+    switch (in.kind) {
+      case Kind::Binary: {
+        switch (in.op) {
+          case 0: r = a + b; break;
+          case 1: r = a - b; break;
+          case 2: r = a * b; break;
+          case 3: r = maximum(a, b); break;
+          case 4: r = minimum(a, b); break;
+          default: r = squared_difference(a, b); break;
+        }
+        break;
+      }
+      case Kind::Unary: {
+        const bool fl = is_floating(a.dtype());
+        switch (in.op) {
+          case 0: r = -a; break;
+          case 1: r = abs(a); break;
+          case 2: r = relu(a); break;
+          case 3: r = fl ? tanh(a) : square(a); break;
+          case 4: r = fl ? sigmoid(a) : a * 3; break;
+          default: r = fl ? exp(minimum(a, 3)) : sign(a); break;
+        }
+        break;
+      }
+      case Kind::Compare: r = where(in.op == 0 ? a > b : a <= b, a, b); break;
+      case Kind::Reduce: {
+        const int64_t axis = in.p % std::max(1, a.rank());
+        if (a.rank() == 0) r = a * 2;
+        else if (in.op == 0) r = reduce_sum(a, {axis}, true);
+        else if (in.op == 1) r = reduce_max(a, {axis});
+        else r = reduce_min(a, {axis}, true);
+        break;
+      }
+      case Kind::Transpose: r = transpose(a); break;
+      case Kind::Reshape: r = reshape(a, {-1}); break;
+      case Kind::Concat: r = a.rank() == 0 ? stack({a, a}) : concat({a, a}, in.p % a.rank()); break;
+      case Kind::MatMul: r = matmul(a, b, false, true); break;
+      case Kind::Cast: r = cast(cast(a, p.portable ? DType::Float32 : DType::Float64), a.dtype()); break;
+      case Kind::Cond:  // data-dependent branch; both sides keep a's shape
+        r = cond(reduce_sum(a) > reduce_sum(b), [&] { return a * 2; }, [&] { return -a + 1; });
+        break;
+      case Kind::While: {  // a few data-dependent iterations
+        auto out = while_loop([](Tensor i, Tensor) { return i < 3; },
+                              [](Tensor i, Tensor v) { return std::make_tuple(i + 1, maximum(v, v * 2) - 1); },
+                              std::make_tuple(constant(0), a));
+        r = std::get<1>(out);
+        break;
+      }
+    }
+    v.push_back(r);
+  }
+  std::vector<Tensor> out;
+  for (int o : p.outputs) out.push_back(v[o]);
+  return out;
+}
+
+// portable: float32 and int32 only, as TensorFlow.js runs them.
+inline Program generate(std::mt19937& rng, bool portable = false) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  Program p;
+  p.portable = portable;
+  const DType dtypes[] = {DType::Float32, DType::Int32, DType::Float64, DType::Int64};
+  p.dtype = dtypes[pick(portable ? 2 : 4)];
+  std::vector<int64_t> base(pick(4));
+  for (auto& d : base) d = 1 + pick(4);
+  const int n_inputs = 1 + pick(3);
+  std::vector<TensorShape> shapes;
+  for (int i = 0; i < n_inputs; ++i) {
+    const size_t drop = base.empty() ? 0 : pick(static_cast<int>(base.size()) + 1);  // leading dims dropped
+    std::vector<int64_t> s(base.begin() + drop, base.end());
+    for (auto& d : s)
+      if (pick(4) == 0) d = 1;  // broadcast dims
+    p.input_shapes.push_back(s);
+    shapes.push_back(TensorShape(s));
+  }
+  const int n_ops = 2 + pick(10);
+  for (int k = 0; k < n_ops; ++k) {
+    const int a = pick(static_cast<int>(shapes.size()));
+    const int b = pick(static_cast<int>(shapes.size()));
+    const TensorShape& sa = shapes[a];
+    const TensorShape& sb = shapes[b];
+    std::vector<int64_t> bc;
+    Instr in{Kind::Unary, pick(6), a, b, pick(4)};
+    std::vector<int64_t> out = sa.dims();
+    const int choice = pick(12);
+    if (choice < 4 && broadcast(sa, sb, &bc)) {
+      in.kind = Kind::Binary;
+      out = bc;
+    } else if (choice == 4 && broadcast(sa, sb, &bc)) {
+      in.kind = Kind::Compare;
+      in.op = pick(2);
+      out = bc;
+    } else if (choice == 5 && sa.rank() > 0) {
+      in.kind = Kind::Reduce;
+      in.op = pick(3);
+      const int64_t axis = in.p % sa.rank();
+      if (in.op == 1) out.erase(out.begin() + axis);
+      else out[axis] = 1;
+    } else if (choice == 6) {
+      in.kind = Kind::Transpose;
+      std::reverse(out.begin(), out.end());
+    } else if (choice == 7) {
+      in.kind = Kind::Reshape;
+      out = {sa.num_elements()};
+    } else if (choice == 8 && sa.rank() <= 3) {
+      in.kind = Kind::Concat;
+      if (sa.rank() == 0) out = {2};
+      else out[in.p % sa.rank()] *= 2;
+    } else if (choice == 9 && sa.rank() == 2 && sb.rank() == 2 && sa.dims()[1] == sb.dims()[1]) {
+      in.kind = Kind::MatMul;
+      out = {sa.dims()[0], sb.dims()[0]};
+    } else if (choice == 9) {
+      in.kind = Kind::Cast;
+    } else if (choice == 10) {
+      in.kind = Kind::Cond;
+    } else if (choice == 11) {
+      in.kind = Kind::While;
+    }
+    p.code.push_back(in);
+    shapes.push_back(TensorShape(out));
+  }
+  // Outputs: the last value plus a random earlier one (a DAG with unused branches too).
+  p.outputs = {static_cast<int>(shapes.size()) - 1, n_inputs + pick(n_ops)};
+  return p;
+}
+
+inline std::vector<Tensor> random_inputs(const Program& p, std::mt19937& rng) {
+  std::vector<Tensor> v;
+  for (const auto& s : p.input_shapes) v.push_back(random_uniform(s, -4, 5, p.dtype, rng()));
+  return v;
+}
+
+inline void expect_same(const Tensor& a, const Tensor& b, const std::string& where) {
+  ASSERT_EQ(a.dtype(), b.dtype()) << where;
+  ASSERT_EQ(a.shape(), b.shape()) << where;
+  switch (a.dtype()) {
+    case DType::Int32: EXPECT_EQ(a.to_vector<int32_t>(), b.to_vector<int32_t>()) << where; break;
+    case DType::Int64: EXPECT_EQ(a.to_vector<int64_t>(), b.to_vector<int64_t>()) << where; break;
+    case DType::Bool: EXPECT_EQ(a.to_vector<bool>(), b.to_vector<bool>()) << where; break;
+    case DType::Float32: {
+      auto x = a.to_vector<float>(), y = b.to_vector<float>();
+      for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5 * (1 + std::abs(x[i]))) << where;
+      break;
+    }
+    case DType::Float64: {
+      auto x = a.to_vector<double>(), y = b.to_vector<double>();
+      for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-12 * (1 + std::abs(x[i]))) << where;
+      break;
+    }
+  }
+}
+
+
+}  // namespace kiln::testing
