@@ -262,8 +262,7 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
   } catch (const std::bad_variant_access&) {
     throw InvalidArgumentError(where + ": an attr has the wrong type");
   } catch (const Error& e) {
-    if (e.code() != ErrorCode::InvalidArgument) throw InvalidArgumentError(where + ": " + e.what());
-    throw;
+    throw InvalidArgumentError(where + ": " + e.what());
   }
   if (node->name != nd.name()) throw InvalidArgumentError(where + ": the name is taken");
   for (const auto& shape : node->out_shapes) {
@@ -365,9 +364,10 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
 }  // namespace
 
 std::unique_ptr<Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
+                                       const std::vector<DType>& input_dtypes,
                                        const std::vector<ops::PartialShape>& input_shapes, const VariableMap& variables) {
   auto g = std::make_unique<Graph>();
-  Importer(library, variables).build(name, *g, nullptr, input_shapes, 0);
+  Importer(library, variables).build(name, *g, &input_dtypes, input_shapes, 0);
   return g;
 }
 

@@ -16,9 +16,10 @@ namespace kiln::io {
 using VariableMap = std::map<std::string, std::shared_ptr<ops::VariableState>>;
 
 // A new root graph for function `name`: its inputs are the function's input args with the
-// given shapes, its outputs the output args; control-flow bodies become its library.
+// given dtypes and shapes, its outputs the output args; control-flow bodies become its library.
 // VarHandleOp nodes resolve by shared_name in `variables`. Throws InvalidArgumentError.
 std::unique_ptr<graph::Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
+                                              const std::vector<DType>& input_dtypes,
                                               const std::vector<ops::PartialShape>& input_shapes,
                                               const VariableMap& variables);
 

@@ -141,11 +141,13 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
   for (const auto& [sig, entry] : manifest.signatures) {
     const std::string where = "signature '" + sig + "'";
     std::vector<ops::PartialShape> shapes;
+    std::vector<DType> dtypes;
+    for (const TensorSpec& s : entry.inputs) dtypes.push_back(s.dtype);
     for (const TensorSpec& s : entry.inputs)
       shapes.push_back(s.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(s.shape.dims()), false});
     auto cf = std::make_shared<detail::ConcreteImpl>();
     cf->name = sig;
-    cf->graph = import_function(def.library(), entry.function, shapes, variables);
+    cf->graph = import_function(def.library(), entry.function, dtypes, shapes, variables);
     const graph::Graph& g = *cf->graph;
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
       const TensorSpec& s = entry.inputs[i];
