@@ -107,6 +107,8 @@ class ConcreteFunction {
   GraphView optimized_graph() const;  // what runs
   GraphDef as_graph_def() const;
   std::string to_dot() const;
+  GraphDef optimized_graph_def() const;  // what runs, after the optimizer passes
+  std::string optimized_to_dot() const;
   std::vector<TensorSpec> input_specs() const;
   std::vector<TensorSpec> output_specs() const;
   std::vector<Tensor> captured_inputs() const;

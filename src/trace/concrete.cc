@@ -84,6 +84,8 @@ GraphView ConcreteFunction::optimized_graph() const { return graph::make_view(*i
 std::vector<std::string> ConcreteFunction::optimization_report() const { return impl_->optimization_report; }
 GraphDef ConcreteFunction::as_graph_def() const { return graph::to_graph_def(*impl_->graph); }
 std::string ConcreteFunction::to_dot() const { return graph::to_dot(*impl_->graph, impl_->name); }
+GraphDef ConcreteFunction::optimized_graph_def() const { return graph::to_graph_def(*impl_->optimized); }
+std::string ConcreteFunction::optimized_to_dot() const { return graph::to_dot(*impl_->optimized, impl_->name + " (optimized)"); }
 std::vector<TensorSpec> ConcreteFunction::input_specs() const { return impl_->inputs; }
 std::vector<TensorSpec> ConcreteFunction::output_specs() const { return impl_->outputs; }
 std::vector<Tensor> ConcreteFunction::captured_inputs() const { return impl_->captures; }

@@ -1,0 +1,243 @@
+// export_tfjs: a saved signature as a TensorFlow.js GraphModel (model.json + one weight
+// shard). The GraphDef is written as kiln writes it, then adapted to what tfjs 4.x reads:
+// variables frozen to Consts, every Const's value moved to the weights manifest under a
+// name unique across the graph and its functions, control inputs dropped, each function
+// output routed through its own Identity. Graphs tfjs cannot run are refused by node.
+#include <google/protobuf/util/json_util.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/tensor_impl.h"
+#include "graph.pb.h"
+#include "graph/graph_def.h"
+#include "io/files.h"
+#include "io/proto_values.h"
+#include "io/saved_model.h"
+
+namespace kiln {
+namespace {
+
+using NodeList = google::protobuf::RepeatedPtrField<tensorflow::NodeDef>;
+
+// The TensorFlow ops of kiln's set that TensorFlow.js 4.x implements.
+bool tfjs_has_op(const std::string& op) {
+  static const std::unordered_set<std::string> ops = {
+      "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum", "SquaredDifference",
+      "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr", "SelectV2",
+      "Neg", "Abs", "Sign", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Tanh", "Sigmoid", "Relu", "Floor", "Ceil",
+      "Round", "LogicalNot", "Cast", "Identity", "ZerosLike", "OnesLike", "MatMul", "BatchMatMulV2", "Sum", "Mean",
+      "Max", "Min", "Prod", "ArgMax", "Softmax", "LogSoftmax", "Reshape", "ExpandDims", "Squeeze", "Shape", "Size",
+      "Rank", "Transpose", "ConcatV2", "Pack", "Tile", "Slice", "StridedSlice", "GatherV2", "Const", "Placeholder",
+      "Fill", "Range", "RandomUniform", "RandomStandardNormal", "NoOp", "If", "StatelessIf", "While",
+      "StatelessWhile"};
+  return ops.count(op) > 0;
+}
+
+tensorflow::DataType proto_dtype(DType d) {
+  switch (d) {
+    case DType::Float32: return tensorflow::DT_FLOAT;
+    case DType::Float64: return tensorflow::DT_DOUBLE;
+    case DType::Int32: return tensorflow::DT_INT32;
+    case DType::Int64: return tensorflow::DT_INT64;
+    case DType::Bool: return tensorflow::DT_BOOL;
+  }
+  return tensorflow::DT_INVALID;
+}
+
+const char* tfjs_dtype(DType d) {
+  switch (d) {
+    case DType::Float32: return "float32";
+    case DType::Int32: return "int32";
+    case DType::Bool: return "bool";
+    default: return nullptr;
+  }
+}
+
+[[noreturn]] void refuse(const std::string& scope, const tensorflow::NodeDef& n, const std::string& why) {
+  throw UnimplementedError("export_tfjs: node '" + n.name() + "' (" + n.op() + ")" +
+                           (scope.empty() ? "" : " in function '" + scope + "'") + ": " + why);
+}
+
+void check_type(int t, const std::string& scope, const tensorflow::NodeDef& n) {
+  if (t == tensorflow::DT_DOUBLE || t == tensorflow::DT_INT64)
+    refuse(scope, n, std::string("uses ") + (t == tensorflow::DT_DOUBLE ? "float64" : "int64") +
+                         "; TensorFlow.js has no 64-bit types (cast to float32/int32 first)");
+}
+
+void check_attr_types(const std::string& scope, const tensorflow::NodeDef& n) {
+  for (const auto& [name, a] : n.attr()) {
+    if (a.value_case() == tensorflow::AttrValue::kType) check_type(a.type(), scope, n);
+    if (a.value_case() == tensorflow::AttrValue::kTensor) check_type(a.tensor().dtype(), scope, n);
+    if (a.value_case() == tensorflow::AttrValue::kList)
+      for (int t : a.list().type()) check_type(t, scope, n);
+  }
+}
+
+std::string node_part(const std::string& input) { return input.substr(0, input.find(':')); }
+
+class TfjsWriter {
+ public:
+  TfjsWriter(tensorflow::GraphDef& def, const std::map<std::string, Tensor>& vars) : def_(def), vars_(vars) {
+    for (const auto& n : def_.node())
+      if (n.op() != "Const") used_.insert(n.name());
+    for (const auto& f : def_.library().function())
+      for (const auto& n : f.node_def())
+        if (n.op() != "Const") used_.insert(n.name());
+  }
+
+  void run() {
+    adapt(def_.mutable_node(), "", nullptr);
+    for (auto& f : *def_.mutable_library()->mutable_function()) {
+      for (const auto& a : f.signature().input_arg()) check_type(a.type(), f.signature().name(), tensorflow::NodeDef());
+      for (const auto& a : f.signature().output_arg()) check_type(a.type(), f.signature().name(), tensorflow::NodeDef());
+      adapt(f.mutable_node_def(), f.signature().name(), f.mutable_ret());
+      route_outputs(f);
+    }
+  }
+
+  nlohmann::json weights = nlohmann::json::array();
+  std::string data;
+
+ private:
+  tensorflow::GraphDef& def_;
+  const std::map<std::string, Tensor>& vars_;
+  std::unordered_set<std::string> used_;  // node and weight names across all scopes
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; used_.count(name); ++k) name = base + "_" + std::to_string(k);
+    used_.insert(name);
+    return name;
+  }
+
+  // Moves a value into the weights under `name`; the node keeps only dtype and shape.
+  void add_weight(tensorflow::NodeDef& n, const std::string& scope, const Tensor& value) {
+    const auto& impl = detail::concrete(value);
+    const char* dt = tfjs_dtype(impl.dtype);
+    if (!dt) refuse(scope, n, "holds a 64-bit value; TensorFlow.js has no 64-bit types");
+    weights.push_back({{"name", n.name()}, {"shape", std::vector<int64_t>(impl.dims.begin(), impl.dims.end())}, {"dtype", dt}});
+    data.append(static_cast<const char*>(impl.data), impl.nbytes());
+    auto& attrs = *n.mutable_attr();
+    tensorflow::AttrValue v;
+    v.mutable_tensor()->set_dtype(static_cast<tensorflow::DataType>(attrs["dtype"].type()));
+    for (int64_t d : impl.dims) v.mutable_tensor()->mutable_tensor_shape()->add_dim()->set_size(d);
+    attrs["value"] = v;
+  }
+
+  void adapt(NodeList* nodes, const std::string& scope, google::protobuf::Map<std::string, std::string>* ret) {
+    std::unordered_map<std::string, std::string> handles;  // VarHandleOp name -> variable
+    std::unordered_map<std::string, std::string> renamed;
+    NodeList kept;
+    for (auto& n : *nodes) {
+      if (n.op() == "VarHandleOp") {
+        handles[n.name()] = n.attr().at("shared_name").s();
+        continue;
+      }
+      if (n.op() == "AssignVariableOp" || n.op() == "AssignAddVariableOp" || n.op() == "AssignSubVariableOp")
+        refuse(scope, n, "writes a variable; TensorFlow.js graph models have no variables (export a function that only reads them)");
+      if (!tfjs_has_op(n.op()) && n.op() != "ReadVariableOp") refuse(scope, n, "TensorFlow.js has no such op");
+      check_attr_types(scope, n);
+      // Control inputs would be read as data inputs by tfjs; stateful order no longer matters
+      // once variables are frozen.
+      google::protobuf::RepeatedPtrField<std::string> inputs;
+      for (const auto& in : n.input())
+        if (in.empty() || in[0] != '^') *inputs.Add() = in;
+      n.mutable_input()->Swap(&inputs);
+      Tensor value;
+      if (n.op() == "ReadVariableOp") {  // frozen: a Const holding the variable's value
+        value = vars_.at(handles.at(node_part(n.input(0))));
+        n.set_op("Const");
+        n.clear_input();
+        n.mutable_attr()->clear();
+        (*n.mutable_attr())["dtype"].set_type(proto_dtype(value.dtype()));
+      } else if (n.op() == "Const") {
+        value = io::tensor_from_proto(n.attr().at("value").tensor(), "node '" + n.name() + "'");
+      }
+      if (value.defined()) {
+        // Weight names are one namespace across the graph and every function, and no
+        // other node may carry one.
+        const std::string name = fresh(scope.empty() ? n.name() : scope + "/" + n.name());
+        renamed[n.name()] = name;
+        n.set_name(name);
+        add_weight(n, scope, value);
+      }
+      *kept.Add() = std::move(n);
+    }
+    nodes->Swap(&kept);
+    auto rename = [&](std::string& in) {
+      auto it = renamed.find(node_part(in));
+      if (it != renamed.end()) in = it->second + in.substr(node_part(in).size());
+    };
+    for (auto& n : *nodes)
+      for (auto& in : *n.mutable_input()) rename(in);
+    if (ret)
+      for (auto& [k, v] : *ret) rename(v);
+  }
+
+  // tfjs takes a function's outputs by node: two outputs of one node would both get the
+  // last one. Each output gets an Identity of its own.
+  void route_outputs(tensorflow::FunctionDef& f) {
+    for (const auto& arg : f.signature().output_arg()) {
+      std::string& src = (*f.mutable_ret())[arg.name()];
+      tensorflow::NodeDef* id = f.add_node_def();
+      id->set_name(fresh(arg.name() + "_ret"));
+      id->set_op("Identity");
+      id->add_input(src);
+      (*id->mutable_attr())["T"].set_type(arg.type());
+      src = id->name() + ":output:0";
+    }
+  }
+};
+
+}  // namespace
+
+void export_tfjs(const std::string& saved_dir, const std::string& out_dir, const std::string& signature) {
+  LoadedModel model = load(saved_dir);
+  const std::vector<std::string> names = model.signatures();
+  const std::string sig = !signature.empty() ? signature : names.size() == 1 ? names[0] : "serving_default";
+  const auto& impl = *model.signature(sig).impl();
+  tensorflow::GraphDef def;
+  graph::write_graph_def(*impl.graph, &def);
+  const auto vars = model.variables();
+  TfjsWriter writer(def, vars);
+  writer.run();
+
+  std::string topology;
+  google::protobuf::util::JsonPrintOptions options;  // lowerCamelCase names, enums by name
+  if (!google::protobuf::util::MessageToJsonString(def, &topology, options).ok())
+    throw InternalError("export_tfjs: cannot print the GraphDef as JSON");
+  using nlohmann::json;
+  auto tensor_info = [](const std::string& name, DType d, const TensorShape& shape) {
+    json dims = json::array();
+    for (int64_t x : shape.dims()) dims.push_back({{"size", std::to_string(x)}});
+    json t = {{"name", name}, {"dtype", tensorflow::DataType_Name(proto_dtype(d))}};
+    t["tensorShape"] = shape.rank() < 0 ? json{{"unknownRank", true}} : json{{"dim", dims}};
+    return t;
+  };
+  json inputs = json::object(), outputs = json::object();
+  for (size_t i = 0; i < impl.inputs.size(); ++i)
+    inputs[impl.inputs[i].name] = tensor_info(impl.graph->inputs[i]->name + ":0", impl.inputs[i].dtype, impl.inputs[i].shape);
+  for (size_t i = 0; i < impl.outputs.size(); ++i) {
+    const graph::Output& o = impl.graph->outputs[i];
+    outputs["output_" + std::to_string(i)] =
+        tensor_info(o.node->name + ":" + std::to_string(o.index), impl.outputs[i].dtype, impl.outputs[i].shape);
+  }
+  const std::string shard = "group1-shard1of1.bin";
+  json manifest = json::array({{{"paths", json::array({shard})}, {"weights", writer.weights}}});
+  json out = {{"format", "graph-model"},
+              {"generatedBy", "kiln"},
+              {"convertedBy", "kiln export-tfjs"},
+              {"modelTopology", json::parse(topology)},
+              {"weightsManifest", manifest},
+              {"signature", {{"inputs", inputs}, {"outputs", outputs}}}};
+  io::AtomicDirWriter dir(out_dir);
+  dir.write("model.json", out.dump());
+  dir.write(shard, writer.data);
+  dir.commit();
+}
+
+}  // namespace kiln
