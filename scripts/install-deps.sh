@@ -21,12 +21,18 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# TensorFlow.js (pure-JS CPU backend) for the interop tests, pinned by package-lock.json.
+tfjs_dir="$(dirname "$0")/../tests/tfjs"
+if [ ! -d "$tfjs_dir/node_modules/@tensorflow/tfjs" ]; then
+  echo "install-deps: npm ci in tests/tfjs (@tensorflow/tfjs 4.22)"
+  (cd "$tfjs_dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
