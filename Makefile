@@ -3,7 +3,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test bench asan tsan format clean
+.PHONY: all deps build demo test bench asan tsan fuzz format clean
 
 all: build
 
@@ -39,8 +39,18 @@ tsan: deps
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -E install_package_consumer
 
+# The loader under libFuzzer with ASan (clang), for FUZZ_SECONDS (default 60).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DKILN_FUZZ=ON \
+	  -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_EXAMPLES=OFF
+	cmake --build build-fuzz -j $(JOBS) --target load_fuzzer
+	mkdir -p build-fuzz/corpus
+	cd build-fuzz && ASAN_OPTIONS=detect_leaks=1 KILN_FUZZ_SEED_DIR=corpus ./fuzz/load_fuzzer corpus \
+	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1
+
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-fuzz
