@@ -18,7 +18,7 @@ build: deps $(BUILD)/Makefile
 
 # The guided tour of the library.
 demo: build
-	./$(BUILD)/examples/tour
+	cd $(BUILD) && ./examples/tour
 
 # Every test.
 test: build

@@ -1,6 +1,8 @@
 // The guided tour of kiln: `make demo` runs this. Each section prints what it shows.
 #include <kiln/kiln.h>
 
+#include <cstdlib>
+
 #include <chrono>
 #include <iostream>
 
@@ -26,6 +28,12 @@ template <class F> double micros_per_call(F&& f, int n) {
   for (int i = 0; i < n; ++i) f();
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / n;
 }
+// Runs a shell command (a fresh process), echoing it first.
+void run_command(const std::string& command) {
+  std::cout << "$ " << command << "\n" << std::flush;
+  if (std::system(command.c_str()) != 0) std::cout << "(command failed)\n";
+}
+
 }  // namespace
 
 int main() {
@@ -140,5 +148,19 @@ int main() {
   const double eager_us = micros_per_call([&] { (void)power(x, 100); }, 300);
   const double graph_us = micros_per_call([&] { (void)power_as_graph(x, 100); }, 300);
   std::cout << "eager: " << eager_us << " us/call, function: " << graph_us << " us/call\n";
+
+  section("Portable: save, run in a fresh process, export to TensorFlow.js, draw");
+  Variable kernel(constant<float>({0.5f, -1, 2, 1}, {2, 2}), "dense/kernel");
+  auto dense = function([&](Tensor inputs) { return relu(matmul(inputs, kernel.read())); },
+                        {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{{TensorShape({-1, 2}), DType::Float32, "x"}}});
+  const std::string dir = "tour_model";
+  save(dir, dense.get_concrete_function(ones({1, 2})));
+  std::cout << "saved to " << dir << "/ (graph.pb, manifest.json, variables.safetensors)\n";
+  std::cout << "in this process: " << dense(constant<float>({1, 2}, {1, 2})) << "\n";
+  run_command(std::string(KILN_CLI) + " show " + dir);
+  run_command(std::string(KILN_CLI) + " run " + dir + " --input 'x=[[1,2],[3,-4]]'");
+  run_command(std::string(KILN_CLI) + " export-tfjs " + dir + " tour_model_tfjs");
+  run_command(std::string(KILN_CLI) + " graph " + dir + " --format svg -o tour_model.svg");
+  std::cout << "drew the graph in tour_model.svg\n";
   return 0;
 }
