@@ -77,6 +77,12 @@ void check_attr_types(const std::string& scope, const tensorflow::NodeDef& n) {
   }
 }
 
+void check_arg_type(const tensorflow::OpDef::ArgDef& a, const std::string& function) {
+  if (a.type() == tensorflow::DT_DOUBLE || a.type() == tensorflow::DT_INT64)
+    throw UnimplementedError("export_tfjs: argument '" + a.name() + "' of function '" + function +
+                             "' is 64-bit; TensorFlow.js has no 64-bit types (cast to float32/int32 first)");
+}
+
 std::string node_part(const std::string& input) { return input.substr(0, input.find(':')); }
 
 class TfjsWriter {
@@ -84,16 +90,18 @@ class TfjsWriter {
   TfjsWriter(tensorflow::GraphDef& def, const std::map<std::string, Tensor>& vars) : def_(def), vars_(vars) {
     for (const auto& n : def_.node())
       if (n.op() != "Const") used_.insert(n.name());
-    for (const auto& f : def_.library().function())
+    for (const auto& f : def_.library().function()) {
+      for (const auto& a : f.signature().input_arg()) used_.insert(a.name());
       for (const auto& n : f.node_def())
         if (n.op() != "Const") used_.insert(n.name());
+    }
   }
 
   void run() {
     adapt(def_.mutable_node(), "", nullptr);
     for (auto& f : *def_.mutable_library()->mutable_function()) {
-      for (const auto& a : f.signature().input_arg()) check_type(a.type(), f.signature().name(), tensorflow::NodeDef());
-      for (const auto& a : f.signature().output_arg()) check_type(a.type(), f.signature().name(), tensorflow::NodeDef());
+      for (const auto& a : f.signature().input_arg()) check_arg_type(a, f.signature().name());
+      for (const auto& a : f.signature().output_arg()) check_arg_type(a, f.signature().name());
       adapt(f.mutable_node_def(), f.signature().name(), f.mutable_ret());
       route_outputs(f);
     }
