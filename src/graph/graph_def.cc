@@ -259,6 +259,8 @@ void write_function_library(const Graph& f, const std::string& name, tensorflow:
   def->mutable_versions()->set_producer(kProducerVersion);
 }
 
+int dtype_to_proto(DType d) { return to_proto(d); }
+
 GraphDef to_graph_def(const Graph& g) {
   tensorflow::GraphDef def;
   write_graph_def(g, &def);

@@ -30,5 +30,7 @@ void write_function_library(const Graph& f, const std::string& name, tensorflow:
                             const ExportOptions& options = {});
 
 GraphDef to_graph_def(const Graph& g);
+// TensorFlow's DataType enum value of a dtype (tensorflow::DataType).
+int dtype_to_proto(DType d);
 
 }  // namespace kiln::graph

@@ -10,6 +10,7 @@
 #include "io/graph_import.h"
 #include "io/limits.h"
 #include "io/manifest.h"
+#include "io/proto_values.h"
 #include "io/safetensors.h"
 #include "ops/variable_state.h"
 
@@ -29,11 +30,6 @@ std::string listing(const detail::LoadedModelImpl& m) {
     out += ")\n";
   }
   return out;
-}
-
-TensorShape full_shape_of(const graph::Output& o) {
-  const ops::PartialShape& s = o.node->out_shapes[o.index];
-  return s.unknown_rank ? TensorShape::unknown() : TensorShape(std::vector<int64_t>(s.dims.begin(), s.dims.end()));
 }
 
 bool valid_signature_name(const std::string& s) {
@@ -114,7 +110,6 @@ void save(const std::string& dir, const ConcreteFunction& function, std::string 
 }
 
 namespace io {
-using kiln::full_shape_of;
 
 LoadedModel load_from_files(const std::map<std::string, std::string>& files, bool verify_checksums) {
   auto file = [&](const char* name) -> const std::string& {
@@ -168,7 +163,7 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
       const graph::Output& o = g.outputs[i];
       if (o.node->out_dtypes[o.index] != entry.outputs[i].dtype)
         throw InvalidArgumentError(where + ": output " + std::to_string(i) + " dtype differs from the manifest");
-      cf->outputs.push_back(TensorSpec{full_shape_of(o), o.node->out_dtypes[o.index], entry.outputs[i].name});
+      cf->outputs.push_back(TensorSpec{full_shape(o.node->out_shapes[o.index]), o.node->out_dtypes[o.index], entry.outputs[i].name});
     }
     cf->compile(config::optimizer_options());
     model->signatures.emplace(sig, std::move(cf));

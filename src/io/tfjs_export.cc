@@ -37,16 +37,7 @@ bool tfjs_has_op(const std::string& op) {
   return ops.count(op) > 0;
 }
 
-tensorflow::DataType proto_dtype(DType d) {
-  switch (d) {
-    case DType::Float32: return tensorflow::DT_FLOAT;
-    case DType::Float64: return tensorflow::DT_DOUBLE;
-    case DType::Int32: return tensorflow::DT_INT32;
-    case DType::Int64: return tensorflow::DT_INT64;
-    case DType::Bool: return tensorflow::DT_BOOL;
-  }
-  return tensorflow::DT_INVALID;
-}
+tensorflow::DataType proto_dtype(DType d) { return static_cast<tensorflow::DataType>(graph::dtype_to_proto(d)); }
 
 const char* tfjs_dtype(DType d) {
   switch (d) {

@@ -10,11 +10,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("kiln_io_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p.string();
-}
+std::string temp_dir(const std::string& name) { return temp_path("io_" + name); }
 
 }  // namespace
 

@@ -11,11 +11,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("kiln_tfjs_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p.string();
-}
+std::string temp_dir(const std::string& name) { return temp_path("tfjs_" + name); }
 
 nlohmann::json export_and_read(const ConcreteFunction& cf, const std::string& name) {
   const std::string saved = temp_dir(name), web = temp_dir(name + "_web");
