@@ -3,7 +3,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
+#include <cctype>
 
 namespace kiln::tools {
 namespace {
@@ -58,27 +58,43 @@ Tensor tensor_from_npy(const std::string& path) {
   }
   if (offset + header_len > bytes.size()) throw InvalidArgumentError(path + " is truncated");
   const std::string header = bytes.substr(offset, header_len);
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([<>|=]?)([a-z])(\\d+)'")))
-    throw InvalidArgumentError(path + ": no dtype in the header");
-  if (m[1] == ">") throw InvalidArgumentError(path + ": big-endian arrays are not supported");
-  const std::string kind = m[2], size = m[3];
+  // The header is a Python dict literal; read the two values we need without a parser.
+  auto value_after = [&](const std::string& key, char open, char close) -> std::string {
+    size_t k = header.find("'" + key + "'");
+    if (k == std::string::npos) return "";
+    size_t b = header.find(open, k + key.size() + 2);
+    size_t e = b == std::string::npos ? b : header.find(close, b + 1);
+    if (e == std::string::npos) return "";
+    return header.substr(b + 1, e - b - 1);
+  };
+  std::string descr = value_after("descr", '\'', '\'');  // "<f4"
+  if (descr.size() < 2) throw InvalidArgumentError(path + ": no dtype in the header");
+  if (descr[0] == '>') throw InvalidArgumentError(path + ": big-endian arrays are not supported");
+  if (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') descr = descr.substr(1);
   DType dtype;
-  if (kind == "f" && size == "4") dtype = DType::Float32;
-  else if (kind == "f" && size == "8") dtype = DType::Float64;
-  else if (kind == "i" && size == "4") dtype = DType::Int32;
-  else if (kind == "i" && size == "8") dtype = DType::Int64;
-  else if (kind == "b" && size == "1") dtype = DType::Bool;
-  else throw InvalidArgumentError(path + ": dtype " + kind + size + " is not supported");
+  if (descr == "f4") dtype = DType::Float32;
+  else if (descr == "f8") dtype = DType::Float64;
+  else if (descr == "i4") dtype = DType::Int32;
+  else if (descr == "i8") dtype = DType::Int64;
+  else if (descr == "b1") dtype = DType::Bool;
+  else throw InvalidArgumentError(path + ": dtype " + descr + " is not supported");
   if (header.find("'fortran_order': True") != std::string::npos)
     throw InvalidArgumentError(path + ": Fortran-order arrays are not supported");
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
-    throw InvalidArgumentError(path + ": no shape in the header");
+  if (header.find("'shape'") == std::string::npos) throw InvalidArgumentError(path + ": no shape in the header");
+  const std::string dims = value_after("shape", '(', ')');  // "2, 3," or ""
   std::vector<int64_t> shape;
-  const std::string dims = m[1];
-  const std::regex number("\\d+");
-  for (std::sregex_iterator it(dims.begin(), dims.end(), number), end; it != end; ++it)
-    shape.push_back(std::stoll(it->str()));
+  for (size_t i = 0; i < dims.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(dims[i]))) {
+      if (dims[i] != ',' && dims[i] != ' ') throw InvalidArgumentError(path + ": bad shape (" + dims + ")");
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < dims.size() && std::isdigit(static_cast<unsigned char>(dims[j]))) ++j;
+    if (j - i > 12) throw InvalidArgumentError(path + ": dimension too large");
+    shape.push_back(std::stoll(dims.substr(i, j - i)));
+    i = j;
+  }
   size_t count = 1;
   for (int64_t d : shape) count *= static_cast<size_t>(d);
   const char* data = bytes.data() + offset + header_len;
