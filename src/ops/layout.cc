@@ -72,11 +72,7 @@ void join(const KernelContext& c, int n, int64_t axis, const TensorImpl& out) {
   for (int64_t i = 0; i < axis; ++i) outer *= out.dims[i];
   T* dst = const_cast<TensorImpl&>(out).as<T>();
   std::vector<int64_t> chunk(n);
-  int64_t total = 0;
-  for (int k = 0; k < n; ++k) {
-    chunk[k] = outer == 0 ? 0 : c.in(k).num_elements / outer;
-    total += chunk[k];
-  }
+  for (int k = 0; k < n; ++k) chunk[k] = outer == 0 ? 0 : c.in(k).num_elements / outer;
   for (int64_t o = 0; o < outer; ++o)
     for (int k = 0; k < n; ++k) {
       std::memcpy(dst, c.in(k).as<T>() + o * chunk[k], chunk[k] * sizeof(T));
