@@ -3,6 +3,7 @@
 #include "kiln/dtype.h"
 #include "kiln/errors.h"
 #include "kiln/function.h"
+#include "kiln/gradient.h"
 #include "kiln/ops.h"
 #include "kiln/print.h"
 #include "kiln/control_flow.h"

@@ -4,16 +4,12 @@
 
 #include "api/api_util.h"
 #include "kiln/variable.h"
-#include "ops/variable_state.h"
+#include "api/variable_handle.h"
+#include "trace/op_observer.h"
 #include "trace/constant_eval.h"
 #include "trace/trace_context.h"
 
 namespace kiln {
-namespace detail {
-struct VariableHandle {
-  std::shared_ptr<ops::VariableState> state;
-};
-}  // namespace detail
 
 namespace {
 std::atomic<int> g_variable_count{0};
@@ -43,7 +39,8 @@ Variable::Variable(Tensor initial_value, std::string name) {
 }
 
 Tensor Variable::read() const {
-  if (!trace::current_trace()) return handle_->state->read();
+  // Eagerly a read is the value itself, unless a GradientTape wants to see it as an op.
+  if (!trace::current_trace() && !trace::observers_active()) return handle_->state->read();
   return trace::dispatch1(ops::op::ReadVariableOp(), {}, var_attrs(*handle_->state, handle_->state), "ReadVariableOp");
 }
 

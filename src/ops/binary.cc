@@ -4,6 +4,7 @@
 
 #include "core/parallel.h"
 #include "kernels/broadcast.h"
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -202,33 +203,84 @@ void infer_compare(InferContext& c) {
 constexpr uint32_t kEw = kElementwise;
 constexpr uint32_t kEwC = kElementwise | kCommutative;
 
+// ---- gradients (TensorFlow's math_grad): each operand's share, summed back over the axes
+// it was broadcast along. Only the wanted ones are built.
+template <class FX, class FY> void binary_grad(GradContext& c, FX fx, FY fy) {
+  if (c.needs[0]) c.dx[0] = grad::sum_to(c.b, fx(), c.x[0]);
+  if (c.needs[1]) c.dx[1] = grad::sum_to(c.b, fy(), c.x[1]);
+}
+using namespace grad;  // NOLINT: the shorthands read as math
+void add_grad(GradContext& c) { binary_grad(c, [&] { return c.dy[0]; }, [&] { return c.dy[0]; }); }
+void sub_grad(GradContext& c) { binary_grad(c, [&] { return c.dy[0]; }, [&] { return neg(c.b, c.dy[0]); }); }
+void mul_grad(GradContext& c) {
+  binary_grad(c, [&] { return mul(c.b, c.dy[0], c.x[1]); }, [&] { return mul(c.b, c.x[0], c.dy[0]); });
+}
+void div_grad(GradContext& c) {
+  binary_grad(c, [&] { return div(c.b, c.dy[0], c.x[1]); },
+              [&] { return neg(c.b, mul(c.b, c.dy[0], div(c.b, div(c.b, c.x[0], c.x[1]), c.x[1]))); });
+}
+void floormod_grad(GradContext& c) {
+  binary_grad(c, [&] { return c.dy[0]; },
+              [&] { return mul(c.b, c.dy[0], neg(c.b, emit1(c.b, op::FloorDiv(), {&c.x[0], &c.x[1]}))); });
+}
+void pow_grad(GradContext& c) {
+  const Tensor& x = c.x[0];
+  const Tensor& y = c.x[1];
+  binary_grad(
+      c,
+      [&] {
+        const Tensor ym1 = sub(c.b, y, scalar(c.b, y, 1));
+        return mul(c.b, mul(c.b, c.dy[0], y), emit1(c.b, op::Pow(), {&x, &ym1}));
+      },
+      [&] {  // log(x) where x > 0, else 0 (TensorFlow's choice at x <= 0)
+        const Tensor zero = scalar(c.b, x, 0);
+        const Tensor log_x = where(c.b, greater(c.b, x, zero), log(c.b, x), zeros_like(c.b, x));
+        return mul(c.b, mul(c.b, c.dy[0], c.y[0]), log_x);
+      });
+}
+template <bool kMax> void extremum_grad(GradContext& c) {
+  const Tensor mask = kMax ? greater_equal(c.b, c.x[0], c.x[1]) : less_equal(c.b, c.x[0], c.x[1]);
+  const Tensor zero = scalar(c.b, c.dy[0], 0);
+  binary_grad(c, [&] { return where(c.b, mask, c.dy[0], zero); }, [&] { return where(c.b, mask, zero, c.dy[0]); });
+}
+void sqdiff_grad(GradContext& c) {
+  const Tensor d = mul(c.b, mul(c.b, scalar(c.b, c.dy[0], 2), sub(c.b, c.x[0], c.x[1])), c.dy[0]);
+  binary_grad(c, [&] { return d; }, [&] { return neg(c.b, d); });
+}
+void select_grad(GradContext& c) {
+  const Tensor zero = scalar(c.b, c.dy[0], 0);
+  if (c.needs[1]) c.dx[1] = sum_to(c.b, where(c.b, c.x[0], c.dy[0], zero), c.x[1]);
+  if (c.needs[2]) c.dx[2] = sum_to(c.b, where(c.b, c.x[0], zero, c.dy[0]), c.x[2]);
+}
+
 // Division-like ops (integer division by zero raises) are not fused: their kernels check.
-#define KILN_BINARY_OP(Name, Functor, traits, Types)                                                          \
+#define KILN_BINARY_OP(Name, Functor, traits, Types, Grad)                                                    \
   const OpDef& op::Name() {                                                                                   \
-    static const OpDef def{#Name, 2, 1, traits, {}, infer_binary,                                             \
+    static const OpDef def = with_grad({#Name, 2, 1, traits, {}, infer_binary,                                \
                            kernels_for<BinaryKernel<Functor, false>::K, Types>(), "T", 0, true, {}, nullptr,  \
-                           is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>}; \
+                           is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>}, \
+                           Grad);                                                                             \
     return def;                                                                                               \
   }
 #define KILN_COMPARE_OP(Name, Functor, traits, Types)                                                         \
   const OpDef& op::Name() {                                                                                   \
-    static const OpDef def{#Name, 2, 1, traits, {}, infer_compare,                                            \
-                           kernels_for<BinaryKernel<Functor, true>::K, Types>(), "T", 0, false};              \
+    static const OpDef def = with_grad({#Name, 2, 1, traits, {}, infer_compare,                               \
+                           kernels_for<BinaryKernel<Functor, true>::K, Types>(), "T", 0, false}, &no_gradient); \
     return def;                                                                                               \
   }
 
 }  // namespace
 
-KILN_BINARY_OP(AddV2, AddF, kEwC, KILN_NUMERIC)
-KILN_BINARY_OP(Sub, SubF, kEw, KILN_NUMERIC)
-KILN_BINARY_OP(Mul, MulF, kEwC, KILN_NUMERIC)
-KILN_BINARY_OP(RealDiv, DivF, kEw, KILN_FLOATS)
-KILN_BINARY_OP(FloorDiv, FloorDivF, kEw, KILN_NUMERIC)
-KILN_BINARY_OP(FloorMod, FloorModF, kEw, KILN_NUMERIC)
-KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC)
-KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC)
-KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC)
-KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC)
+KILN_BINARY_OP(AddV2, AddF, kEwC, KILN_NUMERIC, &add_grad)
+KILN_BINARY_OP(Sub, SubF, kEw, KILN_NUMERIC, &sub_grad)
+KILN_BINARY_OP(Mul, MulF, kEwC, KILN_NUMERIC, &mul_grad)
+KILN_BINARY_OP(RealDiv, DivF, kEw, KILN_FLOATS, &div_grad)
+KILN_BINARY_OP(FloorDiv, FloorDivF, kEw, KILN_NUMERIC, &no_gradient)
+KILN_BINARY_OP(FloorMod, FloorModF, kEw, KILN_NUMERIC, &floormod_grad)
+KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC, &pow_grad)
+KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC, &extremum_grad<true>)
+KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC, &extremum_grad<false>)
+KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC, &sqdiff_grad)
 KILN_COMPARE_OP(Greater, GreaterF, kEw, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw, KILN_NUMERIC)
@@ -277,8 +329,8 @@ void infer_select(InferContext& c) {
 }  // namespace
 
 const OpDef& op::SelectV2() {
-  static const OpDef def{"SelectV2", 3, 1, kElementwise, {}, infer_select,
-                         kernels_for<SelectKernel, KILN_ALL_TYPES>(), "T", 1};
+  static const OpDef def = with_grad({"SelectV2", 3, 1, kElementwise, {}, infer_select,
+                                      kernels_for<SelectKernel, KILN_ALL_TYPES>(), "T", 1}, &select_grad);
   return def;
 }
 

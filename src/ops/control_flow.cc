@@ -3,6 +3,7 @@
 // switch_case build them (eager mode runs the C++ branch directly and never makes these).
 #include <string>
 
+#include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -49,19 +50,29 @@ void run_case(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, st
   r.run(static_cast<int>(i), args, out);
 }
 
-#define KILN_CONTROL_FLOW_OP(Name, traits, attrs, runner)                                                 \
+// If/Case: the gradient is a node of the same kind whose branches differentiate the
+// forward branches (the builder traces them).
+void branch_grad(GradContext& c) { c.b.branch_gradient(c); }
+// A While node is never differentiated as a node: a tape that watches a loop's inputs while
+// tracing unrolls the loop (trace/control_flow.cc), so no While reaches a tape.
+void while_grad(GradContext& c) {
+  throw UnimplementedError(std::string("Gradient of a ") + c.op.name + " node: this loop was built before the tape " +
+                           "watched its inputs. Create the GradientTape before the while_loop.");
+}
+
+#define KILN_CONTROL_FLOW_OP(Name, traits, attrs, runner, Grad)                                           \
   const OpDef& op::Name() {                                                                               \
-    static const OpDef def{#Name, -1, -1, traits | kControlFlow, attrs, infer_built_by_kiln, {}, nullptr, \
-                           0, false, {}, runner};                                                         \
+    static const OpDef def = with_grad({#Name, -1, -1, traits | kControlFlow, attrs, infer_built_by_kiln,  \
+                                        {}, nullptr, 0, false, {}, runner}, Grad);                        \
     return def;                                                                                           \
   }
 }  // namespace
 
-KILN_CONTROL_FLOW_OP(If, kStateful, (std::vector<const char*>{"then_branch", "else_branch"}), run_if)
-KILN_CONTROL_FLOW_OP(StatelessIf, kPure, (std::vector<const char*>{"then_branch", "else_branch"}), run_if)
-KILN_CONTROL_FLOW_OP(While, kStateful, (std::vector<const char*>{"cond", "body"}), run_while)
-KILN_CONTROL_FLOW_OP(StatelessWhile, kPure, (std::vector<const char*>{"cond", "body"}), run_while)
-KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<const char*>{"branches"}), run_case)
-KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<const char*>{"branches"}), run_case)
+KILN_CONTROL_FLOW_OP(If, kStateful, (std::vector<const char*>{"then_branch", "else_branch"}), run_if, &branch_grad)
+KILN_CONTROL_FLOW_OP(StatelessIf, kPure, (std::vector<const char*>{"then_branch", "else_branch"}), run_if, &branch_grad)
+KILN_CONTROL_FLOW_OP(While, kStateful, (std::vector<const char*>{"cond", "body"}), run_while, &while_grad)
+KILN_CONTROL_FLOW_OP(StatelessWhile, kPure, (std::vector<const char*>{"cond", "body"}), run_while, &while_grad)
+KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
+KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
 
 }  // namespace kiln::ops

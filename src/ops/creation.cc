@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -96,6 +97,15 @@ template <class T> struct RangeKernel {
   }
 };
 
+// Fill(dims, value): every element came from the one value.
+void fill_grad(GradContext& c) {
+  Dims d;
+  if (!grad::static_dims(c.dy[0], &d)) throw UnimplementedError("The gradient of Fill needs a result of known rank");
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < d.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  c.dx[1] = grad::sum(c.b, c.dy[0], axes, false);
+}
+
 }  // namespace
 
 const OpDef& op::Const() {
@@ -109,11 +119,11 @@ const OpDef& op::Placeholder() {
   return def;
 }
 const OpDef& op::Fill() {
-  static const OpDef def{"Fill", 2, 1, kPure, {}, infer_fill, kernels_for<FillKernel, KILN_ALL_TYPES>(), "T", 1, false, {{"index_type", 0}}};
+  static const OpDef def = with_grad({"Fill", 2, 1, kPure, {}, infer_fill, kernels_for<FillKernel, KILN_ALL_TYPES>(), "T", 1, false, {{"index_type", 0}}}, &fill_grad);
   return def;
 }
 const OpDef& op::Range() {
-  static const OpDef def{"Range", 3, 1, kPure, {}, infer_range, kernels_for<RangeKernel, KILN_NUMERIC>(), "Tidx", 0};
+  static const OpDef def = with_grad({"Range", 3, 1, kPure, {}, infer_range, kernels_for<RangeKernel, KILN_NUMERIC>(), "Tidx", 0}, &no_gradient);
   return def;
 }
 

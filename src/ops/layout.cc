@@ -1,6 +1,7 @@
 // Ops that move data: Transpose, ConcatV2, Pack, Tile.
 #include <cstring>
 
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -204,22 +205,87 @@ template <class T> struct TileKernel {
   }
 };
 
+// ---- gradients ----
+void transpose_grad(GradContext& c) {
+  const std::vector<int64_t> perm = grad::known_input_ints(c, 1, "perm");
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  c.dx[0] = grad::transpose(c.b, c.dy[0], inverse);
+}
+// Each input gets its own slab of dy along the axis.
+void concat_grad(GradContext& c) {
+  const int n = static_cast<int>(c.x.size()) - 1;
+  Dims d0;
+  if (!grad::static_dims(c.x[0], &d0)) throw UnimplementedError("The gradient of ConcatV2 needs inputs of known rank");
+  int64_t axis = grad::known_input_ints(c, n, "axis")[0];
+  const int64_t rank = static_cast<int64_t>(d0.size());
+  if (axis < 0) axis += rank;
+  int64_t offset = 0;
+  for (int i = 0; i < n; ++i) {
+    Dims d;
+    grad::static_dims(c.x[i], &d);
+    if (d[axis] < 0) throw UnimplementedError("The gradient of ConcatV2 needs each input's size along the axis to be known");
+    if (c.needs[i]) {
+      std::vector<int64_t> begin(rank, 0), size(rank, -1);
+      begin[axis] = offset;
+      size[axis] = d[axis];
+      const Tensor b = grad::ints(c.b, begin), s = grad::ints(c.b, size);
+      c.dx[i] = grad::emit1(c.b, op::Slice(), {&c.dy[0], &b, &s});
+    }
+    offset += d[axis];
+  }
+}
+// Input i is dy's slice i along the packed axis.
+void pack_grad(GradContext& c) {
+  Dims d;
+  if (!grad::static_dims(c.dy[0], &d)) throw UnimplementedError("The gradient of Pack needs a result of known rank");
+  const int64_t rank = static_cast<int64_t>(d.size());
+  int64_t axis = c.attrs.i(1);
+  if (axis < 0) axis += rank;
+  const int64_t all = (int64_t{1} << rank) - 1, others = all & ~(int64_t{1} << axis);
+  const Tensor strides = grad::ints(c.b, std::vector<int64_t>(rank, 1));
+  for (size_t i = 0; i < c.x.size(); ++i) {
+    if (!c.needs[i]) continue;
+    std::vector<int64_t> begin(rank, 0), end(rank, 0);
+    begin[axis] = static_cast<int64_t>(i);
+    end[axis] = static_cast<int64_t>(i) + 1;
+    const Tensor b = grad::ints(c.b, begin), e = grad::ints(c.b, end);
+    c.dx[i] = grad::emit1(c.b, op::StridedSlice(), {&c.dy[0], &b, &e, &strides},
+                          Attrs{others, others, int64_t{0}, int64_t{0}, int64_t{1} << axis});
+  }
+}
+// dy viewed as [m0, d0, m1, d1, ...], summed over the copies.
+void tile_grad(GradContext& c) {
+  Dims d;
+  if (!grad::static_dims(c.x[0], &d) || std::any_of(d.begin(), d.end(), [](int64_t v) { return v < 0; }))
+    throw UnimplementedError("The gradient of Tile needs an input of known shape");
+  const std::vector<int64_t> m = grad::known_input_ints(c, 1, "multiples");
+  std::vector<int64_t> split, axes;
+  for (size_t i = 0; i < d.size(); ++i) {
+    axes.push_back(static_cast<int64_t>(split.size()));
+    split.push_back(m[i]);
+    split.push_back(d[i]);
+  }
+  const Tensor s = grad::ints(c.b, split);
+  c.dx[0] = grad::sum(c.b, grad::emit1(c.b, op::Reshape(), {&c.dy[0], &s}), axes, false);
+}
+
 }  // namespace
 
 const OpDef& op::Transpose() {
-  static const OpDef def{"Transpose", 2, 1, kPure, {}, infer_transpose, kernels_for<TransposeKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tperm", 1}}};
+  static const OpDef def = with_grad({"Transpose", 2, 1, kPure, {}, infer_transpose, kernels_for<TransposeKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tperm", 1}}}, &transpose_grad);
   return def;
 }
 const OpDef& op::ConcatV2() {
-  static const OpDef def{"ConcatV2", -1, 1, kPure, {"N"}, infer_concat, kernels_for<ConcatKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tidx", -1}}};
+  static const OpDef def = with_grad({"ConcatV2", -1, 1, kPure, {"N"}, infer_concat, kernels_for<ConcatKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tidx", -1}}}, &concat_grad);
   return def;
 }
 const OpDef& op::Pack() {
-  static const OpDef def{"Pack", -1, 1, kPure, {"N", "axis"}, infer_pack, kernels_for<PackKernel, KILN_ALL_TYPES>()};
+  static const OpDef def = with_grad({"Pack", -1, 1, kPure, {"N", "axis"}, infer_pack, kernels_for<PackKernel, KILN_ALL_TYPES>()}, &pack_grad);
   return def;
 }
 const OpDef& op::Tile() {
-  static const OpDef def{"Tile", 2, 1, kPure, {}, infer_tile, kernels_for<TileKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tmultiples", 1}}};
+  static const OpDef def = with_grad({"Tile", 2, 1, kPure, {}, infer_tile, kernels_for<TileKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tmultiples", 1}}}, &tile_grad);
   return def;
 }
 

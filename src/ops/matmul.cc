@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kernels/gemm.h"
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -121,17 +122,44 @@ int64_t matmul_cost(const InputInfo* in, int, const Attrs& attrs) {
   return std::max<int64_t>(0, batch * m * n * k);
 }
 
+// The gradients of C = op(A) op(B) (TensorFlow's _MatMulGrad): four cases of transposes,
+// each one product, so no transpose is ever materialized.
+template <bool kBatch> void matmul_grad(GradContext& c) {
+  const bool ta = c.attrs.b(0), tb = c.attrs.b(1);
+  const Tensor &a = c.x[0], &b = c.x[1], &g = c.dy[0];
+  Tensor da, db;
+  if (!ta && !tb) {
+    if (c.needs[0]) da = grad::matmul(c.b, g, b, false, true, kBatch);
+    if (c.needs[1]) db = grad::matmul(c.b, a, g, true, false, kBatch);
+  } else if (!ta && tb) {
+    if (c.needs[0]) da = grad::matmul(c.b, g, b, false, false, kBatch);
+    if (c.needs[1]) db = grad::matmul(c.b, g, a, true, false, kBatch);
+  } else if (ta && !tb) {
+    if (c.needs[0]) da = grad::matmul(c.b, b, g, false, true, kBatch);
+    if (c.needs[1]) db = grad::matmul(c.b, a, g, false, false, kBatch);
+  } else {
+    if (c.needs[0]) da = grad::matmul(c.b, b, g, true, true, kBatch);
+    if (c.needs[1]) db = grad::matmul(c.b, g, a, true, true, kBatch);
+  }
+  // Batch dims that were broadcast are summed back.
+  if (da.defined()) c.dx[0] = kBatch ? grad::sum_to(c.b, da, a) : da;
+  if (db.defined()) c.dx[1] = kBatch ? grad::sum_to(c.b, db, b) : db;
+}
+
 }  // namespace
 
 const OpDef& op::MatMul() {
-  static const OpDef def{"MatMul", 2, 1, kPure, {"transpose_a", "transpose_b"}, infer_matmul,
-                         kernels_for<MatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr, nullptr, &matmul_cost};
+  static const OpDef def = with_grad({"MatMul", 2, 1, kPure, {"transpose_a", "transpose_b"}, infer_matmul,
+                                      kernels_for<MatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr, nullptr,
+                                      &matmul_cost},
+                                     &matmul_grad<false>);
   return def;
 }
 const OpDef& op::BatchMatMulV2() {
-  static const OpDef def{"BatchMatMulV2", 2, 1, kPure, {"adj_x", "adj_y"}, infer_batch_matmul,
-                         kernels_for<BatchMatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr, nullptr,
-                         &matmul_cost};
+  static const OpDef def = with_grad({"BatchMatMulV2", 2, 1, kPure, {"adj_x", "adj_y"}, infer_batch_matmul,
+                                      kernels_for<BatchMatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr,
+                                      nullptr, &matmul_cost},
+                                     &matmul_grad<true>);
   return def;
 }
 

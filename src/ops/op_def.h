@@ -95,6 +95,10 @@ struct OutputInfo {
 };
 
 struct OpDef;
+struct GradContext;
+// How the op's upstream gradients become input gradients (ops/gradient.h); null: the op is
+// not differentiable and a gradient that must pass through it is an error.
+using GradFn = void (*)(GradContext&);
 
 // What a shape function sees and produces. It validates dtypes, shapes and attrs, and
 // throws InvalidArgumentError in TensorFlow's words; it never reads input data unless
@@ -167,6 +171,7 @@ enum Trait : uint32_t {
   kForwardsInput = 1u << 7, // output 0 is input 0 unchanged (Identity): plans alias the slot
   kShapeOnly = 1u << 8,   // reads only its input's shape (Shape, Size, Rank): folds when it is known
   kInternal = 1u << 9,    // made by the optimizer, never saved: loaders refuse it
+  kReadsVariable = 1u << 10, // output 0 is the value of the variable in attr 1 (tapes watch it)
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
@@ -190,6 +195,7 @@ struct OpDef {
   // Elementwise ops whose output dtype is their input dtype: the run used by fusion.
   ChunkFn chunk = nullptr;
   CostFn cost = nullptr;
+  GradFn grad = nullptr;
 
   bool has(Trait t) const { return (traits & t) != 0; }
   bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }

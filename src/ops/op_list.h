@@ -20,7 +20,11 @@
   /* layout.cc */                                                                                         \
   X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                                \
   /* slicing.cc */                                                                                        \
-  X(Slice) X(StridedSlice) X(GatherV2)                                                                    \
+  X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)                          \
+  /* broadcast_ops.cc */                                                                                  \
+  X(BroadcastTo) X(BroadcastGradientArgs)                                                                 \
+  /* nn.cc */                                                                                             \
+  X(SparseSoftmaxCrossEntropyWithLogits)                                                                  \
   /* creation.cc */                                                                                       \
   X(Const) X(Placeholder) X(Fill) X(Range)                                                                \
   /* random.cc */                                                                                         \

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -116,18 +117,18 @@ void infer_normal(InferContext& c) {
 }  // namespace
 
 const OpDef& op::RandomUniform() {
-  static const OpDef def{"RandomUniform", 1, 1, kStateful, {"dtype", "seed", "seed2"}, infer_uniform,
-                         kernels_for<UniformKernel, KILN_FLOATS>(), nullptr, 0, false, {{"T", 0}}};
+  static const OpDef def = with_grad({"RandomUniform", 1, 1, kStateful, {"dtype", "seed", "seed2"}, infer_uniform,
+                         kernels_for<UniformKernel, KILN_FLOATS>(), nullptr, 0, false, {{"T", 0}}}, &no_gradient);
   return def;
 }
 const OpDef& op::RandomStandardNormal() {
-  static const OpDef def{"RandomStandardNormal", 1, 1, kStateful, {"dtype", "seed", "seed2"}, infer_normal,
-                         kernels_for<NormalKernel, KILN_FLOATS>(), nullptr, 0, false, {{"T", 0}}};
+  static const OpDef def = with_grad({"RandomStandardNormal", 1, 1, kStateful, {"dtype", "seed", "seed2"}, infer_normal,
+                         kernels_for<NormalKernel, KILN_FLOATS>(), nullptr, 0, false, {{"T", 0}}}, &no_gradient);
   return def;
 }
 const OpDef& op::RandomUniformInt() {
-  static const OpDef def{"RandomUniformInt", 3, 1, kStateful, {"seed", "seed2"}, infer_uniform_int,
-                         kernels_for<UniformIntKernel, int32_t, int64_t>(), "Tout", 1, false, {{"T", 0}}};
+  static const OpDef def = with_grad({"RandomUniformInt", 3, 1, kStateful, {"seed", "seed2"}, infer_uniform_int,
+                         kernels_for<UniformIntKernel, int32_t, int64_t>(), "Tout", 1, false, {{"T", 0}}}, &no_gradient);
   return def;
 }
 

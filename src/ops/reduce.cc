@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/vmath.h"
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -240,30 +241,95 @@ template <bool Log> struct SoftmaxKernel {
   };
 };
 
-#define KILN_REDUCE_OP(Name, R, Types)                                                                   \
+// ---- gradients (TensorFlow's math_grad) ----
+using namespace grad;  // NOLINT: the shorthands read as math
+
+// The reduction's axes, normalized and sorted; the input's rank must be known.
+std::vector<int64_t> reduced_axes(const GradContext& c) {
+  Dims d;
+  if (!static_dims(c.x[0], &d)) throw UnimplementedError(std::string("The gradient of ") + c.op.name + " needs an input of known rank");
+  std::vector<int64_t> axes = known_input_ints(c, 1, "reduction_indices");
+  const int64_t r = static_cast<int64_t>(d.size());
+  for (int64_t& a : axes) if (a < 0) a += r;
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+// dy (or y) given back its reduced dims and broadcast to the input's shape.
+Tensor spread(GradContext& c, const Tensor& t, const std::vector<int64_t>& axes) {
+  return broadcast_like(c.b, unreduce(c.b, t, axes, c.attrs.b(0)), c.x[0]);
+}
+void sum_grad(GradContext& c) { c.dx[0] = spread(c, c.dy[0], reduced_axes(c)); }
+void mean_grad(GradContext& c) {
+  const std::vector<int64_t> axes = reduced_axes(c);
+  Dims d;
+  static_dims(c.x[0], &d);
+  int64_t count = 1;
+  for (int64_t a : axes) count = (count < 0 || d[a] < 0) ? -1 : count * d[a];
+  Tensor n;
+  if (count >= 0) {
+    n = scalar(c.b, c.dy[0], static_cast<double>(count));
+  } else {  // |x| / |y|, known when running
+    const Tensor sx = emit1(c.b, op::Size(), {&c.x[0]}, Attrs{DType::Int32});
+    const Tensor sy = emit1(c.b, op::Size(), {&c.y[0]}, Attrs{DType::Int32});
+    n = div(c.b, cast(c.b, sx, c.dy[0].dtype()), cast(c.b, sy, c.dy[0].dtype()));
+  }
+  c.dx[0] = div(c.b, spread(c, c.dy[0], axes), n);
+}
+// Max/Min: the gradient is shared evenly between the elements equal to the extremum.
+void extremum_grad(GradContext& c) {
+  const std::vector<int64_t> axes = reduced_axes(c);
+  const Tensor hit = cast(c.b, equal(c.b, c.x[0], spread(c, c.y[0], axes)), c.x[0].dtype());
+  const Tensor count = sum(c.b, hit, axes, true);
+  c.dx[0] = mul(c.b, div(c.b, hit, count), spread(c, c.dy[0], axes));
+}
+// Prod: each element's gradient is the product of the others, exact with zeros present
+// (one zero: only it gets the product of the rest; two or more: all zero).
+void prod_grad(GradContext& c) {
+  const std::vector<int64_t> axes = reduced_axes(c);
+  const Tensor& x = c.x[0];
+  const Tensor zero = scalar(c.b, x, 0), one = scalar(c.b, x, 1);
+  const Tensor is_zero = equal(c.b, x, zero);
+  const Tensor nonzero = where(c.b, is_zero, one, x);
+  const Tensor axes_t = ints(c.b, axes);
+  const Tensor p = emit1(c.b, op::Prod(), {&nonzero, &axes_t}, Attrs{true});
+  const Tensor zeros = sum(c.b, cast(c.b, is_zero, x.dtype()), axes, true);
+  const Tensor others = where(c.b, is_zero, where(c.b, equal(c.b, zeros, one), p, zero),
+                              where(c.b, equal(c.b, zeros, zero), div(c.b, p, nonzero), zero));
+  c.dx[0] = mul(c.b, others, spread(c, c.dy[0], axes));
+}
+void softmax_grad(GradContext& c) {
+  const Tensor& y = c.y[0];
+  c.dx[0] = mul(c.b, sub(c.b, c.dy[0], sum(c.b, mul(c.b, c.dy[0], y), {-1}, true)), y);
+}
+void log_softmax_grad(GradContext& c) {
+  c.dx[0] = sub(c.b, c.dy[0], mul(c.b, sum(c.b, c.dy[0], {-1}, true), exp(c.b, c.y[0])));
+}
+
+#define KILN_REDUCE_OP(Name, R, Types, Grad)                                                             \
   const OpDef& op::Name() {                                                                              \
-    static const OpDef def{#Name, 2, 1, kPure, {"keep_dims"}, infer_reduce,                              \
-                           kernels_for<ReduceKernel<R>::K, Types>(), "T", 0, false, {{"Tidx", 1}}};                                    \
+    static const OpDef def = with_grad({#Name, 2, 1, kPure, {"keep_dims"}, infer_reduce,                 \
+                           kernels_for<ReduceKernel<R>::K, Types>(), "T", 0, false, {{"Tidx", 1}}}, Grad);  \
     return def;                                                                                          \
   }
 }  // namespace
 
-KILN_REDUCE_OP(Sum, SumR, KILN_NUMERIC)
-KILN_REDUCE_OP(Mean, MeanR, KILN_NUMERIC)
-KILN_REDUCE_OP(Max, MaxR, KILN_NUMERIC)
-KILN_REDUCE_OP(Min, MinR, KILN_NUMERIC)
-KILN_REDUCE_OP(Prod, ProdR, KILN_NUMERIC)
+KILN_REDUCE_OP(Sum, SumR, KILN_NUMERIC, &sum_grad)
+KILN_REDUCE_OP(Mean, MeanR, KILN_NUMERIC, &mean_grad)
+KILN_REDUCE_OP(Max, MaxR, KILN_NUMERIC, &extremum_grad)
+KILN_REDUCE_OP(Min, MinR, KILN_NUMERIC, &extremum_grad)
+KILN_REDUCE_OP(Prod, ProdR, KILN_NUMERIC, &prod_grad)
 
 const OpDef& op::ArgMax() {
-  static const OpDef def{"ArgMax", 2, 1, kPure, {"output_type"}, infer_argmax, kernels_for<ArgMaxKernel, KILN_NUMERIC>(), "T", 0, false, {{"Tidx", 1}}};
+  static const OpDef def = with_grad({"ArgMax", 2, 1, kPure, {"output_type"}, infer_argmax, kernels_for<ArgMaxKernel, KILN_NUMERIC>(), "T", 0, false, {{"Tidx", 1}}}, &no_gradient);
   return def;
 }
 const OpDef& op::Softmax() {
-  static const OpDef def{"Softmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>()};
+  static const OpDef def = with_grad({"Softmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>()}, &softmax_grad);
   return def;
 }
 const OpDef& op::LogSoftmax() {
-  static const OpDef def{"LogSoftmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>()};
+  static const OpDef def = with_grad({"LogSoftmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>()}, &log_softmax_grad);
   return def;
 }
 

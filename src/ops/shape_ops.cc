@@ -1,6 +1,7 @@
 // Ops about shapes: Reshape, ExpandDims, Squeeze, Shape, Size, Rank.
 #include <cstring>
 
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -129,30 +130,33 @@ template <class T> struct RankKernel {
   static void run(KernelContext& c) { write_int(c.out(0), 0, static_cast<int64_t>(c.in(0).dims.size())); }
 };
 
+// Reshape, ExpandDims, Squeeze: the gradient is dy in the input's shape.
+void reshape_grad(GradContext& c) { c.dx[0] = grad::reshape_like(c.b, c.dy[0], c.x[0]); }
+
 }  // namespace
 
 const OpDef& op::Reshape() {
-  static const OpDef def{"Reshape", 2, 1, kPure, {}, infer_reshape, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tshape", 1}}};
+  static const OpDef def = with_grad({"Reshape", 2, 1, kPure, {}, infer_reshape, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tshape", 1}}}, &reshape_grad);
   return def;
 }
 const OpDef& op::ExpandDims() {
-  static const OpDef def{"ExpandDims", 2, 1, kPure, {}, infer_expand_dims, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tdim", 1}}};
+  static const OpDef def = with_grad({"ExpandDims", 2, 1, kPure, {}, infer_expand_dims, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tdim", 1}}}, &reshape_grad);
   return def;
 }
 const OpDef& op::Squeeze() {
-  static const OpDef def{"Squeeze", 1, 1, kPure, {"squeeze_dims"}, infer_squeeze, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true};
+  static const OpDef def = with_grad({"Squeeze", 1, 1, kPure, {"squeeze_dims"}, infer_squeeze, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true}, &reshape_grad);
   return def;
 }
 const OpDef& op::Shape() {
-  static const OpDef def{"Shape", 1, 1, kShapeOnly, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()};
+  static const OpDef def = with_grad({"Shape", 1, 1, kShapeOnly, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()}, &no_gradient);
   return def;
 }
 const OpDef& op::Size() {
-  static const OpDef def{"Size", 1, 1, kShapeOnly, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()};
+  static const OpDef def = with_grad({"Size", 1, 1, kShapeOnly, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()}, &no_gradient);
   return def;
 }
 const OpDef& op::Rank() {
-  static const OpDef def{"Rank", 1, 1, kShapeOnly, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()};
+  static const OpDef def = with_grad({"Rank", 1, 1, kShapeOnly, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()}, &no_gradient);
   return def;
 }
 

@@ -1,6 +1,7 @@
 // Ops that select parts of a tensor: Slice, StridedSlice, GatherV2.
 #include <cstring>
 
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -13,13 +14,14 @@ struct SliceSpec {
   Dims out_dims;             // final output dims (new axes in, shrunk dims out)
 };
 
-// Copies the selected elements (row-major over the input dims' sizes).
-template <class T> void copy_slice(const TensorImpl& x, const SliceSpec& s, TensorImpl& y) {
+// Walks the selected elements of x (row-major over the selection) alongside the dense y:
+// copies x's elements into y (a slice), or with kScatter y's into x (a slice's gradient).
+template <class T, bool kScatter = false> void copy_slice(const TensorImpl& x, const SliceSpec& s, TensorImpl& y) {
   const size_t r = x.dims.size();
-  const T* src = x.as<T>();
+  T* src = const_cast<T*>(x.as<T>());
   T* dst = y.as<T>();
   if (y.num_elements == 0) return;
-  if (r == 0) { dst[0] = src[0]; return; }
+  if (r == 0) { if (kScatter) src[0] = dst[0]; else dst[0] = src[0]; return; }
   const Dims xs = strides_of(x.dims);
   int64_t off = 0;
   for (size_t i = 0; i < r; ++i) off += s.begin[i] * xs[i];
@@ -27,9 +29,14 @@ template <class T> void copy_slice(const TensorImpl& x, const SliceSpec& s, Tens
   const int64_t inner = s.size[r - 1], inner_step = s.stride[r - 1];
   const int64_t runs = y.num_elements / inner;
   for (int64_t run = 0; run < runs; ++run) {
-    const T* p = src + off;
-    if (inner_step == 1) std::memcpy(dst, p, inner * sizeof(T));
-    else for (int64_t j = 0; j < inner; ++j) dst[j] = p[j * inner_step];
+    T* p = src + off;
+    if constexpr (kScatter) {
+      if (inner_step == 1) std::memcpy(p, dst, inner * sizeof(T));
+      else for (int64_t j = 0; j < inner; ++j) p[j * inner_step] = dst[j];
+    } else {
+      if (inner_step == 1) std::memcpy(dst, p, inner * sizeof(T));
+      else for (int64_t j = 0; j < inner; ++j) dst[j] = p[j * inner_step];
+    }
     dst += inner;
     for (int i = static_cast<int>(r) - 2; i >= 0; --i) {
       off += s.stride[i] * xs[i];
@@ -219,20 +226,180 @@ template <class T> struct GatherKernel {
   }
 };
 
+// StridedSliceGrad(shape, begin, end, strides, dy): the attrs of StridedSlice. A tensor of
+// `shape` holding zeros except where the slice took its elements, which hold dy.
+void infer_strided_slice_grad(InferContext& c) {
+  for (int i = 0; i <= 3; ++i) require_int_dtype(c, i, "shape/begin/end/strides");
+  c.out(0).dtype = c.in(4).dtype;
+  c.kernel_dtype = c.in(4).dtype;
+  std::vector<int64_t> shape;
+  if (!known_ints(c.in(0), &shape)) {
+    const Dims* sd = c.in(0).dims;
+    c.out(0).shape = (c.in(0).unknown_rank || sd->size() != 1 || (*sd)[0] < 0) ? PartialShape{{}, true}
+                                                                               : PartialShape{Dims((*sd)[0], -1), false};
+    return;
+  }
+  for (int64_t d : shape)
+    if (d < 0) c.fail("StridedSliceGrad: shape must be non-negative, got " + dims_text(Dims(shape)));
+  detail::checked_num_elements(shape.data(), shape.size());
+  std::vector<int64_t> b, e, st;
+  if (known_ints(c.in(1), &b) && known_ints(c.in(2), &e) && known_ints(c.in(3), &st)) {
+    SliceSpec s;
+    std::string err;
+    if (!strided_spec(Dims(shape), b, e, st, c.attrs, &s, &err)) c.fail(err);
+    PartialShape dy = shape_of(c.in(4));
+    if (!dy.unknown_rank && dy.fully_defined() && dy.dims != s.out_dims)
+      c.fail("shape of dy was " + dims_text(dy.dims) + " instead of " + dims_text(s.out_dims));
+  }
+  c.out(0).shape = PartialShape{Dims(shape), false};
+}
+template <class T> struct StridedSliceGradKernel {
+  static void run(KernelContext& c) {
+    SliceSpec s;
+    std::string err;
+    TensorImpl& x = c.out(0);
+    if (!strided_spec(x.dims, int_values(c.in(1)), int_values(c.in(2)), int_values(c.in(3)), c.attrs, &s, &err))
+      c.fail(err);
+    if (c.in(4).dims != s.out_dims)
+      c.fail("shape of dy was " + dims_text(c.in(4).dims) + " instead of " + dims_text(s.out_dims));
+    std::memset(x.data, 0, x.nbytes());
+    copy_slice<T, true>(x, s, const_cast<TensorImpl&>(c.in(4)));
+  }
+};
+
+// UnsortedSegmentSum(data, segment_ids, num_segments): out[ids[j], ...] += data[j, ...].
+void infer_segment_sum(InferContext& c) {
+  require_int_dtype(c, 1, "segment_ids");
+  require_int_dtype(c, 2, "num_segments");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> n;
+  const bool known_n = known_ints(c.in(2), &n);
+  if (known_n && (n.size() != 1 || n[0] < 0)) c.fail("num_segments must be a non-negative scalar");
+  if (c.in(0).unknown_rank || c.in(1).unknown_rank) { c.out(0).shape = PartialShape{{}, true}; return; }
+  const Dims& d = *c.in(0).dims;
+  const Dims& ids = *c.in(1).dims;
+  if (ids.size() > d.size()) c.fail("segment_ids rank must not exceed data rank");
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] >= 0 && d[i] >= 0 && ids[i] != d[i])
+      c.fail("data.shape = " + dims_text(d) + " does not start with segment_ids.shape = " + dims_text(ids));
+  PartialShape out;
+  out.dims.push_back(known_n ? n[0] : -1);
+  for (size_t i = ids.size(); i < d.size(); ++i) out.dims.push_back(d[i]);
+  c.out(0).shape = out;
+}
+template <class T> struct SegmentSumKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& data = c.in(0);
+    const std::vector<int64_t> ids = int_values(c.in(1));
+    TensorImpl& out = c.out(0);
+    const int64_t segments = out.dims[0];
+    const int64_t inner = ids.empty() ? 0 : data.num_elements / static_cast<int64_t>(ids.size());
+    T* o = out.as<T>();
+    std::fill(o, o + out.num_elements, T(0));
+    const T* src = data.as<T>();
+    for (size_t j = 0; j < ids.size(); ++j) {
+      if (ids[j] < 0 || ids[j] >= segments)
+        c.fail("segment_ids[" + std::to_string(j) + "] = " + std::to_string(ids[j]) + " is out of range [0, " +
+               std::to_string(segments) + ")");
+      T* row = o + ids[j] * inner;
+      const T* in = src + static_cast<int64_t>(j) * inner;
+      for (int64_t k = 0; k < inner; ++k) row[k] += in[k];
+    }
+  }
+};
+
+// ---- gradients ----
+void slice_grad(GradContext& c) {
+  const std::vector<int64_t> begin = grad::known_input_ints(c, 1, "begin");
+  const std::vector<int64_t> size = grad::known_input_ints(c, 2, "size");
+  std::vector<int64_t> end(begin.size()), strides(begin.size(), 1);
+  int64_t end_mask = 0;
+  for (size_t i = 0; i < begin.size(); ++i) {
+    end[i] = begin[i] + size[i];
+    if (size[i] == -1) end_mask |= int64_t{1} << i;
+  }
+  const Tensor shape = grad::shape(c.b, c.x[0]), b = grad::ints(c.b, begin), e = grad::ints(c.b, end),
+               s = grad::ints(c.b, strides);
+  c.dx[0] = grad::emit1(c.b, op::StridedSliceGrad(), {&shape, &b, &e, &s, &c.dy[0]},
+                        Attrs{int64_t{0}, end_mask, int64_t{0}, int64_t{0}, int64_t{0}});
+}
+void strided_slice_grad(GradContext& c) {
+  const Tensor shape = grad::shape(c.b, c.x[0]);
+  c.dx[0] = grad::emit1(c.b, op::StridedSliceGrad(), {&shape, &c.x[1], &c.x[2], &c.x[3], &c.dy[0]}, c.attrs);
+}
+// The gradient of a gather sums dy's rows into the rows they came from; a gather along a
+// later axis is transposed so the gathered axis leads.
+void gather_grad(GradContext& c) {
+  Dims pd, id;
+  if (!grad::static_dims(c.x[0], &pd) || !grad::static_dims(c.x[1], &id))
+    throw UnimplementedError("The gradient of GatherV2 needs params and indices of known rank");
+  int64_t axis = grad::known_input_ints(c, 2, "axis")[0];
+  const int64_t rp = static_cast<int64_t>(pd.size()), ri = static_cast<int64_t>(id.size());
+  if (axis < 0) axis += rp;
+  Tensor dy = c.dy[0];
+  if (axis > 0) {  // dy: outer + indices + inner -> indices + outer + inner
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < ri; ++i) perm.push_back(axis + i);
+    for (int64_t i = 0; i < axis; ++i) perm.push_back(i);
+    for (int64_t i = axis + ri; i < axis + ri + rp - axis - 1; ++i) perm.push_back(i);
+    dy = grad::transpose(c.b, dy, perm);
+  }
+  // num_segments: params' size along the axis.
+  Tensor count;
+  if (pd[axis] >= 0) {
+    Tensor v(detail::make_concrete(DType::Int64, Dims{}));
+    v.impl()->as<int64_t>()[0] = pd[axis];
+    count = c.b.constant(v);
+  } else {
+    const Tensor s = grad::emit1(c.b, op::Shape(), {&c.x[0]}, Attrs{DType::Int64});
+    const Tensor i = grad::int_scalar(c.b, axis), zero = grad::int_scalar(c.b, 0);
+    count = grad::emit1(c.b, op::GatherV2(), {&s, &i, &zero}, Attrs{int64_t{0}});
+  }
+  Tensor summed = grad::emit1(c.b, op::UnsortedSegmentSum(), {&dy, &c.x[1], &count});
+  if (axis > 0) {  // axis + outer + inner -> outer + axis + inner
+    std::vector<int64_t> perm;
+    for (int64_t i = 1; i <= axis; ++i) perm.push_back(i);
+    perm.push_back(0);
+    for (int64_t i = axis + 1; i < rp; ++i) perm.push_back(i);
+    summed = grad::transpose(c.b, summed, perm);
+  }
+  c.dx[0] = summed;
+}
+void segment_sum_grad(GradContext& c) {
+  const Tensor axis = grad::int_scalar(c.b, 0);
+  c.dx[0] = grad::emit1(c.b, op::GatherV2(), {&c.dy[0], &c.x[1], &axis}, Attrs{int64_t{0}});
+}
+void strided_slice_grad_grad(GradContext& c) {
+  c.dx[4] = grad::emit1(c.b, op::StridedSlice(), {&c.dy[0], &c.x[1], &c.x[2], &c.x[3]}, c.attrs);
+}
+
 }  // namespace
 
 const OpDef& op::Slice() {
-  static const OpDef def{"Slice", 3, 1, kPure, {}, infer_slice, kernels_for<SliceKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Index", 1}}};
+  static const OpDef def = with_grad({"Slice", 3, 1, kPure, {}, infer_slice, kernels_for<SliceKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Index", 1}}}, &slice_grad);
   return def;
 }
 const OpDef& op::StridedSlice() {
-  static const OpDef def{"StridedSlice", 4, 1, kPure,
+  static const OpDef def = with_grad({"StridedSlice", 4, 1, kPure,
                          {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
-                         infer_strided_slice, kernels_for<StridedSliceKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Index", 1}}};
+                         infer_strided_slice, kernels_for<StridedSliceKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Index", 1}}},
+                         &strided_slice_grad);
+  return def;
+}
+const OpDef& op::StridedSliceGrad() {
+  static const OpDef def = with_grad({"StridedSliceGrad", 5, 1, kPure,
+                         {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
+                         infer_strided_slice_grad, kernels_for<StridedSliceGradKernel, KILN_ALL_TYPES>(), "T", 4, false, {{"Index", 0}}},
+                         &strided_slice_grad_grad);
   return def;
 }
 const OpDef& op::GatherV2() {
-  static const OpDef def{"GatherV2", 3, 1, kPure, {"batch_dims"}, infer_gather, kernels_for<GatherKernel, KILN_ALL_TYPES>(), "Tparams", 0, false, {{"Tindices", 1}, {"Taxis", 2}}};
+  static const OpDef def = with_grad({"GatherV2", 3, 1, kPure, {"batch_dims"}, infer_gather, kernels_for<GatherKernel, KILN_ALL_TYPES>(), "Tparams", 0, false, {{"Tindices", 1}, {"Taxis", 2}}}, &gather_grad);
+  return def;
+}
+const OpDef& op::UnsortedSegmentSum() {
+  static const OpDef def = with_grad({"UnsortedSegmentSum", 3, 1, kPure, {}, infer_segment_sum, kernels_for<SegmentSumKernel, KILN_NUMERIC>(), "T", 0, false, {{"Tindices", 1}, {"Tnumsegments", 2}}}, &segment_sum_grad);
   return def;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/parallel.h"
 #include "kernels/vmath.h"
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -129,40 +130,70 @@ void infer_cast(InferContext& c) {
 
 constexpr uint32_t kEw = kElementwise;
 
-#define KILN_UNARY_OP(Name, Functor, Types)                                                                 \
+// ---- gradients (TensorFlow's math_grad), in terms of the op's input x and output y ----
+using namespace grad;  // NOLINT: the shorthands read as math
+void neg_grad(GradContext& c) { c.dx[0] = neg(c.b, c.dy[0]); }
+void abs_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], sign(c.b, c.x[0])); }
+void square_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], mul(c.b, scalar(c.b, c.x[0], 2), c.x[0])); }
+void relu_grad(GradContext& c) {
+  const Tensor zero = scalar(c.b, c.y[0], 0);
+  c.dx[0] = where(c.b, greater(c.b, c.y[0], zero), c.dy[0], zero);
+}
+void exp_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], c.y[0]); }
+void log_grad(GradContext& c) { c.dx[0] = div(c.b, c.dy[0], c.x[0]); }
+void tanh_grad(GradContext& c) {
+  c.dx[0] = mul(c.b, c.dy[0], sub(c.b, scalar(c.b, c.y[0], 1), mul(c.b, c.y[0], c.y[0])));
+}
+void sigmoid_grad(GradContext& c) {
+  c.dx[0] = mul(c.b, mul(c.b, c.dy[0], c.y[0]), sub(c.b, scalar(c.b, c.y[0], 1), c.y[0]));
+}
+void sqrt_grad(GradContext& c) { c.dx[0] = div(c.b, mul(c.b, c.dy[0], scalar(c.b, c.y[0], 0.5)), c.y[0]); }
+void rsqrt_grad(GradContext& c) {
+  const Tensor& y = c.y[0];
+  c.dx[0] = mul(c.b, mul(c.b, c.dy[0], scalar(c.b, y, -0.5)), mul(c.b, y, mul(c.b, y, y)));
+}
+void identity_grad(GradContext& c) { c.dx[0] = c.dy[0]; }
+// Between floating dtypes the gradient is cast back; integer ends carry none.
+void cast_grad(GradContext& c) {
+  if (is_floating(c.x[0].dtype()) && is_floating(c.y[0].dtype())) c.dx[0] = cast(c.b, c.dy[0], c.x[0].dtype());
+}
+
+#define KILN_UNARY_OP(Name, Functor, Types, Grad)                                                           \
   const OpDef& op::Name() {                                                                                 \
-    static const OpDef def{#Name, 1, 1, kEw, {}, infer_unary, kernels_for<UnaryKernel<Functor>::K, Types>(), \
-                           "T", 0, true, {}, nullptr, &unary_chunk<Functor, Types>};                               \
+    static const OpDef def = with_grad({#Name, 1, 1, kEw, {}, infer_unary,                                  \
+                                        kernels_for<UnaryKernel<Functor>::K, Types>(), "T", 0, true, {},   \
+                                        nullptr, &unary_chunk<Functor, Types>}, Grad);                      \
     return def;                                                                                             \
   }
 }  // namespace
 
-KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC)
-KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC)
-KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC)
-KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC)
-KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC)
-KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS)
-KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS)
-KILN_UNARY_OP(Round, RoundF, KILN_FLOATS)
-KILN_UNARY_OP(Exp, ExpF, KILN_FLOATS)
-KILN_UNARY_OP(Log, LogF, KILN_FLOATS)
-KILN_UNARY_OP(Tanh, TanhF, KILN_FLOATS)
-KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS)
-KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS)
-KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS)
-KILN_UNARY_OP(LogicalNot, NotF, bool)
+KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC, &neg_grad)
+KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad)
+KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient)
+KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad)
+KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad)
+KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient)
+KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS, &no_gradient)
+KILN_UNARY_OP(Round, RoundF, KILN_FLOATS, &no_gradient)
+KILN_UNARY_OP(Exp, ExpF, KILN_FLOATS, &exp_grad)
+KILN_UNARY_OP(Log, LogF, KILN_FLOATS, &log_grad)
+KILN_UNARY_OP(Tanh, TanhF, KILN_FLOATS, &tanh_grad)
+KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS, &sigmoid_grad)
+KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad)
+KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad)
+KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient)
 const OpDef& op::Identity() {
-  static const OpDef def{"Identity", 1, 1, kEw | kForwardsInput, {}, infer_unary,
-                         kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(), "T", 0, true};
+  static const OpDef def = with_grad({"Identity", 1, 1, kEw | kForwardsInput, {}, infer_unary,
+                                      kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(), "T", 0, true},
+                                     &identity_grad);
   return def;
 }
-KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES)
-KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES)
+KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient)
+KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient)
 
 const OpDef& op::Cast() {
-  static const OpDef def{"Cast", 1, 1, kEw, {"DstT"}, infer_cast, kernels_for<CastKernel, KILN_ALL_TYPES>(),
-                         "SrcT", 0};
+  static const OpDef def = with_grad({"Cast", 1, 1, kEw, {"DstT"}, infer_cast,
+                                      kernels_for<CastKernel, KILN_ALL_TYPES>(), "SrcT", 0}, &cast_grad);
   return def;
 }
 

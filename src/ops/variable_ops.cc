@@ -3,6 +3,7 @@
 // stateful: in a traced function they run in program order and are never pruned.
 #include <cstring>
 
+#include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 #include "ops/variable_state.h"
@@ -99,23 +100,24 @@ void infer_assign_add(InferContext& c) {
 }  // namespace
 
 const OpDef& op::ReadVariableOp() {
-  static const OpDef def{"ReadVariableOp", 0, 1, kStateful, {"dtype", "_resource"}, infer_read,
-                         kernels_for<ReadKernel, bool>(), nullptr};
+  static const OpDef def = with_grad({"ReadVariableOp", 0, 1, kStateful | kReadsVariable, {"dtype", "_resource"},
+                                      infer_read, kernels_for<ReadKernel, bool>(), nullptr},
+                                     &no_gradient);  // tapes treat its output as the variable itself
   return def;
 }
 const OpDef& op::AssignVariableOp() {
-  static const OpDef def{"AssignVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign,
-                         kernels_for<AssignKernel, bool>(), nullptr};
+  static const OpDef def = with_grad({"AssignVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign,
+                         kernels_for<AssignKernel, bool>(), nullptr}, &no_gradient);
   return def;
 }
 const OpDef& op::AssignAddVariableOp() {
-  static const OpDef def{"AssignAddVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
-                         kernels_for<AssignAddKernel<1>::K, bool>(), nullptr};
+  static const OpDef def = with_grad({"AssignAddVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
+                         kernels_for<AssignAddKernel<1>::K, bool>(), nullptr}, &no_gradient);
   return def;
 }
 const OpDef& op::AssignSubVariableOp() {
-  static const OpDef def{"AssignSubVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
-                         kernels_for<AssignAddKernel<-1>::K, bool>(), nullptr};
+  static const OpDef def = with_grad({"AssignSubVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
+                         kernels_for<AssignAddKernel<-1>::K, bool>(), nullptr}, &no_gradient);
   return def;
 }
 

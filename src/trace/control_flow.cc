@@ -1,10 +1,14 @@
 // Builders for kiln::cond, while_loop, fori_loop and switch_case inside a trace: each body is
 // traced into a function of the graph's library, then one If/While/Case node calls them.
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "kiln/control_flow.h"
 #include "ops/op_list.h"
+#include "trace/constant_eval.h"
 #include "trace/dispatch.h"
+#include "trace/op_observer.h"
 #include "trace/trace_context.h"
 
 namespace kiln::detail {
@@ -100,6 +104,13 @@ std::vector<Tensor> add_node(TraceContext& parent, const ops::OpDef& stateless, 
   if (stateful) parent.add_stateful(n);
   std::vector<Tensor> out;
   for (int i = 0; i < n->num_outputs(); ++i) out.push_back(n->output(i));
+  if (trace::observers_active()) {  // a GradientTape sees the node like any op
+    std::vector<Tensor> in;
+    for (const Output& o : n->inputs) in.push_back(o.node->output(o.index));
+    std::vector<const Tensor*> ptrs;
+    for (const Tensor& t : in) ptrs.push_back(&t);
+    trace::notify_observers(op, ptrs.data(), static_cast<int>(ptrs.size()), n->attrs, out);
+  }
   return out;
 }
 
@@ -128,6 +139,57 @@ std::vector<ops::PartialShape> merge_outputs(const std::vector<TracedBody>& bodi
     for (size_t i = 0; i < shapes.size(); ++i)
       shapes[i] = partial(full(shapes[i]).most_specific_common(full(bodies[b].shapes[i])));
   return shapes;
+}
+
+// The value of a scalar bool known while tracing (it depends only on constants), if so.
+std::optional<bool> known_bool(const Tensor& t) {
+  try {
+    return trace::evaluate_constant(t).item<bool>();
+  } catch (const FailedPreconditionError&) {
+    return std::nullopt;
+  }
+}
+
+Tensor checked_cond(const LoopCond& cond, const std::vector<Tensor>& vars) {
+  Tensor c = cond(vars);
+  if (!c.defined() || c.dtype() != DType::Bool || c.rank() != 0)
+    throw InvalidArgumentError("while_loop: cond must return a scalar bool tensor");
+  return c;
+}
+
+// Under a GradientTape, a loop is unrolled into the graph being traced so that the tape
+// records every iteration (a While node keeps no per-iteration values to differentiate):
+// - exactly, while the condition is known at trace time (a counted loop over constants);
+// - then, given maximum_iterations, as that many conditional iterations, each a cond whose
+//   true branch is the body (so nothing runs past the end and cond's gradient applies).
+// Returns false, with `vars` advanced by the iterations already unrolled, when neither
+// holds; the caller then builds a While node for the rest.
+constexpr int64_t kMaxUnrolledIterations = 1000;
+bool unroll_for_tape(const LoopCond& cond, const LoopBody& body, std::vector<Tensor>& vars, const WhileOptions& options,
+                     int64_t* done) {
+  const int64_t limit = options.maximum_iterations.value_or(std::numeric_limits<int64_t>::max());
+  int64_t& it = *done;
+  auto step = [&] {
+    std::vector<Tensor> next = body(vars);
+    if (next.size() != vars.size())
+      throw InvalidArgumentError("while_loop: body returned " + std::to_string(next.size()) +
+                                 " loop variables, expected " + std::to_string(vars.size()));
+    return next;
+  };
+  for (; it < limit; ++it) {
+    if (it >= kMaxUnrolledIterations) return false;
+    const std::optional<bool> more = known_bool(checked_cond(cond, vars));
+    if (!more) break;
+    if (!*more) return true;
+    vars = step();
+  }
+  if (it == limit) return true;
+  if (!options.maximum_iterations || limit - it > kMaxUnrolledIterations) return false;
+  for (; it < limit; ++it) {
+    const Tensor c = checked_cond(cond, vars);
+    vars = build_cond(c, step, [&] { return vars; });
+  }
+  return true;
 }
 
 }  // namespace
@@ -173,8 +235,27 @@ std::vector<Tensor> build_case(const Tensor& index, const std::vector<Branch>& b
                   ops::Attrs{std::move(refs)}, bodies[0].dtypes, shapes);
 }
 
+namespace {
+std::vector<Tensor> build_while_node(const LoopCond& cond, const LoopBody& body, const std::vector<Tensor>& vars_in,
+                                     const WhileOptions& options);
+}  // namespace
+
 std::vector<Tensor> build_while(const LoopCond& cond, const LoopBody& body, const std::vector<Tensor>& vars_in,
                                 const WhileOptions& options) {
+  std::vector<Tensor> vars = vars_in;
+  WhileOptions rest = options;
+  if (trace::recording_here()) {
+    int64_t done = 0;
+    if (unroll_for_tape(cond, body, vars, options, &done)) return vars;
+    if (rest.maximum_iterations) *rest.maximum_iterations -= done;
+    return build_while_node(cond, body, vars, rest);
+  }
+  return build_while_node(cond, body, vars, options);
+}
+
+namespace {
+std::vector<Tensor> build_while_node(const LoopCond& cond, const LoopBody& body, const std::vector<Tensor>& vars_in,
+                                     const WhileOptions& options) {
   TraceContext& parent = current();
   std::vector<Tensor> vars = vars_in;
   // maximum_iterations: a counter loop variable in front, as TensorFlow builds it.
@@ -259,6 +340,7 @@ std::vector<Tensor> build_while(const LoopCond& cond, const LoopBody& body, cons
                                      std::move(inputs), std::move(attrs), dtypes, shapes);
   return std::vector<Tensor>(out.begin() + first, out.begin() + vars.size());
 }
+}  // namespace
 
 Tensor loop_bound_tensor(const LoopBound& b) {
   if (b.tensor.defined()) return b.tensor.dtype() == DType::Int32 ? b.tensor : cast(b.tensor, DType::Int32);

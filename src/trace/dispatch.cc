@@ -1,14 +1,17 @@
 #include "trace/dispatch.h"
 
+#include <algorithm>
 #include <string>
 
 #include "eager/execute.h"
 #include "ops/op_list.h"
+#include "trace/op_observer.h"
 #include "trace/trace_context.h"
 
 namespace kiln::trace {
 namespace {
 thread_local TraceContext* t_current = nullptr;
+thread_local std::vector<OpObserver*>* t_observers = nullptr;  // null or non-empty
 
 [[noreturn]] void fail_escaped(const ops::OpDef& op, const Tensor& t) {
   throw InvalidArgumentError(
@@ -60,6 +63,34 @@ graph::Node* add_traced(TraceContext& ctx, const ops::OpDef& op, const Tensor* c
 
 TraceContext* current_trace() { return t_current; }
 
+void add_observer(OpObserver* o) {
+  if (!t_observers) t_observers = new std::vector<OpObserver*>();
+  t_observers->push_back(o);
+}
+void remove_observer(OpObserver* o) {
+  if (!t_observers) return;
+  auto& v = *t_observers;
+  v.erase(std::remove(v.begin(), v.end(), o), v.end());
+  if (v.empty()) {
+    delete t_observers;
+    t_observers = nullptr;
+  }
+}
+bool observers_active() { return t_observers != nullptr; }
+bool recording_here() {
+  if (!t_observers) return false;
+  for (OpObserver* o : *t_observers)
+    if (o->records_in(t_current)) return true;
+  return false;
+}
+void notify_observers(const ops::OpDef& op, const Tensor* const* in, int n, const ops::Attrs& attrs,
+                      const std::vector<Tensor>& out) {
+  if (!t_observers) return;
+  const std::vector<OpObserver*> observers = *t_observers;  // an observer may add ops
+  for (OpObserver* o : observers)
+    if (o->records_in(t_current)) o->on_op(op, in, n, attrs, out);
+}
+
 const ops::Attrs& no_attrs() {
   static const ops::Attrs empty;
   return empty;
@@ -105,17 +136,20 @@ graph::Output TraceContext::resolve(const Tensor& t) {
 
 std::vector<Tensor> dispatch(const ops::OpDef& op, const Tensor* const* in, int n, ops::Attrs attrs,
                              const char* name_hint) {
+  std::vector<Tensor> out;
   if (!t_current) {
     EagerInputs ei(op, in, n);
-    return eager::execute(op, ei.data, n, attrs);
+    out = eager::execute(op, ei.data, n, attrs);
+  } else {
+    graph::Node* node = add_traced(*t_current, op, in, n, attrs, name_hint);
+    for (int i = 0; i < node->num_outputs(); ++i) out.push_back(node->output(i));
   }
-  graph::Node* node = add_traced(*t_current, op, in, n, std::move(attrs), name_hint);
-  std::vector<Tensor> out;
-  for (int i = 0; i < node->num_outputs(); ++i) out.push_back(node->output(i));
+  if (t_observers) notify_observers(op, in, n, attrs, out);
   return out;
 }
 
 Tensor dispatch1(const ops::OpDef& op, const Tensor* const* in, int n, const ops::Attrs& attrs, const char* name_hint) {
+  if (t_observers) return dispatch(op, in, n, attrs, name_hint)[0];
   if (!t_current) {
     EagerInputs ei(op, in, n);
     return eager::execute1(op, ei.data, n, attrs);

@@ -1,0 +1,150 @@
+#include "autodiff/tape.h"
+
+#include <string>
+
+#include "autodiff/builder.h"
+#include "ops/grad_util.h"
+#include "ops/op_list.h"
+#include "trace/dispatch.h"
+#include "trace/trace_context.h"
+
+namespace kiln::autodiff {
+
+TensorKey key_of(const Tensor& t) {
+  const detail::TensorImpl* i = t.impl();
+  if (i->symbolic) return TensorKey{i->node, i->index};
+  return TensorKey{i, -1};
+}
+
+Tape::Tape(bool persistent) : persistent_(persistent), context_(trace::current_trace()) { trace::add_observer(this); }
+Tape::~Tape() { trace::remove_observer(this); }
+
+void Tape::watch(const Tensor& t) {
+  if (!t.defined()) throw InvalidArgumentError("GradientTape.watch: an empty Tensor");
+  watched_.push_back(t);
+  tracked_.insert(key_of(t));
+}
+
+void Tape::on_op(const ops::OpDef& op, const Tensor* const* in, int n, const ops::Attrs& attrs,
+                 const std::vector<Tensor>& out) {
+  if (out.empty()) return;  // assignments, prints: nothing to differentiate
+  const bool reads_variable = op.has(ops::kReadsVariable);
+  bool connected = reads_variable;
+  for (int i = 0; i < n && !connected; ++i) connected = tracked_.count(key_of(*in[i])) != 0;
+  if (!connected) return;
+  Entry e{&op, attrs, {}, out};
+  e.inputs.reserve(n);
+  for (int i = 0; i < n; ++i) e.inputs.push_back(*in[i]);
+  for (const Tensor& t : out) tracked_.insert(key_of(t));
+  if (reads_variable) variable_reads_.emplace(attrs.resource(1), key_of(out[0]));
+  entries_.push_back(std::move(e));
+}
+
+namespace {
+struct Pause {
+  bool& flag;
+  explicit Pause(bool& f) : flag(f) { flag = true; }
+  ~Pause() { flag = false; }
+};
+}  // namespace
+
+std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& output_gradients,
+                                   const std::vector<Source>& sources) {
+  if (used_)
+    throw FailedPreconditionError(
+        "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)");
+  if (trace::current_trace() != context_)
+    throw InvalidArgumentError(
+        "GradientTape.gradient must be called where the tape was created: both eagerly, or both inside the same "
+        "traced function");
+  Pause pause(paused_);
+  Builder b;
+
+  // Which tensors depend on a source: only those carry gradients back.
+  std::unordered_set<TensorKey, TensorKeyHash> depends;
+  for (const Source& s : sources) {
+    if (s.variable) {
+      auto range = variable_reads_.equal_range(s.variable);
+      for (auto it = range.first; it != range.second; ++it) depends.insert(it->second);
+    } else {
+      depends.insert(key_of(s.tensor));
+    }
+  }
+  std::vector<bool> relevant(entries_.size(), false);
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    for (const Tensor& t : entries_[k].inputs)
+      if (depends.count(key_of(t))) relevant[k] = true;
+    if (relevant[k])
+      for (const Tensor& t : entries_[k].outputs) depends.insert(key_of(t));
+  }
+
+  std::unordered_map<TensorKey, Tensor, TensorKeyHash> grads;
+  auto accumulate = [&](const TensorKey& k, const Tensor& g) {
+    auto it = grads.find(k);
+    if (it == grads.end()) grads.emplace(k, g);
+    else it->second = ops::grad::add(b, it->second, g);
+  };
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const Tensor& t = targets[i];
+    if (!t.defined()) throw InvalidArgumentError("GradientTape.gradient: the target is an empty Tensor");
+    if (!is_floating(t.dtype()) || !depends.count(key_of(t))) continue;
+    const Tensor& og = i < output_gradients.size() ? output_gradients[i] : Tensor();
+    // A non-scalar target is summed, as TensorFlow does: its seed is ones.
+    accumulate(key_of(t), og.defined() ? og : ops::grad::emit1(b, ops::op::OnesLike(), {&t}));
+  }
+
+  for (size_t k = entries_.size(); k-- > 0;) {
+    if (!relevant[k]) continue;
+    const Entry& e = entries_[k];
+    std::vector<Tensor> dy(e.outputs.size());
+    bool any = false;
+    for (size_t j = 0; j < e.outputs.size(); ++j) {
+      auto it = grads.find(key_of(e.outputs[j]));
+      if (it != grads.end()) {
+        dy[j] = it->second;
+        any = true;
+      }
+    }
+    if (!any) continue;
+    std::vector<bool> needs(e.inputs.size());
+    bool wanted = false;
+    for (size_t j = 0; j < e.inputs.size(); ++j) {
+      needs[j] = is_floating(e.inputs[j].dtype()) && depends.count(key_of(e.inputs[j])) != 0;
+      wanted = wanted || needs[j];
+    }
+    if (!wanted) continue;
+    if (!e.op->grad)
+      throw UnimplementedError(std::string("No gradient defined for operation '") + e.op->name + "' (op type: " +
+                               e.op->name + ")");
+    ops::GradContext c{b, *e.op, e.attrs, e.inputs, e.outputs, dy, needs, std::vector<Tensor>(e.inputs.size())};
+    e.op->grad(c);
+    for (size_t j = 0; j < e.inputs.size(); ++j)
+      if (needs[j] && c.dx[j].defined()) accumulate(key_of(e.inputs[j]), c.dx[j]);
+  }
+
+  std::vector<Tensor> result;
+  for (const Source& s : sources) {
+    Tensor g;
+    if (s.variable) {
+      auto range = variable_reads_.equal_range(s.variable);
+      for (auto it = range.first; it != range.second; ++it) {
+        auto git = grads.find(it->second);
+        if (git != grads.end()) g = g.defined() ? ops::grad::add(b, g, git->second) : git->second;
+      }
+    } else {
+      auto it = grads.find(key_of(s.tensor));
+      if (it != grads.end()) g = it->second;
+    }
+    result.push_back(g);
+  }
+  if (!persistent_) {
+    used_ = true;
+    entries_.clear();
+    tracked_.clear();
+    variable_reads_.clear();
+    watched_.clear();
+  }
+  return result;
+}
+
+}  // namespace kiln::autodiff

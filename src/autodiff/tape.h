@@ -1,0 +1,68 @@
+// A gradient tape: records the ops dispatched (eagerly, or into the graph being traced) whose
+// inputs depend on watched tensors or variables, then walks them backwards calling each
+// op's own gradient function. Its gradient ops go through dispatch() too, so an eager tape
+// computes values now, a tape inside a trace adds gradient nodes to the same graph, and an
+// outer tape records an inner tape's gradient ops (higher-order gradients).
+#pragma once
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/resource.h"
+#include "trace/op_observer.h"
+
+namespace kiln::autodiff {
+
+// A tensor's identity on the tape: its impl when concrete, its node output when symbolic.
+struct TensorKey {
+  const void* p = nullptr;
+  int index = 0;
+  bool operator==(const TensorKey& o) const { return p == o.p && index == o.index; }
+};
+struct TensorKeyHash {
+  size_t operator()(const TensorKey& k) const { return std::hash<const void*>()(k.p) * 31 + static_cast<size_t>(k.index); }
+};
+TensorKey key_of(const Tensor& t);
+
+// What to differentiate with respect to: a tensor, or every read of a variable.
+struct Source {
+  Tensor tensor;
+  const Resource* variable = nullptr;
+};
+
+class Tape final : public trace::OpObserver {
+ public:
+  explicit Tape(bool persistent);
+  ~Tape() override;
+  Tape(const Tape&) = delete;
+  Tape& operator=(const Tape&) = delete;
+
+  void watch(const Tensor& t);
+  // d(sum of targets[i] * output_gradients[i]) / d(source) for each source; an undefined
+  // output gradient means ones. A source nothing depends on gives an undefined tensor.
+  std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& output_gradients,
+                               const std::vector<Source>& sources);
+
+  void on_op(const ops::OpDef& op, const Tensor* const* inputs, int num_inputs, const ops::Attrs& attrs,
+             const std::vector<Tensor>& outputs) override;
+  bool records_in(const trace::TraceContext* ctx) const override { return !paused_ && ctx == context_; }
+
+ private:
+  struct Entry {
+    const ops::OpDef* op;
+    ops::Attrs attrs;
+    std::vector<Tensor> inputs;
+    std::vector<Tensor> outputs;
+  };
+  bool persistent_;
+  bool used_ = false;
+  bool paused_ = false;
+  const trace::TraceContext* context_;
+  std::vector<Entry> entries_;
+  std::vector<Tensor> watched_;  // keeps watched tensors (and so their keys) alive
+  std::unordered_set<TensorKey, TensorKeyHash> tracked_;
+  std::unordered_multimap<const Resource*, TensorKey> variable_reads_;
+};
+
+}  // namespace kiln::autodiff

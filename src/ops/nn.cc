@@ -1,0 +1,92 @@
+// Neural-network ops with their own kernels: SparseSoftmaxCrossEntropyWithLogits.
+#include <cmath>
+
+#include "kernels/vmath.h"
+#include "ops/grad_util.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+// SparseSoftmaxCrossEntropyWithLogits(features [batch, classes], labels [batch]) ->
+// (loss [batch], backprop [batch, classes]). Computed as log-sum-exp minus the label's
+// logit after subtracting the row max, so large logits neither overflow nor lose the loss.
+void infer_sparse_xent(InferContext& c) {
+  const InputInfo& f = c.in(0);
+  const InputInfo& l = c.in(1);
+  if (!is_floating(f.dtype)) c.fail(std::string("features must be float or double, got ") + tf_type_name(f.dtype));
+  if (l.dtype != DType::Int32 && l.dtype != DType::Int64)
+    c.fail(std::string("labels must be int32 or int64, got ") + tf_type_name(l.dtype));
+  if (!f.unknown_rank && f.dims->size() != 2)
+    c.fail("logits must be 2-D, but got shape " + dims_text(*f.dims));
+  if (!l.unknown_rank && l.dims->size() != 1)
+    c.fail("labels must be 1-D, but got shape " + dims_text(*l.dims));
+  int64_t batch = -1, classes = -1;
+  if (!f.unknown_rank) { batch = (*f.dims)[0]; classes = (*f.dims)[1]; }
+  if (!l.unknown_rank) {
+    const int64_t lb = (*l.dims)[0];
+    if (batch >= 0 && lb >= 0 && lb != batch)
+      c.fail("logits and labels must have the same first dimension, got logits shape " + dims_text(*f.dims) +
+             " and labels shape " + dims_text(*l.dims));
+    if (batch < 0) batch = lb;
+  }
+  c.set_num_outputs(2);
+  c.out(0) = OutputInfo{f.dtype, PartialShape{Dims{batch}, false}};
+  c.out(1) = OutputInfo{f.dtype, PartialShape{Dims{batch, classes}, false}};
+  c.kernel_dtype = f.dtype;
+}
+template <class T> struct SparseXentKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& f = c.in(0);
+    const int64_t batch = f.dims[0], classes = f.dims[1];
+    const std::vector<int64_t> labels = int_values(c.in(1));
+    for (int64_t b = 0; b < batch; ++b)
+      if (labels[b] < 0 || labels[b] >= classes) {
+        std::string all;
+        for (int64_t v : labels) {
+          if (!all.empty()) all += ' ';
+          all += std::to_string(v);
+        }
+        c.fail("Received a label value of " + std::to_string(labels[b]) + " which is outside the valid range of [0, " +
+               std::to_string(classes) + ").  Label values: " + all);
+      }
+    const T* x = f.as<T>();
+    T* loss = c.out(0).as<T>();
+    T* back = c.out(1).as<T>();
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* row = x + b * classes;
+      T* brow = back + b * classes;
+      T m = classes ? row[0] : T(0);
+      for (int64_t j = 1; j < classes; ++j) m = std::max(m, row[j]);
+      for (int64_t j = 0; j < classes; ++j) brow[j] = row[j] - m;
+      kernels::vexp(brow, brow, classes);
+      T sum = 0;
+      for (int64_t j = 0; j < classes; ++j) sum += brow[j];
+      const T inv = T(1) / sum;
+      for (int64_t j = 0; j < classes; ++j) brow[j] *= inv;  // softmax
+      loss[b] = std::log(sum) + m - row[labels[b]];
+      brow[labels[b]] -= T(1);
+    }
+  }
+};
+// d loss / d features is the op's own backprop output, scaled per row by the upstream
+// gradient. (The backprop output itself is not differentiated again.)
+void sparse_xent_grad(GradContext& c) {
+  if (c.dy[1].defined())
+    throw UnimplementedError("The gradient of SparseSoftmaxCrossEntropyWithLogits's backprop output is not implemented");
+  const Tensor axis = grad::int_scalar(c.b, -1);
+  const Tensor dloss = grad::emit1(c.b, op::ExpandDims(), {&c.dy[0], &axis});
+  c.dx[0] = grad::mul(c.b, dloss, c.y[1]);
+}
+
+}  // namespace
+
+const OpDef& op::SparseSoftmaxCrossEntropyWithLogits() {
+  static const OpDef def = with_grad({"SparseSoftmaxCrossEntropyWithLogits", 2, 2, kPure, {}, infer_sparse_xent,
+                                      kernels_for<SparseXentKernel, KILN_FLOATS>(), "T", 0, false, {{"Tlabels", 1}}},
+                                     &sparse_xent_grad);
+  return def;
+}
+
+}  // namespace kiln::ops

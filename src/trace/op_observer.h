@@ -1,0 +1,31 @@
+// The hook through which the autodiff layer sees ops: dispatch() (and the control-flow
+// builders, for the If/Case nodes they add) report each op with its inputs and outputs to
+// the observers active on this thread. With none active, dispatch pays one branch.
+#pragma once
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace kiln::trace {
+
+class TraceContext;
+
+class OpObserver {
+ public:
+  virtual ~OpObserver() = default;
+  virtual void on_op(const ops::OpDef& op, const Tensor* const* inputs, int num_inputs, const ops::Attrs& attrs,
+                     const std::vector<Tensor>& outputs) = 0;
+  // Whether ops dispatched in `ctx` (null: eager) are recorded.
+  virtual bool records_in(const TraceContext* ctx) const = 0;
+};
+
+// Observers are per thread, innermost last. A GradientTape adds itself while it is alive.
+void add_observer(OpObserver* o);
+void remove_observer(OpObserver* o);
+bool observers_active();
+// Whether some observer records ops dispatched in the current context.
+bool recording_here();
+void notify_observers(const ops::OpDef& op, const Tensor* const* inputs, int num_inputs, const ops::Attrs& attrs,
+                      const std::vector<Tensor>& outputs);
+
+}  // namespace kiln::trace

@@ -1,0 +1,184 @@
+// GradientTape semantics (TensorFlow's autodiff guide), eagerly and inside functions.
+#include "test_util.h"
+
+namespace kiln {
+namespace {
+
+using testing::expect_error;
+using testing::expect_near;
+using testing::expect_tensor;
+
+TEST(GradientTape, GuideSquare) {
+  // x = tf.Variable(3.0); y = x**2; dy/dx = 6
+  Variable x(constant(3.0f));
+  GradientTape tape;
+  Tensor y = x * x;
+  auto g = tape.gradient(y, {&x});
+  expect_tensor<float>(g[0], {6.0f}, {});
+}
+
+TEST(GradientTape, GuideDenseLayer) {
+  // w: (3,2), b: (2,), x: [[1,2,3]]; loss = reduce_mean(y**2); gradients have the variables' shapes
+  Variable w(constant<float>({0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f}, {3, 2}), "w");
+  Variable b(constant<float>({0.5f, -0.5f}, {2}), "b");
+  Tensor x = constant<float>({1, 2, 3}, {1, 3});
+  GradientTape tape(true);
+  Tensor y = matmul(x, w) + b;
+  Tensor loss = reduce_mean(y * y);
+  auto g = tape.gradient(loss, {&w, &b});
+  // y = [0.1+0.6-1.5+0.5, -0.2+0.8+1.8-0.5] = [-0.3, 1.9]; dloss/dy = y (mean over 2 of y^2)
+  expect_near<float>(g[1], {-0.3f, 1.9f}, {2}, 1e-5);
+  expect_near<float>(g[0], {-0.3f, 1.9f, -0.6f, 3.8f, -0.9f, 5.7f}, {3, 2}, 1e-5);
+  // Persistent: a second gradient from the same tape.
+  auto g2 = tape.gradient(loss, std::vector<Variable*>{&b});
+  expect_near<float>(g2[0], {-0.3f, 1.9f}, {2}, 1e-5);
+}
+
+TEST(GradientTape, WatchConstantTensor) {
+  Tensor x = constant(3.0);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  expect_tensor<double>(tape.gradient(y, {x})[0], {6.0}, {});
+}
+
+TEST(GradientTape, UnwatchedConstantGetsZeros) {
+  Tensor x = constant<float>({1, 2}, {2});
+  GradientTape tape;
+  Tensor y = x * x;
+  expect_tensor<float>(tape.gradient(y, {x})[0], {0, 0}, {2});
+}
+
+TEST(GradientTape, NonScalarTargetIsSummed) {
+  Tensor x = constant<float>({1, 2, 3}, {3});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;  // d sum(y) / dx = 2x
+  expect_tensor<float>(tape.gradient(y, {x})[0], {2, 4, 6}, {3});
+}
+
+TEST(GradientTape, UnconnectedVariableGetsZeros) {
+  Variable a(constant<float>({1, 2}, {2}));
+  Variable unused(constant<float>({5, 5, 5}, {3}));
+  GradientTape tape;
+  Tensor y = reduce_sum(a * 2.0f);
+  auto g = tape.gradient(y, {&a, &unused});
+  expect_tensor<float>(g[0], {2, 2}, {2});
+  expect_tensor<float>(g[1], {0, 0, 0}, {3});
+}
+
+TEST(GradientTape, IntegerSourceGetsZeros) {
+  Tensor x = constant<int32_t>({1, 2}, {2});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  expect_tensor<int32_t>(tape.gradient(y, {x})[0], {0, 0}, {2});
+}
+
+TEST(GradientTape, NonPersistentTapeIsUsedOnce) {
+  Tensor x = constant(2.0f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  tape.gradient(y, {x});
+  expect_error<FailedPreconditionError>([&] { tape.gradient(y, {x}); }, "non-persistent GradientTape");
+}
+
+TEST(GradientTape, OpsBeforeTheTapeAreNotRecorded) {
+  Variable v(constant(2.0f));
+  Tensor before = v * 3.0f;  // read before the tape exists
+  GradientTape tape;
+  Tensor y = before * v;  // only the second read is recorded
+  expect_tensor<float>(tape.gradient(y, {&v})[0], {6.0f}, {});
+}
+
+TEST(GradientTape, VariableUsedTwiceAccumulates) {
+  Variable v(constant(3.0f));
+  GradientTape tape;
+  Tensor y = v * v + v;  // 2v + 1
+  expect_tensor<float>(tape.gradient(y, {&v})[0], {7.0f}, {});
+}
+
+TEST(GradientTape, SecondOrderWithNestedTapes) {
+  Tensor x = constant(3.0);
+  GradientTape outer;
+  outer.watch(x);
+  Tensor dy;
+  {
+    GradientTape inner;
+    inner.watch(x);
+    Tensor y = x * x * x;
+    dy = inner.gradient(y, {x})[0];  // 3x^2 = 27
+  }
+  expect_tensor<double>(dy, {27.0}, {});
+  expect_tensor<double>(outer.gradient(dy, {x})[0], {18.0}, {});  // 6x
+}
+
+TEST(GradientTape, EmptyInputsAreErrors) {
+  GradientTape tape(true);
+  expect_error<InvalidArgumentError>([&] { tape.watch(Tensor()); }, "empty Tensor");
+  Tensor x = constant(1.0f);
+  expect_error<InvalidArgumentError>([&] { tape.gradient(Tensor(), {x}); }, "target is an empty Tensor");
+  expect_error<InvalidArgumentError>([&] { tape.gradient(x, {Tensor()}); }, "source is an empty Tensor");
+  expect_error<InvalidArgumentError>([&] { tape.gradient(x, std::vector<Variable*>{nullptr}); }, "null");
+}
+
+TEST(GradientTape, OutputGradientWeightsTheTarget) {
+  Tensor x = constant<float>({1, 2}, {2});
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  expect_tensor<float>(tape.gradient(y, {x}, constant<float>({1, 10}, {2}))[0], {2, 40}, {2});
+}
+
+// ---- the same program eagerly and as a function ----
+
+std::vector<Tensor> square_step(Variable& w, const Tensor& x) {
+  GradientTape tape;
+  Tensor loss = reduce_sum(square(matmul(x, w)));
+  auto g = tape.gradient(loss, {&w});
+  return {loss, g[0]};
+}
+
+TEST(GradientTape, InsideAFunctionMatchesEager) {
+  Variable w(constant<float>({1, 2, 3, 4}, {2, 2}));
+  Tensor x = constant<float>({1, -1, 2, 0.5f}, {2, 2});
+  auto eager = square_step(w, x);
+  auto f = function([&](const Tensor& xs) { return square_step(w, xs); });
+  auto traced = f(x);
+  expect_near<float>(traced[0], eager[0].to_vector<float>(), {}, 1e-6);
+  expect_near<float>(traced[1], eager[1].to_vector<float>(), {2, 2}, 1e-6);
+  // The gradient is part of the traced graph: a second call with a new w uses the new value.
+  w.assign(constant<float>({0, 1, 0, 1}, {2, 2}));
+  auto eager2 = square_step(w, x);
+  auto traced2 = f(x);
+  expect_near<float>(traced2[1], eager2[1].to_vector<float>(), {2, 2}, 1e-6);
+}
+
+TEST(GradientTape, TrainingStepUnderFunctionUpdatesVariables) {
+  Variable w(constant<float>({0.5f}, {1}));
+  auto step = function([&](const Tensor& x, const Tensor& y) {
+    GradientTape tape;
+    Tensor loss = reduce_mean(square(x * w - y));
+    auto g = tape.gradient(loss, {&w});
+    w.assign_sub(g[0] * 0.1f);
+    return loss;
+  });
+  Tensor x = constant<float>({1, 2, 3}, {3}), y = constant<float>({2, 4, 6}, {3});
+  float first = step(x, y).item<float>(), last = first;
+  for (int i = 0; i < 20; ++i) last = step(x, y).item<float>();
+  EXPECT_LT(last, first * 0.01f);
+  EXPECT_NEAR(w.read().to_vector<float>()[0], 2.0f, 0.05f);
+}
+
+TEST(GradientTape, GradientMustBeTakenWhereTheTapeWasCreated) {
+  Tensor x = constant(2.0f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = x * x;
+  auto f = function([&](const Tensor& a) { return tape.gradient(y, {x})[0] + a; });
+  expect_error<InvalidArgumentError>([&] { f(x); }, "where the tape was created");
+}
+
+}  // namespace
+}  // namespace kiln
