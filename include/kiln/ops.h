@@ -111,6 +111,9 @@ KILN_REDUCE(reduce_prod)
 Tensor argmax(const Tensor& x, int64_t axis = 0);  // int64 result; first index among ties
 Tensor softmax(const Tensor& x, int64_t axis = -1);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
+// Per-example loss -log(softmax(logits)[label]): logits [batch, classes] float, labels
+// [batch] int32/int64 in [0, classes). Stable for large logits (TF's op of the same name).
+Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits);
 
 // Shapes and layout.
 Tensor reshape(const Tensor& x, std::vector<int64_t> shape);  // one -1 allowed
@@ -128,6 +131,9 @@ Tensor strided_slice(const Tensor& x, std::vector<int64_t> begin, std::vector<in
 Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis = 0);
 Tensor gather(const Tensor& x, std::vector<int64_t> indices, int64_t axis = 0);
 Tensor expand_dims(const Tensor& x, int64_t axis);
+Tensor broadcast_to(const Tensor& x, std::vector<int64_t> shape);
+// out[segment_ids[j], ...] += data[j, ...] for num_segments segments (TF's UnsortedSegmentSum).
+Tensor unsorted_segment_sum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments);
 Tensor squeeze(const Tensor& x, std::vector<int64_t> axes = {});  // {}: every size-1 dim
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples);
 Tensor shape_of(const Tensor& x);  // int32, as TF

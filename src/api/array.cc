@@ -70,6 +70,16 @@ Tensor squeeze(const Tensor& x, std::vector<int64_t> axes) {
   return trace::dispatch1(op::Squeeze(), {&x}, Attrs{std::move(axes)}, "Squeeze");
 }
 
+Tensor broadcast_to(const Tensor& x, std::vector<int64_t> shape) {
+  Tensor s = api::int_list(shape, "BroadcastTo/shape");
+  return trace::dispatch1(op::BroadcastTo(), {&x, &s}, trace::no_attrs(), "BroadcastTo");
+}
+
+Tensor unsorted_segment_sum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments) {
+  Tensor n = api::int_scalar(num_segments, "UnsortedSegmentSum/num_segments");
+  return trace::dispatch1(op::UnsortedSegmentSum(), {&data, &segment_ids, &n}, trace::no_attrs(), "UnsortedSegmentSum");
+}
+
 Tensor tile(const Tensor& x, std::vector<int64_t> multiples) {
   Tensor m = api::int_list(multiples, "Tile/multiples");
   return trace::dispatch1(op::Tile(), {&x, &m}, trace::no_attrs(), "Tile");

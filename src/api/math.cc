@@ -186,4 +186,11 @@ Tensor softmax_on_axis(const ops::OpDef& def, const char* hint, const Tensor& x,
 Tensor softmax(const Tensor& x, int64_t axis) { return softmax_on_axis(op::Softmax(), "Softmax", x, axis); }
 Tensor log_softmax(const Tensor& x, int64_t axis) { return softmax_on_axis(op::LogSoftmax(), "LogSoftmax", x, axis); }
 
+Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits) {
+  if (!labels.defined() || !logits.defined())
+    throw InvalidArgumentError("sparse_softmax_cross_entropy_with_logits: empty Tensor");
+  return trace::dispatch(op::SparseSoftmaxCrossEntropyWithLogits(), std::vector<const Tensor*>{&logits, &labels}.data(),
+                         2, trace::no_attrs(), "SparseSoftmaxCrossEntropyWithLogits")[0];
+}
+
 }  // namespace kiln

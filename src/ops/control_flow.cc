@@ -53,11 +53,14 @@ void run_case(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, st
 // If/Case: the gradient is a node of the same kind whose branches differentiate the
 // forward branches (the builder traces them).
 void branch_grad(GradContext& c) { c.b.branch_gradient(c); }
-// A While node is never differentiated as a node: a tape that watches a loop's inputs while
-// tracing unrolls the loop (trace/control_flow.cc), so no While reaches a tape.
+// A While node keeps no per-iteration values, so it is not differentiated as a node: while
+// a tape records, the trace unrolls loops whose trip count is known or bounded
+// (trace/control_flow.cc). A While that still reaches a gradient is one it could not unroll.
 void while_grad(GradContext& c) {
-  throw UnimplementedError(std::string("Gradient of a ") + c.op.name + " node: this loop was built before the tape " +
-                           "watched its inputs. Create the GradientTape before the while_loop.");
+  throw UnimplementedError(std::string("Gradient of a ") + c.op.name + " node: a while_loop inside a traced " +
+                           "function is differentiable when its trip count is known while tracing or bounded by " +
+                           "WhileOptions::maximum_iterations (at most 1000 unrolled iterations), and the " +
+                           "GradientTape exists before the loop is built.");
 }
 
 #define KILN_CONTROL_FLOW_OP(Name, traits, attrs, runner, Grad)                                           \

@@ -54,7 +54,7 @@ class FuseElementwise : public Pass {
           Node& p = *in.node;
           if (p.id >= n || group[p.id] >= 0 || !fusable(p) || escapes[p.id]) continue;
           if (p.out_shapes[0].dims != dims || !operands_ok(p, dims)) continue;
-          if (members.size() > static_cast<size_t>(ops::kMaxFusedTemps)) continue;
+          if (members.size() >= static_cast<size_t>(ops::kMaxFusedTemps)) continue;  // kernel limit
           const bool inside = std::all_of(users[p.id].begin(), users[p.id].end(),
                                           [&](const Node* u) { return u->id < n && group[u->id] == id; });
           if (!inside) continue;
