@@ -4,6 +4,7 @@
 #include "kiln/errors.h"
 #include "kiln/function.h"
 #include "kiln/gradient.h"
+#include "kiln/train.h"
 #include "kiln/ops.h"
 #include "kiln/print.h"
 #include "kiln/control_flow.h"
