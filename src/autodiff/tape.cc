@@ -126,10 +126,12 @@ std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std
   for (const Source& s : sources) {
     Tensor g;
     if (s.variable) {
+      std::unordered_set<TensorKey, TensorKeyHash> seen;  // a read counted once
       auto range = variable_reads_.equal_range(s.variable);
       for (auto it = range.first; it != range.second; ++it) {
         auto git = grads.find(it->second);
-        if (git != grads.end()) g = g.defined() ? ops::grad::add(b, g, git->second) : git->second;
+        if (git != grads.end() && seen.insert(it->second).second)
+          g = g.defined() ? ops::grad::add(b, g, git->second) : git->second;
       }
     } else {
       auto it = grads.find(key_of(s.tensor));

@@ -67,7 +67,8 @@ void run_kernel(const ops::OpDef& op, const TensorImpl* const* inputs, int n, co
   g.count = ctx.num_outputs;
   if (g.count > 8) g.more.resize(g.count);
   TensorImpl** outs = g.data();
-  for (int i = 0; i < g.count; ++i) outs[i] = allocate_output(ctx, i);
+  const bool own = op.has(ops::kOwnOutputs);
+  for (int i = 0; i < g.count; ++i) outs[i] = own ? nullptr : allocate_output(ctx, i);
   ops::KernelContext kc{op, inputs, n, outs, g.count, attrs};
   op.kernels[static_cast<int>(ctx.kernel_dtype)](kc);
 }

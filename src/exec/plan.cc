@@ -156,7 +156,7 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
   frame_index_.assign(num_slots_, -1);
   for (size_t si = 0; si < steps_.size(); ++si) {
     const Step& st = steps_[si];
-    if (!st.static_shapes || st.op->has(ops::kControlFlow)) continue;
+    if (!st.static_shapes || st.op->has(ops::kControlFlow) || st.op->has(ops::kOwnOutputs)) continue;
     for (int i = 0; i < st.num_outputs; ++i) {
       const int s = output_slots_[st.first_output + i];
       if (in_frame[s] == 2) continue;
@@ -335,6 +335,13 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
   }
   try {
     const int* os = output_slots_.data() + st.first_output;
+    if (st.op->has(ops::kOwnOutputs)) {  // the kernel provides its outputs
+      for (int i = 0; i < st.num_outputs; ++i) out[i] = nullptr;
+      ops::KernelContext kc{*st.op, in, st.num_inputs, out, st.num_outputs, *st.attrs};
+      st.kernel(kc);
+      for (int i = 0; i < st.num_outputs; ++i) slots[os[i]] = Tensor(out[i]);
+      return;
+    }
     if (st.static_shapes) {
       // Shapes and dtypes were checked at trace time: no shape function at run time.
       const StaticOutput* so = static_outputs_.data() + st.first_static;

@@ -37,6 +37,8 @@ struct SubF { template <class T> static T f(T a, T b) { return wrap_sub(a, b); }
 struct MulF { template <class T> static T f(T a, T b) { return wrap_mul(a, b); } };
 struct DivF { template <class T> static T f(T a, T b) { return a / b; } };
 struct SqDiffF { template <class T> static T f(T a, T b) { T d = wrap_sub(a, b); return wrap_mul(d, d); } };
+// ReluGrad(gradients, features): the gradient passes where the relu was active.
+struct ReluGradF { template <class T> static T f(T g, T x) { return x > T(0) ? g : T(0); } };
 struct MaxF {
   template <class T> static T f(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
@@ -247,6 +249,10 @@ void sqdiff_grad(GradContext& c) {
   const Tensor d = mul(c.b, mul(c.b, scalar(c.b, c.dy[0], 2), sub(c.b, c.x[0], c.x[1])), c.dy[0]);
   binary_grad(c, [&] { return d; }, [&] { return neg(c.b, d); });
 }
+// ReluGrad is linear in its gradients input; its features only pick where it passes.
+void relu_grad_grad(GradContext& c) {
+  if (c.needs[0]) c.dx[0] = emit1(c.b, op::ReluGrad(), {&c.dy[0], &c.x[1]});
+}
 void select_grad(GradContext& c) {
   const Tensor zero = scalar(c.b, c.dy[0], 0);
   if (c.needs[1]) c.dx[1] = sum_to(c.b, where(c.b, c.x[0], c.dy[0], zero), c.x[1]);
@@ -281,6 +287,7 @@ KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC, &pow_grad)
 KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC, &extremum_grad<true>)
 KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC, &extremum_grad<false>)
 KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC, &sqdiff_grad)
+KILN_BINARY_OP(ReluGrad, ReluGradF, kEw, KILN_NUMERIC, &relu_grad_grad)
 KILN_COMPARE_OP(Greater, GreaterF, kEw, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw, KILN_NUMERIC)

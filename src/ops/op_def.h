@@ -172,6 +172,9 @@ enum Trait : uint32_t {
   kShapeOnly = 1u << 8,   // reads only its input's shape (Shape, Size, Rank): folds when it is known
   kInternal = 1u << 9,    // made by the optimizer, never saved: loaders refuse it
   kReadsVariable = 1u << 10, // output 0 is the value of the variable in attr 1 (tapes watch it)
+  kOwnOutputs = 1u << 11, // the kernel hands out its outputs (KernelContext::outputs start null,
+                          // it stores owned impls): memory plans leave them alone. A variable
+                          // read shares the variable's immutable value instead of copying it.
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

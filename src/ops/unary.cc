@@ -135,10 +135,7 @@ using namespace grad;  // NOLINT: the shorthands read as math
 void neg_grad(GradContext& c) { c.dx[0] = neg(c.b, c.dy[0]); }
 void abs_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], sign(c.b, c.x[0])); }
 void square_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], mul(c.b, scalar(c.b, c.x[0], 2), c.x[0])); }
-void relu_grad(GradContext& c) {
-  const Tensor zero = scalar(c.b, c.y[0], 0);
-  c.dx[0] = where(c.b, greater(c.b, c.y[0], zero), c.dy[0], zero);
-}
+void relu_grad(GradContext& c) { c.dx[0] = emit1(c.b, op::ReluGrad(), {&c.dy[0], &c.y[0]}); }
 void exp_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], c.y[0]); }
 void log_grad(GradContext& c) { c.dx[0] = div(c.b, c.dy[0], c.x[0]); }
 void tanh_grad(GradContext& c) {

@@ -43,10 +43,13 @@ void infer_read(InferContext& c) {
   c.out(0).shape = PartialShape{Dims(v.shape().dims()), false};
   c.kernel_dtype = DType::Bool;  // one kernel for every dtype
 }
+// The snapshot shares the variable's current data: values are immutable (an assignment
+// replaces the variable's tensor), so no copy is needed. Each read is still a tensor of its
+// own (an alias), so a gradient tape tells two reads apart.
 template <class T> struct ReadKernel {
   static void run(KernelContext& c) {
     const Tensor v = state(c.attrs).read();
-    std::memcpy(c.out(0).data, v.impl()->data, v.impl()->nbytes());
+    c.outputs[0] = detail::make_alias(v.impl(), v.impl()->dims);
   }
 };
 
@@ -100,7 +103,7 @@ void infer_assign_add(InferContext& c) {
 }  // namespace
 
 const OpDef& op::ReadVariableOp() {
-  static const OpDef def = with_grad({"ReadVariableOp", 0, 1, kStateful | kReadsVariable, {"dtype", "_resource"},
+  static const OpDef def = with_grad({"ReadVariableOp", 0, 1, kStateful | kReadsVariable | kOwnOutputs, {"dtype", "_resource"},
                                       infer_read, kernels_for<ReadKernel, bool>(), nullptr},
                                      &no_gradient);  // tapes treat its output as the variable itself
   return def;

@@ -92,6 +92,14 @@ TEST(GradientTape, OpsBeforeTheTapeAreNotRecorded) {
   expect_tensor<float>(tape.gradient(y, {&v})[0], {6.0f}, {});
 }
 
+TEST(GradientTape, ValueReadBeforeTheTapeIsAConstant) {
+  Variable v(constant(2.0f));
+  Tensor before = v.read();  // not recorded: d(before * v)/dv is before, not 2v
+  GradientTape tape;
+  Tensor y = before * v;
+  expect_tensor<float>(tape.gradient(y, {&v})[0], {2.0f}, {});
+}
+
 TEST(GradientTape, VariableUsedTwiceAccumulates) {
   Variable v(constant(3.0f));
   GradientTape tape;
