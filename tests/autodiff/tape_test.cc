@@ -67,6 +67,17 @@ TEST(GradientTape, UnconnectedVariableGetsZeros) {
   expect_tensor<float>(g[1], {0, 0, 0}, {3});
 }
 
+TEST(GradientTape, UnconnectedNoneGivesEmptyTensors) {
+  Variable a(constant(1.0f)), unused(constant(2.0f));
+  Tensor x = constant(3.0f);
+  GradientTape tape(true);
+  Tensor y = a * 2.0f;
+  auto g = tape.gradient(y, {&a, &unused}, UnconnectedGradients::kNone);
+  EXPECT_TRUE(g[0].defined());
+  EXPECT_FALSE(g[1].defined());
+  EXPECT_FALSE(tape.gradient(y, {x}, UnconnectedGradients::kNone)[0].defined());
+}
+
 TEST(GradientTape, IntegerSourceGetsZeros) {
   Tensor x = constant<int32_t>({1, 2}, {2});
   GradientTape tape;
