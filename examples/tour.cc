@@ -149,6 +149,33 @@ int main() {
   const double graph_us = micros_per_call([&] { (void)power_as_graph(x, 100); }, 300);
   std::cout << "eager: " << eager_us << " us/call, function: " << graph_us << " us/call\n";
 
+  section("Gradients: GradientTape, eagerly and inside a function");
+  {
+    Variable w(constant(3.0f), "w");
+    GradientTape tape;
+    Tensor y = w * w;
+    std::cout << "d(w^2)/dw at w = 3: " << tape.gradient(y, {&w})[0] << "\n";
+    // A whole training step (forward, loss, gradients, SGD update) traced into one graph.
+    Dense layer(4, 3, nullptr, 1, "classifier");
+    SGD sgd(0.5, 0.9);
+    Tensor features = random_normal({32, 4}, 0, 1, DType::Float32, 2);
+    Tensor labels = argmax(matmul(features, constant<float>({1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, -1}, {4, 3})), 1);
+    auto train_step = function([&](const Tensor& x, const Tensor& y) {
+      GradientTape t;
+      Tensor loss = reduce_mean(sparse_softmax_cross_entropy_with_logits(y, layer(x)));
+      sgd.apply_gradients(t.gradient(loss, layer.trainable_variables()), layer.trainable_variables());
+      return loss;
+    });
+    std::cout << "loss:";
+    for (int i = 0; i < 40; ++i) {
+      const float loss = train_step(features, labels).item<float>();
+      if (i % 8 == 0 || i == 39) std::cout << " " << loss;
+    }
+    const ConcreteFunction cf = train_step.get_concrete_function(features, labels);
+    std::cout << "\nthe training step is one graph: " << cf.graph().size() << " traced nodes, "
+              << cf.optimized_graph().size() << " after optimization\n";
+  }
+
   section("Portable: save, run in a fresh process, export to TensorFlow.js, draw");
   Variable kernel(constant<float>({0.5f, -1, 2, 1}, {2, 2}), "dense/kernel");
   auto dense = function([&](Tensor inputs) { return relu(matmul(inputs, kernel.read())); },
