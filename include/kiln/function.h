@@ -307,6 +307,9 @@ void clear_cache(FunctionCore& core);
 const FunctionOptions& options_of(const FunctionCore& core);
 // True while some trace is being built on this thread (a nested Function call is inlined).
 bool tracing_active();
+// True while an eager GradientTape records on this thread: a Function call then runs its
+// C++ directly, so the tape sees (and can differentiate) each op.
+bool eager_tape_recording();
 // The input_signature, applied to a call: converts and checks tensor arguments.
 void apply_input_signature(const FunctionCore& core, CallSignature& sig);
 
@@ -324,7 +327,8 @@ template <class F> class Function {
 
   template <class... A> Result operator()(const A&... args) const {
     static_assert(sizeof...(A) == kArity, "wrong number of arguments for this kiln::function");
-    if (config::functions_run_eagerly() || detail::tracing_active()) return call_directly(args...);
+    if (config::functions_run_eagerly() || detail::tracing_active() || detail::eager_tape_recording())
+      return call_directly(args...);
     detail::CallSignature sig = signature(args...);
     auto cf = detail::concrete_for(*core_, sig, body(args...));
     std::vector<Tensor> outs = detail::call_concrete(*cf, sig.tensors);

@@ -16,7 +16,11 @@ TensorKey key_of(const Tensor& t) {
   return TensorKey{i, -1};
 }
 
-Tape::Tape(bool persistent) : persistent_(persistent), context_(trace::current_trace()) { trace::add_observer(this); }
+uint64_t Tape::serial_of(const trace::TraceContext* ctx) { return ctx ? ctx->serial() : 0; }
+
+Tape::Tape(bool persistent) : persistent_(persistent), context_(serial_of(trace::current_trace())) {
+  trace::add_observer(this);
+}
 Tape::~Tape() { trace::remove_observer(this); }
 
 void Tape::watch(const Tensor& t) {
@@ -53,7 +57,7 @@ std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std
   if (used_)
     throw FailedPreconditionError(
         "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)");
-  if (trace::current_trace() != context_)
+  if (serial_of(trace::current_trace()) != context_)
     throw InvalidArgumentError(
         "GradientTape.gradient must be called where the tape was created: both eagerly, or both inside the same "
         "traced function");

@@ -4,6 +4,7 @@
 // computes values now, a tape inside a trace adds gradient nodes to the same graph, and an
 // outer tape records an inner tape's gradient ops (higher-order gradients).
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -46,7 +47,8 @@ class Tape final : public trace::OpObserver {
 
   void on_op(const ops::OpDef& op, const Tensor* const* inputs, int num_inputs, const ops::Attrs& attrs,
              const std::vector<Tensor>& outputs) override;
-  bool records_in(const trace::TraceContext* ctx) const override { return !paused_ && ctx == context_; }
+  bool records_in(const trace::TraceContext* ctx) const override { return !paused_ && serial_of(ctx) == context_; }
+  bool watches(const Tensor& t) const override { return tracked_.count(key_of(t)) != 0; }
 
  private:
   struct Entry {
@@ -58,7 +60,8 @@ class Tape final : public trace::OpObserver {
   bool persistent_;
   bool used_ = false;
   bool paused_ = false;
-  const trace::TraceContext* context_;
+  static uint64_t serial_of(const trace::TraceContext* ctx);  // 0: eager
+  uint64_t context_;
   std::vector<Entry> entries_;
   std::vector<Tensor> watched_;  // keeps watched tensors (and so their keys) alive
   std::unordered_set<TensorKey, TensorKeyHash> tracked_;

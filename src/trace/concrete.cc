@@ -5,6 +5,8 @@
 #include "graph/graph_def.h"
 #include "graph/graph_view.h"
 #include "optimize/pass.h"
+#include "trace/dispatch.h"
+#include "trace/op_observer.h"
 
 namespace kiln {
 namespace detail {
@@ -57,6 +59,12 @@ std::string ConcreteImpl::pretty_signature() const {
 
 std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs) const {
   if (!impl_) throw FailedPreconditionError("Calling an empty ConcreteFunction");
+  // A graph call is not an op a tape can see into: a gradient would silently be zero.
+  if (trace::observers_active() && !trace::current_trace() && trace::watched_here(inputs))
+    throw UnimplementedError(
+        "A GradientTape is watching an input of this ConcreteFunction call, but a ConcreteFunction runs as one graph "
+        "that the tape cannot differentiate. Call the kiln::Function itself (under a recording tape it runs its ops "
+        "one by one), or create the GradientTape inside the function.");
   // Checked without building TensorShapes: a steady-state call allocates only its result.
   auto fits = [](const TensorSpec& spec, const detail::TensorImpl* t) {
     if (!t || t->symbolic || t->dtype != spec.dtype) return false;

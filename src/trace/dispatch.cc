@@ -1,6 +1,7 @@
 #include "trace/dispatch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "eager/execute.h"
@@ -83,6 +84,14 @@ bool recording_here() {
     if (o->records_in(t_current)) return true;
   return false;
 }
+bool watched_here(const std::vector<Tensor>& ts) {
+  if (!t_observers) return false;
+  for (OpObserver* o : *t_observers)
+    if (o->records_in(t_current))
+      for (const Tensor& t : ts)
+        if (t.defined() && o->watches(t)) return true;
+  return false;
+}
 void notify_observers(const ops::OpDef& op, const Tensor* const* in, int n, const ops::Attrs& attrs,
                       const std::vector<Tensor>& out) {
   if (!t_observers) return;
@@ -96,7 +105,11 @@ const ops::Attrs& no_attrs() {
   return empty;
 }
 
-TraceContext::TraceContext(graph::Graph* g) : graph_(g), outer_(t_current) { t_current = this; }
+namespace {
+std::atomic<uint64_t> g_trace_serial{0};
+}  // namespace
+
+TraceContext::TraceContext(graph::Graph* g) : graph_(g), outer_(t_current), serial_(++g_trace_serial) { t_current = this; }
 TraceContext::~TraceContext() { t_current = outer_; }
 
 graph::Node* TraceContext::capture_outer(const graph::Output& o) {

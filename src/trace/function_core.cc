@@ -12,6 +12,7 @@
 #include "optimize/pass.h"
 #include "trace/concrete.h"
 #include "trace/dispatch.h"
+#include "trace/op_observer.h"
 #include "trace/trace_context.h"
 
 namespace kiln {
@@ -199,6 +200,7 @@ std::shared_ptr<FunctionCore> make_function_core(FunctionOptions options, std::s
 const FunctionOptions& options_of(const FunctionCore& core) { return core.options; }
 
 bool tracing_active() { return trace::current_trace() != nullptr; }
+bool eager_tape_recording() { return trace::observers_active() && !trace::current_trace() && trace::recording_here(); }
 
 void apply_input_signature(const FunctionCore& core, CallSignature& sig) {
   if (!core.options.input_signature) return;

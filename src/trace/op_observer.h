@@ -17,6 +17,8 @@ class OpObserver {
                      const std::vector<Tensor>& outputs) = 0;
   // Whether ops dispatched in `ctx` (null: eager) are recorded.
   virtual bool records_in(const TraceContext* ctx) const = 0;
+  // Whether `t` is watched or computed from watched tensors (a gradient could flow to it).
+  virtual bool watches(const Tensor& t) const = 0;
 };
 
 // Observers are per thread, innermost last. A GradientTape adds itself while it is alive.
@@ -25,6 +27,8 @@ void remove_observer(OpObserver* o);
 bool observers_active();
 // Whether some observer records ops dispatched in the current context.
 bool recording_here();
+// Whether some observer recording here watches one of `ts`.
+bool watched_here(const std::vector<Tensor>& ts);
 void notify_observers(const ops::OpDef& op, const Tensor* const* inputs, int num_inputs, const ops::Attrs& attrs,
                       const std::vector<Tensor>& outputs);
 

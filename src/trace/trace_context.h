@@ -2,6 +2,7 @@
 // stateful ops in program order (automatic control dependencies). Contexts nest: a branch
 // or loop body is traced in a context over a sub-graph whose parent is the enclosing graph.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <vector>
 
@@ -17,6 +18,8 @@ class TraceContext {
   TraceContext& operator=(const TraceContext&) = delete;
 
   graph::Graph& graph() { return *graph_; }
+  // Unique per context ever made on any thread (a context's address may be reused later).
+  uint64_t serial() const { return serial_; }
   TraceContext* outer() const { return outer_; }
   // The graph output for an input tensor: own symbolic outputs as is; anything else becomes a
   // capture (a Placeholder here): eager tensors are fed at call time, tensors of an enclosing
@@ -44,6 +47,7 @@ class TraceContext {
  private:
   graph::Graph* graph_;
   TraceContext* outer_;
+  uint64_t serial_;
   std::vector<Capture> captures_;
   std::map<const void*, graph::Node*> eager_index_;
   std::map<std::pair<const graph::Node*, int>, graph::Node*> outer_index_;

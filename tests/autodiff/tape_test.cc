@@ -190,13 +190,43 @@ TEST(GradientTape, TrainingStepUnderFunctionUpdatesVariables) {
   EXPECT_NEAR(w.read().to_vector<float>()[0], 2.0f, 0.05f);
 }
 
-TEST(GradientTape, GradientMustBeTakenWhereTheTapeWasCreated) {
-  Tensor x = constant(2.0f);
+// TensorFlow differentiates a tf.function called under a tape; here the Function runs its
+// ops one by one while an eager tape records, so the tape sees them.
+TEST(GradientTape, FunctionCalledUnderAnEagerTape) {
+  Variable w(constant<float>({2, 3}, {2}));
+  auto f = function([&](const Tensor& x) { return reduce_sum(x * w); });
+  Tensor x = constant<float>({1, 4}, {2});
+  (void)f(x);  // traced and cached before the tape
   GradientTape tape;
   tape.watch(x);
-  Tensor y = x * x;
-  auto f = function([&](const Tensor& a) { return tape.gradient(y, {x})[0] + a; });
-  expect_error<InvalidArgumentError>([&] { f(x); }, "where the tape was created");
+  Tensor y = f(x);
+  auto g = tape.gradient(y, {x});
+  expect_tensor<float>(g[0], {2, 3}, {2});
+  GradientTape tape2;
+  expect_tensor<float>(tape2.gradient(f(x), {&w})[0], {1, 4}, {2});
+}
+
+TEST(GradientTape, ConcreteFunctionOnAWatchedInputIsAnError) {
+  auto f = function([](const Tensor& x) { return x * x; });
+  Tensor x = constant(3.0f);
+  ConcreteFunction cf = f.get_concrete_function(x);
+  GradientTape tape;
+  tape.watch(x);
+  expect_error<UnimplementedError>([&] { cf(x); }, "Call the kiln::Function itself");
+  Tensor other = constant(1.0f);
+  EXPECT_NO_THROW(cf(other));  // unwatched inputs run as usual
+}
+
+TEST(GradientTape, GradientMustBeTakenWhereTheTapeWasCreated) {
+  std::unique_ptr<GradientTape> tape;  // made inside the trace, asked outside it
+  auto f = function([&](const Tensor& a) {
+    tape = std::make_unique<GradientTape>();
+    tape->watch(a);
+    return a * a;
+  });
+  Tensor x = constant(2.0f);
+  (void)f(x);
+  expect_error<InvalidArgumentError>([&] { tape->gradient(x, {x}); }, "where the tape was created");
 }
 
 }  // namespace
