@@ -216,6 +216,22 @@ TEST(GradientCheck, Fill) {
   }, {values({}, 41)});
 }
 
+// The gradient ops themselves (for second derivatives): an inner tape's gradient is a
+// function of the upstream weights v[1], differentiated by the outer check.
+TEST(GradientCheck, GradientOpsAreDifferentiable) {
+  auto inner = [](Tensor (*op)(const Tensor&)) {
+    return [op](const std::vector<Tensor>& v) {
+      GradientTape tape;
+      tape.watch(v[0]);
+      return tape.gradient(reduce_sum(op(v[0]) * v[1]), {v[0]})[0];
+    };
+  };
+  check_gradient("ReluGrad", inner([](const Tensor& x) { return relu(x); }), {values({2, 3}, 61), values({2, 3}, 62)});
+  check_gradient("StridedSliceGrad", inner([](const Tensor& x) { return strided_slice(x, {0, 2}, {2, 0}, {1, -1}); }),
+                 {values({2, 3}, 63), values({2, 2}, 64)});
+  check_gradient("tanh (second order)", inner([](const Tensor& x) { return tanh(x); }), {values({3}, 65), values({3}, 66)});
+}
+
 // A composite: the MLP forward the training example uses, in float64.
 TEST(GradientCheck, TwoLayerNetwork) {
   const Tensor labels = constant<int32_t>({1, 0}, {2});
