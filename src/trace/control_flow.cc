@@ -174,6 +174,11 @@ bool unroll_for_tape(const LoopCond& cond, const LoopBody& body, std::vector<Ten
     if (next.size() != vars.size())
       throw InvalidArgumentError("while_loop: body returned " + std::to_string(next.size()) +
                                  " loop variables, expected " + std::to_string(vars.size()));
+    for (size_t i = 0; i < next.size(); ++i)
+      if (!next[i].defined() || next[i].dtype() != vars[i].dtype())
+        throw InvalidArgumentError("while_loop: loop variable " + std::to_string(i) + " enters the loop as " +
+                                   std::string(dtype_name(vars[i].dtype())) + " but the body returns " +
+                                   (next[i].defined() ? std::string(dtype_name(next[i].dtype())) : "an empty Tensor"));
     return next;
   };
   for (; it < limit; ++it) {

@@ -120,6 +120,15 @@ TEST(ControlFlowGradient, UnboundedDataDependentLoopIsAClearError) {
   expect_error<UnimplementedError>([&] { f(constant<double>({3.0}, {1})); }, "maximum_iterations");
 }
 
+TEST(ControlFlowGradient, UnrolledLoopChecksTheBody) {
+  auto f = function([](const Tensor& x) {
+    GradientTape tape;
+    tape.watch(x);
+    return fori_loop(0, 2, [](const Tensor& i, const Tensor&) { return cast(i, DType::Float64); }, x);
+  });
+  expect_error<InvalidArgumentError>([&] { f(constant(1.0f)); }, "enters the loop as float32 but the body returns float64");
+}
+
 TEST(ControlFlowGradient, EagerLoopIsRecordedIterationByIteration) {
   Tensor x = constant(3.0);
   GradientTape tape;
