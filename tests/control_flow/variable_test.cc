@@ -27,6 +27,27 @@ TEST(Variable, EagerReadsAreSnapshots) {
   expect_error<InvalidArgumentError>([&] { v.assign(constant<int32_t>({1, 2})); }, "int32");
 }
 
+// assign_add updates in place only when no snapshot of the value is alive.
+TEST(Variable, InPlaceUpdatesNeverChangeSnapshots) {
+  Variable w(constant<float>({1, 2}, {2}));
+  w.assign_add(constant<float>({1, 1}, {2}));  // nothing holds the value: in place
+  Tensor snap = w.read();
+  Tensor view = reshape(w.read(), {2, 1});
+  w.assign_add(constant<float>({10, 10}, {2}));
+  EXPECT_EQ(snap.to_vector<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(view.to_vector<float>(), (std::vector<float>{2, 3}));
+  EXPECT_EQ(w.read().to_vector<float>(), (std::vector<float>{12, 13}));
+  auto f = function([&](const Tensor& d) {
+    Tensor before = w.read();
+    w.assign_add(d);
+    return before;  // the read before the update, as TensorFlow orders it
+  });
+  const Tensor d = constant<float>({1, 1}, {2});
+  EXPECT_EQ(f(d).to_vector<float>(), (std::vector<float>{12, 13}));
+  EXPECT_EQ(f(d).to_vector<float>(), (std::vector<float>{13, 14}));
+  EXPECT_EQ(w.read().to_vector<float>(), (std::vector<float>{14, 15}));
+}
+
 TEST(Variable, GuideCounter) {
   Variable c(constant(0));
   auto f = function([&](Tensor x) {
