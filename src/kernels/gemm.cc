@@ -1,6 +1,5 @@
 #include "kernels/gemm.h"
 
-#include <Eigen/Core>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -8,6 +7,7 @@
 
 #include "core/parallel.h"
 #include "kernels/blas.h"
+#include "kernels/eigen_core.h"
 
 namespace kiln::kernels {
 namespace {

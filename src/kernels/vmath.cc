@@ -1,6 +1,6 @@
 #include "kernels/vmath.h"
 
-#include <Eigen/Core>
+#include "kernels/eigen_core.h"
 
 namespace kiln::kernels {
 namespace {
