@@ -1,11 +1,29 @@
-// The training kit: initializers, Dense, SGD and Adam, as plain ops over Variables.
+// The training kit: initializers, Dense, and the SGD and Adam optimizers. The optimizers
+// update each variable with TensorFlow's fused training op (ResourceApplyKerasMomentum,
+// ResourceApplyAdam, ...), as Keras does: one in-place pass over the weights per step.
 #include "kiln/train.h"
 
 #include <cmath>
 
+#include "api/api_util.h"
+#include "api/variable_handle.h"
+
 namespace kiln {
 
 namespace {
+ops::ResourceRef resource(const Variable& v) { return ops::ResourceRef{v.handle()->state}; }
+
+// A hyperparameter as a scalar of the variable's dtype (a Const when tracing).
+Tensor hyper(double value, const Variable& v, const char* name) {
+  return trace::as_graph_constant(api::host_scalar(value, v.dtype(), std::string(" [Op:") + name + "]"), name);
+}
+
+void apply(const ops::OpDef& op, std::vector<Tensor> inputs, ops::Attrs attrs) {
+  std::vector<const Tensor*> in;
+  for (const Tensor& t : inputs) in.push_back(&t);
+  trace::dispatch(op, in.data(), static_cast<int>(in.size()), std::move(attrs), op.name);
+}
+
 void check_pairs(const char* who, const std::vector<Tensor>& grads, const std::vector<Variable*>& vars) {
   if (grads.size() != vars.size())
     throw InvalidArgumentError(std::string(who) + ".apply_gradients: " + std::to_string(grads.size()) +
@@ -67,15 +85,16 @@ SGD::SGD(double learning_rate, double momentum, bool nesterov)
 void SGD::apply_gradients(const std::vector<Tensor>& grads, const std::vector<Variable*>& vars) {
   check_pairs("SGD", grads, vars);
   if (momentum_ == 0) {
-    for (size_t i = 0; i < vars.size(); ++i) vars[i]->assign_sub(grads[i] * lr_);
+    for (size_t i = 0; i < vars.size(); ++i)
+      apply(ops::op::ResourceApplyGradientDescent(), {hyper(lr_, *vars[i], "learning_rate"), grads[i]},
+            ops::Attrs{resource(*vars[i]), false});
     return;
   }
   make_slots("SGD", velocity_, vars, "momentum");
-  for (size_t i = 0; i < vars.size(); ++i) {
-    Tensor v = velocity_[i]->read() * momentum_ - grads[i] * lr_;
-    velocity_[i]->assign(v);
-    vars[i]->assign_add(nesterov_ ? v * momentum_ - grads[i] * lr_ : v);
-  }
+  for (size_t i = 0; i < vars.size(); ++i)
+    apply(ops::op::ResourceApplyKerasMomentum(),
+          {hyper(lr_, *vars[i], "learning_rate"), grads[i], hyper(momentum_, *vars[i], "momentum")},
+          ops::Attrs{resource(*vars[i]), resource(*velocity_[i]), false, nesterov_});
 }
 
 Adam::Adam(double learning_rate, double beta_1, double beta_2, double epsilon)
@@ -89,15 +108,14 @@ void Adam::apply_gradients(const std::vector<Tensor>& grads, const std::vector<V
   make_slots("Adam", v_, vars, "v");
   if (!iterations_) iterations_ = std::make_unique<Variable>(constant(int64_t{0}), "Adam/iterations");
   iterations_->assign_add(int64_t{1});
+  const Tensor step = iterations_->read();
   for (size_t i = 0; i < vars.size(); ++i) {
-    const Tensor t = cast(iterations_->read(), vars[i]->dtype());
-    const Tensor lr_t = sqrt(1.0 - pow(beta_2_, t)) / (1.0 - pow(beta_1_, t)) * lr_;
-    const Tensor& g = grads[i];
-    Tensor m = m_[i]->read() * beta_1_ + g * (1 - beta_1_);
-    Tensor v = v_[i]->read() * beta_2_ + square(g) * (1 - beta_2_);
-    m_[i]->assign(m);
-    v_[i]->assign(v);
-    vars[i]->assign_sub(lr_t * m / (sqrt(v) + epsilon_));
+    const Variable& w = *vars[i];
+    const Tensor t = cast(step, w.dtype());
+    apply(ops::op::ResourceApplyAdam(),
+          {pow(beta_1_, t), pow(beta_2_, t), hyper(lr_, w, "learning_rate"), hyper(beta_1_, w, "beta_1"),
+           hyper(beta_2_, w, "beta_2"), hyper(epsilon_, w, "epsilon"), grads[i]},
+          ops::Attrs{resource(w), resource(*m_[i]), resource(*v_[i]), false, false});
   }
 }
 

@@ -155,7 +155,7 @@ class Writer {
   }
 
   // The VarHandleOp node of a variable in this scope, written before its first use.
-  std::string handle_of(Scope& scope, const Resource* r, const ops::Attrs& attrs,
+  std::string handle_of(Scope& scope, const Resource* r,
                         google::protobuf::RepeatedPtrField<tensorflow::NodeDef>* out) {
     auto it = scope.handles.find(r);
     if (it != scope.handles.end()) return it->second;
@@ -177,7 +177,7 @@ class Writer {
     h->set_op("VarHandleOp");
     auto& a = *h->mutable_attr();
     const auto* var = static_cast<const ops::VariableState*>(r);
-    a["dtype"].set_type(to_proto(attrs.type(0)));
+    a["dtype"].set_type(to_proto(var->dtype()));
     shape_proto(ops::PartialShape{Dims(var->shape().dims()), false}, a["shape"].mutable_shape());
     a["shared_name"].set_s(shared);
     a["container"].set_s("");
@@ -199,7 +199,7 @@ class Writer {
     for (int i = 0; i < n.attrs.size() && i < static_cast<int>(n.op->attr_names.size()); ++i) {
       const std::string key = n.op->attr_names[i];
       if (const auto* res = std::get_if<ops::ResourceRef>(&n.attrs[i])) {
-        std::string handle = handle_of(scope, res->resource.get(), n.attrs, out);
+        std::string handle = handle_of(scope, res->resource.get(), out);
         p->add_input(scope.in_function ? handle + ":resource:0" : handle);
         continue;
       }

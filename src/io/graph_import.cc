@@ -209,7 +209,7 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     throw InvalidArgumentError("Op type not registered '" + nd.op() + "' in kiln (" + where + ")");
   std::vector<Output> data;
   std::vector<Node*> control;
-  std::shared_ptr<ops::VariableState> handle;
+  std::vector<std::shared_ptr<ops::VariableState>> handles;  // variables lead the inputs, as in TensorFlow
   for (const std::string& in : nd.input()) {
     const Ref r = parse_ref(s, in, where);
     if (r.control) {
@@ -217,20 +217,22 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
       continue;
     }
     if (!r.is_arg && s.handles.count(s.index.at(r.node))) {
-      if (handle || !data.empty()) throw InvalidArgumentError(where + ": a variable handle must be its first input");
-      handle = s.handles[s.index.at(r.node)];
+      if (!data.empty()) throw InvalidArgumentError(where + ": variable handles must come before its other inputs");
+      handles.push_back(s.handles[s.index.at(r.node)]);
       continue;
     }
     data.push_back(resolve(s, r, where));
   }
   ops::Attrs attrs;
   std::unordered_set<std::string> known;
+  size_t next_handle = 0;
   for (const char* name : op->attr_names) {
     const AttrKind kind = attr_kind(name);
     known.insert(name);
     if (kind == AttrKind::kResource) {
-      if (!handle) throw InvalidArgumentError(where + " needs a variable handle (VarHandleOp) as its first input");
-      attrs.push(ops::ResourceRef{handle});
+      if (next_handle == handles.size())
+        throw InvalidArgumentError(where + " needs a variable handle (VarHandleOp) as input " + std::to_string(next_handle));
+      attrs.push(ops::ResourceRef{handles[next_handle++]});
       continue;
     }
     auto a = nd.attr().find(name);
@@ -241,7 +243,9 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     }
     attrs.push(attr_from_proto(a->second, kind, where + " attr '" + name + "'"));
   }
-  if (handle && !known.count("_resource")) throw InvalidArgumentError(where + " does not take a variable handle");
+  if (next_handle != handles.size())
+    throw InvalidArgumentError(where + " takes " + std::to_string(next_handle) + " variable handle(s), got " +
+                               std::to_string(handles.size()));
   // Attrs kiln derives on export (dtype attrs, control-flow signatures) are recomputed.
   if (op->type_attr) known.insert(op->type_attr);
   for (const auto& [name, idx] : op->index_type_attrs) known.insert(name);

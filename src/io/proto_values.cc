@@ -101,14 +101,16 @@ AttrKind attr_kind(const std::string& name) {
       {"new_axis_mask", AttrKind::kInt}, {"shrink_axis_mask", AttrKind::kInt}, {"seed", AttrKind::kInt},
       {"seed2", AttrKind::kInt}, {"summarize", AttrKind::kInt},
       {"keep_dims", AttrKind::kBool}, {"transpose_a", AttrKind::kBool}, {"transpose_b", AttrKind::kBool},
-      {"adj_x", AttrKind::kBool}, {"adj_y", AttrKind::kBool},
+      {"adj_x", AttrKind::kBool}, {"adj_y", AttrKind::kBool}, {"use_locking", AttrKind::kBool},
+      {"use_nesterov", AttrKind::kBool},
       {"DstT", AttrKind::kType}, {"dtype", AttrKind::kType}, {"out_type", AttrKind::kType},
       {"output_type", AttrKind::kType},
       {"squeeze_dims", AttrKind::kIntList},
       {"message", AttrKind::kString}, {"template", AttrKind::kString}, {"_user_specified_name", AttrKind::kString},
       {"shape", AttrKind::kShape}, {"value", AttrKind::kTensor},
       {"then_branch", AttrKind::kFunc}, {"else_branch", AttrKind::kFunc}, {"cond", AttrKind::kFunc},
-      {"body", AttrKind::kFunc}, {"branches", AttrKind::kFuncList}, {"_resource", AttrKind::kResource}};
+      {"body", AttrKind::kFunc}, {"branches", AttrKind::kFuncList}, {"_resource", AttrKind::kResource},
+      {"_accum", AttrKind::kResource}, {"_m", AttrKind::kResource}, {"_v", AttrKind::kResource}};
   auto it = kinds.find(name);
   return it == kinds.end() ? AttrKind::kUnknown : it->second;
 }

@@ -136,8 +136,11 @@ class TfjsWriter {
         handles[n.name()] = n.attr().at("shared_name").s();
         continue;
       }
-      if (n.op() == "AssignVariableOp" || n.op() == "AssignAddVariableOp" || n.op() == "AssignSubVariableOp")
-        refuse(scope, n, "writes a variable; TensorFlow.js graph models have no variables (export a function that only reads them)");
+      // Any op given a variable other than a read writes it (assignments, optimizer updates).
+      if (n.op() != "ReadVariableOp")
+        for (const auto& in : n.input())
+          if (handles.count(node_part(in)))
+            refuse(scope, n, "writes a variable; TensorFlow.js graph models have no variables (export a function that only reads them)");
       if (!tfjs_has_op(n.op()) && n.op() != "ReadVariableOp") refuse(scope, n, "TensorFlow.js has no such op");
       check_attr_types(scope, n);
       // Control inputs would be read as data inputs by tfjs; stateful order no longer matters

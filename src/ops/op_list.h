@@ -35,6 +35,8 @@
   X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)                                \
   /* variable_ops.cc */                                                                                   \
   X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp)                   \
+  /* training_ops.cc */                                                                                   \
+  X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)                      \
   /* fused.cc */                                                                                          \
   X(KilnFusedElementwise)
 

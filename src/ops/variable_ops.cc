@@ -77,27 +77,21 @@ template <int Sign> struct AssignAddKernel {
   template <class Unused> struct K {
     static void run(KernelContext& c) {
       const TensorImpl& delta = c.in(0);
-      state(c.attrs).update([&](const Tensor& old) {
-        const TensorImpl& o = *old.impl();
-        if (o.dims != delta.dims) c.fail("Shapes of the value and the variable differ: " + dims_text(delta.dims) + " vs. " + dims_text(o.dims));
-        // Nobody else holds the value (no snapshot or alias of it is alive, and none can be
-        // taken while the lock is held): update it in place instead of allocating a new one.
-        const bool unique = o.refs.load(std::memory_order_acquire) == 1 &&
-                            (!o.buffer || o.buffer->refs.load(std::memory_order_acquire) == 1);
-        TensorImpl* out = unique ? const_cast<TensorImpl*>(&o) : detail::make_concrete(o.dtype, o.dims);
-        visit_dtype(o.dtype, [&](auto x) {
-          using T = decltype(x);
-          if constexpr (!std::is_same_v<T, bool>) {
-            using U = typename Arith<T>::type;
-            const T* a = o.as<T>();
-            const T* d = delta.as<T>();
-            T* r = out->as<T>();
-            for (int64_t i = 0; i < o.num_elements; ++i)
-              r[i] = static_cast<T>(static_cast<U>(a[i]) + static_cast<U>(Sign) * static_cast<U>(d[i]));
-          }
-        });
-        return unique ? old : Tensor(out);
-      });
+      VariableState::update_in_place(
+          [&](TensorImpl& v) {
+            if (v.dims != delta.dims) c.fail("Shapes of the value and the variable differ: " + dims_text(delta.dims) + " vs. " + dims_text(v.dims));
+            visit_dtype(v.dtype, [&](auto x) {
+              using T = decltype(x);
+              if constexpr (!std::is_same_v<T, bool>) {
+                using U = typename Arith<T>::type;
+                T* r = v.as<T>();
+                const T* d = delta.as<T>();  // never r: a delta sharing the value makes update_in_place copy
+                for (int64_t i = 0; i < v.num_elements; ++i)
+                  r[i] = static_cast<T>(static_cast<U>(r[i]) + static_cast<U>(Sign) * static_cast<U>(d[i]));
+              }
+            });
+          },
+          state(c.attrs));
     }
   };
 };

@@ -228,6 +228,42 @@ TEST_F(Malformed, Variables) {
   expect_graph_rejected(def, "shape differs from the saved variable's");
 }
 
+// An optimizer update takes two variables (TensorFlow's order: handles first).
+TEST(MalformedTraining, OpsWithSeveralVariableHandles) {
+  Variable w(constant<float>({1, 2}, {2}), "w");
+  SGD opt(0.1, 0.9);
+  auto f = function([&](const Tensor& g) { opt.apply_gradients({g}, {&w}); }, {.arg_names = {"g"}});
+  const std::string dir = temp_path("malformed_training");
+  save(dir, f.get_concrete_function(constant<float>({1, 1}, {2})));
+  std::map<std::string, std::string> files;
+  for (const char* name : {"graph.pb", "manifest.json", "variables.safetensors"}) {
+    std::ifstream in(dir + "/" + name, std::ios::binary);
+    files[name] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  fs::remove_all(dir);
+  EXPECT_NO_THROW(io::load_from_files(files, false));
+  auto rejected = [&](const std::function<void(tensorflow::NodeDef&)>& mutate, const std::string& message) {
+    tensorflow::GraphDef def;
+    ASSERT_TRUE(def.ParseFromString(files.at("graph.pb")));
+    tensorflow::NodeDef* apply = nullptr;
+    for (auto& fn : *def.mutable_library()->mutable_function())
+      for (auto& n : *fn.mutable_node_def())
+        if (n.op() == "ResourceApplyKerasMomentum") apply = &n;
+    ASSERT_NE(apply, nullptr);
+    mutate(*apply);
+    auto changed = files;
+    def.SerializeToString(&changed["graph.pb"]);
+    expect_error<InvalidArgumentError>([&] { io::load_from_files(changed, false); }, message);
+  };
+  rejected([](tensorflow::NodeDef& n) { n.mutable_input()->DeleteSubrange(1, 1); },
+           "needs a variable handle (VarHandleOp) as input 1");
+  rejected([](tensorflow::NodeDef& n) { n.mutable_input()->SwapElements(1, 2); },
+           "variable handles must come before its other inputs");
+  rejected([](tensorflow::NodeDef& n) { n.set_input(1, n.input(0)); }, "var and accum must be different variables");
+  rejected([](tensorflow::NodeDef& n) { n.set_op("ResourceApplyGradientDescent"); }, "takes 1 variable handle(s), got 2");
+  rejected([](tensorflow::NodeDef& n) { (*n.mutable_attr())["use_nesterov"].set_i(1); }, "use_nesterov");
+}
+
 TEST_F(Malformed, Safetensors) {
   const std::string& good = files_.at("variables.safetensors");
   expect_rejected<DataLossError>("variables.safetensors", "abc", "shorter than its 8-byte header length");

@@ -78,6 +78,9 @@ TEST(TfjsExport, RefusesWhatTfjsCannotRun) {
     return v.read();
   }, {.arg_names = {"x"}});
   expect_refused(writes.get_concrete_function(constant(1.0f)), "(AssignAddVariableOp)");
+  SGD opt(0.1, 0.9);
+  auto trains = function([&](Tensor g) { opt.apply_gradients({g}, {&v}); }, {.arg_names = {"g"}});
+  expect_refused(trains.get_concrete_function(constant(1.0f)), "(ResourceApplyKerasMomentum): writes a variable");
   auto prints = function([](Tensor x) {
     print("x is", x);
     return x + 1.0f;
