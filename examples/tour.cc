@@ -174,6 +174,10 @@ int main() {
     const ConcreteFunction cf = train_step.get_concrete_function(features, labels);
     std::cout << "\nthe training step is one graph: " << cf.graph().size() << " traced nodes, "
               << cf.optimized_graph().size() << " after optimization\n";
+    int updates = 0;
+    for (const Operation& op : cf.optimized_graph().operations) updates += op.type == "ResourceApplyKerasMomentum";
+    std::cout << "its SGD update: " << updates
+              << " ResourceApplyKerasMomentum ops (TensorFlow's fused update: one in-place pass per variable)\n";
   }
 
   section("Portable: save, run in a fresh process, export to TensorFlow.js, draw");
