@@ -107,37 +107,44 @@ template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64
 // Large GEMMs are split over threads above this many multiply-adds.
 constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
 
+// One single-threaded library GEMM on a block of the product: explicit leading dimensions
+// let A, B and C be row or column blocks of larger matrices.
 template <class T> void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-                                   const T* b, T* c) {
+                                   const T* b, int64_t ldb, T* c, int64_t ldc) {
   const Blas& lib = blas();
-  const int ldb = static_cast<int>(tb ? k : n);
   const int tA = ta ? kCblasTrans : kCblasNoTrans, tB = tb ? kCblasTrans : kCblasNoTrans;
-  const bool fits = m < (1 << 30) && n < (1 << 30) && k < (1 << 30) && lda < (1 << 30);
+  const bool fits = m < (1 << 30) && n < (1 << 30) && k < (1 << 30) && lda < (1 << 30) && ldb < (1 << 30) && ldc < (1 << 30);
   if constexpr (std::is_same_v<T, float>) {
-    if (lib.sgemm && fits) return lib.sgemm(kCblasRowMajor, tA, tB, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, n);
+    if (lib.sgemm && fits) return lib.sgemm(kCblasRowMajor, tA, tB, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, ldc);
   } else {
-    if (lib.dgemm && fits) return lib.dgemm(kCblasRowMajor, tA, tB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+    if (lib.dgemm && fits) return lib.dgemm(kCblasRowMajor, tA, tB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
   }
-  // Eigen with an explicit leading dimension for A (a row block of a larger matrix).
   using Stride = Eigen::OuterStride<>;
-  Eigen::Map<RowMat<T>> C(c, m, n);
-  Eigen::Map<const RowMat<T>> B(b, tb ? n : k, tb ? k : n);
-  if (!ta) {
-    Eigen::Map<const RowMat<T>, 0, Stride> A(a, m, k, Stride(lda));
-    if (tb) C.noalias() = A * B.transpose();
-    else C.noalias() = A * B;
-  } else {
-    Eigen::Map<const RowMat<T>, 0, Stride> A(a, k, m, Stride(lda));
-    if (tb) C.noalias() = A.transpose() * B.transpose();
-    else C.noalias() = A.transpose() * B;
-  }
+  Eigen::Map<RowMat<T>, 0, Stride> C(c, m, n, Stride(ldc));
+  Eigen::Map<const RowMat<T>, 0, Stride> A(a, ta ? k : m, ta ? m : k, Stride(lda));
+  Eigen::Map<const RowMat<T>, 0, Stride> B(b, tb ? n : k, tb ? k : n, Stride(ldb));
+  if (!ta && !tb) C.noalias() = A * B;
+  else if (ta && !tb) C.noalias() = A.transpose() * B;
+  else if (!ta && tb) C.noalias() = A * B.transpose();
+  else C.noalias() = A.transpose() * B.transpose();
 }
 
-// Rows [lo, hi) of C. op(A)'s row r starts at a + r * row_a (row_a is 1 when A is transposed).
-template <class T> void gemm_rows(bool ta, bool tb, int64_t lo, int64_t hi, int64_t m, int64_t n, int64_t k,
-                                  const T* a, const T* b, T* c, int64_t row_a) {
-  const int64_t lda = ta ? m : k;
-  gemm_large<T>(ta, tb, hi - lo, n, k, a + lo * row_a, lda, b, c + lo * n);
+// A product split over threads: by row blocks of C when it is tall, else by column blocks.
+// Each thread packs only the operand block it multiplies, so a short, wide product (a batch
+// times a weight matrix) does not have every thread pack the whole weight matrix.
+template <class T> void gemm_parallel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  if (m >= n) {
+    const int64_t row_a = ta ? 1 : k;  // stride between rows of op(A) in A
+    parallel_for(m, 2, [&](int64_t lo, int64_t hi) {
+      gemm_large<T>(ta, tb, hi - lo, n, k, a + lo * row_a, lda, b, ldb, c + lo * n, n);
+    });
+  } else {
+    const int64_t col_b = tb ? k : 1;  // stride between columns of op(B) in B
+    parallel_for(n, 2, [&](int64_t lo, int64_t hi) {
+      gemm_large<T>(ta, tb, m, hi - lo, k, a, lda, b + lo * col_b, ldb, c + lo, n);
+    });
+  }
 }
 
 template <class T>
@@ -149,15 +156,9 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
   }
   const int64_t work = m * n * k;
   if constexpr (std::is_floating_point_v<T>) {
-    if (work >= kParallelGemmWork && m >= 64 && intra_op_threads() > 1) {
-      // Row blocks of C on separate threads, each a single-threaded library GEMM.
-      const int64_t row_a = ta ? 1 : k;  // stride between rows of op(A) in A
-      parallel_for(m, 2, [&](int64_t lo, int64_t hi) {
-        gemm_rows(ta, tb, lo, hi, m, n, k, a, b, c, row_a);
-      });
-      return;
-    }
-    if (work >= kSmallGemmWork) return gemm_large<T>(ta, tb, m, n, k, a, ta ? m : k, b, c);
+    if (work >= kParallelGemmWork && std::max(m, n) >= 64 && intra_op_threads() > 1)
+      return gemm_parallel<T>(ta, tb, m, n, k, a, b, c);
+    if (work >= kSmallGemmWork) return gemm_large<T>(ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, c, n);
   }
   // Small or integer: bring both operands to plain row-major, then the i-k-j loop.
   thread_local std::vector<T> pack_a, pack_b;

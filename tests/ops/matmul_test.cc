@@ -1,4 +1,5 @@
 // MatMul and BatchMatMulV2.
+#include "core/parallel.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -52,6 +53,18 @@ TEST(MatMul, EachDtypeAndTranspose) {
 TEST(MatMul, LargeUsesTheBlasPathAndAgrees) {
   check_all_layouts<float>(64, 80, 72);
   check_all_layouts<double>(65, 66, 67);
+}
+
+// Products large enough to split over threads: tall ones by row blocks, short wide ones by
+// column blocks (every layout, so each operand's block strides are exercised). The sizes put
+// the split points off the test data's periods (5 and 7), so a wrong block offset shows.
+TEST(MatMul, SplitAcrossThreadsAgrees) {
+  const int before = configured_threads();
+  set_intra_op_threads(2);
+  check_all_layouts<float>(203, 70, 151);   // tall: row blocks
+  check_all_layouts<float>(41, 298, 183);   // wide: column blocks
+  check_all_layouts<double>(31, 262, 271);
+  set_intra_op_threads(before);
 }
 
 TEST(MatMul, EmptyAndZeroK) {
