@@ -1,5 +1,6 @@
 #include "kernels/gemm.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -107,11 +108,15 @@ template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64
 // Large GEMMs are split over threads above this many multiply-adds.
 constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
 
+std::atomic<bool> g_use_openblas{true};
+void use_openblas_for_large_gemms(bool use) { g_use_openblas.store(use, std::memory_order_relaxed); }
+
 // One single-threaded library GEMM on a block of the product: explicit leading dimensions
 // let A, B and C be row or column blocks of larger matrices.
 template <class T> void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
                                    const T* b, int64_t ldb, T* c, int64_t ldc) {
-  const Blas& lib = blas();
+  static const Blas none{};
+  const Blas& lib = g_use_openblas.load(std::memory_order_relaxed) ? blas() : none;
   const int tA = ta ? kCblasTrans : kCblasNoTrans, tB = tb ? kCblasTrans : kCblasNoTrans;
   const bool fits = m < (1 << 30) && n < (1 << 30) && k < (1 << 30) && lda < (1 << 30) && ldb < (1 << 30) && ldc < (1 << 30);
   if constexpr (std::is_same_v<T, float>) {

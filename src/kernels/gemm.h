@@ -11,6 +11,10 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, c
 // Which implementation large float GEMMs use: "openblas (<core>)" or "eigen".
 const char* large_gemm_backend();
 
+// For tests: large GEMMs take the Eigen path even when OpenBLAS is loaded (the path of a
+// machine without OpenBLAS), until called again with true.
+void use_openblas_for_large_gemms(bool use);
+
 // For benchmarks: OpenBLAS's own cblas_sgemm, loaded so that OPENBLAS_CORETYPE cannot
 // pin it to a slower core; null when OpenBLAS is not installed.
 using SgemmFn = void (*)(int order, int ta, int tb, int m, int n, int k, float alpha, const float* a, int lda,

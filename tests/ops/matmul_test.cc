@@ -1,5 +1,6 @@
 // MatMul and BatchMatMulV2.
 #include "core/parallel.h"
+#include "kernels/gemm.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -65,6 +66,20 @@ TEST(MatMul, SplitAcrossThreadsAgrees) {
   check_all_layouts<float>(41, 298, 183);   // wide: column blocks
   check_all_layouts<double>(31, 262, 271);
   set_intra_op_threads(before);
+}
+
+// The Eigen path, which a machine without OpenBLAS takes, whole and split over threads.
+TEST(MatMul, EigenPathAgrees) {
+  kernels::use_openblas_for_large_gemms(false);
+  const int before = configured_threads();
+  set_intra_op_threads(1);
+  check_all_layouts<float>(64, 80, 72);
+  check_all_layouts<double>(65, 66, 67);
+  set_intra_op_threads(2);
+  check_all_layouts<float>(203, 70, 151);
+  check_all_layouts<float>(41, 298, 183);
+  set_intra_op_threads(before);
+  kernels::use_openblas_for_large_gemms(true);
 }
 
 TEST(MatMul, EmptyAndZeroK) {
