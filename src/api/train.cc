@@ -18,10 +18,8 @@ Tensor hyper(double value, const Variable& v, const char* name) {
   return trace::as_graph_constant(api::host_scalar(value, v.dtype(), std::string(" [Op:") + name + "]"), name);
 }
 
-void apply(const ops::OpDef& op, std::vector<Tensor> inputs, ops::Attrs attrs) {
-  std::vector<const Tensor*> in;
-  for (const Tensor& t : inputs) in.push_back(&t);
-  trace::dispatch(op, in.data(), static_cast<int>(in.size()), std::move(attrs), op.name);
+void apply(const ops::OpDef& op, const std::vector<Tensor>& inputs, ops::Attrs attrs) {
+  trace::dispatch_list(op, inputs, std::move(attrs), op.name);
 }
 
 void check_pairs(const char* who, const std::vector<Tensor>& grads, const std::vector<Variable*>& vars) {

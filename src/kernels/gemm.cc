@@ -93,10 +93,13 @@ template <class T, int W> void gemm_narrow(int64_t m, int64_t n, int64_t k, cons
   }
 }
 
-template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  Eigen::Map<RowMat<T>> C(c, m, n);
-  Eigen::Map<const RowMat<T>> A(a, ta ? k : m, ta ? m : k);
-  Eigen::Map<const RowMat<T>> B(b, tb ? n : k, tb ? k : n);
+// Eigen's GEMM; leading dimensions let A, B and C be blocks of larger matrices.
+template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                                   const T* b, int64_t ldb, T* c, int64_t ldc) {
+  using Stride = Eigen::OuterStride<>;
+  Eigen::Map<RowMat<T>, 0, Stride> C(c, m, n, Stride(ldc));
+  Eigen::Map<const RowMat<T>, 0, Stride> A(a, ta ? k : m, ta ? m : k, Stride(lda));
+  Eigen::Map<const RowMat<T>, 0, Stride> B(b, tb ? n : k, tb ? k : n, Stride(ldb));
   if (!ta && !tb) C.noalias() = A * B;
   else if (ta && !tb) C.noalias() = A.transpose() * B;
   else if (!ta && tb) C.noalias() = A * B.transpose();
@@ -124,14 +127,7 @@ template <class T> void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64
   } else {
     if (lib.dgemm && fits) return lib.dgemm(kCblasRowMajor, tA, tB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
   }
-  using Stride = Eigen::OuterStride<>;
-  Eigen::Map<RowMat<T>, 0, Stride> C(c, m, n, Stride(ldc));
-  Eigen::Map<const RowMat<T>, 0, Stride> A(a, ta ? k : m, ta ? m : k, Stride(lda));
-  Eigen::Map<const RowMat<T>, 0, Stride> B(b, tb ? n : k, tb ? k : n, Stride(ldb));
-  if (!ta && !tb) C.noalias() = A * B;
-  else if (ta && !tb) C.noalias() = A.transpose() * B;
-  else if (!ta && tb) C.noalias() = A * B.transpose();
-  else C.noalias() = A.transpose() * B.transpose();
+  gemm_eigen(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 // A product split over threads: by row blocks of C when it is tall, else by column blocks.
@@ -196,7 +192,7 @@ const char* large_gemm_backend() {
 SgemmFn openblas_sgemm() { return reinterpret_cast<SgemmFn>(blas().sgemm); }
 
 void eigen_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  gemm_eigen(false, false, m, n, k, a, b, c);
+  gemm_eigen(false, false, m, n, k, a, k, b, n, c, n);
 }
 
 }  // namespace kiln::kernels

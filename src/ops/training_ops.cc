@@ -160,26 +160,24 @@ template <class T> struct AdamKernel {
   }
 };
 
-constexpr uint32_t kApply = kStateful;
-
 }  // namespace
 
 // No gradients: they have no outputs (a tape never records them).
 const OpDef& op::ResourceApplyGradientDescent() {
-  static const OpDef def = with_grad({"ResourceApplyGradientDescent", 2, 0, kApply, {"_resource", "use_locking"},
+  static const OpDef def = with_grad({"ResourceApplyGradientDescent", 2, 0, kStateful, {"_resource", "use_locking"},
                                       infer_gradient_descent, kernels_for<GradientDescentKernel, KILN_FLOATS>()},
                                      &no_gradient);
   return def;
 }
 const OpDef& op::ResourceApplyKerasMomentum() {
-  static const OpDef def = with_grad({"ResourceApplyKerasMomentum", 3, 0, kApply,
+  static const OpDef def = with_grad({"ResourceApplyKerasMomentum", 3, 0, kStateful,
                                       {"_resource", "_accum", "use_locking", "use_nesterov"}, infer_keras_momentum,
                                       kernels_for<KerasMomentumKernel, KILN_FLOATS>()},
                                      &no_gradient);
   return def;
 }
 const OpDef& op::ResourceApplyAdam() {
-  static const OpDef def = with_grad({"ResourceApplyAdam", 7, 0, kApply, {"_resource", "_m", "_v", "use_locking", "use_nesterov"},
+  static const OpDef def = with_grad({"ResourceApplyAdam", 7, 0, kStateful, {"_resource", "_m", "_v", "use_locking", "use_nesterov"},
                                       infer_adam, kernels_for<AdamKernel, KILN_FLOATS>()},
                                      &no_gradient);
   return def;

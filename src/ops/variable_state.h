@@ -26,13 +26,9 @@ class VariableState : public Resource {
   }
   // Replaces the value; checks dtype and shape (TensorFlow's rule).
   void write(const Tensor& v, const char* op);
-  // Read-modify-write under the lock, so concurrent assign_add calls never lose updates.
-  template <class F> void update(F&& f) {
-    std::lock_guard<std::mutex> lock(mu_);
-    value_ = f(value_);
-  }
-  // Calls f(TensorImpl&...) with writable values of `vars` (distinct variables), all locked
-  // at once (std::scoped_lock: no lock-order deadlock with another update of the same set).
+  // Read-modify-write of one or more variables, so concurrent updates never lose one: calls
+  // f(TensorImpl&...) with writable values of `vars` (distinct variables), all locked at once
+  // (std::scoped_lock: no lock-order deadlock with another update of the same set).
   // A value nobody else holds (no snapshot or alias is alive, and none can be taken while
   // the locks are held) is written in place; otherwise the variable first gets a copy, so
   // snapshots keep what they saw. The copy never shares memory with any other tensor.

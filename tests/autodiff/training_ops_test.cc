@@ -19,9 +19,7 @@ using testing::expect_near;
 ops::ResourceRef res(const Variable& v) { return ops::ResourceRef{v.handle()->state}; }
 
 void apply(const ops::OpDef& op, const std::vector<Tensor>& inputs, ops::Attrs attrs) {
-  std::vector<const Tensor*> in;
-  for (const Tensor& t : inputs) in.push_back(&t);
-  trace::dispatch(op, in.data(), static_cast<int>(in.size()), std::move(attrs), op.name);
+  trace::dispatch_list(op, inputs, std::move(attrs), op.name);
 }
 void gradient_descent(Variable& var, const Tensor& alpha, const Tensor& delta) {
   apply(ops::op::ResourceApplyGradientDescent(), {alpha, delta}, ops::Attrs{res(var), false});
