@@ -2,6 +2,7 @@
 // protobuf with a FunctionDef per signature), a JSON manifest and the variables as
 // safetensors. A loaded model needs none of the original C++ code.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -38,9 +39,16 @@ class LoadedModel {
 // over it. Input names are the function's arg_names.
 void save(const std::string& dir, const ConcreteFunction& function, std::string signature = "serving_default");
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures);
+struct LoadOptions {
+  // The most nodes a load may build, over all signatures and library functions (each
+  // function is built once per argument dtypes and shapes, however many nodes call it).
+  // Beyond it the load fails with InvalidArgumentError naming the budget.
+  int64_t max_nodes = 1'000'000;
+};
+
 // Every file is checked (checksums, formats, the graph); errors are DataLossError for
 // corrupt files and InvalidArgumentError for graphs kiln cannot run.
-LoadedModel load(const std::string& dir);
+LoadedModel load(const std::string& dir, const LoadOptions& options = {});
 
 // Writes a TensorFlow.js GraphModel (model.json + weight shards) of one signature of a
 // saved model into `out_dir`. Variables are frozen; graphs tfjs cannot run are refused

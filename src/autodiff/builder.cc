@@ -72,13 +72,12 @@ std::vector<Tensor> branch_body_gradient(const graph::Graph& body, const std::ve
 }  // namespace
 
 void Builder::branch_gradient(ops::GradContext& c) {
+  // The branches live in the library of the graph that holds the forward node.
+  const ops::TensorImpl* pred = c.x[0].impl();
+  if (!pred || !pred->symbolic) throw InternalError("a branch gradient needs the traced If/Case node");
+  const graph::FunctionLibrary& library = pred->node->graph->library();
   std::vector<const graph::Graph*> bodies;
-  for (int k = 0; k < c.attrs.size(); ++k) {
-    const ops::AttrValue& a = c.attrs[k];
-    if (const auto* f = std::get_if<ops::FuncRef>(&a)) bodies.push_back(static_cast<const graph::Graph*>(f->body));
-    if (const auto* fs = std::get_if<std::vector<ops::FuncRef>>(&a))
-      for (const ops::FuncRef& f : *fs) bodies.push_back(static_cast<const graph::Graph*>(f.body));
-  }
+  for (const ops::FuncRef* f : ops::func_refs(c.attrs)) bodies.push_back(&library.get(f->name));
   const std::vector<Tensor> inputs(c.x.begin() + 1, c.x.end());
   std::vector<Tensor> dys = c.dy;
   for (size_t i = 0; i < dys.size(); ++i)

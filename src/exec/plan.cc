@@ -31,6 +31,13 @@ void rethrow_with_node(const Error& e, const std::string& node_name) {
 }
 
 Plan::Plan(const graph::Graph& g) {
+  BodyCache cache;
+  compile(g, cache);
+}
+
+Plan::Plan(const graph::Graph& g, BodyCache& cache) { compile(g, cache); }
+
+void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   const int n = g.num_nodes();
   // Liveness: what the results and the stateful ops need.
   std::vector<char> live(n, 0);
@@ -106,12 +113,12 @@ Plan::Plan(const graph::Graph& g) {
     st.first_body = static_cast<int>(bodies_.size());
     if (node->op->has(ops::kControlFlow)) {
       st.static_shapes = false;
-      for (int i = 0; i < node->attrs.size(); ++i) {
-        const ops::AttrValue& a = node->attrs[i];
-        if (const auto* f = std::get_if<ops::FuncRef>(&a))
-          bodies_.push_back(std::make_shared<Plan>(*static_cast<const graph::Graph*>(f->body)));
-        if (const auto* fs = std::get_if<std::vector<ops::FuncRef>>(&a))
-          for (const auto& f2 : *fs) bodies_.push_back(std::make_shared<Plan>(*static_cast<const graph::Graph*>(f2.body)));
+      // Each body is compiled once for the whole plan tree, however many nodes call it.
+      for (const ops::FuncRef* f : ops::func_refs(node->attrs)) {
+        const graph::Graph* body = &g.library().get(f->name);
+        std::shared_ptr<const Plan>& compiled = cache[body];
+        if (!compiled) compiled = std::shared_ptr<const Plan>(new Plan(*body, cache));
+        bodies_.push_back(compiled);
       }
     }
     st.num_bodies = static_cast<int>(bodies_.size()) - st.first_body;

@@ -2,6 +2,7 @@
 // value slots. Running it does no string or map lookups.
 #pragma once
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/memory_plan.h"
@@ -44,6 +45,10 @@ class Plan {
   bool runs_in_parallel() const { return parallel_; }
 
  private:
+  using BodyCache = std::unordered_map<const graph::Graph*, std::shared_ptr<const Plan>>;
+  Plan(const graph::Graph& g, BodyCache& cache);
+  void compile(const graph::Graph& g, BodyCache& cache);
+
   std::vector<Step> steps_;
   std::vector<int> input_slots_, output_slots_, release_slots_;
   std::vector<StaticOutput> static_outputs_;

@@ -93,16 +93,12 @@ Node* Graph::finish_node(std::unique_ptr<Node> node) {
   return raw;
 }
 
-Graph* Graph::new_function(const std::string& name_hint) {
-  Graph* r = root();
-  int& n = r->function_counts_[name_hint];
-  auto g = std::make_unique<Graph>();
-  g->parent_ = this;
-  g->function_name_ = name_hint + "_" + std::to_string(n++);
-  Graph* raw = g.get();
-  r->library_.push_back(std::move(g));
-  return raw;
-}
+Graph::Graph() : library_owner_(std::make_shared<FunctionLibrary>()), library_(library_owner_.get()) {}
+
+Graph::Graph(FunctionLibrary* library, Graph* parent, std::string name)
+    : library_(library), parent_(parent), function_name_(std::move(name)) {}
+
+Graph* Graph::new_function(const std::string& name_hint) { return library_->add(name_hint, this); }
 
 bool Graph::is_ancestor_of(const Graph* g) const {
   for (const Graph* p = g ? g->parent_ : nullptr; p; p = p->parent_)
@@ -125,22 +121,35 @@ Node* Graph::add_placeholder(DType dtype, const ops::PartialShape& shape, const 
 
 namespace kiln::graph {
 
-std::unique_ptr<Graph> Graph::clone() const {
-  auto g = std::make_unique<Graph>();
+void Graph::copy_nodes_into(Graph& g) const {
   std::vector<Node*> map(nodes_.size());
   for (const auto& n : nodes_) {
     auto c = std::make_unique<Node>(*n);
-    c->graph = g.get();
+    c->graph = &g;
     for (Output& in : c->inputs) in.node = map[in.node->id];
     for (Node*& ci : c->control_inputs) ci = map[ci->id];
     map[n->id] = c.get();
-    g->by_name_[c->name] = c.get();
-    g->nodes_.push_back(std::move(c));
+    g.by_name_[c->name] = c.get();
+    g.nodes_.push_back(std::move(c));
   }
-  for (const Node* in : inputs) g->inputs.push_back(map[in->id]);
-  for (const Output& o : outputs) g->outputs.push_back(Output{map[o.node->id], o.index});
-  g->name_counts_ = name_counts_;
+  for (const Node* in : inputs) g.inputs.push_back(map[in->id]);
+  for (const Output& o : outputs) g.outputs.push_back(Output{map[o.node->id], o.index});
+  g.name_counts_ = name_counts_;
+}
+
+std::unique_ptr<Graph> Graph::clone(std::shared_ptr<FunctionLibrary> library) const {
+  auto g = std::make_unique<Graph>();
+  g->library_owner_ = library ? std::move(library) : (library_owner_ ? library_owner_ : nullptr);
+  if (!g->library_owner_) throw InternalError("Graph::clone of a function body: clone its library instead");
+  g->library_ = g->library_owner_.get();
   g->function_name_ = function_name_;
+  copy_nodes_into(*g);
+  return g;
+}
+
+std::unique_ptr<Graph> Graph::clone_body(FunctionLibrary* library) const {
+  std::unique_ptr<Graph> g(new Graph(library, nullptr, function_name_));
+  copy_nodes_into(*g);
   return g;
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graph/library.h"
 #include "ops/op_def.h"
 
 namespace kiln::graph {
@@ -43,7 +44,8 @@ class Node {
 
 class Graph {
  public:
-  Graph() = default;
+  // A root graph, owning a new, empty function library.
+  Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
 
@@ -56,13 +58,12 @@ class Graph {
                               ops::Attrs attrs, std::vector<DType> dtypes, std::vector<ops::PartialShape> shapes,
                               std::vector<Node*> control_inputs = {});
 
-  // Function library (branches, loop bodies). Sub-graphs belong to the root graph; each
-  // knows its parent (the graph whose tensors it may capture).
+  // The function library (branches, loop bodies), shared by a root graph, its bodies and
+  // its clones. A body knows its parent (the graph whose tensors it may capture while traced).
   Graph* new_function(const std::string& name_hint);
+  FunctionLibrary& library() const { return *library_; }
   Graph* parent() const { return parent_; }
-  Graph* root() { return parent_ ? parent_->root() : this; }
   const std::string& function_name() const { return function_name_; }
-  const std::vector<std::unique_ptr<Graph>>& library() const { return library_; }
   bool is_ancestor_of(const Graph* g) const;
   // A Const node holding a concrete value.
   Node* add_const(const Tensor& value, const std::string& name_hint = "Const");
@@ -83,9 +84,11 @@ class Graph {
   std::vector<Output> outputs;
 
   // ---- rewriting (optimizer passes) ----
-  // A copy of this graph's nodes, inputs and outputs; function attrs still refer to this
-  // graph's library, which must outlive the copy.
-  std::unique_ptr<Graph> clone() const;
+  // A root graph with a copy of this graph's nodes, inputs and outputs. It shares this
+  // graph's library, or uses `library` (a FunctionLibrary::clone of it) when given.
+  std::unique_ptr<Graph> clone(std::shared_ptr<FunctionLibrary> library = nullptr) const;
+  // A copy of this body inside `library` (FunctionLibrary::clone).
+  std::unique_ptr<Graph> clone_body(FunctionLibrary* library) const;
   // Redirects every use of each key output (node inputs and graph outputs) to its value.
   void replace_uses(const std::map<std::pair<const Node*, int>, Output>& replacements);
   // Renumbers nodes in a topological order (stable: ties keep their old order), first
@@ -102,11 +105,14 @@ class Graph {
   std::unordered_map<std::string, int> name_counts_;
   std::unordered_map<std::string, Node*> by_name_;
   std::vector<std::string> scopes_;
+  std::shared_ptr<FunctionLibrary> library_owner_;  // root graphs: keeps the library alive
+  FunctionLibrary* library_ = nullptr;              // bodies live in (and die with) it
   Graph* parent_ = nullptr;
   std::string function_name_;
-  std::vector<std::unique_ptr<Graph>> library_;  // root only
-  std::unordered_map<std::string, int> function_counts_;
+  friend class FunctionLibrary;
+  Graph(FunctionLibrary* library, Graph* parent, std::string name);  // a body
   Node* finish_node(std::unique_ptr<Node> node);
+  void copy_nodes_into(Graph& g) const;
 };
 
 // An InputInfo describing a node output (value set when the producer is a Const).

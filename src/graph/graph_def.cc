@@ -88,12 +88,13 @@ class Writer {
   Writer(tensorflow::GraphDef* def, const ExportOptions& options) : def_(def), options_(options) {}
 
   void graph(const Graph& g) {
+    library_ = &g.library();
     Scope scope{g, false, {}};
     for (const auto& n : g.nodes()) emit(scope, *n, def_->mutable_node());
     drain();
   }
   void function(const Graph& f, const std::string& name) {
-    written_.insert(&f);
+    library_ = &f.library();
     function_proto(f, name);
     drain();
   }
@@ -106,14 +107,14 @@ class Writer {
   };
   tensorflow::GraphDef* def_;
   const ExportOptions& options_;
-  std::unordered_set<const Graph*> written_;
+  const FunctionLibrary* library_ = nullptr;  // where the FuncRefs being written resolve
+  std::unordered_set<std::string> written_;  // library functions, each written once
   std::vector<const Graph*> queue_;
 
   std::string function_name(const std::string& n) const { return options_.function_prefix + n; }
 
   void enqueue(const ops::FuncRef& f) {
-    const auto* body = static_cast<const Graph*>(f.body);
-    if (body && written_.insert(body).second) queue_.push_back(body);
+    if (written_.insert(f.name).second) queue_.push_back(&library_->get(f.name));
   }
   void drain() {
     for (size_t i = 0; i < queue_.size(); ++i) {  // in first-reference order

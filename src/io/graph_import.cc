@@ -39,7 +39,8 @@ struct Ref {
 
 class Importer {
  public:
-  Importer(const tensorflow::FunctionDefLibrary& library, const VariableMap& variables) : variables_(variables) {
+  Importer(const tensorflow::FunctionDefLibrary& library, const VariableMap& variables, NodeBudget& budget)
+      : variables_(variables), budget_(budget) {
     for (const auto& f : library.function()) {
       if (!functions_.emplace(f.signature().name(), &f).second)
         throw InvalidArgumentError("the function library defines '" + f.signature().name() + "' twice");
@@ -52,7 +53,10 @@ class Importer {
 
  private:
   const VariableMap& variables_;
+  NodeBudget& budget_;
   std::unordered_map<std::string, const tensorflow::FunctionDef*> functions_;
+  // Bodies already built, by function name and argument dtypes and shapes.
+  std::unordered_map<std::string, Graph*> built_;
   std::vector<std::string> stack_;  // functions being built, to reject recursion
 
   struct Scope {
@@ -204,6 +208,9 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     s.handles[position] = v->second;
     return;
   }
+  if (++budget_.used > budget_.max_nodes)
+    throw InvalidArgumentError("the model needs more than " + std::to_string(budget_.max_nodes) +
+                               " nodes, the node budget of a load (LoadOptions::max_nodes); stopped at " + where);
   const ops::OpDef* op = ops::find_op(nd.op());
   if (!op || op->has(ops::kInternal) || op->has(ops::kNoKernel))
     throw InvalidArgumentError("Op type not registered '" + nd.op() + "' in kiln (" + where + ")");
@@ -284,10 +291,18 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
 
 Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
                       const std::vector<ops::PartialShape>& shapes) {
-  Graph* g = s.g.new_function(ref.name.empty() ? "f" : ref.name.substr(0, 128));
+  std::string key = ref.name;
+  for (size_t i = 0; i < dtypes.size(); ++i) key += "|" + std::string(dtype_name(dtypes[i])) + ops::partial_text(shapes[i]);
+  if (auto it = built_.find(key); it != built_.end()) {
+    if (!it->second) throw InvalidArgumentError("function '" + ref.name + "' calls itself (recursion is not supported)");
+    ref.name = it->second->function_name();
+    return it->second;
+  }
+  built_[key] = nullptr;  // being built: a call back into it is recursion
+  Graph* g = s.g.library().add(ref.name.empty() ? "f" : ref.name.substr(0, 128), nullptr);
   build(ref.name, *g, &dtypes, shapes, s.depth + 1);
+  built_[key] = g;
   ref.name = g->function_name();
-  ref.body = g;
   return g;
 }
 
@@ -369,9 +384,10 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
 
 std::unique_ptr<Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
                                        const std::vector<DType>& input_dtypes,
-                                       const std::vector<ops::PartialShape>& input_shapes, const VariableMap& variables) {
+                                       const std::vector<ops::PartialShape>& input_shapes, const VariableMap& variables,
+                                       NodeBudget& budget) {
   auto g = std::make_unique<Graph>();
-  Importer(library, variables).build(name, *g, &input_dtypes, input_shapes, 0);
+  Importer(library, variables, budget).build(name, *g, &input_dtypes, input_shapes, 0);
   return g;
 }
 

@@ -15,12 +15,20 @@ namespace kiln::io {
 
 using VariableMap = std::map<std::string, std::shared_ptr<ops::VariableState>>;
 
+// How many nodes one load may build, over every function it imports: a small hostile file
+// cannot expand into a huge graph. Each library function is built once per argument
+// dtypes and shapes, however often it is called.
+struct NodeBudget {
+  int64_t max_nodes;
+  int64_t used = 0;
+};
+
 // A new root graph for function `name`: its inputs are the function's input args with the
 // given dtypes and shapes, its outputs the output args; control-flow bodies become its library.
 // VarHandleOp nodes resolve by shared_name in `variables`. Throws InvalidArgumentError.
 std::unique_ptr<graph::Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
                                               const std::vector<DType>& input_dtypes,
                                               const std::vector<ops::PartialShape>& input_shapes,
-                                              const VariableMap& variables);
+                                              const VariableMap& variables, NodeBudget& budget);
 
 }  // namespace kiln::io

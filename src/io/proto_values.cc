@@ -152,11 +152,11 @@ ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, co
       return ops::AttrValue(std::vector<int64_t>(p.list().i().begin(), p.list().i().end()));
     }
     case AttrKind::kFunc:
-      return p.value_case() == V::kFunc ? ops::AttrValue(ops::FuncRef{p.func().name(), nullptr}) : wrong();
+      return p.value_case() == V::kFunc ? ops::AttrValue(ops::FuncRef{p.func().name()}) : wrong();
     case AttrKind::kFuncList: {
       if (!is_list || p.list().i_size() || p.list().type_size()) return wrong();
       std::vector<ops::FuncRef> refs;
-      for (const auto& f : p.list().func()) refs.push_back(ops::FuncRef{f.name(), nullptr});
+      for (const auto& f : p.list().func()) refs.push_back(ops::FuncRef{f.name()});
       return ops::AttrValue(std::move(refs));
     }
     case AttrKind::kResource:

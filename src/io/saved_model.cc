@@ -111,7 +111,8 @@ void save(const std::string& dir, const ConcreteFunction& function, std::string 
 
 namespace io {
 
-LoadedModel load_from_files(const std::map<std::string, std::string>& files, bool verify_checksums) {
+LoadedModel load_from_files(const std::map<std::string, std::string>& files, bool verify_checksums,
+                            const LoadOptions& options) {
   auto file = [&](const char* name) -> const std::string& {
     auto it = files.find(name);
     if (it == files.end()) throw NotFoundError(std::string("the saved model has no ") + name);
@@ -131,6 +132,7 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
   if (!def.ParseFromString(file(kGraphFile))) throw DataLossError("graph.pb is not a valid GraphDef");
   auto model = std::make_shared<detail::LoadedModelImpl>();
   VariableMap variables;
+  NodeBudget budget{.max_nodes = options.max_nodes};
   for (auto& [name, value] : read_safetensors(file(kVariablesFile)))
     variables[name] = std::make_shared<ops::VariableState>(value, name);
   for (const auto& [sig, entry] : manifest.signatures) {
@@ -142,7 +144,7 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
       shapes.push_back(s.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(s.shape.dims()), false});
     auto cf = std::make_shared<detail::ConcreteImpl>();
     cf->name = sig;
-    cf->graph = import_function(def.library(), entry.function, dtypes, shapes, variables);
+    cf->graph = import_function(def.library(), entry.function, dtypes, shapes, variables, budget);
     const graph::Graph& g = *cf->graph;
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
       const TensorSpec& s = entry.inputs[i];
@@ -174,12 +176,12 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
 
 }  // namespace io
 
-LoadedModel load(const std::string& dir) {
+LoadedModel load(const std::string& dir, const LoadOptions& options) {
   std::map<std::string, std::string> files;
   files[io::kManifestFile] = io::read_file(dir + "/" + io::kManifestFile, io::kMaxJsonBytes);
   for (const char* name : {io::kGraphFile, io::kVariablesFile})
     files[name] = io::read_file(dir + "/" + name, io::kMaxFileBytes);
-  return io::load_from_files(files);
+  return io::load_from_files(files, true, options);
 }
 
 std::vector<Tensor> LoadedModel::call(const std::string& signature, std::vector<Tensor> inputs) const {

@@ -24,6 +24,7 @@ inline constexpr const char* kManifestFile = "manifest.json";
 
 // Loads from file contents by name. With verify_checksums off (fuzzing), the manifest's
 // sizes and SHA-256 sums are not compared, so mutations reach the parsers behind them.
-LoadedModel load_from_files(const std::map<std::string, std::string>& files, bool verify_checksums = true);
+LoadedModel load_from_files(const std::map<std::string, std::string>& files, bool verify_checksums = true,
+                            const LoadOptions& options = {});
 
 }  // namespace kiln::io

@@ -33,7 +33,11 @@ size_t hash_attr(const AttrValue& v) {
           return h;
         } else if constexpr (std::is_same_v<T, DType>) return static_cast<size_t>(x) + 17;
         else if constexpr (std::is_same_v<T, FuncRef>) return std::hash<std::string>()(x.name);
-        else if constexpr (std::is_same_v<T, std::vector<FuncRef>>) return x.size() + 31;
+        else if constexpr (std::is_same_v<T, std::vector<FuncRef>>) {
+          size_t h = x.size() + 31;
+          for (const FuncRef& f : x) h = h * 1000003u ^ std::hash<std::string>()(f.name);
+          return h;
+        }
         else if constexpr (std::is_same_v<T, ResourceRef>) return std::hash<const void*>()(x.resource.get());
         else return std::hash<T>()(x);
       },
@@ -48,6 +52,16 @@ bool tensors_equal(const Tensor& a, const Tensor& b) {
   return x->dtype == y->dtype && x->dims == y->dims && std::memcmp(x->data, y->data, x->nbytes()) == 0;
 }
 }  // namespace
+
+std::vector<const FuncRef*> func_refs(const Attrs& attrs) {
+  std::vector<const FuncRef*> refs;
+  for (int i = 0; i < attrs.size(); ++i) {
+    if (const auto* f = std::get_if<FuncRef>(&attrs[i])) refs.push_back(f);
+    if (const auto* fs = std::get_if<std::vector<FuncRef>>(&attrs[i]))
+      for (const FuncRef& f : *fs) refs.push_back(&f);
+  }
+  return refs;
+}
 
 size_t Attrs::hash() const {
   size_t h = static_cast<size_t>(count_);

@@ -18,12 +18,11 @@ namespace kiln::ops {
 
 using detail::TensorImpl;
 
-// A function of the graph's library (an If branch, a While body): its name, and the body
-// itself as an opaque pointer that the graph and exec layers understand.
+// A function of the graph's library (an If branch, a While body), by name: the graph that
+// holds the node resolves it in its FunctionLibrary (graph/library.h).
 struct FuncRef {
   std::string name;
-  const void* body = nullptr;
-  bool operator==(const FuncRef& o) const { return body == o.body && name == o.name; }
+  bool operator==(const FuncRef& o) const { return name == o.name; }
 };
 // A handle to a resource (a variable) that stateful ops read and write.
 struct ResourceRef {
@@ -36,6 +35,10 @@ using AttrValue = std::variant<std::monostate, int64_t, double, bool, DType, std
                                TensorShape, Tensor, FuncRef, std::vector<FuncRef>, ResourceRef>;
 
 inline constexpr int kMaxAttrs = 6;
+class Attrs;
+// The function attrs of a control-flow node in attr order, lists expanded: the order a
+// SubgraphRunner numbers its bodies in.
+std::vector<const FuncRef*> func_refs(const Attrs& attrs);
 
 // Attr values in the order of the op's attr_names, so kernels read them by index: no
 // string lookup per call.

@@ -22,7 +22,13 @@ std::vector<Tensor> ConcreteImpl::call(const std::vector<Tensor>& args) const {
 }
 
 void ConcreteImpl::compile(const OptimizerOptions& options) {
-  optimized = graph->clone();
+  // Every body of the library is optimized (once) like the graph itself: loop bodies are
+  // usually the hot part. The traced graph and its library stay as they were.
+  auto library = graph->library().clone();
+  for (const auto& body : library->bodies())
+    for (const auto& s : optimize::optimize(*body, options))
+      optimization_report.push_back(body->function_name() + ": " + s.str());
+  optimized = graph->clone(std::move(library));
   for (const auto& s : optimize::optimize(*optimized, options)) optimization_report.push_back(s.str());
   plan = std::make_unique<exec::Plan>(*optimized);
 }

@@ -211,8 +211,8 @@ std::vector<Tensor> build_cond(const Tensor& pred, const Branch& then_fn, const 
   std::vector<Output> inputs = unify_captures(bodies);
   inputs.insert(inputs.begin(), p);
   const bool stateful = bodies[0].stateful || bodies[1].stateful;
-  ops::Attrs attrs{ops::FuncRef{bodies[0].g->function_name(), bodies[0].g},
-                   ops::FuncRef{bodies[1].g->function_name(), bodies[1].g}};
+  ops::Attrs attrs{ops::FuncRef{bodies[0].g->function_name()},
+                   ops::FuncRef{bodies[1].g->function_name()}};
   return add_node(parent, ops::op::StatelessIf(), ops::op::If(), stateful, "cond", std::move(inputs), std::move(attrs),
                   bodies[0].dtypes, shapes);
 }
@@ -234,7 +234,7 @@ std::vector<Tensor> build_case(const Tensor& index, const std::vector<Branch>& b
   std::vector<ops::FuncRef> refs;
   for (const auto& b : bodies) {
     stateful |= b.stateful;
-    refs.push_back(ops::FuncRef{b.g->function_name(), b.g});
+    refs.push_back(ops::FuncRef{b.g->function_name()});
   }
   return add_node(parent, ops::op::StatelessCase(), ops::op::Case(), stateful, "switch_case", std::move(inputs),
                   ops::Attrs{std::move(refs)}, bodies[0].dtypes, shapes);
@@ -340,7 +340,7 @@ std::vector<Tensor> build_while_node(const LoopCond& cond, const LoopBody& body,
     shapes.push_back(o.node->out_shapes[o.index]);
   }
   const bool stateful = parts[0].stateful || parts[1].stateful;
-  ops::Attrs attrs{ops::FuncRef{parts[0].g->function_name(), parts[0].g}, ops::FuncRef{parts[1].g->function_name(), parts[1].g}};
+  ops::Attrs attrs{ops::FuncRef{parts[0].g->function_name()}, ops::FuncRef{parts[1].g->function_name()}};
   std::vector<Tensor> out = add_node(parent, ops::op::StatelessWhile(), ops::op::While(), stateful, "while",
                                      std::move(inputs), std::move(attrs), dtypes, shapes);
   return std::vector<Tensor>(out.begin() + first, out.begin() + vars.size());
