@@ -49,8 +49,11 @@ int64_t checked_num_elements(const int64_t* dims, size_t rank) {
 
 TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank) {
   const int64_t n = checked_num_elements(dims, rank);
-  const int64_t bytes = checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size");
-  auto* t = new TensorImpl();
+  return make_concrete_checked(dtype, dims, rank, n, checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size"));
+}
+
+TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank, int64_t n, int64_t bytes) {
+  auto* t = new TensorImpl;  // no value-initialization: inline_data is written by the kernel
   t->dtype = dtype;
   t->dims.assign(dims, dims + rank);
   t->num_elements = n;
@@ -69,7 +72,7 @@ TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank) {
 }
 
 TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
-  auto* t = new TensorImpl();
+  auto* t = new TensorImpl;  // no value-initialization: inline_data is written by the kernel
   t->dtype = src->dtype;
   t->dims = dims;
   t->num_elements = src->num_elements;
@@ -85,7 +88,7 @@ TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
 }
 
 TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index) {
-  auto* t = new TensorImpl();
+  auto* t = new TensorImpl;  // no value-initialization: inline_data is written by the kernel
   t->dtype = dtype;
   t->symbolic = true;
   t->unknown_rank = unknown_rank;

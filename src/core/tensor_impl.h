@@ -43,6 +43,9 @@ int64_t checked_num_elements(const int64_t* dims, size_t rank);
 // A new concrete tensor with uninitialized data.
 TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank);
 inline TensorImpl* make_concrete(DType dtype, const Dims& dims) { return make_concrete(dtype, dims.data(), dims.size()); }
+// The same, for a shape whose element count `n` and byte size were checked already (plans
+// check static shapes once, at compile time).
+TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank, int64_t n, int64_t bytes);
 // A concrete tensor sharing `src`'s data with new dims (same element count).
 TensorImpl* make_alias(const TensorImpl* src, const Dims& dims);
 // A new symbolic tensor.

@@ -107,7 +107,12 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     for (const auto& s : node->out_shapes) st.static_shapes &= s.fully_defined();
     st.first_static = static_cast<int>(static_outputs_.size());
     if (st.static_shapes)
-      for (int i = 0; i < st.num_outputs; ++i) static_outputs_.push_back({node->out_dtypes[i], node->out_shapes[i].dims});
+      for (int i = 0; i < st.num_outputs; ++i) {
+        const Dims& dims = node->out_shapes[i].dims;
+        const int64_t n = detail::checked_num_elements(dims.data(), dims.size());
+        const int64_t bytes = checked_mul(n, static_cast<int64_t>(dtype_size(node->out_dtypes[i])), "a buffer size");
+        static_outputs_.push_back({node->out_dtypes[i], dims, n, bytes});
+      }
     // The kernel the shape function chose at trace time (inputs' dtypes are fixed by then).
     st.kernel = node->op->kernels[static_cast<int>(node->kernel_dtype)];
     st.first_body = static_cast<int>(bodies_.size());
@@ -136,6 +141,7 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   for (int s = 0; s < num_slots_; ++s) in_frame[s] = pinned[s] ? 2 : 0;  // 2: never in the frame
   plan_parallelism(g);
   plan_memory(last_use, in_frame);
+  plan_forwarding(last_use, pinned);
   // Readers per owned slot, for releasing at last use when steps run concurrently.
   slot_readers_.assign(num_slots_, 0);
   for (const Step& st : steps_)
@@ -150,6 +156,17 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     steps_[si].num_release = static_cast<int>(releases[si].size());
     release_slots_.insert(release_slots_.end(), releases[si].begin(), releases[si].end());
   }
+  // For loops (run_loop): which feeds anything reads, and whether results can move out.
+  std::vector<char> read(num_slots_, 0);
+  for (int s : input_slots_) read[s] = 1;
+  for (int s : result_slots_) read[s] = 1;
+  for (int s : feed_slots_) feed_read_.push_back(read[s]);
+  distinct_results_ = true;
+  for (size_t i = 0; i < result_slots_.size(); ++i)
+    for (size_t j = 0; j < result_slots_.size(); ++j)
+      if ((i != j && result_slots_[i] == result_slots_[j]) ||
+          (i != j && j < feed_slots_.size() && result_slots_[i] == feed_slots_[j]))
+        distinct_results_ = false;
 }
 
 void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame) {
@@ -176,6 +193,31 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
     }
   }
   memory_.plan(std::move(entries), def_step, last_step, /*reuse=*/!parallel_);
+}
+
+// TensorFlow's buffer forwarding: an elementwise step whose input dies at this step, with the
+// output's dtype and shape, may write its output over that input when, at run time, nothing
+// else holds the tensor or its buffer. Elementwise kernels read element i before writing
+// element i, so the exact overlap is safe. Off for concurrent plans, where "dies here" in
+// step order does not mean no other step still reads it.
+void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<char>& pinned) {
+  for (size_t si = 0; si < steps_.size(); ++si) {
+    Step& st = steps_[si];
+    st.forward_slot = -1;
+    if (parallel_ || !st.op->has(ops::kElementwise) || st.op->has(ops::kOwnOutputs) || !st.static_shapes ||
+        st.num_outputs < 1 || frame_index_[output_slots_[st.first_output]] >= 0)
+      continue;
+    const StaticOutput& out = static_outputs_[st.first_static];
+    for (int i = 0; i < st.num_inputs && st.forward_slot < 0; ++i) {
+      const int s = input_slots_[st.first_input + i];
+      const graph::Output& in = st.node->inputs[i];
+      const ops::PartialShape& shape = in.node->out_shapes[in.index];
+      if (pinned[s] || frame_index_[s] >= 0 || last_use[s] != static_cast<int>(si) ||
+          in.node->out_dtypes[in.index] != out.dtype || !shape.fully_defined() || shape.dims != out.dims)
+        continue;
+      st.forward_slot = s;
+    }
+  }
 }
 
 void Plan::plan_parallelism(const graph::Graph& g) {
@@ -316,10 +358,70 @@ void Plan::feed(const std::vector<Tensor>& feeds, Tensor* slots) const {
   for (const auto& [slot, value] : const_slots_) slots[slot] = value;
 }
 
+void Plan::run_steps(Tensor* slots, Frame* frame) const {
+  if (parallel_ && intra_op_threads() > 1) {
+    run_parallel(slots, frame);
+    return;
+  }
+  std::vector<ops::InputInfo> infos;
+  for (const Step& st : steps_) {
+    execute_step(st, slots, frame, infos);
+    const int* rs = release_slots_.data() + st.first_release;
+    for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
+  }
+}
+
+// A While step. The cond and body plans get their slots and frames once for the whole loop;
+// each iteration feeds the loop variables into them and runs their steps. Only the first
+// feed is checked: later values are the body's results, whose dtypes and shapes the builder
+// (or the importer) checked against the loop's shapes.
+void Plan::run_loop(const Step& st, Tensor* slots) const {
+  const Plan& cond = *bodies_[st.first_body];
+  const Plan& body = *bodies_[st.first_body + 1];
+  const int n = st.num_inputs;
+  if (st.num_outputs != n || static_cast<int>(body.result_slots_.size()) != n)
+    throw InternalError("a While node must have one output and one body result per loop variable");
+  std::vector<Tensor> vars(n);
+  const int* is = input_slots_.data() + st.first_input;
+  for (int i = 0; i < n; ++i) vars[i] = slots[is[i]];
+  SlotArray cond_slots(cond.num_slots_), body_slots(body.num_slots_);
+  FrameLease cond_frame(cond.memory_), body_frame(body.memory_);
+  Tensor* cs = cond_slots.data();
+  Tensor* bs = body_slots.data();
+  cond.feed(vars, cs);
+  body.feed(vars, bs);
+  vars.clear();
+  // The body's feed slots hold the current loop variables between iterations (its
+  // results move there); the cond gets a copy of those it reads.
+  const int cond_result = cond.result_slots_.at(0);
+  const int* body_feeds = body.feed_slots_.data();
+  const int* body_results = body.result_slots_.data();
+  const int* cond_feeds = cond.feed_slots_.data();
+  const char* cond_reads = cond.feed_read_.data();
+  while (true) {
+    cond.run_steps(cs, cond_frame.frame.get());
+    if (!ops::condition_truth(cs[cond_result])) break;
+    body.run_steps(bs, body_frame.frame.get());
+    if (body.distinct_results_) {
+      for (int i = 0; i < n; ++i) bs[body_feeds[i]] = std::move(bs[body_results[i]]);
+    } else {  // a slot that is two results, or a result that is another variable's feed
+      std::vector<Tensor> next(n);
+      for (int i = 0; i < n; ++i) next[i] = bs[body_results[i]];
+      for (int i = 0; i < n; ++i) bs[body_feeds[i]] = std::move(next[i]);
+    }
+    for (int i = 0; i < n; ++i)
+      if (cond_reads[i]) cs[cond_feeds[i]] = bs[body_feeds[i]];
+  }
+  const int* os = output_slots_.data() + st.first_output;
+  for (int i = 0; i < n; ++i) slots[os[i]] = bs[body_feeds[i]];
+}
+
+
 void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const {
-  if (st.op->control_flow) {
+  if (st.op->has(ops::kLoop) || st.op->control_flow) {
     try {
-      run_control_flow(st, slots);
+      if (st.op->has(ops::kLoop)) run_loop(st, slots);
+      else run_control_flow(st, slots);
     } catch (const Error& e) {
       rethrow_with_node(e, st.node->name);
     }
@@ -352,13 +454,24 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
     if (st.static_shapes) {
       // Shapes and dtypes were checked at trace time: no shape function at run time.
       const StaticOutput* so = static_outputs_.data() + st.first_static;
-      for (int i = 0; i < st.num_outputs; ++i) {
+      int first = 0;
+      if (st.forward_slot >= 0) {
+        ops::TensorImpl* t = slots[st.forward_slot].impl();
+        if (t && t->refs.load(std::memory_order_acquire) == 1 &&
+            (!t->buffer || t->buffer->refs.load(std::memory_order_acquire) == 1)) {
+          slots[os[0]] = std::move(slots[st.forward_slot]);
+          out[0] = t;
+          first = 1;
+        }
+      }
+      for (int i = first; i < st.num_outputs; ++i) {
         const int f = frame_index[os[i]];
         if (f >= 0) {
           out[i] = frame->impl(f);  // planned memory: nothing to allocate
           continue;
         }
-        slots[os[i]] = Tensor(detail::make_concrete(so[i].dtype, so[i].dims));
+        slots[os[i]] = Tensor(detail::make_concrete_checked(so[i].dtype, so[i].dims.data(), so[i].dims.size(),
+                                                             so[i].num_elements, so[i].bytes));
         out[i] = slots[os[i]].impl();
       }
     } else {
@@ -460,16 +573,7 @@ void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& resul
   FrameLease lease(memory_);
   Frame* frame = lease.frame.get();
   feed(feeds, slots);
-  if (parallel_ && intra_op_threads() > 1) {
-    run_parallel(slots, frame);
-  } else {
-    std::vector<ops::InputInfo> infos;
-    for (const Step& st : steps_) {
-      execute_step(st, slots, frame, infos);
-      const int* rs = release_slots_.data() + st.first_release;
-      for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
-    }
-  }
+  run_steps(slots, frame);
   results.resize(result_slots_.size());
   for (size_t i = 0; i < result_slots_.size(); ++i) results[i] = slots[result_slots_[i]];
 }

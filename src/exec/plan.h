@@ -21,11 +21,13 @@ struct Step {
   bool static_shapes;              // output dtypes/dims known at compile time
   int first_static;                // into Plan::static_outputs
   int first_body, num_bodies;      // control flow: its compiled bodies, into Plan::bodies_
+  int forward_slot;                // an input slot whose tensor may become output 0, or -1
 };
 
 struct StaticOutput {
   DType dtype;
   Dims dims;
+  int64_t num_elements, bytes;  // checked when the plan is compiled
 };
 
 class Plan {
@@ -57,6 +59,8 @@ class Plan {
   std::vector<ops::PartialShape> feed_shapes_;
   std::vector<std::pair<int, Tensor>> const_slots_;
   std::vector<int> result_slots_;
+  std::vector<char> feed_read_;     // per feed: does a step or a result read it
+  bool distinct_results_ = true;    // no slot is two results, or a result and another feed
   std::vector<std::shared_ptr<const Plan>> bodies_;  // branches and loop parts, compiled once
   int num_slots_ = 0;
   MemoryPlan memory_;               // static intermediates: a per-call frame
@@ -70,9 +74,13 @@ class Plan {
 
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
   void plan_parallelism(const graph::Graph& g);
+  void plan_forwarding(const std::vector<int>& last_use, const std::vector<char>& pinned);
   void feed(const std::vector<Tensor>& feeds, Tensor* slots) const;
   void execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const;
   void run_parallel(Tensor* slots, Frame* frame) const;
+  // Every step, serially or (when planned) concurrently.
+  void run_steps(Tensor* slots, Frame* frame) const;
+  void run_loop(const Step& st, Tensor* slots) const;
 
   void run_control_flow(const Step& st, Tensor* slots) const;
 };

@@ -292,7 +292,11 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
 Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
                       const std::vector<ops::PartialShape>& shapes) {
   std::string key = ref.name;
-  for (size_t i = 0; i < dtypes.size(); ++i) key += "|" + std::string(dtype_name(dtypes[i])) + ops::partial_text(shapes[i]);
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    key += '|';
+    key += dtype_name(dtypes[i]);
+    key += ops::partial_text(shapes[i]);
+  }
   if (auto it = built_.find(key); it != built_.end()) {
     if (!it->second) throw InvalidArgumentError("function '" + ref.name + "' calls itself (recursion is not supported)");
     ref.name = it->second->function_name();

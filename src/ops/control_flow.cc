@@ -15,31 +15,15 @@ void infer_built_by_kiln(InferContext& c) {
   c.fail(std::string(c.op.name) + " nodes are built by kiln::cond, kiln::while_loop or kiln::switch_case");
 }
 
-// TensorFlow's truth of a condition tensor: a scalar's value, or non-emptiness.
-bool truth(const Tensor& t) {
-  const TensorImpl& c = detail::concrete(t);
-  if (c.num_elements != 1) return c.num_elements > 0;
-  return static_cast<bool>(t);
-}
-
 // If(cond, args...): attrs then_branch, else_branch.
 void run_if(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, std::vector<Tensor>& out) {
   const std::vector<Tensor> args(in.begin() + 1, in.end());
-  r.run(truth(in[0]) ? 0 : 1, args, out);
+  r.run(condition_truth(in[0]) ? 0 : 1, args, out);
 }
 
-// While(vars...): attrs cond, body. Loops until cond(vars) is false; maximum_iterations is
-// a loop variable the builder adds, as TensorFlow does.
-void run_while(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, std::vector<Tensor>& out) {
-  std::vector<Tensor> vars = in, next, c;
-  while (true) {
-    r.run(0, vars, c);
-    if (!truth(c[0])) break;
-    r.run(1, vars, next);
-    vars.swap(next);
-  }
-  out = std::move(vars);
-}
+// While(vars...): attrs cond, body. Loops until cond(vars) is false (maximum_iterations is
+// a loop variable the builder adds, as TensorFlow does). The executor runs it (kLoop), so
+// the loop variables stay in the parts' slots across iterations (exec/plan.cc).
 
 // Case(branch_index, args...): attr branches. An out-of-range index runs the last branch.
 void run_case(const Attrs&, const std::vector<Tensor>& in, SubgraphRunner& r, std::vector<Tensor>& out) {
@@ -71,10 +55,16 @@ void while_grad(GradContext& c) {
   }
 }  // namespace
 
+bool condition_truth(const Tensor& t) {
+  const TensorImpl& c = detail::concrete(t);
+  if (c.num_elements != 1) return c.num_elements > 0;
+  return static_cast<bool>(t);
+}
+
 KILN_CONTROL_FLOW_OP(If, kStateful, (std::vector<const char*>{"then_branch", "else_branch"}), run_if, &branch_grad)
 KILN_CONTROL_FLOW_OP(StatelessIf, kPure, (std::vector<const char*>{"then_branch", "else_branch"}), run_if, &branch_grad)
-KILN_CONTROL_FLOW_OP(While, kStateful, (std::vector<const char*>{"cond", "body"}), run_while, &while_grad)
-KILN_CONTROL_FLOW_OP(StatelessWhile, kPure, (std::vector<const char*>{"cond", "body"}), run_while, &while_grad)
+KILN_CONTROL_FLOW_OP(While, kStateful | kLoop, (std::vector<const char*>{"cond", "body"}), nullptr, &while_grad)
+KILN_CONTROL_FLOW_OP(StatelessWhile, kPure | kLoop, (std::vector<const char*>{"cond", "body"}), nullptr, &while_grad)
 KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
 KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
 

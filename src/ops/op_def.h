@@ -154,6 +154,9 @@ class SubgraphRunner {
 // fused kernel computes exactly what the op computes). A scalar operand is broadcast.
 using ChunkFn = void (*)(DType d, const void* a, bool a_scalar, const void* b, bool b_scalar, void* out, int64_t n);
 
+// TensorFlow's truth of a condition tensor: a scalar's value, else non-emptiness.
+bool condition_truth(const Tensor& t);
+
 // Estimated work of one call (multiply-adds or element visits), for scheduling decisions.
 // Ops without one cost their input plus output elements.
 using CostFn = int64_t (*)(const InputInfo* inputs, int num_inputs, const Attrs& attrs);
@@ -178,6 +181,8 @@ enum Trait : uint32_t {
   kOwnOutputs = 1u << 11, // the kernel hands out its outputs (KernelContext::outputs start null,
                           // it stores owned impls): memory plans leave them alone. A variable
                           // read shares the variable's immutable value instead of copying it.
+  kLoop = 1u << 12,       // While: attrs cond and body; the executor runs the loop itself,
+                          // keeping both parts' slots and frames across iterations
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

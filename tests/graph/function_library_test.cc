@@ -179,3 +179,43 @@ TEST_F(NestedIf, MutualRecursionIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// The executor runs a While's cond and body over slots kept for the whole loop, and an
+// elementwise step may write over an input that dies there (buffer forwarding). Neither may
+// touch a tensor someone else holds: the caller's input, a captured value, a result.
+TEST(LoopExecution, ForwardingNeverWritesOverHeldTensors) {
+  const Tensor x = constant<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
+  const Tensor scale = constant<float>(std::vector<float>(20, 0.5f), {20});
+  const std::vector<float> x_before = x.to_vector<float>();
+  auto f = function([&](Tensor v, Tensor n) {
+    auto [i, w] = while_loop([&](Tensor i, Tensor) { return i < n; },
+                             [&](Tensor i, Tensor w) { return std::make_tuple(i + 1, (w + 1.0f) * scale); },
+                             std::make_tuple(constant(0), v));
+    return w;
+  });
+  const Tensor n = constant(3);
+  const Tensor y = f(x, n);
+  EXPECT_EQ(x.to_vector<float>(), x_before);
+  EXPECT_EQ(scale.to_vector<float>(), std::vector<float>(20, 0.5f));
+  Tensor expect = x;
+  for (int k = 0; k < 3; ++k) expect = (expect + 1.0f) * scale;
+  EXPECT_EQ(y.to_vector<float>(), expect.to_vector<float>());
+  const Tensor y2 = f(x, n);  // a second call must not write over the first call's result
+  EXPECT_EQ(y.to_vector<float>(), expect.to_vector<float>());
+  EXPECT_EQ(y2.to_vector<float>(), expect.to_vector<float>());
+  EXPECT_EQ(f(x, constant(0)).to_vector<float>(), x_before);  // zero iterations: the input itself
+}
+
+TEST(LoopExecution, BodyReturningAVariableTwice) {
+  auto f = function([](Tensor a, Tensor b) {
+    auto [p, q] = while_loop([](Tensor p, Tensor) { return p < 10.0f; },
+                             [](Tensor p, Tensor q) { return std::make_tuple(p + q, p + q); }, std::make_tuple(a, b));
+    return p * 100.0f + q;
+  });
+  // (1,1) -> (2,2) -> (4,4) -> (8,8) -> (16,16)
+  EXPECT_EQ(f(constant(1.0f), constant(1.0f)).item<float>(), 1616.0f);
+}
+
+}  // namespace
