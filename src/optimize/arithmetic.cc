@@ -1,9 +1,9 @@
-// arithmetic_simplification: algebraic rewrites. All keep results exact except x / c ->
-// x * (1/c), which may differ in the last bit (TensorFlow's Grappler does the same):
+// arithmetic_simplification: algebraic rewrites, each exact (results bit for bit as traced):
 // x+0, 0+x, x-0, x*1, 1*x, x/1 -> x (when the result has x's shape); x*0 and x-x -> 0 for
 // integers (for floats NaN and inf make them wrong); neg(neg(x)) -> x; transpose of
 // transpose -> one transpose (or x); reshape of reshape -> one reshape; cast to the same
-// dtype -> x; x / c -> x * (1/c) for float constants c; MatMul of a 2-D Transpose -> the
+// dtype -> x; x / c -> x * (1/c) for float constants c that are powers of two with a
+// representable reciprocal (only then is it exact); MatMul of a 2-D Transpose -> the
 // transpose_a/b attr; x*x -> Square(x).
 #include <cmath>
 #include <cstring>
@@ -85,8 +85,8 @@ class ArithmeticSimplification : public Pass {
     }
     if (o == &op::RealDiv()) {
       if (const_all(in[1], 1) && keeps_shape(n, in[0])) return *out = in[0], true;
-      if (const ops::TensorImpl* c = in[1].node->const_value()) {  // x / c -> x * (1 / c)
-        Tensor recip = reciprocal(*c);
+      if (const ops::TensorImpl* c = in[1].node->const_value()) {  // x / c -> x * (1 / c), when exact
+        Tensor recip = exact_reciprocal(*c);
         if (!recip.defined()) return false;
         Output rc{g.add_const(recip, n.name + "/reciprocal"), 0};
         return *out = add(g, op::Mul(), n.name + "/mul", {in[0], rc}, {}), true;
@@ -138,15 +138,30 @@ class ArithmeticSimplification : public Pass {
     for (size_t i = 0; i < v.size(); ++i) t->as<int32_t>()[i] = static_cast<int32_t>(v[i]);
     return Tensor(t);
   }
-  static Tensor reciprocal(const ops::TensorImpl& c) {
+  // 1/c when multiplying by it gives exactly x/c for every x: c a power of two whose
+  // reciprocal is representable (both are then exact scalings, rounded once, identically).
+  // Any other c would change results (1e-10f / 1e-40f is 1e30, 1e-10f * (1 / 1e-40f) is inf),
+  // so the division stays. Empty tensor if not every element qualifies.
+  static Tensor exact_reciprocal(const ops::TensorImpl& c) {
     if (!is_floating(c.dtype)) return Tensor();
-    detail::TensorImpl* r = detail::make_concrete(c.dtype, c.dims);
+    Tensor result(detail::make_concrete(c.dtype, c.dims));
+    bool exact = true;
     ops::visit_dtype(c.dtype, [&](auto x) {
       using T = decltype(x);
-      if constexpr (std::is_floating_point_v<T>)
-        for (int64_t i = 0; i < c.num_elements; ++i) r->as<T>()[i] = T(1) / c.as<T>()[i];
+      if constexpr (std::is_floating_point_v<T>) {
+        auto power_of_two = [](T v) {
+          int e = 0;
+          return std::isfinite(v) && v != 0 && std::fabs(std::frexp(v, &e)) == T(0.5);
+        };
+        T* r = result.impl()->template as<T>();
+        for (int64_t i = 0; i < c.num_elements && exact; ++i) {
+          const T v = c.as<T>()[i];
+          r[i] = T(1) / v;
+          exact = power_of_two(v) && power_of_two(r[i]);
+        }
+      }
     });
-    return Tensor(r);
+    return exact ? result : Tensor();
   }
 };
 }  // namespace

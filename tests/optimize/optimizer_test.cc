@@ -1,6 +1,7 @@
 // The optimizer passes: node counts after each rewrite, switches, and optimized against
 // unoptimized results.
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "test_util.h"
@@ -165,4 +166,28 @@ TEST(Optimizer, ElementwiseChainFusesIntoOneNode) {
   auto h = function([](Tensor m, Tensor v) { return tanh(m + v) * 2.0f; });
   Tensor m = random_uniform({3, 4}, -1, 1, DType::Float32, 3), v = random_uniform({4}, -1, 1, DType::Float32, 4);
   EXPECT_EQ(h(m, v).to_vector<float>(), (tanh(m + v) * 2.0f).to_vector<float>());
+}
+
+// x / c becomes x * (1/c) only where that is exact: a power of two with a representable
+// reciprocal. Elsewhere the rewrite changes results (1e-10f / 1e-40f is 1e30, but 1/1e-40f
+// is inf), so the division stays and the function matches eager bit for bit.
+TEST(Optimizer, DivisionByAConstantStaysExact) {
+  for (float c : {1e-40f, 3.0f, 0.1f, 1e30f, 0.0f, -7.0f}) {
+    auto f = function([c](Tensor x) { return x / c; }, no_fusion());
+    auto cf = f.get_concrete_function(TensorSpec{{4}, DType::Float32});
+    EXPECT_EQ(op_counts(cf.optimized_graph())["RealDiv"], 1) << c;
+    const Tensor x = constant<float>({1e-10f, 3.0f, -1e38f, 1.0f});
+    const auto got = f(x).to_vector<float>(), want = (x / c).to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0) << x.to_vector<float>()[i] << " / " << c;
+  }
+  for (double c : {4.0, 0.125, -2.0, 0x1p-1022, 0x1p1023}) {  // exact: rewritten, still bit for bit
+    auto f = function([c](Tensor x) { return x / c; }, no_fusion());
+    auto cf = f.get_concrete_function(TensorSpec{{3}, DType::Float64});
+    EXPECT_EQ(op_counts(cf.optimized_graph())["RealDiv"], 0) << c;
+    const Tensor x = constant<double>({1e-300, 3.0, -1e308});
+    EXPECT_EQ(f(x).to_vector<double>(), (x / c).to_vector<double>()) << c;
+  }
+  auto g = function([](Tensor x) { return x / constant<float>({2, 3}); }, no_fusion());  // one inexact element
+  EXPECT_EQ(op_counts(g.get_concrete_function(TensorSpec{{2}, DType::Float32}).optimized_graph())["RealDiv"], 1);
 }
