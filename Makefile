@@ -1,7 +1,8 @@
 # kiln: the two commands are `make demo` and `make test`.
 JOBS ?= $(shell nproc)
 BUILD ?= build
-CMAKE_FLAGS ?=
+# Local builds are tuned for this CPU; an installable build (plain cmake) is not.
+CMAKE_FLAGS ?= -DKILN_NATIVE=ON
 
 .PHONY: all deps build demo test bench asan tsan fuzz format clean
 
