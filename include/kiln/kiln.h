@@ -3,6 +3,7 @@
 #include "kiln/dtype.h"
 #include "kiln/errors.h"
 #include "kiln/function.h"
+#include "kiln/memory.h"
 #include "kiln/gradient.h"
 #include "kiln/train.h"
 #include "kiln/ops.h"

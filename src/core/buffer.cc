@@ -1,5 +1,7 @@
 #include "core/buffer.h"
 
+#include <malloc.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -12,22 +14,46 @@ namespace kiln {
 namespace {
 
 // Size classes are powers of two from 64 B to 64 MiB; larger buffers go straight to the
-// system. Each thread keeps a few buffers per class; overflow goes to a shared list.
+// system. Each thread keeps a few buffers per class; overflow goes to a shared list. What
+// all the caches keep together is bounded in bytes (kMaxCachedBytes): beyond it a released
+// buffer goes back to the system, so memory freed by a program is not held for good.
 constexpr int kMinClassLog2 = 6;
 constexpr int kMaxClassLog2 = 26;
 constexpr int kNumClasses = kMaxClassLog2 - kMinClassLog2 + 1;
 constexpr size_t kThreadCacheBytes = size_t{8} << 20;  // per class, per thread
-constexpr size_t kSharedCacheCount = 64;
+constexpr int64_t kMaxCachedBytes = int64_t{64} << 20;  // every cache of the process together
 
 std::atomic<int64_t> g_system_allocations{0};
 std::atomic<int64_t> g_pool_hits{0};
+std::atomic<int64_t> g_cached_bytes{0};
+
+// Accounts `bytes` more in the caches if the budget allows.
+bool reserve_cached(size_t bytes) {
+  int64_t cur = g_cached_bytes.load(std::memory_order_relaxed);
+  while (cur + static_cast<int64_t>(bytes) <= kMaxCachedBytes)
+    if (g_cached_bytes.compare_exchange_weak(cur, cur + static_cast<int64_t>(bytes), std::memory_order_relaxed))
+      return true;
+  return false;
+}
+void unreserve_cached(size_t bytes) { g_cached_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed); }
+
+void system_free(Buffer* b) {
+  std::free(b->data);
+  delete b;
+}
 
 struct SharedPool {
   std::mutex mu;
   std::vector<Buffer*> lists[kNumClasses];
-  ~SharedPool() {
-    for (auto& l : lists)
-      for (Buffer* b : l) { std::free(b->data); delete b; }
+  // Gives every buffer back to the system (mu held).
+  void drain() {
+    for (auto& l : lists) {
+      for (Buffer* b : l) {
+        unreserve_cached(b->capacity);
+        system_free(b);
+      }
+      l.clear();
+    }
   }
 };
 SharedPool& shared_pool() {
@@ -46,11 +72,16 @@ struct ThreadCache {
     t_cache_state = 2;
     SharedPool& sp = shared_pool();
     std::lock_guard<std::mutex> lock(sp.mu);
-    for (int c = 0; c < kNumClasses; ++c)
-      for (Buffer* b : lists[c]) {
-        if (sp.lists[c].size() < kSharedCacheCount) sp.lists[c].push_back(b);
-        else { std::free(b->data); delete b; }
+    for (int c = 0; c < kNumClasses; ++c) sp.lists[c].insert(sp.lists[c].end(), lists[c].begin(), lists[c].end());
+  }
+  void drain() {
+    for (auto& l : lists) {
+      for (Buffer* b : l) {
+        unreserve_cached(b->capacity);
+        system_free(b);
       }
+      l.clear();
+    }
   }
 };
 thread_local ThreadCache t_cache;
@@ -94,6 +125,7 @@ Buffer* buffer_allocate(size_t bytes) {
     auto& list = tc->lists[c];
     Buffer* b = list.back();
     list.pop_back();
+    unreserve_cached(b->capacity);
     b->refs.store(1, std::memory_order_relaxed);
     g_pool_hits.fetch_add(1, std::memory_order_relaxed);
     return b;
@@ -104,6 +136,7 @@ Buffer* buffer_allocate(size_t bytes) {
     if (!sp.lists[c].empty()) {
       Buffer* b = sp.lists[c].back();
       sp.lists[c].pop_back();
+      unreserve_cached(b->capacity);
       b->refs.store(1, std::memory_order_relaxed);
       g_pool_hits.fetch_add(1, std::memory_order_relaxed);
       return b;
@@ -114,23 +147,30 @@ Buffer* buffer_allocate(size_t bytes) {
 
 void buffer_release(Buffer* b) noexcept {
   if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  if (b->size_class >= 0) {
+  if (b->size_class >= 0 && reserve_cached(b->capacity)) {
     if (ThreadCache* tc = thread_cache()) {
       auto& list = tc->lists[b->size_class];
-      if ((list.size() + 1) * b->capacity <= kThreadCacheBytes || list.size() < 2) {
+      if ((list.size() + 1) * b->capacity <= kThreadCacheBytes || list.empty()) {
         list.push_back(b);
         return;
       }
     }
     SharedPool& sp = shared_pool();
     std::lock_guard<std::mutex> lock(sp.mu);
-    if (sp.lists[b->size_class].size() < kSharedCacheCount) {
-      sp.lists[b->size_class].push_back(b);
-      return;
-    }
+    sp.lists[b->size_class].push_back(b);
+    return;
   }
-  std::free(b->data);
-  delete b;
+  system_free(b);
+}
+
+void buffer_trim() {
+  if (ThreadCache* tc = thread_cache()) tc->drain();
+  {
+    SharedPool& sp = shared_pool();
+    std::lock_guard<std::mutex> lock(sp.mu);
+    sp.drain();
+  }
+  malloc_trim(0);  // what malloc keeps in its arenas goes back to the system too
 }
 
 int64_t checked_mul(int64_t a, int64_t b, const char* what) {
@@ -141,6 +181,6 @@ int64_t checked_mul(int64_t a, int64_t b, const char* what) {
   return r;
 }
 
-BufferStats buffer_stats() { return {g_system_allocations.load(), g_pool_hits.load()}; }
+BufferStats buffer_stats() { return {g_system_allocations.load(), g_pool_hits.load(), g_cached_bytes.load()}; }
 
 }  // namespace kiln

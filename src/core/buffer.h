@@ -33,7 +33,12 @@ int64_t checked_mul(int64_t a, int64_t b, const char* what);
 struct BufferStats {
   int64_t system_allocations;
   int64_t pool_hits;
+  int64_t cached_bytes;  // held by the caches for reuse (at most 64 MiB)
 };
 BufferStats buffer_stats();
+
+// Gives this thread's and the shared cache's buffers back to the system, and asks malloc to
+// return its free memory (kiln::config::trim_memory).
+void buffer_trim();
 
 }  // namespace kiln

@@ -1,0 +1,55 @@
+// Released memory goes back to the system: the buffer caches keep at most 64 MiB together.
+#include <fstream>
+#include <unistd.h>
+
+#include "core/buffer.h"
+#include "test_util.h"
+
+using namespace kiln;
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;  // their allocators quarantine freed memory
+#else
+constexpr bool kSanitized = false;
+#endif
+
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+TEST(Memory, ReleasedTensorsGoBackToTheSystem) {
+  if (kSanitized) GTEST_SKIP() << "sanitizer allocators keep freed memory in quarantine";
+  constexpr int64_t kMB = 1 << 20;
+  const int64_t before = resident_bytes();
+  {
+    std::vector<Tensor> big;
+    for (int i = 0; i < 20; ++i) big.push_back(fill({10'000'000}, i));  // 40 MB each
+    EXPECT_GT(resident_bytes() - before, 700 * kMB);
+    float sum = 0;
+    for (const Tensor& t : big) sum += t.to_vector<float>()[9'999'999];
+    EXPECT_EQ(sum, 190.0f);
+  }
+  const int64_t after = resident_bytes();
+  std::printf("resident: %lld MB before, %lld MB after releasing 800 MB; caches hold %lld MB\n",
+              static_cast<long long>(before / kMB), static_cast<long long>(after / kMB),
+              static_cast<long long>(config::memory_stats().cached_bytes / kMB));
+  EXPECT_LE(config::memory_stats().cached_bytes, 64 * kMB);
+  EXPECT_LE(after - before, 64 * kMB);
+  config::trim_memory();
+  EXPECT_EQ(config::memory_stats().cached_bytes, 0);
+  EXPECT_LE(resident_bytes() - before, 16 * kMB);
+}
+
+TEST(Memory, SmallBuffersStillComeFromTheCache) {
+  for (int i = 0; i < 4; ++i) (void)(fill({1000}, 1.0) + 1.0f);  // warm: two buffers at once
+  const auto before = buffer_stats().system_allocations;
+  for (int i = 0; i < 100; ++i) (void)(fill({1000}, 1.0) + 1.0f);
+  EXPECT_EQ(buffer_stats().system_allocations, before);
+}
+
+}  // namespace
