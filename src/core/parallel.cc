@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 namespace kiln {
@@ -24,15 +26,26 @@ Eigen::ThreadPool& pool() {
   return *p;
 }
 
-// One parallel_for call: participants grab chunk indices until none are left.
+// One parallel_for call: participants grab chunk indices until none are left. A chunk that
+// throws stops the others from starting; the first exception is kept for the caller, so a
+// helper never lets one escape (that would terminate) and the caller always waits for the
+// helpers before unwinding (they use its stack).
 struct Job {
   const std::function<void(int64_t, int64_t)>* fn;
   int64_t n, chunks;
   std::atomic<int64_t> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
   void work() {
     for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
       const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
-      (*fn)(begin, end);
+      try {
+        (*fn)(begin, end);
+      } catch (...) {
+        next.store(chunks, std::memory_order_relaxed);
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+      }
     }
   }
 };
@@ -64,6 +77,7 @@ void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& 
     });
   job->work();
   done.Wait();  // helpers may still hold the job; fn must outlive them
+  if (job->error) std::rethrow_exception(job->error);
 }
 
 }  // namespace kiln

@@ -1,0 +1,67 @@
+// parallel_for_split when a chunk throws: on the calling thread (it must still wait for the
+// helpers, which use its stack) or on a helper (which must not terminate the process).
+#include <atomic>
+#include <thread>
+
+#include "core/parallel.h"
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+struct ThreadsScope {
+  int before = configured_threads();
+  explicit ThreadsScope(int n) { set_intra_op_threads(n); }
+  ~ThreadsScope() { set_intra_op_threads(before); }
+};
+
+TEST(ParallelForSplit, ThrowOnTheCallerWaitsForHelpers) {
+  ThreadsScope threads(2);
+  if (configured_threads() < 2) GTEST_SKIP() << "needs two threads";
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < 50; ++round) {
+    std::atomic<int> helper_chunks{0};
+    std::vector<int> on_stack(1000, 1);  // helpers read the caller's stack while it unwinds
+    expect_error<InvalidArgumentError>([&] {
+      parallel_for_split(2, [&](int64_t, int64_t) {
+        if (std::this_thread::get_id() == caller) throw InvalidArgumentError("caller chunk failed");
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        int sum = 0;
+        for (int v : on_stack) sum += v;
+        if (sum == 1000) helper_chunks.fetch_add(1);
+      });
+    }, "caller chunk failed");
+  }
+}
+
+TEST(ParallelForSplit, ThrowOnAHelperReachesTheCaller) {
+  ThreadsScope threads(2);
+  if (configured_threads() < 2) GTEST_SKIP() << "needs two threads";
+  const std::thread::id caller = std::this_thread::get_id();
+  int thrown_on_helper = 0;
+  for (int round = 0; round < 50; ++round) {
+    try {
+      parallel_for_split(2, [&](int64_t, int64_t) {
+        if (std::this_thread::get_id() != caller) throw OutOfRangeError("helper chunk failed");
+        std::this_thread::sleep_for(std::chrono::microseconds(200));  // let a helper take a chunk
+      });
+    } catch (const OutOfRangeError& e) {
+      EXPECT_NE(std::string(e.what()).find("helper chunk failed"), std::string::npos);
+      ++thrown_on_helper;
+    }
+  }
+  EXPECT_GT(thrown_on_helper, 0);  // the caller may have run both chunks in some rounds
+}
+
+TEST(ParallelForSplit, EveryChunkRunsOnceWithoutErrors) {
+  ThreadsScope threads(2);
+  std::vector<std::atomic<int>> seen(1000);
+  parallel_for_split(1000, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) seen[i].fetch_add(1);
+  });
+  for (auto& s : seen) EXPECT_EQ(s.load(), 1);
+}
+
+}  // namespace
