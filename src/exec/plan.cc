@@ -558,6 +558,7 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
   drain(*run, true);
   std::unique_lock<std::mutex> lock(run->mu);
   run->cv.wait(lock, [&] { return run->running == 0; });
+  const int never_ran = run->remaining;
   run->remaining = 0;  // late helpers see nothing left
   // Take the error out of the shared state: a late helper may drop the last reference to
   // that state while this thread is still handling the exception.
@@ -565,6 +566,8 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
   run->error = nullptr;
   lock.unlock();
   if (error) std::rethrow_exception(error);
+  if (never_ran > 0)  // dependency counts that never reach zero: a plan bug, never a silent result
+    throw InternalError("parallel plan stalled: " + std::to_string(never_ran) + " steps never became ready");
 }
 
 void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const {

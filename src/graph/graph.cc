@@ -155,12 +155,14 @@ std::unique_ptr<Graph> Graph::clone_body(FunctionLibrary* library) const {
 
 void Graph::replace_uses(const std::map<std::pair<const Node*, int>, Output>& repl) {
   if (repl.empty()) return;
+  // Follows chains a -> b -> c; a chain longer than the map is a cycle of replacements.
   auto fix = [&](Output& o) {
-    for (int guard = 0; guard < 64; ++guard) {  // follow chains a -> b -> c
+    for (size_t hops = 0; hops <= repl.size(); ++hops) {
       auto it = repl.find({o.node, o.index});
       if (it == repl.end()) return;
       o = it->second;
     }
+    throw InternalError("replace_uses: the replacements of " + o.node->name + " form a cycle");
   };
   for (auto& n : nodes_)
     for (Output& in : n->inputs) fix(in);
@@ -202,6 +204,13 @@ int Graph::compact_order(bool remove_dead) {
     for (int u : users[i])
       if (--pending[u] == 0) ready.push(u);
     order.push_back(std::move(nodes_[i]));
+  }
+  size_t live_count = 0;
+  for (size_t i = 0; i < n; ++i) live_count += live[i] ? 1 : 0;
+  if (order.size() != live_count) {  // a rewrite made a cycle: say so, never drop nodes
+    const size_t stuck = live_count - order.size();
+    for (auto& x : order) nodes_[x->id] = std::move(x);  // put the graph back as it was
+    throw InternalError("compact_order: " + std::to_string(stuck) + " live nodes are on a cycle");
   }
   const int removed = static_cast<int>(n - order.size());
   for (auto& x : nodes_)

@@ -56,8 +56,11 @@ class ConstantFolding : public Pass {
       std::vector<Tensor> values;
       try {
         values = eager::execute(*node.op, inputs.data(), static_cast<int>(inputs.size()), node.attrs);
-      } catch (const Error&) {
-        continue;  // left for run time, where it reports the error in the op's words
+      } catch (const Error& e) {
+        // An op that rejects its inputs is left for run time, where it reports the error in
+        // its own words (and only if it runs). A bug in kiln is not hidden that way.
+        if (e.code() == ErrorCode::Internal) throw;
+        continue;
       }
       for (int i = 0; i < node.num_outputs(); ++i)
         repl[{&node, i}] = graph::Output{g.add_const(values[i], node.name + "/folded"), 0};

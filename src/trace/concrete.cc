@@ -92,17 +92,39 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
   return impl_->call(inputs);
 }
 
+namespace {
+// Every accessor of an empty handle (a default-constructed ConcreteFunction) is an error.
+const detail::ConcreteImpl& checked(const std::shared_ptr<detail::ConcreteImpl>& impl, const char* what) {
+  if (!impl) throw FailedPreconditionError(std::string("ConcreteFunction::") + what + " on an empty ConcreteFunction");
+  return *impl;
+}
+}  // namespace
+
 std::string ConcreteFunction::name() const { return impl_ ? impl_->name : ""; }
-GraphView ConcreteFunction::graph() const { return graph::make_view(*impl_->graph); }
-GraphView ConcreteFunction::optimized_graph() const { return graph::make_view(*impl_->optimized); }
-std::vector<std::string> ConcreteFunction::optimization_report() const { return impl_->optimization_report; }
-GraphDef ConcreteFunction::as_graph_def() const { return graph::to_graph_def(*impl_->graph); }
-std::string ConcreteFunction::to_dot() const { return graph::to_dot(*impl_->graph, impl_->name); }
-GraphDef ConcreteFunction::optimized_graph_def() const { return graph::to_graph_def(*impl_->optimized); }
-std::string ConcreteFunction::optimized_to_dot() const { return graph::to_dot(*impl_->optimized, impl_->name + " (optimized)"); }
-std::vector<TensorSpec> ConcreteFunction::input_specs() const { return impl_->inputs; }
-std::vector<TensorSpec> ConcreteFunction::output_specs() const { return impl_->outputs; }
-std::vector<Tensor> ConcreteFunction::captured_inputs() const { return impl_->captures; }
-std::string ConcreteFunction::pretty_printed_signature() const { return impl_->pretty_signature(); }
+GraphView ConcreteFunction::graph() const { return graph::make_view(*checked(impl_, "graph").graph); }
+GraphView ConcreteFunction::optimized_graph() const {
+  return graph::make_view(*checked(impl_, "optimized_graph").optimized);
+}
+std::vector<std::string> ConcreteFunction::optimization_report() const {
+  return checked(impl_, "optimization_report").optimization_report;
+}
+GraphDef ConcreteFunction::as_graph_def() const { return graph::to_graph_def(*checked(impl_, "as_graph_def").graph); }
+std::string ConcreteFunction::to_dot() const {
+  const auto& c = checked(impl_, "to_dot");
+  return graph::to_dot(*c.graph, c.name);
+}
+GraphDef ConcreteFunction::optimized_graph_def() const {
+  return graph::to_graph_def(*checked(impl_, "optimized_graph_def").optimized);
+}
+std::string ConcreteFunction::optimized_to_dot() const {
+  const auto& c = checked(impl_, "optimized_to_dot");
+  return graph::to_dot(*c.optimized, c.name + " (optimized)");
+}
+std::vector<TensorSpec> ConcreteFunction::input_specs() const { return checked(impl_, "input_specs").inputs; }
+std::vector<TensorSpec> ConcreteFunction::output_specs() const { return checked(impl_, "output_specs").outputs; }
+std::vector<Tensor> ConcreteFunction::captured_inputs() const { return checked(impl_, "captured_inputs").captures; }
+std::string ConcreteFunction::pretty_printed_signature() const {
+  return checked(impl_, "pretty_printed_signature").pretty_signature();
+}
 
 }  // namespace kiln
