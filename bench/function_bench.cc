@@ -98,3 +98,22 @@ static void BM_ElementwiseChain1M(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(f(x, y));
 }
 BENCHMARK(BM_ElementwiseChain1M)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The cost of a cached call: kiln::Function (build the key, look it up, run) against the
+// ConcreteFunction it finds (run only), on one small tensor. Goal: the first within 1.2x.
+static void BM_FunctionCallCached(benchmark::State& state) {
+  auto f = function([](Tensor x) { return x + 1.0f; });
+  Tensor x = constant<float>({1, 2, 3, 4});
+  (void)f(x);
+  for (auto _ : state) benchmark::DoNotOptimize(f(x));
+}
+BENCHMARK(BM_FunctionCallCached);
+
+static void BM_ConcreteFunctionCall(benchmark::State& state) {
+  auto f = function([](Tensor x) { return x + 1.0f; });
+  Tensor x = constant<float>({1, 2, 3, 4});
+  ConcreteFunction cf = f.get_concrete_function(x);
+  const std::vector<Tensor> in{x};
+  for (auto _ : state) benchmark::DoNotOptimize(cf(in));
+}
+BENCHMARK(BM_ConcreteFunctionCall);

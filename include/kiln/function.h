@@ -1,12 +1,17 @@
 // kiln::function: trace a C++ callable into a graph once per input signature, optimize it,
 // and run the graph on later calls. Semantics follow TensorFlow's tf.function.
 #pragma once
+#include <cstdint>
+#include <cstring>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <typeinfo>
@@ -43,6 +48,7 @@ struct FunctionOptions {
   bool reduce_retracing = false;              // generalize shapes instead of retracing per shape
   bool jit_compile = false;                   // reserved: whole-function code generation
   size_t max_traces = 1024;                   // bound of the trace cache (oldest evicted)
+  size_t max_cached_calls = 4096;             // bound of the call-key map (least recently used evicted)
   std::optional<OptimizerOptions> optimizer = std::nullopt;  // default: config::optimizer_options()
 };
 
@@ -136,12 +142,106 @@ struct ArgEntry {
   int list_size = 0;             // kTensorList: how many tensor entries follow
 };
 
+// What a trace is made for: names, dtypes, shapes and printable values of the arguments.
+// Built only when a call misses the cache (it allocates); the cache looks calls up by key.
 struct CallSignature {
   std::vector<ArgEntry> entries;
-  std::vector<Tensor> tensors;  // the tensor arguments, in order
-  size_t hash() const;
   bool operator==(const CallSignature& o) const;
 };
+
+// ---- the call key: what the cache looks up on every call ----------------------------------
+
+// A call's arguments encoded as 64-bit words: a tensor by dtype and shape, a number by type
+// and bits, a string by its bytes, a list by its length and elements, with a running hash.
+// It holds no tensors (a cached key keeps no argument alive) and is built on the stack: no
+// allocation for keys of up to kInlineWords words.
+class KeyBuilder {
+ public:
+  static constexpr size_t kInlineWords = 24;
+  KeyBuilder() = default;
+  KeyBuilder(const KeyBuilder&) = delete;
+  KeyBuilder& operator=(const KeyBuilder&) = delete;
+  void word(uint64_t w) {
+    if (n_ < kInlineWords) inline_[n_] = w;
+    else spill(w);
+    ++n_;
+    hash_ = (hash_ ^ w) * 0x100000001b3ULL + (hash_ >> 29);
+  }
+  const uint64_t* data() const { return n_ <= kInlineWords ? inline_ : heap_.data(); }
+  size_t size() const { return n_; }
+  size_t hash() const { return static_cast<size_t>(hash_); }
+
+ private:
+  uint64_t inline_[kInlineWords];
+  size_t n_ = 0;
+  uint64_t hash_ = 0xcbf29ce484222325ULL;
+  std::vector<uint64_t> heap_;
+  void spill(uint64_t w);
+};
+
+// The tensors of one call, beside its key: inline for up to kInline of them.
+class ArgTensors {
+ public:
+  static constexpr size_t kInline = 6;
+  ArgTensors() = default;
+  ArgTensors(const ArgTensors&) = delete;
+  ArgTensors& operator=(const ArgTensors&) = delete;
+  ~ArgTensors() {
+    for (size_t i = 0; i < std::min(n_, kInline); ++i) inline_()[i].~Tensor();
+  }
+  void push_back(const Tensor& t) {
+    if (n_ < kInline) {
+      new (&inline_()[n_]) Tensor(t);
+    } else {
+      if (n_ == kInline) heap_.assign(inline_(), inline_() + kInline);
+      heap_.push_back(t);
+    }
+    ++n_;
+  }
+  const Tensor* data() const { return n_ <= kInline ? inline_() : heap_.data(); }
+  size_t size() const { return n_; }
+
+ private:
+  alignas(Tensor) unsigned char storage_[kInline * sizeof(Tensor)];
+  size_t n_ = 0;
+  std::vector<Tensor> heap_;
+  Tensor* inline_() { return reinterpret_cast<Tensor*>(storage_); }
+  const Tensor* inline_() const { return reinterpret_cast<const Tensor*>(storage_); }
+};
+
+enum KeyTag : uint64_t { kKeyTensor = 1, kKeySpec, kKeyNumber, kKeyNumbers, kKeyString, kKeyList };
+// The type of a number argument: floating or not, signedness, bool, and size.
+template <class T> constexpr uint64_t number_type_code() {
+  return (std::is_floating_point_v<T> ? 1u : 0u) | (std::is_signed_v<T> ? 2u : 0u) | (std::is_same_v<T, bool> ? 4u : 0u) |
+         (sizeof(T) << 3);
+}
+template <class T> uint64_t number_bits(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const double d = static_cast<double>(v);
+    uint64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+  } else {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+}
+void key_tensor(KeyBuilder& k, const Tensor& t);  // dtype and dims, read without copying the shape
+void key_spec(KeyBuilder& k, const TensorSpec& s);
+void key_string(KeyBuilder& k, std::string_view s);
+template <class T> void key_value(KeyBuilder& k, const T& v) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_arithmetic_v<D>) {
+    k.word(kKeyNumber | number_type_code<D>() << 8);
+    k.word(number_bits(v));
+  } else if constexpr (std::is_same_v<D, std::string> || std::is_same_v<D, const char*> || std::is_same_v<D, char*>) {
+    key_string(k, v);
+  } else {
+    using V = typename D::value_type;
+    k.word(kKeyNumbers | number_type_code<V>() << 8);
+    k.word(v.size());
+    for (const auto& e : v) k.word(number_bits(static_cast<V>(e)));
+  }
+}
 
 // Text of a value argument, Python-like: 2, 2.5, True, 'text', [1.0, -1.0].
 inline std::string value_text(bool v) { return v ? "True" : "False"; }
@@ -223,12 +323,10 @@ template <class P, class A> void record_arg(CallSignature& sig, const std::strin
       e.kind = ArgEntry::kTensor;
       e.dtype = a.dtype();
       e.shape = a.shape();
-      sig.tensors.push_back(a);
     } else if constexpr (std::is_same_v<AD, TensorSpec>) {
       e.kind = ArgEntry::kTensor;
       e.dtype = a.dtype;
       e.shape = a.shape;
-      sig.tensors.push_back(Tensor());  // a spec: no value
     } else {
       static_assert(is_number_v<AD> || is_number_vector_v<AD>,
                     "a Tensor parameter takes a Tensor, a TensorSpec, a number or a std::vector of numbers");
@@ -248,6 +346,30 @@ template <class P, class A> void record_arg(CallSignature& sig, const std::strin
     e.value_type = typeid(PD).name();
   }
   sig.entries.push_back(std::move(e));
+}
+
+// Encodes one argument into the call key, and collects the tensors to feed (a TensorSpec
+// feeds nothing: it only asks for a concrete function). Mirrors record_arg.
+template <class P, class A> void encode_arg(KeyBuilder& k, ArgTensors& tensors, const A& a) {
+  using PD = std::decay_t<P>;
+  using AD = std::decay_t<A>;
+  if constexpr (std::is_same_v<PD, Tensor>) {
+    if constexpr (std::is_same_v<AD, Tensor>) {
+      key_tensor(k, a);
+      tensors.push_back(a);
+    } else if constexpr (std::is_same_v<AD, TensorSpec>) {
+      key_spec(k, a);
+      tensors.push_back(Tensor());
+    } else {
+      key_value(k, a);
+    }
+  } else if constexpr (is_vector<PD>::value && std::is_same_v<typename is_vector<PD>::value_type, Tensor>) {
+    k.word(kKeyList);
+    k.word(a.size());
+    for (const auto& t : a) encode_arg<Tensor>(k, tensors, t);
+  } else {
+    key_value(k, static_cast<const PD&>(a));
+  }
 }
 
 // Builds the argument f sees for parameter P while tracing, from the caller's argument and
@@ -295,10 +417,14 @@ template <class R> R unflatten_result(const std::vector<Tensor>& v, size_t& i) {
 
 // Non-template core of a Function: the trace cache, tracing, retrace diagnostics.
 using TraceBody = std::function<std::vector<Tensor>(const std::vector<Tensor>& placeholders)>;
+using SignatureBuilder = std::function<CallSignature()>;
 std::shared_ptr<FunctionCore> make_function_core(FunctionOptions options, std::string default_name);
-// Finds or traces the concrete function for `sig` (see FunctionCore in src/trace).
-std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, CallSignature& sig, const TraceBody& body);
-std::vector<Tensor> call_concrete(const ConcreteImpl& cf, const std::vector<Tensor>& tensors);
+// The concrete function cached for this call key, or null (the hot path: no allocation).
+std::shared_ptr<ConcreteImpl> cached_concrete(FunctionCore& core, const KeyBuilder& key);
+// On a miss: finds a trace that serves the call, or traces one (see FunctionCore in src/trace).
+std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, const KeyBuilder& key, const SignatureBuilder& signature,
+                                           const TraceBody& body);
+std::vector<Tensor> call_concrete(const ConcreteImpl& cf, const ArgTensors& tensors);
 int tracing_count(const FunctionCore& core);
 std::vector<ConcreteFunction> concrete_functions(const FunctionCore& core);
 std::string pretty_printed_signatures(const FunctionCore& core);
@@ -307,6 +433,9 @@ void clear_cache(FunctionCore& core);
 const FunctionOptions& options_of(const FunctionCore& core);
 // True while some trace is being built on this thread (a nested Function call is inlined).
 bool tracing_active();
+// A Function call runs its C++ directly instead of a graph: functions run eagerly, or a trace
+// is being built on this thread (the call is inlined), or an eager tape records here.
+bool call_directly_now();
 // True while an eager GradientTape records on this thread: a Function call then runs its
 // C++ directly, so the tape sees (and can differentiate) each op.
 bool eager_tape_recording();
@@ -327,11 +456,13 @@ template <class F> class Function {
 
   template <class... A> Result operator()(const A&... args) const {
     static_assert(sizeof...(A) == kArity, "wrong number of arguments for this kiln::function");
-    if (config::functions_run_eagerly() || detail::tracing_active() || detail::eager_tape_recording())
-      return call_directly(args...);
-    detail::CallSignature sig = signature(args...);
-    auto cf = detail::concrete_for(*core_, sig, body(args...));
-    std::vector<Tensor> outs = detail::call_concrete(*cf, sig.tensors);
+    if (detail::call_directly_now()) return call_directly(args...);
+    detail::KeyBuilder key;
+    detail::ArgTensors tensors;
+    encode_all(key, tensors, std::index_sequence_for<A...>{}, args...);
+    auto cf = detail::cached_concrete(*core_, key);
+    if (!cf) cf = detail::concrete_for(*core_, key, [&] { return signature(args...); }, body(args...));
+    std::vector<Tensor> outs = detail::call_concrete(*cf, tensors);
     if constexpr (std::is_void_v<Result>) return;
     else {
       size_t i = 0;
@@ -342,8 +473,12 @@ template <class F> class Function {
   // Traces if needed. TensorSpec stands for a tensor argument.
   template <class... A> ConcreteFunction get_concrete_function(const A&... args) const {
     static_assert(sizeof...(A) == kArity, "wrong number of arguments for this kiln::function");
-    detail::CallSignature sig = signature(args...);
-    return ConcreteFunction(detail::concrete_for(*core_, sig, body(args...)));
+    detail::KeyBuilder key;
+    detail::ArgTensors tensors;
+    encode_all(key, tensors, std::index_sequence_for<A...>{}, args...);
+    auto cf = detail::cached_concrete(*core_, key);
+    if (!cf) cf = detail::concrete_for(*core_, key, [&] { return signature(args...); }, body(args...));
+    return ConcreteFunction(std::move(cf));
   }
   // With an input_signature, the function it defines.
   ConcreteFunction get_concrete_function() const
@@ -378,6 +513,10 @@ template <class F> class Function {
     record_all(sig, std::index_sequence_for<A...>{}, args...);
     detail::apply_input_signature(*core_, sig);
     return sig;
+  }
+  template <size_t... I, class... A>
+  void encode_all(detail::KeyBuilder& key, detail::ArgTensors& tensors, std::index_sequence<I...>, const A&... args) const {
+    (detail::encode_arg<std::tuple_element_t<I, Params>>(key, tensors, args), ...);
   }
   template <size_t... I, class... A> void record_all(detail::CallSignature& sig, std::index_sequence<I...>, const A&... args) const {
     (detail::record_arg<std::tuple_element_t<I, Params>>(sig, arg_name(I), args), ...);

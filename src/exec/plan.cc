@@ -336,11 +336,11 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
   return results;
 }
 
-void Plan::feed(const std::vector<Tensor>& feeds, Tensor* slots) const {
-  if (feeds.size() != feed_slots_.size())
+void Plan::feed(const Tensor* feeds, size_t num_feeds, Tensor* slots) const {
+  if (num_feeds != feed_slots_.size())
     throw InvalidArgumentError("Expected " + std::to_string(feed_slots_.size()) + " inputs, got " +
-                               std::to_string(feeds.size()));
-  for (size_t i = 0; i < feeds.size(); ++i) {
+                               std::to_string(num_feeds));
+  for (size_t i = 0; i < num_feeds; ++i) {
     const ops::TensorImpl* t = feeds[i].impl();
     if (!t || t->symbolic) throw InvalidArgumentError("Input " + std::to_string(i) + " must be a concrete tensor");
     if (t->dtype != feed_dtypes_[i])
@@ -570,12 +570,12 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
     throw InternalError("parallel plan stalled: " + std::to_string(never_ran) + " steps never became ready");
 }
 
-void Plan::run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const {
+void Plan::run_into(const Tensor* feeds, size_t num_feeds, std::vector<Tensor>& results) const {
   SlotArray slot_array(num_slots_);
   Tensor* slots = slot_array.data();
   FrameLease lease(memory_);
   Frame* frame = lease.frame.get();
-  feed(feeds, slots);
+  feed(feeds, num_feeds, slots);
   run_steps(slots, frame);
   results.resize(result_slots_.size());
   for (size_t i = 0; i < result_slots_.size(); ++i) results[i] = slots[result_slots_[i]];

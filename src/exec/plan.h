@@ -39,7 +39,10 @@ class Plan {
   // Runs with one tensor per feed; returns one tensor per result.
   std::vector<Tensor> run(const std::vector<Tensor>& feeds) const;
   // The same, writing into `results` (reused across loop iterations).
-  void run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const;
+  void run_into(const std::vector<Tensor>& feeds, std::vector<Tensor>& results) const {
+    run_into(feeds.data(), feeds.size(), results);
+  }
+  void run_into(const Tensor* feeds, size_t num_feeds, std::vector<Tensor>& results) const;
 
   int num_steps() const { return static_cast<int>(steps_.size()); }
   int num_slots() const { return num_slots_; }
@@ -75,7 +78,8 @@ class Plan {
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
   void plan_parallelism(const graph::Graph& g);
   void plan_forwarding(const std::vector<int>& last_use, const std::vector<char>& pinned);
-  void feed(const std::vector<Tensor>& feeds, Tensor* slots) const;
+  void feed(const Tensor* feeds, size_t num_feeds, Tensor* slots) const;
+  void feed(const std::vector<Tensor>& feeds, Tensor* slots) const { feed(feeds.data(), feeds.size(), slots); }
   void execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const;
   void run_parallel(Tensor* slots, Frame* frame) const;
   // Every step, serially or (when planned) concurrently.

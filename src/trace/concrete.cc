@@ -11,14 +11,19 @@
 namespace kiln {
 namespace detail {
 
-std::vector<Tensor> ConcreteImpl::call(const std::vector<Tensor>& args) const {
-  if (args.size() != inputs.size())
+std::vector<Tensor> ConcreteImpl::call(const Tensor* args, size_t num_args) const {
+  if (num_args != inputs.size())
     throw InvalidArgumentError(name + " expects " + std::to_string(inputs.size()) + " tensor arguments, got " +
-                               std::to_string(args.size()));
-  if (captures.empty()) return plan->run(args);
-  std::vector<Tensor> feeds = args;
+                               std::to_string(num_args));
+  std::vector<Tensor> results;
+  if (captures.empty()) {
+    plan->run_into(args, num_args, results);
+    return results;
+  }
+  std::vector<Tensor> feeds(args, args + num_args);
   feeds.insert(feeds.end(), captures.begin(), captures.end());
-  return plan->run(feeds);
+  plan->run_into(feeds, results);
+  return results;
 }
 
 void ConcreteImpl::compile(const OptimizerOptions& options) {

@@ -21,7 +21,8 @@ class ConcreteImpl {
   std::vector<TensorSpec> inputs, outputs;
   std::unique_ptr<exec::Plan> plan;
 
-  std::vector<Tensor> call(const std::vector<Tensor>& args) const;
+  std::vector<Tensor> call(const Tensor* args, size_t num_args) const;
+  std::vector<Tensor> call(const std::vector<Tensor>& args) const { return call(args.data(), args.size()); }
   std::string pretty_signature() const;
   // Optimizes a copy of `graph` into `optimized` and compiles the plan (once).
   void compile(const OptimizerOptions& options);

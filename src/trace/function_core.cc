@@ -1,6 +1,10 @@
 // The non-template half of kiln::Function: the trace cache (a hash map keyed by the call
 // signature), tracing, reduce_retracing, input signatures and retrace diagnostics.
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
 #include <cstdio>
 #include <list>
 #include <mutex>
@@ -8,6 +12,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/read_mostly_mutex.h"
 #include "ops/op_list.h"
 #include "optimize/pass.h"
 #include "trace/concrete.h"
@@ -39,30 +44,42 @@ OptimizerOptions optimizer_options() {
 
 namespace detail {
 
-size_t CallSignature::hash() const {
-  size_t h = entries.size();
-  auto mix = [&](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  for (const ArgEntry& e : entries) {
-    mix(e.kind);
-    if (e.kind == ArgEntry::kTensor) {
-      mix(static_cast<size_t>(e.dtype));
-      mix(static_cast<size_t>(e.shape.rank() + 2));
-      for (int64_t d : e.shape.dims()) mix(static_cast<size_t>(d + 3));
-    } else if (e.kind == ArgEntry::kValue) {
-      mix(std::hash<std::string>()(e.value));
-      mix(std::hash<std::string>()(e.value_type));
-    } else {
-      mix(static_cast<size_t>(e.list_size));
-    }
-  }
-  return h;
+void KeyBuilder::spill(uint64_t w) {
+  if (n_ == kInlineWords) heap_.assign(inline_, inline_ + kInlineWords);
+  heap_.push_back(w);
 }
 
-bool CallSignature::operator==(const CallSignature& o) const {
-  if (entries.size() != o.entries.size()) return false;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const ArgEntry& a = entries[i];
-    const ArgEntry& b = o.entries[i];
+void key_tensor(KeyBuilder& k, const Tensor& t) {
+  const ops::TensorImpl* impl = t.impl();
+  if (!impl) throw InvalidArgumentError("kiln::function was called with an empty Tensor");
+  k.word(kKeyTensor | static_cast<uint64_t>(impl->dtype) << 8 | static_cast<uint64_t>(impl->dims.size()) << 16);
+  for (int64_t d : impl->dims) k.word(static_cast<uint64_t>(d));
+}
+
+void key_spec(KeyBuilder& k, const TensorSpec& s) {
+  const int rank = s.shape.rank();
+  k.word(kKeySpec | static_cast<uint64_t>(s.dtype) << 8 | static_cast<uint64_t>(rank + 1) << 16);
+  if (rank >= 0)
+    for (int64_t d : s.shape.dims()) k.word(static_cast<uint64_t>(d));
+}
+
+void key_string(KeyBuilder& k, std::string_view s) {
+  k.word(kKeyString);
+  k.word(s.size());
+  for (size_t i = 0; i < s.size(); i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, s.data() + i, std::min<size_t>(8, s.size() - i));
+    k.word(w);
+  }
+}
+
+namespace {
+// Equal names aside: same kinds, dtypes, shapes and values.
+bool same_entries(const std::vector<ArgEntry>& x, const std::vector<ArgEntry>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const ArgEntry& a = x[i];
+    const ArgEntry& b = y[i];
     if (a.kind != b.kind) return false;
     if (a.kind == ArgEntry::kTensor && (a.dtype != b.dtype || a.shape != b.shape)) return false;
     if (a.kind == ArgEntry::kValue && (a.value != b.value || a.value_type != b.value_type)) return false;
@@ -70,10 +87,57 @@ bool CallSignature::operator==(const CallSignature& o) const {
   }
   return true;
 }
+}  // namespace
+
+bool CallSignature::operator==(const CallSignature& o) const { return same_entries(entries, o.entries); }
 
 namespace {
-struct SigHash {
-  size_t operator()(const CallSignature& s) const { return s.hash(); }
+// A call key as the cache stores it (owned words), and as a lookup sees it (borrowed).
+struct KeyView {
+  const uint64_t* words;
+  size_t size, hash;
+};
+struct StoredKey {
+  std::vector<uint64_t> words;
+  size_t hash;
+};
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(const StoredKey& k) const { return k.hash; }
+  size_t operator()(const KeyView& k) const { return k.hash; }
+};
+struct KeyEqual {
+  using is_transparent = void;
+  static bool eq(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) {
+    if (na != nb) return false;
+    for (size_t i = 0; i < na; ++i)  // keys are a few words: a loop beats a call to memcmp
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+  bool operator()(const StoredKey& a, const StoredKey& b) const {
+    return eq(a.words.data(), a.words.size(), b.words.data(), b.words.size());
+  }
+  bool operator()(const KeyView& a, const StoredKey& b) const { return eq(a.words, a.size, b.words.data(), b.words.size()); }
+  bool operator()(const StoredKey& a, const KeyView& b) const { return eq(a.words.data(), a.words.size(), b.words, b.size); }
+};
+KeyView view(const KeyBuilder& k) { return KeyView{k.data(), k.size(), k.hash()}; }
+StoredKey stored(const KeyBuilder& k) { return StoredKey{std::vector<uint64_t>(k.data(), k.data() + k.size()), k.hash()}; }
+
+// A cached call: its concrete function, and a "used since the last sweep" bit that a hit
+// sets without a write lock (the eviction is a clock sweep over these bits).
+struct CacheEntry {
+  std::shared_ptr<ConcreteImpl> cf;
+  mutable std::atomic<bool> used{true};
+  explicit CacheEntry(std::shared_ptr<ConcreteImpl> c) : cf(std::move(c)) {}
+};
+
+// A trace in progress for one call key: calls with the same key wait for it.
+struct PendingTrace {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::shared_ptr<ConcreteImpl> cf;
+  std::exception_ptr error;
 };
 
 // Same structure, dtypes and values: only tensor shapes may differ.
@@ -130,20 +194,27 @@ class FunctionCore {
 
   FunctionOptions options;
   std::string name;
-  mutable std::shared_mutex mu;  // guards the cache
-  std::unordered_map<CallSignature, std::shared_ptr<ConcreteImpl>, SigHash> cache;
+  // Guards the maps and the trace list; never held while user code runs (tracing), so a
+  // traced body may call clear_cache() or other Functions, and different signatures trace
+  // concurrently.
+  mutable ReadMostlyMutex mu;
+  std::unordered_map<StoredKey, CacheEntry, KeyHash, KeyEqual> cache;  // call key -> trace
+  std::unordered_map<StoredKey, std::shared_ptr<PendingTrace>, KeyHash, KeyEqual> pending;
   std::list<std::shared_ptr<ConcreteImpl>> traces;  // trace order (what concrete_functions lists)
   std::vector<std::string> log;
   std::atomic<int> trace_count{0};
-  std::mutex trace_mu;  // one trace at a time: concurrent first calls trace once
+  std::atomic<bool> first_trace_started{false};  // variables may be created by the first trace only
   std::atomic<uint32_t> history{0};  // last 10 calls, bit set when the call traced
   std::atomic<uint32_t> calls{0};
   std::atomic<bool> warned{false};
 
+  // The retracing warning's window. Concurrent calls may lose an update of these counters:
+  // a heuristic does not need a locked instruction on every cached call.
   void note_call(bool traced, const std::string& reason) {
     const uint32_t h = ((history.load(std::memory_order_relaxed) << 1) | (traced ? 1u : 0u)) & 0x3FFu;
     history.store(h, std::memory_order_relaxed);
-    const uint32_t n = calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    const uint32_t n = calls.load(std::memory_order_relaxed) + 1;
+    calls.store(n, std::memory_order_relaxed);
     if (n >= 10 && __builtin_popcount(h) >= 5 && !warned.exchange(true)) {
       std::string msg = "WARNING: " + std::to_string(__builtin_popcount(h)) + " out of the last 10 calls to " + name +
                         " triggered kiln::function retracing. Tracing is expensive and the excessive number of tracings "
@@ -151,6 +222,26 @@ class FunctionCore {
                         "new trace), (2) passing tensors with different shapes (consider input_signature or "
                         "reduce_retracing). Latest reason: " + reason + "\n";
       std::fputs(msg.c_str(), stderr);
+    }
+  }
+
+  // mu held exclusively. Keeps the key map within max_cached_calls: a clock sweep drops the
+  // keys not used since the previous sweep (and clears the bits of the rest), then, if that
+  // was not enough, any keys down to three quarters of the bound.
+  void bound_cache() {
+    const size_t limit = std::max<size_t>(options.max_cached_calls, 1);
+    if (cache.size() <= limit) return;
+    for (auto it = cache.begin(); it != cache.end();)
+      it = it->second.used.exchange(false, std::memory_order_relaxed) ? std::next(it) : cache.erase(it);
+    for (auto it = cache.begin(); cache.size() > limit * 3 / 4 && it != cache.end();) it = cache.erase(it);
+  }
+
+  // mu held exclusively: drops the oldest traces beyond max_traces, and their keys.
+  void bound_traces() {
+    while (traces.size() > std::max<size_t>(options.max_traces, 1)) {
+      auto oldest = traces.front();
+      traces.pop_front();
+      for (auto it = cache.begin(); it != cache.end();) it = it->second.cf == oldest ? cache.erase(it) : std::next(it);
     }
   }
 
@@ -163,7 +254,7 @@ class FunctionCore {
     std::vector<Tensor> placeholders;
     {
       trace::TraceContext ctx(&g);
-      ctx.allow_variable_creation = traces.empty() && trace_count.load() == 0;  // first trace only
+      ctx.allow_variable_creation = !first_trace_started.exchange(true);  // first trace only
       for (const ArgEntry& e : sig.entries) {
         if (e.kind != ArgEntry::kTensor) continue;
         ops::PartialShape ps = e.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(e.shape.dims()), false};
@@ -191,6 +282,61 @@ class FunctionCore {
     cf->compile(opts);
     return cf;
   }
+
+  // A trace serving `sig`, or null: the same signature traced before (input_signature makes
+  // every fitting call one signature), or with reduce_retracing one that fits it. mu held.
+  std::shared_ptr<ConcreteImpl> existing_trace(const CallSignature& sig) const {
+    for (const auto& t : traces)
+      if (same_entries(t->signature, sig.entries) || (options.reduce_retracing && fits(t->signature, sig.entries))) return t;
+    return nullptr;
+  }
+
+  // With reduce_retracing, the signature to trace: shapes relaxed against the latest trace of
+  // the same structure (TensorFlow's most specific common shape). mu held.
+  CallSignature relaxed(const CallSignature& sig) const {
+    CallSignature out = sig;
+    if (!options.reduce_retracing) return out;
+    for (auto it = traces.rbegin(); it != traces.rend(); ++it) {
+      if (!same_structure((*it)->signature, sig.entries)) continue;
+      for (size_t i = 0; i < sig.entries.size(); ++i)
+        if (sig.entries[i].kind == ArgEntry::kTensor)
+          out.entries[i].shape = (*it)->signature[i].shape.most_specific_common(sig.entries[i].shape);
+      break;
+    }
+    return out;
+  }
+
+  // The miss path for one call key, with the key's PendingTrace claimed by this thread.
+  std::shared_ptr<ConcreteImpl> resolve(const KeyBuilder& key, const SignatureBuilder& signature, const TraceBody& body) {
+    const CallSignature sig = signature();  // applies input_signature (may throw)
+    std::shared_ptr<ConcreteImpl> cf;
+    CallSignature to_trace;
+    std::string reason;
+    {
+      std::unique_lock lock(mu);
+      if ((cf = existing_trace(sig))) {
+        cache.emplace(stored(key), cf);
+        bound_cache();
+        return cf;
+      }
+      to_trace = relaxed(sig);
+      std::vector<std::vector<ArgEntry>> cached;
+      for (const auto& t : traces) cached.push_back(t->signature);
+      reason = retrace_reason(sig.entries, cached);
+    }
+    cf = trace(to_trace, body);  // user code: no lock held
+    {
+      std::unique_lock lock(mu);
+      cache.emplace(stored(key), cf);
+      traces.push_back(cf);
+      log.push_back(reason);
+      bound_traces();
+      bound_cache();
+    }
+    trace_count.fetch_add(1);
+    note_call(true, reason);
+    return cf;
+  }
 };
 
 std::shared_ptr<FunctionCore> make_function_core(FunctionOptions options, std::string default_name) {
@@ -200,6 +346,10 @@ std::shared_ptr<FunctionCore> make_function_core(FunctionOptions options, std::s
 const FunctionOptions& options_of(const FunctionCore& core) { return core.options; }
 
 bool tracing_active() { return trace::current_trace() != nullptr; }
+bool call_directly_now() {
+  return trace::current_trace() != nullptr || config::functions_run_eagerly() ||
+         (trace::observers_active() && trace::recording_here());
+}
 bool eager_tape_recording() { return trace::observers_active() && !trace::current_trace() && trace::recording_here(); }
 
 void apply_input_signature(const FunctionCore& core, CallSignature& sig) {
@@ -229,64 +379,65 @@ void apply_input_signature(const FunctionCore& core, CallSignature& sig) {
                                " specs but was called with " + std::to_string(k) + " tensor arguments");
 }
 
-std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, CallSignature& sig, const TraceBody& body) {
-  {
-    std::shared_lock lock(core.mu);
-    auto it = core.cache.find(sig);
-    if (it != core.cache.end()) {
-      auto cf = it->second;
-      lock.unlock();
-      core.note_call(false, "");
-      return cf;
-    }
-  }
-  std::lock_guard trace_lock(core.trace_mu);
-  {
-    std::shared_lock lock(core.mu);
-    auto it = core.cache.find(sig);
-    if (it != core.cache.end()) return it->second;  // traced meanwhile by another thread
-  }
-  CallSignature to_trace = sig;
-  std::vector<std::vector<ArgEntry>> cached;
-  for (const auto& t : core.traces) cached.push_back(t->signature);
-  if (core.options.reduce_retracing) {
-    // A relaxed trace that already fits this call?
-    for (const auto& t : core.traces)
-      if (fits(t->signature, sig.entries)) {
-        std::unique_lock lock(core.mu);
-        core.cache.emplace(sig, t);
-        return t;
-      }
-    // Relax against the latest trace of the same structure.
-    for (auto it = core.traces.rbegin(); it != core.traces.rend(); ++it) {
-      if (!same_structure((*it)->signature, sig.entries)) continue;
-      for (size_t i = 0; i < sig.entries.size(); ++i)
-        if (sig.entries[i].kind == ArgEntry::kTensor)
-          to_trace.entries[i].shape = (*it)->signature[i].shape.most_specific_common(sig.entries[i].shape);
-      break;
-    }
-  }
-  const std::string reason = retrace_reason(sig.entries, cached);
-  auto cf = core.trace(to_trace, body);
-  {
-    std::unique_lock lock(core.mu);
-    core.cache.emplace(sig, cf);
-    if (!(to_trace == sig)) core.cache.emplace(to_trace, cf);
-    core.traces.push_back(cf);
-    core.log.push_back(reason);
-    while (core.traces.size() > core.options.max_traces) {
-      auto oldest = core.traces.front();
-      core.traces.pop_front();
-      for (auto it = core.cache.begin(); it != core.cache.end();)
-        it = it->second == oldest ? core.cache.erase(it) : std::next(it);
-    }
-  }
-  core.trace_count.fetch_add(1);
-  core.note_call(true, reason);
+std::shared_ptr<ConcreteImpl> cached_concrete(FunctionCore& core, const KeyBuilder& key) {
+  std::shared_lock lock(core.mu);
+  auto it = core.cache.find(view(key));
+  if (it == core.cache.end()) return nullptr;
+  if (!it->second.used.load(std::memory_order_relaxed)) it->second.used.store(true, std::memory_order_relaxed);
+  std::shared_ptr<ConcreteImpl> cf = it->second.cf;
+  lock.unlock();
+  // With an empty window and 10 calls counted, a cached call changes nothing the warning reads.
+  if (core.history.load(std::memory_order_relaxed) != 0 || core.calls.load(std::memory_order_relaxed) < 10)
+    core.note_call(false, "");
   return cf;
 }
 
-std::vector<Tensor> call_concrete(const ConcreteImpl& cf, const std::vector<Tensor>& tensors) { return cf.call(tensors); }
+std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, const KeyBuilder& key, const SignatureBuilder& signature,
+                                           const TraceBody& body) {
+  std::shared_ptr<PendingTrace> pending;
+  bool mine = false;
+  {
+    std::unique_lock lock(core.mu);
+    auto hit = core.cache.find(view(key));
+    if (hit != core.cache.end()) return hit->second.cf;  // traced meanwhile
+    auto it = core.pending.find(view(key));
+    if (it == core.pending.end()) {
+      it = core.pending.emplace(stored(key), std::make_shared<PendingTrace>()).first;
+      mine = true;
+    }
+    pending = it->second;
+  }
+  if (!mine) {  // the same call key is being traced by another thread: exactly one trace
+    std::unique_lock wait(pending->mu);
+    pending->cv.wait(wait, [&] { return pending->done; });
+    if (pending->error) std::rethrow_exception(pending->error);
+    return pending->cf;
+  }
+  auto finish = [&](std::shared_ptr<ConcreteImpl> cf, std::exception_ptr error) {
+    {
+      std::unique_lock lock(core.mu);
+      auto it = core.pending.find(view(key));  // heterogeneous erase is C++23
+      if (it != core.pending.end()) core.pending.erase(it);
+    }
+    std::lock_guard done(pending->mu);
+    pending->cf = std::move(cf);
+    pending->error = error;
+    pending->done = true;
+    pending->cv.notify_all();
+  };
+  try {
+    auto cf = core.resolve(key, signature, body);
+    finish(cf, nullptr);
+    return cf;
+  } catch (...) {
+    finish(nullptr, std::current_exception());
+    throw;
+  }
+}
+
+std::vector<Tensor> call_concrete(const ConcreteImpl& cf, const ArgTensors& tensors) {
+  return cf.call(tensors.data(), tensors.size());
+}
 
 int tracing_count(const FunctionCore& core) { return core.trace_count.load(); }
 
@@ -313,7 +464,6 @@ std::vector<std::string> trace_log(const FunctionCore& core) {
 }
 
 void clear_cache(FunctionCore& core) {
-  std::lock_guard trace_lock(core.trace_mu);
   std::unique_lock lock(core.mu);
   core.cache.clear();
   core.traces.clear();

@@ -1,0 +1,126 @@
+// The call cache: keys hold no tensors, the key map is bounded, and tracing holds no lock
+// across user code (different signatures trace concurrently, the same one traces once, a
+// body may clear the cache or call another Function).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/tensor_impl.h"
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+int refs(const Tensor& t) { return t.impl()->refs.load(); }
+
+TEST(CallCache, KeysKeepNoArgumentAlive) {
+  auto f = function([](Tensor x) { return reduce_sum(x); });
+  Tensor big = zeros({1000, 1000});
+  EXPECT_EQ(f(big).item<float>(), 0.0f);
+  EXPECT_EQ(refs(big), 1);  // only this handle: the cache keeps a key, not the tensor
+  auto g = function([](Tensor x) { return x * 2.0f; }, {.reduce_retracing = true, .max_traces = 2});
+  std::vector<Tensor> args;
+  for (int n = 1; n <= 50; ++n) {
+    args.push_back(ones({n}));
+    EXPECT_EQ(g(args.back()).shape(), TensorShape({n}));
+  }
+  for (const Tensor& a : args) EXPECT_EQ(refs(a), 1);
+  EXPECT_LE(g.tracing_count(), 2);  // (1), then (None,)
+}
+
+TEST(CallCache, KeyMapIsBounded) {
+  // Every shape is its own key; the map keeps at most max_cached_calls of them, and an
+  // evicted key costs a lookup of the traces, not a new trace.
+  auto f = function([](Tensor x) { return x + 1.0f; }, {.reduce_retracing = true, .max_cached_calls = 8});
+  for (int round = 0; round < 3; ++round)
+    for (int n = 1; n <= 40; ++n) EXPECT_EQ(f(ones({n})).to_vector<float>(), std::vector<float>(n, 2.0f));
+  EXPECT_EQ(f.tracing_count(), 2);
+}
+
+TEST(CallCache, ValuesAndTypesAreDistinctKeys) {
+  std::atomic<int> traced{0};
+  auto f = function([&](Tensor x, double s, std::string tag, std::vector<int> v) {
+    ++traced;
+    return x * s + static_cast<float>(tag.size() + v.size());
+  });
+  Tensor x = constant(1.0f);
+  (void)f(x, 2.0, std::string("a"), std::vector<int>{1});
+  (void)f(x, 2.0, std::string("a"), std::vector<int>{1});
+  EXPECT_EQ(traced.load(), 1);
+  (void)f(x, 2.5, std::string("a"), std::vector<int>{1});
+  (void)f(x, 2.0, std::string("ab"), std::vector<int>{1});
+  (void)f(x, 2.0, std::string("a"), std::vector<int>{1, 2});
+  (void)f(x, 2.0, std::string("a"), std::vector<int>{2});
+  (void)f(x, 2.0, std::string("a\0b", 3), std::vector<int>{1});
+  EXPECT_EQ(traced.load(), 6);
+  (void)f(constant<float>({1, 2}), 2.0, std::string("a"), std::vector<int>{1});  // a new shape
+  (void)f(constant(1.0), 2.0, std::string("a"), std::vector<int>{1});            // a new dtype
+  EXPECT_EQ(traced.load(), 8);
+  EXPECT_EQ(f.tracing_count(), 8);
+}
+
+TEST(CallCache, DifferentSignaturesTraceConcurrently) {
+  // Each trace waits until the other has started: with one lock around tracing, the second
+  // would never start and both would time out.
+  std::mutex mu;
+  std::condition_variable cv;
+  int started = 0;
+  std::atomic<bool> overlapped{true};
+  auto f = function([&](Tensor x) {
+    std::unique_lock lock(mu);
+    ++started;
+    cv.notify_all();
+    if (!cv.wait_for(lock, std::chrono::seconds(10), [&] { return started >= 2; })) overlapped = false;
+    return x + 1.0f;
+  });
+  std::thread a([&] { (void)f(constant(1.0f)); });
+  std::thread b([&] { (void)f(constant(1.0)); });
+  a.join();
+  b.join();
+  EXPECT_TRUE(overlapped.load());
+  EXPECT_EQ(f.tracing_count(), 2);
+}
+
+TEST(CallCache, ConcurrentFirstCallsWithOneSignatureTraceOnce) {
+  std::atomic<int> traced{0};
+  auto f = function([&](Tensor x) {
+    ++traced;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return x * 3.0f;
+  });
+  std::vector<std::thread> threads;
+  std::atomic<int> right{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] { right += f(constant(2.0f)).item<float>() == 6.0f; });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(traced.load(), 1);
+  EXPECT_EQ(right.load(), 8);
+}
+
+TEST(CallCache, ABodyMayClearTheCacheOrCallOtherFunctions) {
+  auto inner = function([](Tensor x) { return x * 2.0f; });
+  std::function<void()> clear;
+  auto f = function([&](Tensor x) {
+    clear();  // would deadlock if tracing held the cache's lock
+    return inner(x) + 1.0f;  // inlined into this trace
+  });
+  clear = [&] { f.clear_cache(); };
+  EXPECT_EQ(f(constant(1.0f)).item<float>(), 3.0f);
+  EXPECT_EQ(f(constant(2.0f)).item<float>(), 5.0f);
+}
+
+TEST(CallCache, AFailedTraceIsRetriedByTheNextCall) {
+  int calls = 0;
+  auto f = function([&](Tensor x) {
+    if (++calls == 1) throw InvalidArgumentError("first trace fails");
+    return x;
+  });
+  expect_error<InvalidArgumentError>([&] { f(constant(1.0f)); }, "first trace fails");
+  EXPECT_EQ(f(constant(1.0f)).item<float>(), 1.0f);
+}
+
+}  // namespace
