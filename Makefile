@@ -4,7 +4,7 @@ BUILD ?= build
 # Local builds are tuned for this CPU; an installable build (plain cmake) is not.
 CMAKE_FLAGS ?= -DKILN_NATIVE=ON
 
-.PHONY: all deps build demo test bench asan tsan fuzz format clean
+.PHONY: all deps build demo test bench asan tsan fuzz format format-check clean
 
 all: build
 
@@ -52,6 +52,10 @@ fuzz: deps
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+# Fails, listing the places, when a C++ file is not as clang-format (.clang-format) writes it.
+format-check: deps
+	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -47,7 +47,8 @@ static void BM_TraceCost1000Ops(benchmark::State& state) {
     benchmark::DoNotOptimize(f.get_concrete_function(x));
   }
   // Seconds per traced op (printed with an SI prefix: 1.8u = 1.8 us).
-  state.counters["per_op"] = benchmark::Counter(kOps, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_op"] =
+      benchmark::Counter(kOps, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_TraceCost1000Ops)->Unit(benchmark::kMillisecond);
 
@@ -93,7 +94,8 @@ static void BM_ElementwiseChain1M(benchmark::State& state) {
   OptimizerOptions o;
   o.elementwise_fusion = state.range(0) != 0;
   auto f = function([](Tensor x, Tensor y) { return tanh(x * 2.0f + 1.0f) - x * y + sigmoid(y); }, {.optimizer = o});
-  Tensor x = random_uniform({1 << 20}, -2, 2, DType::Float32, 1), y = random_uniform({1 << 20}, -2, 2, DType::Float32, 2);
+  Tensor x = random_uniform({1 << 20}, -2, 2, DType::Float32, 1),
+         y = random_uniform({1 << 20}, -2, 2, DType::Float32, 2);
   (void)f(x, y);
   for (auto _ : state) benchmark::DoNotOptimize(f(x, y));
 }

@@ -10,11 +10,13 @@ using namespace kiln;
 
 static void BM_Load1000NodeModel(benchmark::State& state) {
   // About 1000 nodes: a chain of elementwise ops and small matmuls with constants.
-  auto f = function([](Tensor x) {
-    Tensor y = x;
-    for (int i = 0; i < 250; ++i) y = tanh(matmul(y, x) * static_cast<float>(i % 7 + 1)) + x;
-    return y;
-  }, {.arg_names = {"x"}});
+  auto f = function(
+      [](Tensor x) {
+        Tensor y = x;
+        for (int i = 0; i < 250; ++i) y = tanh(matmul(y, x) * static_cast<float>(i % 7 + 1)) + x;
+        return y;
+      },
+      {.arg_names = {"x"}});
   const auto cf = f.get_concrete_function(ones({4, 4}));
   const std::string dir = (std::filesystem::temp_directory_path() / "kiln_bench_load").string();
   save(dir, cf);

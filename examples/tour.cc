@@ -1,9 +1,8 @@
 // The guided tour of kiln: `make demo` runs this. Each section prints what it shows.
 #include <kiln/kiln.h>
 
-#include <cstdlib>
-
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 
 using namespace kiln;
@@ -23,7 +22,8 @@ Tensor power(Tensor x, int y) {
   return result;
 }
 
-template <class F> double micros_per_call(F&& f, int n) {
+template <class F>
+double micros_per_call(F&& f, int n) {
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < n; ++i) f();
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / n;
@@ -119,23 +119,26 @@ int main() {
 
   section("Control flow and state: cond, while_loop, Variable");
   auto simple_relu = function([](Tensor x) {
-    return cond(greater(x, 0), [&] { return x; }, [&] { return zeros({}, x.dtype()); });
+    return cond(
+        greater(x, 0), [&] { return x; }, [&] { return zeros({}, x.dtype()); });
   });
-  std::cout << "simple_relu(3) = " << simple_relu(constant(3)) << ", simple_relu(-3) = " << simple_relu(constant(-3)) << "\n";
+  std::cout << "simple_relu(3) = " << simple_relu(constant(3)) << ", simple_relu(-3) = " << simple_relu(constant(-3))
+            << "\n";
   auto sum_to = function([](Tensor n) {
     auto [i, s] = while_loop([&](Tensor i, Tensor) { return i < n; },
                              [](Tensor i, Tensor s) { return std::make_tuple(i + 1, s + i); },
                              std::make_tuple(constant(0), constant(0)));
     return s;
   });
-  std::cout << "sum of 0..99 with a while_loop: " << sum_to(constant(100)) << " (" << sum_to.tracing_count() << " trace)\n";
+  std::cout << "sum of 0..99 with a while_loop: " << sum_to(constant(100)) << " (" << sum_to.tracing_count()
+            << " trace)\n";
   Variable counter(constant(0), "counter");
   auto step = function([&](Tensor x) {
     counter.assign_add(1);
     return x + cast(counter.read(), DType::Float32);
   });
-  std::cout << "f(1.0) = " << step(constant(1.0f)) << ", then " << step(constant(1.0f)) << "; counter = " << counter.read()
-            << "\n";
+  std::cout << "f(1.0) = " << step(constant(1.0f)) << ", then " << step(constant(1.0f))
+            << "; counter = " << counter.read() << "\n";
 
   section("The graph, as TensorFlow's GraphDef text");
   auto positive = function([](Tensor x) { return greater(x, 0); }, {.arg_names = {"x"}});
@@ -182,8 +185,9 @@ int main() {
 
   section("Portable: save, run in a fresh process, export to TensorFlow.js, draw");
   Variable kernel(constant<float>({0.5f, -1, 2, 1}, {2, 2}), "dense/kernel");
-  auto dense = function([&](Tensor inputs) { return relu(matmul(inputs, kernel.read())); },
-                        {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{{TensorShape({-1, 2}), DType::Float32, "x"}}});
+  auto dense = function(
+      [&](Tensor inputs) { return relu(matmul(inputs, kernel.read())); },
+      {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{{TensorShape({-1, 2}), DType::Float32, "x"}}});
   const std::string dir = "tour_model";
   save(dir, dense.get_concrete_function(ones({1, 2})));
   std::cout << "saved to " << dir << "/ (graph.pb, manifest.json, variables.safetensors)\n";

@@ -21,16 +21,20 @@ std::map<std::string, std::string>* g_baseline = nullptr;
 
 std::map<std::string, std::string> make_baseline() {
   using namespace kiln;
-  const std::string dir = (std::filesystem::temp_directory_path() / ("kiln_fuzz_" + std::to_string(::getpid()))).string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("kiln_fuzz_" + std::to_string(::getpid()))).string();
   Variable w(constant<float>({1, 2, 3, 4}, {2, 2}), "w");
-  auto f = function([&](Tensor x, Tensor n) {
-    Tensor y = matmul(x, w.read()) + 1.0f;
-    Tensor z = cond(reduce_sum(y) > 0, [&] { return y; }, [&] { return -y; });
-    auto [i, acc] = while_loop([&](Tensor i, Tensor) { return i < n; },
-                               [&](Tensor i, Tensor acc) { return std::make_tuple(i + 1, acc + z); },
-                               std::make_tuple(constant(0), zeros_like(z)));
-    return concat({acc, transpose(z)}, 0);
-  }, {.arg_names = {"x", "n"}});
+  auto f = function(
+      [&](Tensor x, Tensor n) {
+        Tensor y = matmul(x, w.read()) + 1.0f;
+        Tensor z = cond(
+            reduce_sum(y) > 0, [&] { return y; }, [&] { return -y; });
+        auto [i, acc] = while_loop([&](Tensor i, Tensor) { return i < n; },
+                                   [&](Tensor i, Tensor acc) { return std::make_tuple(i + 1, acc + z); },
+                                   std::make_tuple(constant(0), zeros_like(z)));
+        return concat({acc, transpose(z)}, 0);
+      },
+      {.arg_names = {"x", "n"}});
   save(dir, f.get_concrete_function(ones({2, 2}), constant(2)));
   std::map<std::string, std::string> files;
   for (const char* name : kFiles) {

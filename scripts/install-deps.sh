@@ -12,6 +12,7 @@ packages=(
   graphviz               # kiln graph --format svg
   libssl-dev             # SHA-256 checksums of saved files (libcrypto)
   clang libclang-rt-14-dev  # the loader fuzz target (libFuzzer + ASan)
+  clang-format           # make format, make format-check (CI)
 )
 
 # Node.js runs the TensorFlow.js interop tests; any node >= 18 will do (Debian's or another).

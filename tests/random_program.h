@@ -50,43 +50,84 @@ inline std::vector<Tensor> run(const Program& p, const std::vector<Tensor>& inpu
     switch (in.kind) {
       case Kind::Binary: {
         switch (in.op) {
-          case 0: r = a + b; break;
-          case 1: r = a - b; break;
-          case 2: r = a * b; break;
-          case 3: r = maximum(a, b); break;
-          case 4: r = minimum(a, b); break;
-          default: r = squared_difference(a, b); break;
+          case 0:
+            r = a + b;
+            break;
+          case 1:
+            r = a - b;
+            break;
+          case 2:
+            r = a * b;
+            break;
+          case 3:
+            r = maximum(a, b);
+            break;
+          case 4:
+            r = minimum(a, b);
+            break;
+          default:
+            r = squared_difference(a, b);
+            break;
         }
         break;
       }
       case Kind::Unary: {
         const bool fl = is_floating(a.dtype());
         switch (in.op) {
-          case 0: r = -a; break;
-          case 1: r = abs(a); break;
-          case 2: r = relu(a); break;
-          case 3: r = fl ? tanh(a) : square(a); break;
-          case 4: r = fl ? sigmoid(a) : a * 3; break;
-          default: r = fl ? exp(minimum(a, 3)) : sign(a); break;
+          case 0:
+            r = -a;
+            break;
+          case 1:
+            r = abs(a);
+            break;
+          case 2:
+            r = relu(a);
+            break;
+          case 3:
+            r = fl ? tanh(a) : square(a);
+            break;
+          case 4:
+            r = fl ? sigmoid(a) : a * 3;
+            break;
+          default:
+            r = fl ? exp(minimum(a, 3)) : sign(a);
+            break;
         }
         break;
       }
-      case Kind::Compare: r = where(in.op == 0 ? a > b : a <= b, a, b); break;
+      case Kind::Compare:
+        r = where(in.op == 0 ? a > b : a <= b, a, b);
+        break;
       case Kind::Reduce: {
         const int64_t axis = in.p % std::max(1, a.rank());
-        if (a.rank() == 0) r = a * 2;
-        else if (in.op == 0) r = reduce_sum(a, {axis}, true);
-        else if (in.op == 1) r = reduce_max(a, {axis});
-        else r = reduce_min(a, {axis}, true);
+        if (a.rank() == 0)
+          r = a * 2;
+        else if (in.op == 0)
+          r = reduce_sum(a, {axis}, true);
+        else if (in.op == 1)
+          r = reduce_max(a, {axis});
+        else
+          r = reduce_min(a, {axis}, true);
         break;
       }
-      case Kind::Transpose: r = transpose(a); break;
-      case Kind::Reshape: r = reshape(a, {-1}); break;
-      case Kind::Concat: r = a.rank() == 0 ? stack({a, a}) : concat({a, a}, in.p % a.rank()); break;
-      case Kind::MatMul: r = matmul(a, b, false, true); break;
-      case Kind::Cast: r = cast(cast(a, p.portable ? DType::Float32 : DType::Float64), a.dtype()); break;
+      case Kind::Transpose:
+        r = transpose(a);
+        break;
+      case Kind::Reshape:
+        r = reshape(a, {-1});
+        break;
+      case Kind::Concat:
+        r = a.rank() == 0 ? stack({a, a}) : concat({a, a}, in.p % a.rank());
+        break;
+      case Kind::MatMul:
+        r = matmul(a, b, false, true);
+        break;
+      case Kind::Cast:
+        r = cast(cast(a, p.portable ? DType::Float32 : DType::Float64), a.dtype());
+        break;
       case Kind::Cond:  // data-dependent branch; both sides keep a's shape
-        r = cond(reduce_sum(a) > reduce_sum(b), [&] { return a * 2; }, [&] { return -a + 1; });
+        r = cond(
+            reduce_sum(a) > reduce_sum(b), [&] { return a * 2; }, [&] { return -a + 1; });
         break;
       case Kind::While: {  // a few data-dependent iterations
         auto out = while_loop([](Tensor i, Tensor) { return i < 3; },
@@ -143,8 +184,10 @@ inline Program generate(std::mt19937& rng, bool portable = false) {
       in.kind = Kind::Reduce;
       in.op = pick(3);
       const int64_t axis = in.p % sa.rank();
-      if (in.op == 1) out.erase(out.begin() + axis);
-      else out[axis] = 1;
+      if (in.op == 1)
+        out.erase(out.begin() + axis);
+      else
+        out[axis] = 1;
     } else if (choice == 6) {
       in.kind = Kind::Transpose;
       std::reverse(out.begin(), out.end());
@@ -153,8 +196,10 @@ inline Program generate(std::mt19937& rng, bool portable = false) {
       out = {sa.num_elements()};
     } else if (choice == 8 && sa.rank() <= 3) {
       in.kind = Kind::Concat;
-      if (sa.rank() == 0) out = {2};
-      else out[in.p % sa.rank()] *= 2;
+      if (sa.rank() == 0)
+        out = {2};
+      else
+        out[in.p % sa.rank()] *= 2;
     } else if (choice == 9 && sa.rank() == 2 && sb.rank() == 2 && sa.dims()[1] == sb.dims()[1]) {
       in.kind = Kind::MatMul;
       out = {sa.dims()[0], sb.dims()[0]};
@@ -183,9 +228,15 @@ inline void expect_same(const Tensor& a, const Tensor& b, const std::string& whe
   ASSERT_EQ(a.dtype(), b.dtype()) << where;
   ASSERT_EQ(a.shape(), b.shape()) << where;
   switch (a.dtype()) {
-    case DType::Int32: EXPECT_EQ(a.to_vector<int32_t>(), b.to_vector<int32_t>()) << where; break;
-    case DType::Int64: EXPECT_EQ(a.to_vector<int64_t>(), b.to_vector<int64_t>()) << where; break;
-    case DType::Bool: EXPECT_EQ(a.to_vector<bool>(), b.to_vector<bool>()) << where; break;
+    case DType::Int32:
+      EXPECT_EQ(a.to_vector<int32_t>(), b.to_vector<int32_t>()) << where;
+      break;
+    case DType::Int64:
+      EXPECT_EQ(a.to_vector<int64_t>(), b.to_vector<int64_t>()) << where;
+      break;
+    case DType::Bool:
+      EXPECT_EQ(a.to_vector<bool>(), b.to_vector<bool>()) << where;
+      break;
     case DType::Float32: {
       auto x = a.to_vector<float>(), y = b.to_vector<float>();
       for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5 * (1 + std::abs(x[i]))) << where;
@@ -198,6 +249,5 @@ inline void expect_same(const Tensor& a, const Tensor& b, const std::string& whe
     }
   }
 }
-
 
 }  // namespace kiln::testing

@@ -2,7 +2,6 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <kiln/kiln.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,7 +13,8 @@ namespace kiln::testing {
 
 // A fresh path under the temp directory, unique to this process (removed if it exists).
 inline std::string temp_path(const std::string& name) {
-  const std::filesystem::path p = std::filesystem::temp_directory_path() / ("kiln_" + std::to_string(::getpid()) + "_" + name);
+  const std::filesystem::path p =
+      std::filesystem::temp_directory_path() / ("kiln_" + std::to_string(::getpid()) + "_" + name);
   std::filesystem::remove_all(p);
   return p.string();
 }

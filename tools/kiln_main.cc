@@ -71,13 +71,20 @@ Args parse(int argc, char** argv, int first) {
       if (i + 1 >= argc) throw Usage(s + " needs a value");
       return argv[++i];
     };
-    if (s == "--help" || s == "-h") a.help = true;
-    else if (s == "--optimized") a.optimized = true;
-    else if (s == "--input") a.inputs.push_back(value());
-    else if (s == "--signature" || s == "--format" || s == "-o") a.options[s] = value();
-    else if (s.rfind("--input=", 0) == 0) a.inputs.push_back(s.substr(8));
-    else if (s.rfind("-", 0) == 0) throw Usage("unknown option " + s);
-    else a.positional.push_back(s);
+    if (s == "--help" || s == "-h")
+      a.help = true;
+    else if (s == "--optimized")
+      a.optimized = true;
+    else if (s == "--input")
+      a.inputs.push_back(value());
+    else if (s == "--signature" || s == "--format" || s == "-o")
+      a.options[s] = value();
+    else if (s.rfind("--input=", 0) == 0)
+      a.inputs.push_back(s.substr(8));
+    else if (s.rfind("-", 0) == 0)
+      throw Usage("unknown option " + s);
+    else
+      a.positional.push_back(s);
   }
   return a;
 }
@@ -101,11 +108,13 @@ int show(const Args& a) {
   for (const std::string& name : m.signatures()) {
     ConcreteFunction cf = m.signature(name);
     std::cout << "signature '" << name << "':\n" << cf.pretty_printed_signature();
-    std::cout << "  Nodes: " << cf.graph().size() << " traced, " << cf.optimized_graph().size() << " after optimization\n\n";
+    std::cout << "  Nodes: " << cf.graph().size() << " traced, " << cf.optimized_graph().size()
+              << " after optimization\n\n";
   }
   const auto vars = m.variables();
   std::cout << "variables (" << vars.size() << "):\n";
-  for (const auto& [name, v] : vars) std::cout << "  " << name << ": " << dtype_name(v.dtype()) << " " << v.shape().str() << "\n";
+  for (const auto& [name, v] : vars)
+    std::cout << "  " << name << ": " << dtype_name(v.dtype()) << " " << v.shape().str() << "\n";
   return 0;
 }
 
@@ -157,7 +166,8 @@ int graph(const Args& a) {
     const std::string dot = a.optimized ? cf.optimized_to_dot() : cf.to_dot();
     std::fwrite(dot.data(), 1, dot.size(), pipe);
     const int rc = ::pclose(pipe);
-    if (rc != 0) throw InternalError("Graphviz's dot failed (exit status " + std::to_string(rc) + "); is graphviz installed?");
+    if (rc != 0)
+      throw InternalError("Graphviz's dot failed (exit status " + std::to_string(rc) + "); is graphviz installed?");
     return 0;
   }
   const std::string text = format == "dot" ? (a.optimized ? cf.optimized_to_dot() : cf.to_dot())

@@ -1,9 +1,9 @@
 #include "tensor_input.h"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <cctype>
 
 namespace kiln::tools {
 namespace {
@@ -11,7 +11,8 @@ using nlohmann::json;
 
 void flatten(const json& j, size_t depth, std::vector<int64_t>& shape, std::vector<double>& values) {
   if (j.is_array()) {
-    if (depth == shape.size()) shape.push_back(static_cast<int64_t>(j.size()));
+    if (depth == shape.size())
+      shape.push_back(static_cast<int64_t>(j.size()));
     else if (shape[depth] != static_cast<int64_t>(j.size()))
       throw InvalidArgumentError("ragged JSON array: every row at depth " + std::to_string(depth) + " needs " +
                                  std::to_string(shape[depth]) + " elements");
@@ -19,9 +20,12 @@ void flatten(const json& j, size_t depth, std::vector<int64_t>& shape, std::vect
     return;
   }
   if (depth != shape.size()) throw InvalidArgumentError("ragged JSON array: a number where a list was expected");
-  if (j.is_boolean()) values.push_back(j.get<bool>() ? 1 : 0);
-  else if (j.is_number()) values.push_back(j.get<double>());
-  else throw InvalidArgumentError("JSON values must be numbers, booleans or arrays of them");
+  if (j.is_boolean())
+    values.push_back(j.get<bool>() ? 1 : 0);
+  else if (j.is_number())
+    values.push_back(j.get<double>());
+  else
+    throw InvalidArgumentError("JSON values must be numbers, booleans or arrays of them");
 }
 
 }  // namespace
@@ -44,7 +48,8 @@ Tensor tensor_from_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NotFoundError("cannot open " + path);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) throw InvalidArgumentError(path + " is not a .npy file");
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    throw InvalidArgumentError(path + " is not a .npy file");
   const int major = static_cast<unsigned char>(bytes[6]);
   size_t header_len, offset;
   if (major == 1) {
@@ -72,12 +77,18 @@ Tensor tensor_from_npy(const std::string& path) {
   if (descr[0] == '>') throw InvalidArgumentError(path + ": big-endian arrays are not supported");
   if (descr[0] == '<' || descr[0] == '|' || descr[0] == '=') descr = descr.substr(1);
   DType dtype;
-  if (descr == "f4") dtype = DType::Float32;
-  else if (descr == "f8") dtype = DType::Float64;
-  else if (descr == "i4") dtype = DType::Int32;
-  else if (descr == "i8") dtype = DType::Int64;
-  else if (descr == "b1") dtype = DType::Bool;
-  else throw InvalidArgumentError(path + ": dtype " + descr + " is not supported");
+  if (descr == "f4")
+    dtype = DType::Float32;
+  else if (descr == "f8")
+    dtype = DType::Float64;
+  else if (descr == "i4")
+    dtype = DType::Int32;
+  else if (descr == "i8")
+    dtype = DType::Int64;
+  else if (descr == "b1")
+    dtype = DType::Bool;
+  else
+    throw InvalidArgumentError(path + ": dtype " + descr + " is not supported");
   if (header.find("'fortran_order': True") != std::string::npos)
     throw InvalidArgumentError(path + ": Fortran-order arrays are not supported");
   if (header.find("'shape'") == std::string::npos) throw InvalidArgumentError(path + ": no shape in the header");
@@ -111,11 +122,16 @@ Tensor tensor_from_npy(const std::string& path) {
     return constant<T>(std::move(v), shape);
   };
   switch (dtype) {
-    case DType::Float32: return typed(0.0f);
-    case DType::Float64: return typed(0.0);
-    case DType::Int32: return typed(int32_t{0});
-    case DType::Int64: return typed(int64_t{0});
-    case DType::Bool: return typed(false);
+    case DType::Float32:
+      return typed(0.0f);
+    case DType::Float64:
+      return typed(0.0);
+    case DType::Int32:
+      return typed(int32_t{0});
+    case DType::Int64:
+      return typed(int64_t{0});
+    case DType::Bool:
+      return typed(false);
   }
   return Tensor();
 }

@@ -1,8 +1,8 @@
 // Input values for `kiln run`: JSON (a number or nested arrays) or a NumPy .npy file.
 #pragma once
-#include <string>
-
 #include <kiln/kiln.h>
+
+#include <string>
 
 namespace kiln::tools {
 

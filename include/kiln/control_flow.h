@@ -40,33 +40,55 @@ std::vector<Tensor> build_while(const LoopCond& cond, const LoopBody& body, cons
 Tensor loop_bound_tensor(const LoopBound& b);
 int64_t loop_bound_value(const LoopBound& b);  // eager
 
-template <class R> std::vector<Tensor> flat_of(const R& r) {
+template <class R>
+std::vector<Tensor> flat_of(const R& r) {
   std::vector<Tensor> v;
   if constexpr (!std::is_void_v<R>) flatten_result(r, v);
   return v;
 }
-template <class F, class V> decltype(auto) apply_vars(F& f, const V& v) {
-  if constexpr (is_tuple_like<V>::value) return std::apply(f, v);
-  else return f(v);
+template <class F, class V>
+decltype(auto) apply_vars(F& f, const V& v) {
+  if constexpr (is_tuple_like<V>::value)
+    return std::apply(f, v);
+  else
+    return f(v);
 }
-template <class F, class V> decltype(auto) apply_vars_i(F& f, const Tensor& i, const V& v) {
-  if constexpr (is_tuple_like<V>::value) return std::apply([&](const auto&... e) { return f(i, e...); }, v);
-  else return f(i, v);
+template <class F, class V>
+decltype(auto) apply_vars_i(F& f, const Tensor& i, const V& v) {
+  if constexpr (is_tuple_like<V>::value)
+    return std::apply([&](const auto&... e) { return f(i, e...); }, v);
+  else
+    return f(i, v);
 }
-template <class V> V rebuild(const std::vector<Tensor>& flat, size_t offset = 0) {
+template <class V>
+V rebuild(const std::vector<Tensor>& flat, size_t offset = 0) {
   size_t i = offset;
   return unflatten_result<V>(flat, i);
 }
 }  // namespace detail
 
-template <class Then, class Else> auto cond(const Tensor& pred, Then then_fn, Else else_fn) {
+template <class Then, class Else>
+auto cond(const Tensor& pred, Then then_fn, Else else_fn) {
   using R = std::decay_t<decltype(then_fn())>;
   static_assert(std::is_same_v<R, std::decay_t<decltype(else_fn())>>,
                 "both branches of kiln::cond must return the same C++ type");
   if (!detail::tracing_active()) return static_cast<bool>(pred) ? then_fn() : else_fn();
   auto out = detail::build_cond(
-      pred, [&] { if constexpr (std::is_void_v<R>) { then_fn(); return std::vector<Tensor>{}; } else return detail::flat_of(then_fn()); },
-      [&] { if constexpr (std::is_void_v<R>) { else_fn(); return std::vector<Tensor>{}; } else return detail::flat_of(else_fn()); });
+      pred,
+      [&] {
+        if constexpr (std::is_void_v<R>) {
+          then_fn();
+          return std::vector<Tensor>{};
+        } else
+          return detail::flat_of(then_fn());
+      },
+      [&] {
+        if constexpr (std::is_void_v<R>) {
+          else_fn();
+          return std::vector<Tensor>{};
+        } else
+          return detail::flat_of(else_fn());
+      });
   if constexpr (!std::is_void_v<R>) return detail::rebuild<R>(out);
 }
 
@@ -81,29 +103,33 @@ Vars while_loop(Cond cond_fn, Body body_fn, Vars vars, WhileOptions options = {}
   }
   auto out = detail::build_while(
       [&](const std::vector<Tensor>& v) { return Tensor(detail::apply_vars(cond_fn, detail::rebuild<Vars>(v))); },
-      [&](const std::vector<Tensor>& v) { return detail::flat_of(Vars(detail::apply_vars(body_fn, detail::rebuild<Vars>(v)))); },
+      [&](const std::vector<Tensor>& v) {
+        return detail::flat_of(Vars(detail::apply_vars(body_fn, detail::rebuild<Vars>(v))));
+      },
       detail::flat_of(vars), options);
   return detail::rebuild<Vars>(out);
 }
 
 // for i in [lower, upper): vars = body_fn(i, vars...); i is an int32 scalar tensor.
-template <class Body, class Vars> Vars fori_loop(LoopBound lower, LoopBound upper, Body body_fn, Vars init) {
+template <class Body, class Vars>
+Vars fori_loop(LoopBound lower, LoopBound upper, Body body_fn, Vars init) {
   if (!detail::tracing_active()) {
     const int64_t lo = detail::loop_bound_value(lower), hi = detail::loop_bound_value(upper);
-    for (int64_t i = lo; i < hi; ++i) init = Vars(detail::apply_vars_i(body_fn, constant(static_cast<int32_t>(i)), init));
+    for (int64_t i = lo; i < hi; ++i)
+      init = Vars(detail::apply_vars_i(body_fn, constant(static_cast<int32_t>(i)), init));
     return init;
   }
   std::vector<Tensor> flat = detail::flat_of(init);
   flat.insert(flat.begin(), detail::loop_bound_tensor(lower));
   const Tensor hi = detail::loop_bound_tensor(upper);
-  auto out = detail::build_while(
-      [&](const std::vector<Tensor>& v) { return less(v[0], hi); },
-      [&](const std::vector<Tensor>& v) {
-        std::vector<Tensor> next = detail::flat_of(Vars(detail::apply_vars_i(body_fn, v[0], detail::rebuild<Vars>(v, 1))));
-        next.insert(next.begin(), v[0] + 1);
-        return next;
-      },
-      flat, {});
+  auto out = detail::build_while([&](const std::vector<Tensor>& v) { return less(v[0], hi); },
+                                 [&](const std::vector<Tensor>& v) {
+                                   std::vector<Tensor> next = detail::flat_of(
+                                       Vars(detail::apply_vars_i(body_fn, v[0], detail::rebuild<Vars>(v, 1))));
+                                   next.insert(next.begin(), v[0] + 1);
+                                   return next;
+                                 },
+                                 flat, {});
   return detail::rebuild<Vars>(out, 1);
 }
 

@@ -1,9 +1,9 @@
 // kiln::function: trace a C++ callable into a graph once per input signature, optimize it,
 // and run the graph on later calls. Semantics follow TensorFlow's tf.function.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,13 +42,13 @@ struct OptimizerOptions {
 };
 
 struct FunctionOptions {
-  std::string name = "";                      // used in messages, graphs and signature printing
-  std::vector<std::string> arg_names = {};    // default names: "arg0", "arg1", ...
+  std::string name = "";                    // used in messages, graphs and signature printing
+  std::vector<std::string> arg_names = {};  // default names: "arg0", "arg1", ...
   std::optional<std::vector<TensorSpec>> input_signature = std::nullopt;  // one graph; shapes may be partial
-  bool reduce_retracing = false;              // generalize shapes instead of retracing per shape
-  bool jit_compile = false;                   // reserved: whole-function code generation
-  size_t max_traces = 1024;                   // bound of the trace cache (oldest evicted)
-  size_t max_cached_calls = 4096;             // bound of the call-key map (least recently used evicted)
+  bool reduce_retracing = false;                             // generalize shapes instead of retracing per shape
+  bool jit_compile = false;                                  // reserved: whole-function code generation
+  size_t max_traces = 1024;                                  // bound of the trace cache (oldest evicted)
+  size_t max_cached_calls = 4096;                            // bound of the call-key map (least recently used evicted)
   std::optional<OptimizerOptions> optimizer = std::nullopt;  // default: config::optimizer_options()
 };
 
@@ -87,7 +87,7 @@ class FunctionCore;
 // GraphDef: the protobuf GraphDef of a concrete function (wire-compatible with TensorFlow's).
 class GraphDef {
  public:
-  std::string str() const { return text_; }              // protobuf text format, as TF prints it
+  std::string str() const { return text_; }                 // protobuf text format, as TF prints it
   const std::string& serialized() const { return bytes_; }  // binary protobuf
   GraphDef(std::string text, std::string bytes) : text_(std::move(text)), bytes_(std::move(bytes)) {}
 
@@ -103,10 +103,8 @@ class ConcreteFunction {
   // Runs the graph. Inputs are the tensor arguments in order (captures are fed automatically).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
   template <class... Ts>
-    requires(std::is_convertible_v<Ts, Tensor> && ...)
-  std::vector<Tensor> operator()(const Ts&... ts) const {
-    return (*this)(std::vector<Tensor>{Tensor(ts)...});
-  }
+  requires(std::is_convertible_v<Ts, Tensor>&&...) std::vector<Tensor>
+  operator()(const Ts&... ts) const { return (*this)(std::vector<Tensor>{Tensor(ts)...}); }
 
   std::string name() const;
   GraphView graph() const;            // the traced graph
@@ -134,7 +132,7 @@ namespace detail {
 // One argument as the cache sees it.
 struct ArgEntry {
   enum Kind : uint8_t { kTensor, kValue, kTensorList } kind = kTensor;
-  std::string name;            // argument name
+  std::string name;              // argument name
   DType dtype = DType::Float32;  // kTensor
   TensorShape shape;             // kTensor (fully known for a call, partial for a spec)
   std::string value;             // kValue: printable value, also the key ("[1.0, -1.0]", "2", "'a'")
@@ -162,8 +160,10 @@ class KeyBuilder {
   KeyBuilder(const KeyBuilder&) = delete;
   KeyBuilder& operator=(const KeyBuilder&) = delete;
   void word(uint64_t w) {
-    if (n_ < kInlineWords) inline_[n_] = w;
-    else spill(w);
+    if (n_ < kInlineWords)
+      inline_[n_] = w;
+    else
+      spill(w);
     ++n_;
     hash_ = (hash_ ^ w) * 0x100000001b3ULL + (hash_ >> 29);
   }
@@ -211,11 +211,13 @@ class ArgTensors {
 
 enum KeyTag : uint64_t { kKeyTensor = 1, kKeySpec, kKeyNumber, kKeyNumbers, kKeyString, kKeyList };
 // The type of a number argument: floating or not, signedness, bool, and size.
-template <class T> constexpr uint64_t number_type_code() {
-  return (std::is_floating_point_v<T> ? 1u : 0u) | (std::is_signed_v<T> ? 2u : 0u) | (std::is_same_v<T, bool> ? 4u : 0u) |
-         (sizeof(T) << 3);
+template <class T>
+constexpr uint64_t number_type_code() {
+  return (std::is_floating_point_v<T> ? 1u : 0u) | (std::is_signed_v<T> ? 2u : 0u) |
+         (std::is_same_v<T, bool> ? 4u : 0u) | (sizeof(T) << 3);
 }
-template <class T> uint64_t number_bits(T v) {
+template <class T>
+uint64_t number_bits(T v) {
   if constexpr (std::is_floating_point_v<T>) {
     const double d = static_cast<double>(v);
     uint64_t b;
@@ -228,7 +230,8 @@ template <class T> uint64_t number_bits(T v) {
 void key_tensor(KeyBuilder& k, const Tensor& t);  // dtype and dims, read without copying the shape
 void key_spec(KeyBuilder& k, const TensorSpec& s);
 void key_string(KeyBuilder& k, std::string_view s);
-template <class T> void key_value(KeyBuilder& k, const T& v) {
+template <class T>
+void key_value(KeyBuilder& k, const T& v) {
   using D = std::decay_t<T>;
   if constexpr (std::is_arithmetic_v<D>) {
     k.word(kKeyNumber | number_type_code<D>() << 8);
@@ -248,8 +251,7 @@ inline std::string value_text(bool v) { return v ? "True" : "False"; }
 inline std::string value_text(const std::string& v) { return "'" + v + "'"; }
 inline std::string value_text(const char* v) { return value_text(std::string(v)); }
 template <class T>
-  requires std::is_arithmetic_v<T>
-std::string value_text(T v) {
+requires std::is_arithmetic_v<T> std::string value_text(T v) {
   if constexpr (std::is_floating_point_v<T>) {
     std::ostringstream os;
     os.precision(17);
@@ -261,59 +263,85 @@ std::string value_text(T v) {
     return std::to_string(v);
   }
 }
-template <class T> std::string value_text(const std::vector<T>& v) {
+template <class T>
+std::string value_text(const std::vector<T>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + value_text(static_cast<T>(v[i]));
   return s + "]";
 }
 
-template <class T> struct is_vector : std::false_type {};
-template <class T, class A> struct is_vector<std::vector<T, A>> : std::true_type {
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {
   using value_type = T;
 };
-template <class T> struct is_tuple_like : std::false_type {};
-template <class... Ts> struct is_tuple_like<std::tuple<Ts...>> : std::true_type {};
-template <class A, class B> struct is_tuple_like<std::pair<A, B>> : std::true_type {};
+template <class T>
+struct is_tuple_like : std::false_type {};
+template <class... Ts>
+struct is_tuple_like<std::tuple<Ts...>> : std::true_type {};
+template <class A, class B>
+struct is_tuple_like<std::pair<A, B>> : std::true_type {};
 
-template <class T> constexpr bool is_number_v = std::is_arithmetic_v<std::decay_t<T>>;
-template <class T> constexpr bool is_number_vector_v = [] {
+template <class T>
+constexpr bool is_number_v = std::is_arithmetic_v<std::decay_t<T>>;
+template <class T>
+constexpr bool is_number_vector_v = [] {
   if constexpr (is_vector<std::decay_t<T>>::value)
     return std::is_arithmetic_v<typename is_vector<std::decay_t<T>>::value_type>;
-  else return false;
+  else
+    return false;
 }();
 
 // The parameter types of a callable.
-template <class F> struct callable_traits : callable_traits<decltype(&std::decay_t<F>::operator())> {};
-template <class R, class... A> struct callable_traits<R (*)(A...)> {
+template <class F>
+struct callable_traits : callable_traits<decltype(&std::decay_t<F>::operator())> {};
+template <class R, class... A>
+struct callable_traits<R (*)(A...)> {
   using result = R;
   using args = std::tuple<A...>;
 };
-template <class R, class... A> struct callable_traits<R(A...)> : callable_traits<R (*)(A...)> {};
-template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) const> : callable_traits<R (*)(A...)> {};
-template <class C, class R, class... A> struct callable_traits<R (C::*)(A...)> : callable_traits<R (*)(A...)> {};
-template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) const noexcept> : callable_traits<R (*)(A...)> {};
-template <class C, class R, class... A> struct callable_traits<R (C::*)(A...) noexcept> : callable_traits<R (*)(A...)> {};
+template <class R, class... A>
+struct callable_traits<R(A...)> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct callable_traits<R (C::*)(A...) const> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct callable_traits<R (C::*)(A...)> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct callable_traits<R (C::*)(A...) const noexcept> : callable_traits<R (*)(A...)> {};
+template <class C, class R, class... A>
+struct callable_traits<R (C::*)(A...) noexcept> : callable_traits<R (*)(A...)> {};
 
 // A host number or vector of numbers as a tensor (a Const node when tracing).
-template <class A> Tensor host_value_tensor(const A& a) {
+template <class A>
+Tensor host_value_tensor(const A& a) {
   using D = std::decay_t<A>;
-  if constexpr (std::is_same_v<D, bool>) return constant(a);
-  else if constexpr (std::is_floating_point_v<D>) return std::is_same_v<D, float> ? constant(static_cast<float>(a)) : constant(static_cast<double>(a));
-  else if constexpr (std::is_integral_v<D>) return sizeof(D) <= 4 ? constant(static_cast<int32_t>(a)) : constant(static_cast<int64_t>(a));
+  if constexpr (std::is_same_v<D, bool>)
+    return constant(a);
+  else if constexpr (std::is_floating_point_v<D>)
+    return std::is_same_v<D, float> ? constant(static_cast<float>(a)) : constant(static_cast<double>(a));
+  else if constexpr (std::is_integral_v<D>)
+    return sizeof(D) <= 4 ? constant(static_cast<int32_t>(a)) : constant(static_cast<int64_t>(a));
   else {
     using V = typename is_vector<D>::value_type;
-    if constexpr (std::is_same_v<V, bool>) return constant<bool>(std::vector<bool>(a.begin(), a.end()));
+    if constexpr (std::is_same_v<V, bool>)
+      return constant<bool>(std::vector<bool>(a.begin(), a.end()));
     else if constexpr (std::is_floating_point_v<V>) {
-      if constexpr (std::is_same_v<V, float>) return constant<float>(std::vector<float>(a.begin(), a.end()));
-      else return constant<double>(std::vector<double>(a.begin(), a.end()));
-    } else if constexpr (sizeof(V) <= 4) return constant<int32_t>(std::vector<int32_t>(a.begin(), a.end()));
-    else return constant<int64_t>(std::vector<int64_t>(a.begin(), a.end()));
+      if constexpr (std::is_same_v<V, float>)
+        return constant<float>(std::vector<float>(a.begin(), a.end()));
+      else
+        return constant<double>(std::vector<double>(a.begin(), a.end()));
+    } else if constexpr (sizeof(V) <= 4)
+      return constant<int32_t>(std::vector<int32_t>(a.begin(), a.end()));
+    else
+      return constant<int64_t>(std::vector<int64_t>(a.begin(), a.end()));
   }
 }
 
 // Records one argument into the signature. P is the callable's parameter type, A the
 // caller's argument type.
-template <class P, class A> void record_arg(CallSignature& sig, const std::string& name, const A& a) {
+template <class P, class A>
+void record_arg(CallSignature& sig, const std::string& name, const A& a) {
   using PD = std::decay_t<P>;
   using AD = std::decay_t<A>;
   ArgEntry e;
@@ -350,7 +378,8 @@ template <class P, class A> void record_arg(CallSignature& sig, const std::strin
 
 // Encodes one argument into the call key, and collects the tensors to feed (a TensorSpec
 // feeds nothing: it only asks for a concrete function). Mirrors record_arg.
-template <class P, class A> void encode_arg(KeyBuilder& k, ArgTensors& tensors, const A& a) {
+template <class P, class A>
+void encode_arg(KeyBuilder& k, ArgTensors& tensors, const A& a) {
   using PD = std::decay_t<P>;
   using AD = std::decay_t<A>;
   if constexpr (std::is_same_v<PD, Tensor>) {
@@ -374,12 +403,15 @@ template <class P, class A> void encode_arg(KeyBuilder& k, ArgTensors& tensors, 
 
 // Builds the argument f sees for parameter P while tracing, from the caller's argument and
 // the placeholders made for tensor arguments (consumed in order).
-template <class P, class A> decltype(auto) traced_arg(const A& a, const std::vector<Tensor>& ph, size_t& next) {
+template <class P, class A>
+decltype(auto) traced_arg(const A& a, const std::vector<Tensor>& ph, size_t& next) {
   using PD = std::decay_t<P>;
   using AD = std::decay_t<A>;
   if constexpr (std::is_same_v<PD, Tensor>) {
-    if constexpr (std::is_same_v<AD, Tensor> || std::is_same_v<AD, TensorSpec>) return Tensor(ph[next++]);
-    else return host_value_tensor(a);
+    if constexpr (std::is_same_v<AD, Tensor> || std::is_same_v<AD, TensorSpec>)
+      return Tensor(ph[next++]);
+    else
+      return host_value_tensor(a);
   } else if constexpr (is_vector<PD>::value && std::is_same_v<typename is_vector<PD>::value_type, Tensor>) {
     std::vector<Tensor> v;
     for (size_t i = 0; i < a.size(); ++i) v.push_back(ph[next++]);
@@ -390,22 +422,33 @@ template <class P, class A> decltype(auto) traced_arg(const A& a, const std::vec
 }
 
 // The argument f sees when it is called directly (eager mode, or inlined into an outer trace).
-template <class P, class A> decltype(auto) direct_arg(const A& a) {
+template <class P, class A>
+decltype(auto) direct_arg(const A& a) {
   using PD = std::decay_t<P>;
   using AD = std::decay_t<A>;
-  if constexpr (std::is_same_v<PD, Tensor> && !std::is_same_v<AD, Tensor>) return host_value_tensor(a);
-  else return static_cast<const PD&>(a);
+  if constexpr (std::is_same_v<PD, Tensor> && !std::is_same_v<AD, Tensor>)
+    return host_value_tensor(a);
+  else
+    return static_cast<const PD&>(a);
 }
 
 // Flattens f's result into tensors, and rebuilds it from the graph's outputs.
-template <class R> void flatten_result(const R& r, std::vector<Tensor>& out) {
-  if constexpr (std::is_same_v<R, Tensor>) out.push_back(r);
-  else if constexpr (is_vector<R>::value) for (const Tensor& t : r) out.push_back(t);
-  else if constexpr (is_tuple_like<R>::value) std::apply([&](const auto&... e) { (flatten_result(e, out), ...); }, r);
-  else static_assert(sizeof(R) == 0, "a kiln::function may return Tensor, std::vector<Tensor>, a tuple or pair of those, or void");
+template <class R>
+void flatten_result(const R& r, std::vector<Tensor>& out) {
+  if constexpr (std::is_same_v<R, Tensor>)
+    out.push_back(r);
+  else if constexpr (is_vector<R>::value)
+    for (const Tensor& t : r) out.push_back(t);
+  else if constexpr (is_tuple_like<R>::value)
+    std::apply([&](const auto&... e) { (flatten_result(e, out), ...); }, r);
+  else
+    static_assert(sizeof(R) == 0,
+                  "a kiln::function may return Tensor, std::vector<Tensor>, a tuple or pair of those, or void");
 }
-template <class R> R unflatten_result(const std::vector<Tensor>& v, size_t& i) {
-  if constexpr (std::is_same_v<R, Tensor>) return v.at(i++);
+template <class R>
+R unflatten_result(const std::vector<Tensor>& v, size_t& i) {
+  if constexpr (std::is_same_v<R, Tensor>)
+    return v.at(i++);
   else if constexpr (is_vector<R>::value) {
     R r(v.begin() + i, v.end());
     i = v.size();
@@ -444,7 +487,8 @@ void apply_input_signature(const FunctionCore& core, CallSignature& sig);
 
 }  // namespace detail
 
-template <class F> class Function {
+template <class F>
+class Function {
   using Traits = detail::callable_traits<F>;
   using Params = typename Traits::args;
   using Result = std::decay_t<typename Traits::result>;
@@ -454,16 +498,20 @@ template <class F> class Function {
   Function(F f, FunctionOptions options)
       : f_(std::make_shared<F>(std::move(f))), core_(detail::make_function_core(std::move(options), "fn")) {}
 
-  template <class... A> Result operator()(const A&... args) const {
+  template <class... A>
+  Result operator()(const A&... args) const {
     static_assert(sizeof...(A) == kArity, "wrong number of arguments for this kiln::function");
     if (detail::call_directly_now()) return call_directly(args...);
     detail::KeyBuilder key;
     detail::ArgTensors tensors;
     encode_all(key, tensors, std::index_sequence_for<A...>{}, args...);
     auto cf = detail::cached_concrete(*core_, key);
-    if (!cf) cf = detail::concrete_for(*core_, key, [&] { return signature(args...); }, body(args...));
+    if (!cf)
+      cf = detail::concrete_for(
+          *core_, key, [&] { return signature(args...); }, body(args...));
     std::vector<Tensor> outs = detail::call_concrete(*cf, tensors);
-    if constexpr (std::is_void_v<Result>) return;
+    if constexpr (std::is_void_v<Result>)
+      return;
     else {
       size_t i = 0;
       return detail::unflatten_result<Result>(outs, i);
@@ -471,19 +519,20 @@ template <class F> class Function {
   }
 
   // Traces if needed. TensorSpec stands for a tensor argument.
-  template <class... A> ConcreteFunction get_concrete_function(const A&... args) const {
+  template <class... A>
+  ConcreteFunction get_concrete_function(const A&... args) const {
     static_assert(sizeof...(A) == kArity, "wrong number of arguments for this kiln::function");
     detail::KeyBuilder key;
     detail::ArgTensors tensors;
     encode_all(key, tensors, std::index_sequence_for<A...>{}, args...);
     auto cf = detail::cached_concrete(*core_, key);
-    if (!cf) cf = detail::concrete_for(*core_, key, [&] { return signature(args...); }, body(args...));
+    if (!cf)
+      cf = detail::concrete_for(
+          *core_, key, [&] { return signature(args...); }, body(args...));
     return ConcreteFunction(std::move(cf));
   }
   // With an input_signature, the function it defines.
-  ConcreteFunction get_concrete_function() const
-    requires(kArity > 0)
-  {
+  ConcreteFunction get_concrete_function() const requires(kArity > 0) {
     const auto& opts = detail::options_of(*core_);
     if (!opts.input_signature)
       throw InvalidArgumentError("get_concrete_function() without arguments needs an input_signature");
@@ -497,7 +546,8 @@ template <class F> class Function {
   void clear_cache() { detail::clear_cache(*core_); }
 
  private:
-  template <size_t... I> ConcreteFunction get_from_specs(std::index_sequence<I...>) const {
+  template <size_t... I>
+  ConcreteFunction get_from_specs(std::index_sequence<I...>) const {
     const auto& specs = *detail::options_of(*core_).input_signature;
     if (specs.size() != kArity) throw InvalidArgumentError("input_signature has the wrong number of specs");
     return get_concrete_function(specs[I]...);
@@ -508,21 +558,25 @@ template <class F> class Function {
     return i < names.size() ? names[i] : "arg" + std::to_string(i);
   }
 
-  template <class... A> detail::CallSignature signature(const A&... args) const {
+  template <class... A>
+  detail::CallSignature signature(const A&... args) const {
     detail::CallSignature sig;
     record_all(sig, std::index_sequence_for<A...>{}, args...);
     detail::apply_input_signature(*core_, sig);
     return sig;
   }
   template <size_t... I, class... A>
-  void encode_all(detail::KeyBuilder& key, detail::ArgTensors& tensors, std::index_sequence<I...>, const A&... args) const {
+  void encode_all(detail::KeyBuilder& key, detail::ArgTensors& tensors, std::index_sequence<I...>,
+                  const A&... args) const {
     (detail::encode_arg<std::tuple_element_t<I, Params>>(key, tensors, args), ...);
   }
-  template <size_t... I, class... A> void record_all(detail::CallSignature& sig, std::index_sequence<I...>, const A&... args) const {
+  template <size_t... I, class... A>
+  void record_all(detail::CallSignature& sig, std::index_sequence<I...>, const A&... args) const {
     (detail::record_arg<std::tuple_element_t<I, Params>>(sig, arg_name(I), args), ...);
   }
 
-  template <class... A> detail::TraceBody body(const A&... args) const {
+  template <class... A>
+  detail::TraceBody body(const A&... args) const {
     return [this, &args...](const std::vector<Tensor>& ph) {
       return trace_call(ph, std::index_sequence_for<A...>{}, args...);
     };
@@ -542,10 +596,12 @@ template <class F> class Function {
     return out;
   }
 
-  template <class... A> Result call_directly(const A&... args) const {
+  template <class... A>
+  Result call_directly(const A&... args) const {
     return call_directly_impl(std::index_sequence_for<A...>{}, args...);
   }
-  template <size_t... I, class... A> Result call_directly_impl(std::index_sequence<I...>, const A&... args) const {
+  template <size_t... I, class... A>
+  Result call_directly_impl(std::index_sequence<I...>, const A&... args) const {
     auto converted = std::tuple<std::decay_t<std::tuple_element_t<I, Params>>...>{
         detail::direct_arg<std::tuple_element_t<I, Params>>(args)...};
     return std::apply(*f_, converted);
@@ -555,7 +611,8 @@ template <class F> class Function {
   std::shared_ptr<detail::FunctionCore> core_;
 };
 
-template <class F> Function<std::decay_t<F>> function(F f, FunctionOptions options = {}) {
+template <class F>
+Function<std::decay_t<F>> function(F f, FunctionOptions options = {}) {
   return Function<std::decay_t<F>>(std::move(f), std::move(options));
 }
 

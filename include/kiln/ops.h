@@ -19,18 +19,28 @@ namespace detail {
 Tensor number_as(const Tensor& like, double v, const char* op);
 Tensor number_as(const Tensor& like, int64_t v, const char* op);
 Tensor number_as(const Tensor& like, bool v, const char* op);
-template <Number N> Tensor number_as(const Tensor& like, N v, const char* op) {
-  if constexpr (std::is_same_v<N, bool>) return number_as(like, static_cast<bool>(v), op);
-  else if constexpr (std::is_integral_v<N>) return number_as(like, static_cast<int64_t>(v), op);
-  else return number_as(like, static_cast<double>(v), op);
+template <Number N>
+Tensor number_as(const Tensor& like, N v, const char* op) {
+  if constexpr (std::is_same_v<N, bool>)
+    return number_as(like, static_cast<bool>(v), op);
+  else if constexpr (std::is_integral_v<N>)
+    return number_as(like, static_cast<int64_t>(v), op);
+  else
+    return number_as(like, static_cast<double>(v), op);
 }
 }  // namespace detail
 
 // Binary elementwise ops with broadcasting: two tensors of one dtype, or a tensor and a number.
-#define KILN_BINARY(fn, opname)                                                                             \
-  Tensor fn(const Tensor& a, const Tensor& b);                                                              \
-  template <Number N> Tensor fn(const Tensor& a, N b) { return fn(a, detail::number_as(a, b, opname)); } \
-  template <Number N> Tensor fn(N a, const Tensor& b) { return fn(detail::number_as(b, a, opname), b); }
+#define KILN_BINARY(fn, opname)                    \
+  Tensor fn(const Tensor& a, const Tensor& b);     \
+  template <Number N>                              \
+  Tensor fn(const Tensor& a, N b) {                \
+    return fn(a, detail::number_as(a, b, opname)); \
+  }                                                \
+  template <Number N>                              \
+  Tensor fn(N a, const Tensor& b) {                \
+    return fn(detail::number_as(b, a, opname), b); \
+  }
 KILN_BINARY(add, "AddV2")
 KILN_BINARY(sub, "Sub")
 KILN_BINARY(mul, "Mul")
@@ -51,10 +61,16 @@ KILN_BINARY(logical_and, "LogicalAnd")
 KILN_BINARY(logical_or, "LogicalOr")
 #undef KILN_BINARY
 
-#define KILN_OPERATOR(sym, fn)                                                        \
+#define KILN_OPERATOR(sym, fn)                                                      \
   inline Tensor operator sym(const Tensor& a, const Tensor& b) { return fn(a, b); } \
-  template <Number N> Tensor operator sym(const Tensor& a, N b) { return fn(a, b); } \
-  template <Number N> Tensor operator sym(N a, const Tensor& b) { return fn(a, b); }
+  template <Number N>                                                               \
+  Tensor operator sym(const Tensor& a, N b) {                                       \
+    return fn(a, b);                                                                \
+  }                                                                                 \
+  template <Number N>                                                               \
+  Tensor operator sym(N a, const Tensor& b) {                                       \
+    return fn(a, b);                                                                \
+  }
 KILN_OPERATOR(+, add)
 KILN_OPERATOR(-, sub)
 KILN_OPERATOR(*, mul)
@@ -97,10 +113,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
 
 // Reductions. nullopt: all axes; {}: no axes. Negative axes count from the end.
-#define KILN_REDUCE(fn)                                                                                  \
+#define KILN_REDUCE(fn)                                                                                       \
   Tensor fn(const Tensor& x, std::optional<std::vector<int64_t>> axes = std::nullopt, bool keepdims = false); \
-  inline Tensor fn(const Tensor& x, std::initializer_list<int64_t> axes, bool keepdims = false) {        \
-    return fn(x, std::optional<std::vector<int64_t>>(std::vector<int64_t>(axes)), keepdims);            \
+  inline Tensor fn(const Tensor& x, std::initializer_list<int64_t> axes, bool keepdims = false) {             \
+    return fn(x, std::optional<std::vector<int64_t>>(std::vector<int64_t>(axes)), keepdims);                  \
   }
 KILN_REDUCE(reduce_sum)
 KILN_REDUCE(reduce_mean)

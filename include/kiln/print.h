@@ -15,18 +15,24 @@ struct PrintPiece {
   Tensor tensor;
   std::string text;
 };
-template <class A> PrintPiece print_piece(const A& a) {
+template <class A>
+PrintPiece print_piece(const A& a) {
   using D = std::decay_t<A>;
-  if constexpr (std::is_same_v<D, Tensor>) return {true, a, ""};
-  else if constexpr (std::is_same_v<D, bool>) return {false, Tensor(), a ? "True" : "False"};
-  else if constexpr (std::is_arithmetic_v<D>) return {false, Tensor(), std::to_string(a)};
-  else return {false, Tensor(), std::string(a)};
+  if constexpr (std::is_same_v<D, Tensor>)
+    return {true, a, ""};
+  else if constexpr (std::is_same_v<D, bool>)
+    return {false, Tensor(), a ? "True" : "False"};
+  else if constexpr (std::is_arithmetic_v<D>)
+    return {false, Tensor(), std::to_string(a)};
+  else
+    return {false, Tensor(), std::string(a)};
 }
 void print_pieces(const std::vector<PrintPiece>& pieces);
 }  // namespace detail
 
 // Tensors, numbers and strings, separated by spaces, one line to stderr.
-template <class... Args> void print(const Args&... args) {
+template <class... Args>
+void print(const Args&... args) {
   detail::print_pieces(std::vector<detail::PrintPiece>{detail::print_piece(args)...});
 }
 

@@ -30,10 +30,17 @@ class Tensor {
   Tensor(const Tensor& o) noexcept : impl_(o.impl_) { retain(); }
   Tensor(Tensor&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
   Tensor& operator=(const Tensor& o) noexcept {
-    if (o.impl_ != impl_) { Tensor tmp(o); swap(tmp); }
+    if (o.impl_ != impl_) {
+      Tensor tmp(o);
+      swap(tmp);
+    }
     return *this;
   }
-  Tensor& operator=(Tensor&& o) noexcept { Tensor tmp(std::move(o)); swap(tmp); return *this; }
+  Tensor& operator=(Tensor&& o) noexcept {
+    Tensor tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
   ~Tensor() { release(); }
   void swap(Tensor& o) noexcept { std::swap(impl_, o.impl_); }
 
@@ -45,8 +52,10 @@ class Tensor {
   bool defined() const { return impl_ != nullptr; }
   std::string name() const;  // "x:0" for symbolic tensors, "" for concrete ones
 
-  template <class T> std::vector<T> to_vector() const;  // concrete only, row-major
-  template <class T> T item() const;                     // concrete, exactly one element
+  template <class T>
+  std::vector<T> to_vector() const;  // concrete only, row-major
+  template <class T>
+  T item() const;  // concrete, exactly one element
   explicit operator bool() const;
   // kiln.Tensor([[12.]], shape=(1, 1), dtype=float32) / Tensor("x:0", shape=(), dtype=float64)
   std::string str() const;
@@ -56,7 +65,9 @@ class Tensor {
   detail::TensorImpl* impl() const noexcept;
 
  private:
-  void retain() const noexcept { if (impl_) impl_->refs.fetch_add(1, std::memory_order_relaxed); }
+  void retain() const noexcept {
+    if (impl_) impl_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
   void release() noexcept {
     if (impl_ && impl_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) detail::destroy_tensor_impl(impl_);
   }
@@ -72,9 +83,11 @@ Tensor constant(int64_t v);
 Tensor constant(bool v);
 Tensor constant(double v, DType dtype);  // as tf.constant(4, dtype=...)
 // T is float, double, int32_t, int64_t or bool; the shape's product must equal the count.
-template <class T> Tensor constant(std::vector<T> values, std::vector<int64_t> shape);
+template <class T>
+Tensor constant(std::vector<T> values, std::vector<int64_t> shape);
 // A 1-D tensor.
-template <class T> Tensor constant(std::vector<T> values) {
+template <class T>
+Tensor constant(std::vector<T> values) {
   const int64_t n = static_cast<int64_t>(values.size());
   return constant<T>(std::move(values), std::vector<int64_t>{n});
 }

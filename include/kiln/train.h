@@ -21,8 +21,8 @@ Tensor glorot_uniform(std::vector<int64_t> shape, std::optional<uint64_t> seed =
 class Dense {
  public:
   using Activation = std::function<Tensor(const Tensor&)>;
-  Dense(int64_t in_features, int64_t out_features, Activation activation = nullptr,
-        std::optional<uint64_t> seed = {}, const std::string& name = "dense", DType dtype = DType::Float32);
+  Dense(int64_t in_features, int64_t out_features, Activation activation = nullptr, std::optional<uint64_t> seed = {},
+        const std::string& name = "dense", DType dtype = DType::Float32);
   Tensor operator()(const Tensor& x) const;
   std::vector<Variable*> trainable_variables() { return {&kernel, &bias}; }
 

@@ -18,15 +18,24 @@ class Variable {
   // (FailedPreconditionError later), and the initial value must not depend on the inputs.
   explicit Variable(Tensor initial_value, std::string name = "");
 
-  Tensor read() const;  // a snapshot: later assignments do not change it
+  Tensor read() const;                        // a snapshot: later assignments do not change it
   operator Tensor() const { return read(); }  // use a Variable where a Tensor is expected
 
   void assign(const Tensor& value);
   void assign_add(const Tensor& delta);
   void assign_sub(const Tensor& delta);
-  template <Number N> void assign(N v) { assign(detail::number_as(read_for_dtype(), v, "AssignVariableOp")); }
-  template <Number N> void assign_add(N v) { assign_add(detail::number_as(read_for_dtype(), v, "AssignAddVariableOp")); }
-  template <Number N> void assign_sub(N v) { assign_sub(detail::number_as(read_for_dtype(), v, "AssignSubVariableOp")); }
+  template <Number N>
+  void assign(N v) {
+    assign(detail::number_as(read_for_dtype(), v, "AssignVariableOp"));
+  }
+  template <Number N>
+  void assign_add(N v) {
+    assign_add(detail::number_as(read_for_dtype(), v, "AssignAddVariableOp"));
+  }
+  template <Number N>
+  void assign_sub(N v) {
+    assign_sub(detail::number_as(read_for_dtype(), v, "AssignSubVariableOp"));
+  }
 
   DType dtype() const;
   TensorShape shape() const;

@@ -9,7 +9,9 @@ namespace kiln {
 namespace op = ops::op;
 using ops::Attrs;
 
-Tensor reshape(const Tensor& x, const Tensor& shape) { return trace::dispatch1(op::Reshape(), {&x, &shape}, trace::no_attrs(), "Reshape"); }
+Tensor reshape(const Tensor& x, const Tensor& shape) {
+  return trace::dispatch1(op::Reshape(), {&x, &shape}, trace::no_attrs(), "Reshape");
+}
 Tensor reshape(const Tensor& x, std::vector<int64_t> shape) {
   Tensor s = api::int_list(shape, "Reshape/shape");
   return reshape(x, s);
@@ -44,8 +46,8 @@ Tensor slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> s
   return trace::dispatch1(op::Slice(), {&x, &b, &s}, trace::no_attrs(), "Slice");
 }
 
-Tensor strided_slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> end, std::vector<int64_t> strides,
-                     StridedSliceMasks m) {
+Tensor strided_slice(const Tensor& x, std::vector<int64_t> begin, std::vector<int64_t> end,
+                     std::vector<int64_t> strides, StridedSliceMasks m) {
   Tensor b = api::int_list(begin, "strided_slice/stack"), e = api::int_list(end, "strided_slice/stack_1"),
          s = api::int_list(strides, "strided_slice/stack_2");
   return trace::dispatch1(op::StridedSlice(), {&x, &b, &e, &s},

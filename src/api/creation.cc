@@ -10,7 +10,8 @@
 namespace kiln {
 namespace api {
 
-template <class T> Tensor make_host(const std::vector<T>& values, const std::vector<int64_t>& dims) {
+template <class T>
+Tensor make_host(const std::vector<T>& values, const std::vector<int64_t>& dims) {
   const int64_t n = detail::checked_num_elements(dims.data(), dims.size());
   if (n != static_cast<int64_t>(values.size()))
     throw InvalidArgumentError("Expected " + std::to_string(n) + " values for shape " + TensorShape(dims).str() +
@@ -47,12 +48,14 @@ Tensor host_scalar(double v, DType d, const std::string& context) {
   return ops::visit_dtype(d, [&](auto x) -> Tensor {
     using T = decltype(x);
     if constexpr (std::is_same_v<T, bool>) {
-      if (v != 0 && v != 1) throw InvalidArgumentError(std::string("Cannot convert ") + std::to_string(v) + " to a bool tensor" + context);
+      if (v != 0 && v != 1)
+        throw InvalidArgumentError(std::string("Cannot convert ") + std::to_string(v) + " to a bool tensor" + context);
     } else if constexpr (std::is_integral_v<T>) {
       if (std::isnan(v) || v != std::floor(v))
         throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to EagerTensor of dtype " +
                                    std::string(dtype_name(d)) + context);
-      if (v < static_cast<double>(std::numeric_limits<T>::min()) || v > static_cast<double>(std::numeric_limits<T>::max()))
+      if (v < static_cast<double>(std::numeric_limits<T>::min()) ||
+          v > static_cast<double>(std::numeric_limits<T>::max()))
         throw InvalidArgumentError("Can't convert " + std::to_string(v) + " to " + std::string(dtype_name(d)) +
                                    ": out of range" + context);
     }
@@ -70,7 +73,8 @@ Tensor constant(int64_t v) { return trace::as_graph_constant(make_host<int64_t>(
 Tensor constant(bool v) { return trace::as_graph_constant(make_host<bool>({v}, {})); }
 Tensor constant(double v, DType dtype) { return trace::as_graph_constant(api::host_scalar(v, dtype, "")); }
 
-template <class T> Tensor constant(std::vector<T> values, std::vector<int64_t> shape) {
+template <class T>
+Tensor constant(std::vector<T> values, std::vector<int64_t> shape) {
   return trace::as_graph_constant(make_host<T>(values, shape));
 }
 template Tensor constant<float>(std::vector<float>, std::vector<int64_t>);
@@ -113,28 +117,39 @@ namespace {
 int64_t seed_attr(std::optional<uint64_t> seed) { return seed ? static_cast<int64_t>(*seed | (uint64_t{1} << 62)) : 0; }
 }  // namespace
 
-Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, DType dtype, std::optional<uint64_t> seed) {
-  if (is_integer(dtype)) return random_uniform_int(std::move(shape), static_cast<int64_t>(minval), static_cast<int64_t>(maxval), dtype, seed);
-  if (!is_floating(dtype)) throw InvalidArgumentError("random_uniform: unsupported dtype " + std::string(dtype_name(dtype)));
+Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, DType dtype,
+                      std::optional<uint64_t> seed) {
+  if (is_integer(dtype))
+    return random_uniform_int(std::move(shape), static_cast<int64_t>(minval), static_cast<int64_t>(maxval), dtype,
+                              seed);
+  if (!is_floating(dtype))
+    throw InvalidArgumentError("random_uniform: unsupported dtype " + std::string(dtype_name(dtype)));
   if (!(minval < maxval)) throw InvalidArgumentError("random_uniform: need minval < maxval");
   Tensor s = api::int_list(shape, "random_uniform/shape");
-  Tensor u = trace::dispatch1(api::op::RandomUniform(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}}, "random_uniform");
+  Tensor u = trace::dispatch1(api::op::RandomUniform(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}},
+                              "random_uniform");
   if (minval == 0 && maxval == 1) return u;
   return u * (maxval - minval) + minval;
 }
 
-Tensor random_uniform_int(std::vector<int64_t> shape, int64_t minval, int64_t maxval, DType dtype, std::optional<uint64_t> seed) {
+Tensor random_uniform_int(std::vector<int64_t> shape, int64_t minval, int64_t maxval, DType dtype,
+                          std::optional<uint64_t> seed) {
   if (!is_integer(dtype)) throw InvalidArgumentError("random_uniform_int: dtype must be int32 or int64");
   Tensor s = api::int_list(shape, "random_uniform/shape");
-  Tensor lo = trace::as_graph_constant(api::host_scalar(static_cast<double>(minval), dtype, " [Op:RandomUniformInt]"), "random_uniform/min");
-  Tensor hi = trace::as_graph_constant(api::host_scalar(static_cast<double>(maxval), dtype, " [Op:RandomUniformInt]"), "random_uniform/max");
-  return trace::dispatch1(api::op::RandomUniformInt(), {&s, &lo, &hi}, api::Attrs{seed_attr(seed), int64_t{0}}, "random_uniform");
+  Tensor lo = trace::as_graph_constant(api::host_scalar(static_cast<double>(minval), dtype, " [Op:RandomUniformInt]"),
+                                       "random_uniform/min");
+  Tensor hi = trace::as_graph_constant(api::host_scalar(static_cast<double>(maxval), dtype, " [Op:RandomUniformInt]"),
+                                       "random_uniform/max");
+  return trace::dispatch1(api::op::RandomUniformInt(), {&s, &lo, &hi}, api::Attrs{seed_attr(seed), int64_t{0}},
+                          "random_uniform");
 }
 
-Tensor random_normal(std::vector<int64_t> shape, double mean, double stddev, DType dtype, std::optional<uint64_t> seed) {
+Tensor random_normal(std::vector<int64_t> shape, double mean, double stddev, DType dtype,
+                     std::optional<uint64_t> seed) {
   if (!is_floating(dtype)) throw InvalidArgumentError("random_normal: dtype must be float32 or float64");
   Tensor s = api::int_list(shape, "random_normal/shape");
-  Tensor z = trace::dispatch1(api::op::RandomStandardNormal(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}}, "random_normal");
+  Tensor z = trace::dispatch1(api::op::RandomStandardNormal(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}},
+                              "random_normal");
   if (mean == 0 && stddev == 1) return z;
   return z * stddev + mean;
 }

@@ -1,9 +1,8 @@
 // kiln::GradientTape over autodiff::Tape: sources as tensors or variables, and zeros for
 // sources the target does not reach.
-#include "kiln/gradient.h"
-
 #include "api/variable_handle.h"
 #include "autodiff/tape.h"
+#include "kiln/gradient.h"
 
 namespace kiln {
 

@@ -36,7 +36,8 @@ Tensor number_as(const Tensor& like, int64_t v, const char* op) {
         throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to a bool tensor [Op:" + op + "]");
       } else {
         if constexpr (std::is_integral_v<T>) {
-          if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) || v > static_cast<int64_t>(std::numeric_limits<T>::max()))
+          if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+              v > static_cast<int64_t>(std::numeric_limits<T>::max()))
             throw InvalidArgumentError("Can't convert " + std::to_string(v) + " to " + std::string(dtype_name(d)) +
                                        ": out of range [Op:" + op + "]");
         }
@@ -59,8 +60,10 @@ Tensor number_as(const Tensor& like, bool v, const char* op) {
 namespace op = ops::op;
 using ops::Attrs;
 
-#define KILN_BINARY_IMPL(fn, Name, hint) \
-  Tensor fn(const Tensor& a, const Tensor& b) { return trace::dispatch1(op::Name(), {&a, &b}, trace::no_attrs(), hint); }
+#define KILN_BINARY_IMPL(fn, Name, hint)                                    \
+  Tensor fn(const Tensor& a, const Tensor& b) {                             \
+    return trace::dispatch1(op::Name(), {&a, &b}, trace::no_attrs(), hint); \
+  }
 KILN_BINARY_IMPL(add, AddV2, "add")
 KILN_BINARY_IMPL(sub, Sub, "sub")
 KILN_BINARY_IMPL(mul, Mul, "mul")
@@ -154,11 +157,21 @@ Tensor reduce(const ops::OpDef& def, const char* hint, const Tensor& x, const st
 }
 }  // namespace
 
-Tensor reduce_sum(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) { return reduce(op::Sum(), "Sum", x, axes, keepdims); }
-Tensor reduce_mean(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) { return reduce(op::Mean(), "Mean", x, axes, keepdims); }
-Tensor reduce_max(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) { return reduce(op::Max(), "Max", x, axes, keepdims); }
-Tensor reduce_min(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) { return reduce(op::Min(), "Min", x, axes, keepdims); }
-Tensor reduce_prod(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) { return reduce(op::Prod(), "Prod", x, axes, keepdims); }
+Tensor reduce_sum(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) {
+  return reduce(op::Sum(), "Sum", x, axes, keepdims);
+}
+Tensor reduce_mean(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) {
+  return reduce(op::Mean(), "Mean", x, axes, keepdims);
+}
+Tensor reduce_max(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) {
+  return reduce(op::Max(), "Max", x, axes, keepdims);
+}
+Tensor reduce_min(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) {
+  return reduce(op::Min(), "Min", x, axes, keepdims);
+}
+Tensor reduce_prod(const Tensor& x, std::optional<std::vector<int64_t>> axes, bool keepdims) {
+  return reduce(op::Prod(), "Prod", x, axes, keepdims);
+}
 
 Tensor argmax(const Tensor& x, int64_t axis) {
   Tensor a = api::int_scalar(axis, "ArgMax/dimension");

@@ -1,8 +1,9 @@
 // kiln::print: builds the KilnPrint op (text fixed now, tensors formatted when it runs).
+#include "kiln/print.h"
+
 #include <string>
 
 #include "api/api_util.h"
-#include "kiln/print.h"
 
 namespace kiln::detail {
 

@@ -27,13 +27,14 @@ void check_pairs(const char* who, const std::vector<Tensor>& grads, const std::v
     throw InvalidArgumentError(std::string(who) + ".apply_gradients: " + std::to_string(grads.size()) +
                                " gradients for " + std::to_string(vars.size()) + " variables");
   for (size_t i = 0; i < vars.size(); ++i) {
-    if (!vars[i]) throw InvalidArgumentError(std::string(who) + ".apply_gradients: variable " + std::to_string(i) + " is null");
+    if (!vars[i])
+      throw InvalidArgumentError(std::string(who) + ".apply_gradients: variable " + std::to_string(i) + " is null");
     if (!grads[i].defined())
       throw InvalidArgumentError(std::string(who) + ".apply_gradients: no gradient for variable " + vars[i]->name());
     if (grads[i].dtype() != vars[i]->dtype())
       throw InvalidArgumentError(std::string(who) + ".apply_gradients: gradient " + std::to_string(i) + " is " +
-                                 std::string(dtype_name(grads[i].dtype())) + " but variable " + vars[i]->name() + " is " +
-                                 std::string(dtype_name(vars[i]->dtype())));
+                                 std::string(dtype_name(grads[i].dtype())) + " but variable " + vars[i]->name() +
+                                 " is " + std::string(dtype_name(vars[i]->dtype())));
   }
 }
 // Slot variables, one per variable, made once (the first call; the variable list must not change).

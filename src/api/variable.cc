@@ -1,12 +1,13 @@
 // kiln::Variable, assert_that, dropout.
+#include "kiln/variable.h"
+
 #include <atomic>
 #include <string>
 
 #include "api/api_util.h"
-#include "kiln/variable.h"
 #include "api/variable_handle.h"
-#include "trace/op_observer.h"
 #include "trace/constant_eval.h"
+#include "trace/op_observer.h"
 #include "trace/trace_context.h"
 
 namespace kiln {
@@ -67,12 +68,14 @@ void assert_that(const Tensor& cond, std::string message) {
 }
 
 Tensor dropout(const Tensor& x, double rate, std::optional<uint64_t> seed) {
-  if (!(rate >= 0 && rate < 1)) throw InvalidArgumentError("dropout: rate must be in [0, 1), got " + std::to_string(rate));
+  if (!(rate >= 0 && rate < 1))
+    throw InvalidArgumentError("dropout: rate must be in [0, 1), got " + std::to_string(rate));
   if (!is_floating(x.dtype())) throw InvalidArgumentError("dropout: x must be a floating tensor");
   if (rate == 0) return identity(x);
   Tensor shape = shape_of(x);
   const int64_t s = seed ? static_cast<int64_t>(*seed | (uint64_t{1} << 62)) : 0;
-  Tensor u = trace::dispatch1(ops::op::RandomUniform(), {&shape}, ops::Attrs{x.dtype(), s, int64_t{0}}, "random_uniform");
+  Tensor u =
+      trace::dispatch1(ops::op::RandomUniform(), {&shape}, ops::Attrs{x.dtype(), s, int64_t{0}}, "random_uniform");
   Tensor keep = greater_equal(u, rate);
   return where(keep, x * (1.0 / (1.0 - rate)), zeros_like(x));
 }

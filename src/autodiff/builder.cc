@@ -39,8 +39,8 @@ std::vector<Tensor> replay(const graph::Graph& body, const std::vector<Tensor>& 
       throw UnimplementedError("Gradient of a cond/switch_case whose branch contains control flow (" + n->name +
                                ") is not supported inside a traced function");
     if (n->stateful && !op.has(ops::kReadsVariable))
-      throw UnimplementedError(std::string("Gradient of a cond/switch_case whose branch has the stateful op ") + op.name +
-                               " is not supported inside a traced function");
+      throw UnimplementedError(std::string("Gradient of a cond/switch_case whose branch has the stateful op ") +
+                               op.name + " is not supported inside a traced function");
     if (n->const_value()) {
       values[n] = {trace::as_graph_constant(n->attrs.tensor(1))};
       continue;

@@ -85,8 +85,10 @@ std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std
   std::unordered_map<TensorKey, Tensor, TensorKeyHash> grads;
   auto accumulate = [&](const TensorKey& k, const Tensor& g) {
     auto it = grads.find(k);
-    if (it == grads.end()) grads.emplace(k, g);
-    else it->second = ops::grad::add(b, it->second, g);
+    if (it == grads.end())
+      grads.emplace(k, g);
+    else
+      it->second = ops::grad::add(b, it->second, g);
   };
   for (size_t i = 0; i < targets.size(); ++i) {
     const Tensor& t = targets[i];
@@ -118,8 +120,8 @@ std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std
     }
     if (!wanted) continue;
     if (!e.op->grad)
-      throw UnimplementedError(std::string("No gradient defined for operation '") + e.op->name + "' (op type: " +
-                               e.op->name + ")");
+      throw UnimplementedError(std::string("No gradient defined for operation '") + e.op->name +
+                               "' (op type: " + e.op->name + ")");
     ops::GradContext c{b, *e.op, e.attrs, e.inputs, e.outputs, dy, needs, std::vector<Tensor>(e.inputs.size())};
     e.op->grad(c);
     for (size_t j = 0; j < e.inputs.size(); ++j)

@@ -22,7 +22,9 @@ struct TensorKey {
   bool operator==(const TensorKey& o) const { return p == o.p && index == o.index; }
 };
 struct TensorKeyHash {
-  size_t operator()(const TensorKey& k) const { return std::hash<const void*>()(k.p) * 31 + static_cast<size_t>(k.index); }
+  size_t operator()(const TensorKey& k) const {
+    return std::hash<const void*>()(k.p) * 31 + static_cast<size_t>(k.index);
+  }
 };
 TensorKey key_of(const Tensor& t);
 

@@ -20,7 +20,7 @@ namespace {
 constexpr int kMinClassLog2 = 6;
 constexpr int kMaxClassLog2 = 26;
 constexpr int kNumClasses = kMaxClassLog2 - kMinClassLog2 + 1;
-constexpr size_t kThreadCacheBytes = size_t{8} << 20;  // per class, per thread
+constexpr size_t kThreadCacheBytes = size_t{8} << 20;   // per class, per thread
 constexpr int64_t kMaxCachedBytes = int64_t{64} << 20;  // every cache of the process together
 
 std::atomic<int64_t> g_system_allocations{0};
@@ -35,7 +35,9 @@ bool reserve_cached(size_t bytes) {
       return true;
   return false;
 }
-void unreserve_cached(size_t bytes) { g_cached_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed); }
+void unreserve_cached(size_t bytes) {
+  g_cached_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+}
 
 void system_free(Buffer* b) {
   std::free(b->data);
@@ -176,8 +178,8 @@ void buffer_trim() {
 int64_t checked_mul(int64_t a, int64_t b, const char* what) {
   int64_t r;
   if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r))
-    throw InvalidArgumentError(std::string("Encountered overflow when multiplying ") + std::to_string(a) +
-                               " with " + std::to_string(b) + " computing " + what);
+    throw InvalidArgumentError(std::string("Encountered overflow when multiplying ") + std::to_string(a) + " with " +
+                               std::to_string(b) + " computing " + what);
   return r;
 }
 

@@ -14,9 +14,12 @@ constexpr int64_t kEdgeItems = 3;              // numpy's edgeitems
 
 double element_as_double(const TensorImpl& t, int64_t i) {
   switch (t.dtype) {
-    case DType::Float32: return t.as<float>()[i];
-    case DType::Float64: return t.as<double>()[i];
-    default: return 0;
+    case DType::Float32:
+      return t.as<float>()[i];
+    case DType::Float64:
+      return t.as<double>()[i];
+    default:
+      return 0;
   }
 }
 
@@ -62,10 +65,14 @@ std::string float_text(double v, DType dtype, bool scientific) {
 
 std::string int_text(const TensorImpl& t, int64_t i) {
   switch (t.dtype) {
-    case DType::Int32: return std::to_string(t.as<int32_t>()[i]);
-    case DType::Int64: return std::to_string(t.as<int64_t>()[i]);
-    case DType::Bool: return t.as<bool>()[i] ? "True" : "False";
-    default: return "";
+    case DType::Int32:
+      return std::to_string(t.as<int32_t>()[i]);
+    case DType::Int64:
+      return std::to_string(t.as<int64_t>()[i]);
+    case DType::Bool:
+      return t.as<bool>()[i] ? "True" : "False";
+    default:
+      return "";
   }
 }
 
@@ -100,24 +107,35 @@ struct Printer {
   const char* ellipsis;
 
   void collect(size_t axis, int64_t offset) {
-    if (axis == t.dims.size()) { shown.push_back(offset); return; }
+    if (axis == t.dims.size()) {
+      shown.push_back(offset);
+      return;
+    }
     for (int64_t i : shown_indices(t.dims[axis], summarize, edge))
       if (i >= 0) collect(axis + 1, offset + i * strides[axis]);
   }
 
   void emit(size_t axis, int64_t offset, std::string& out, const std::vector<std::string>& text_of_shown,
             size_t& k) const {
-    if (axis == t.dims.size()) { out += text_of_shown[k++]; return; }
+    if (axis == t.dims.size()) {
+      out += text_of_shown[k++];
+      return;
+    }
     out += "[";
     const size_t rank = t.dims.size();
     bool first = true;
     for (int64_t i : shown_indices(t.dims[axis], summarize, edge)) {
       if (!first) {
-        if (axis + 1 == rank) out += " ";
-        else out += std::string(rank - axis - 1, '\n') + std::string(axis + 1, ' ');
+        if (axis + 1 == rank)
+          out += " ";
+        else
+          out += std::string(rank - axis - 1, '\n') + std::string(axis + 1, ' ');
       }
       first = false;
-      if (i < 0) { out += ellipsis; continue; }
+      if (i < 0) {
+        out += ellipsis;
+        continue;
+      }
       emit(axis + 1, offset + i * strides[axis], out, text_of_shown, k);
     }
     out += "]";

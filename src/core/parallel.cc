@@ -1,14 +1,13 @@
 #include "core/parallel.h"
 
 #define EIGEN_USE_THREADS
-#include <unsupported/Eigen/CXX11/ThreadPool>
-
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unsupported/Eigen/CXX11/ThreadPool>
 
 namespace kiln {
 namespace {

@@ -35,7 +35,8 @@ void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& 
 // Runs fn(begin, end) over [0, n) in contiguous chunks. Splits only when n >= min_parallel
 // (the caller's estimate of where threads pay off) and more than one thread is allowed;
 // otherwise calls fn(0, n) directly (no std::function on the small-tensor path).
-template <class F> void parallel_for(int64_t n, int64_t min_parallel, F&& fn) {
+template <class F>
+void parallel_for(int64_t n, int64_t min_parallel, F&& fn) {
   if (n < min_parallel || n < 2 || intra_op_threads() <= 1) {
     if (n > 0) fn(int64_t{0}, n);
     return;

@@ -21,8 +21,7 @@ class SmallVec {
   explicit SmallVec(size_t n, T v = T()) { resize(n, v); }
   SmallVec(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
   template <class It>
-    requires(!std::is_integral_v<It>)
-  SmallVec(It b, It e) { assign(b, e); }
+  requires(!std::is_integral_v<It>) SmallVec(It b, It e) { assign(b, e); }
   SmallVec(const std::vector<T>& v) { assign(v.begin(), v.end()); }
   SmallVec(const SmallVec& o) { assign(o.begin(), o.end()); }
   SmallVec& operator=(const SmallVec& o) {
@@ -30,7 +29,8 @@ class SmallVec {
     return *this;
   }
 
-  template <class It> void assign(It b, It e) {
+  template <class It>
+  void assign(It b, It e) {
     size_ = 0;
     reserve(static_cast<size_t>(std::distance(b, e)));
     for (; b != e; ++b) data()[size_++] = static_cast<T>(*b);
@@ -76,9 +76,7 @@ class SmallVec {
   const T* end() const { return data() + size_; }
   std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
 
-  bool operator==(const SmallVec& o) const {
-    return size_ == o.size_ && std::equal(begin(), end(), o.begin());
-  }
+  bool operator==(const SmallVec& o) const { return size_ == o.size_ && std::equal(begin(), end(), o.begin()); }
   bool operator!=(const SmallVec& o) const { return !(*this == o); }
 
  private:

@@ -25,12 +25,28 @@ int64_t Tensor::num_elements() const {
 bool Tensor::is_symbolic() const { return detail::concrete(*this).symbolic; }
 
 namespace {
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::Float32; }
-template <> constexpr DType dtype_of<double>() { return DType::Float64; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
-template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::Float32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::Float64;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::Int32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::Int64;
+}
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::Bool;
+}
 
 const TensorImpl& checked_concrete(const Tensor& t, DType want, const char* what) {
   const TensorImpl& impl = detail::concrete(t);
@@ -44,20 +60,22 @@ const TensorImpl& checked_concrete(const Tensor& t, DType want, const char* what
 }
 }  // namespace
 
-template <class T> std::vector<T> Tensor::to_vector() const {
+template <class T>
+std::vector<T> Tensor::to_vector() const {
   const TensorImpl& impl = checked_concrete(*this, dtype_of<T>(), "to_vector");
   const T* p = impl.as<T>();
   return std::vector<T>(p, p + impl.num_elements);
 }
 
-template <class T> T Tensor::item() const {
+template <class T>
+T Tensor::item() const {
   const TensorImpl& impl = checked_concrete(*this, dtype_of<T>(), "item");
   if (impl.num_elements != 1)
     throw InvalidArgumentError("item() needs a tensor with exactly one element, got shape " + shape().str());
   return impl.as<T>()[0];
 }
 
-#define KILN_INSTANTIATE(T)                               \
+#define KILN_INSTANTIATE(T)                             \
   template std::vector<T> Tensor::to_vector<T>() const; \
   template T Tensor::item<T>() const;
 KILN_INSTANTIATE(float)
@@ -79,11 +97,16 @@ Tensor::operator bool() const {
     throw InvalidArgumentError("The truth value of a tensor with " + std::to_string(impl.num_elements) +
                                " elements is ambiguous; reduce it first (e.g. reduce_any)");
   switch (impl.dtype) {
-    case DType::Bool: return impl.as<bool>()[0];
-    case DType::Int32: return impl.as<int32_t>()[0] != 0;
-    case DType::Int64: return impl.as<int64_t>()[0] != 0;
-    case DType::Float32: return impl.as<float>()[0] != 0;
-    case DType::Float64: return impl.as<double>()[0] != 0;
+    case DType::Bool:
+      return impl.as<bool>()[0];
+    case DType::Int32:
+      return impl.as<int32_t>()[0] != 0;
+    case DType::Int64:
+      return impl.as<int64_t>()[0] != 0;
+    case DType::Float32:
+      return impl.as<float>()[0] != 0;
+    case DType::Float64:
+      return impl.as<double>()[0] != 0;
   }
   return false;
 }

@@ -41,7 +41,8 @@ void TensorImpl::operator delete(void* p) noexcept {
 int64_t checked_num_elements(const int64_t* dims, size_t rank) {
   int64_t n = 1;
   for (size_t i = 0; i < rank; ++i) {
-    if (dims[i] < 0) throw InvalidArgumentError("Dimension " + std::to_string(i) + " must be >= 0, got " + std::to_string(dims[i]));
+    if (dims[i] < 0)
+      throw InvalidArgumentError("Dimension " + std::to_string(i) + " must be >= 0, got " + std::to_string(dims[i]));
     n = checked_mul(n, dims[i], "the number of elements of a shape");
   }
   return n;
@@ -49,7 +50,8 @@ int64_t checked_num_elements(const int64_t* dims, size_t rank) {
 
 TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank) {
   const int64_t n = checked_num_elements(dims, rank);
-  return make_concrete_checked(dtype, dims, rank, n, checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size"));
+  return make_concrete_checked(dtype, dims, rank, n,
+                               checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size"));
 }
 
 TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank, int64_t n, int64_t bytes) {

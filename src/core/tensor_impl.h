@@ -20,18 +20,24 @@ inline constexpr size_t kInlineBytes = 64;
 struct alignas(64) TensorImpl : TensorImplBase {
   DType dtype = DType::Float32;
   bool symbolic = false;
-  bool unknown_rank = false;  // symbolic only
-  Dims dims;                  // concrete: the shape; symbolic: -1 for an unknown dim
-  int64_t num_elements = 0;   // concrete only
-  void* data = nullptr;       // concrete: inline_data or buffer->data (+ offset)
-  Buffer* buffer = nullptr;   // null when the data is inline
+  bool unknown_rank = false;    // symbolic only
+  Dims dims;                    // concrete: the shape; symbolic: -1 for an unknown dim
+  int64_t num_elements = 0;     // concrete only
+  void* data = nullptr;         // concrete: inline_data or buffer->data (+ offset)
+  Buffer* buffer = nullptr;     // null when the data is inline
   graph::Node* node = nullptr;  // symbolic only
   int index = 0;
   alignas(64) unsigned char inline_data[kInlineBytes];
 
   size_t nbytes() const { return static_cast<size_t>(num_elements) * dtype_size(dtype); }
-  template <class T> T* as() { return static_cast<T*>(data); }
-  template <class T> const T* as() const { return static_cast<const T*>(data); }
+  template <class T>
+  T* as() {
+    return static_cast<T*>(data);
+  }
+  template <class T>
+  const T* as() const {
+    return static_cast<const T*>(data);
+  }
 
   static void* operator new(size_t n);
   static void operator delete(void* p) noexcept;
@@ -42,7 +48,9 @@ int64_t checked_num_elements(const int64_t* dims, size_t rank);
 
 // A new concrete tensor with uninitialized data.
 TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank);
-inline TensorImpl* make_concrete(DType dtype, const Dims& dims) { return make_concrete(dtype, dims.data(), dims.size()); }
+inline TensorImpl* make_concrete(DType dtype, const Dims& dims) {
+  return make_concrete(dtype, dims.data(), dims.size());
+}
 // The same, for a shape whose element count `n` and byte size were checked already (plans
 // check static shapes once, at compile time).
 TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank, int64_t n, int64_t bytes);

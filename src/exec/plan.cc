@@ -1,6 +1,5 @@
 #include "exec/plan.h"
 
-#include <string>
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -8,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <string>
 #include <unordered_map>
 
 #include "core/parallel.h"
@@ -18,14 +18,22 @@ namespace kiln::exec {
 void rethrow_with_node(const Error& e, const std::string& node_name) {
   const std::string msg = std::string(e.what()) + "\n\t [[{{node " + node_name + "}}]]";
   switch (e.code()) {
-    case ErrorCode::InvalidArgument: throw InvalidArgumentError(msg);
-    case ErrorCode::NotFound: throw NotFoundError(msg);
-    case ErrorCode::FailedPrecondition: throw FailedPreconditionError(msg);
-    case ErrorCode::OutOfRange: throw OutOfRangeError(msg);
-    case ErrorCode::Unimplemented: throw UnimplementedError(msg);
-    case ErrorCode::Internal: throw InternalError(msg);
-    case ErrorCode::OperatorNotAllowedInGraph: throw OperatorNotAllowedInGraphError(msg);
-    case ErrorCode::DataLoss: throw DataLossError(msg);
+    case ErrorCode::InvalidArgument:
+      throw InvalidArgumentError(msg);
+    case ErrorCode::NotFound:
+      throw NotFoundError(msg);
+    case ErrorCode::FailedPrecondition:
+      throw FailedPreconditionError(msg);
+    case ErrorCode::OutOfRange:
+      throw OutOfRangeError(msg);
+    case ErrorCode::Unimplemented:
+      throw UnimplementedError(msg);
+    case ErrorCode::Internal:
+      throw InternalError(msg);
+    case ErrorCode::OperatorNotAllowedInGraph:
+      throw OperatorNotAllowedInGraphError(msg);
+    case ErrorCode::DataLoss:
+      throw DataLossError(msg);
   }
   throw InternalError(msg);
 }
@@ -43,7 +51,10 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   std::vector<char> live(n, 0);
   std::vector<int> stack;
   auto mark = [&](const graph::Node* node) {
-    if (!live[node->id]) { live[node->id] = 1; stack.push_back(node->id); }
+    if (!live[node->id]) {
+      live[node->id] = 1;
+      stack.push_back(node->id);
+    }
   };
   for (const graph::Output& o : g.outputs) mark(o.node);
   for (const auto& node : g.nodes())
@@ -238,7 +249,8 @@ void Plan::plan_parallelism(const graph::Graph& g) {
     for (int i = 0; i < st.num_inputs; ++i)
       if (const int p = producer[input_slots_[st.first_input + i]]; p >= 0) preds.push_back(p);
     for (const graph::Node* c : st.node->control_inputs)
-      if (c->id < static_cast<int>(step_of_node.size()) && step_of_node[c->id] >= 0) preds.push_back(step_of_node[c->id]);
+      if (c->id < static_cast<int>(step_of_node.size()) && step_of_node[c->id] >= 0)
+        preds.push_back(step_of_node[c->id]);
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     num_preds_[si] = static_cast<int>(preds.size());
@@ -284,11 +296,14 @@ struct FrameLease {
 class SlotArray {
  public:
   explicit SlotArray(int n) : n_(n) {
-    if (n > kStack) heap_ = std::make_unique<Tensor[]>(n);
-    else for (int i = 0; i < n; ++i) new (&stack()[i]) Tensor();
+    if (n > kStack)
+      heap_ = std::make_unique<Tensor[]>(n);
+    else
+      for (int i = 0; i < n; ++i) new (&stack()[i]) Tensor();
   }
   ~SlotArray() {
-    if (!heap_) for (int i = 0; i < n_; ++i) stack()[i].~Tensor();
+    if (!heap_)
+      for (int i = 0; i < n_; ++i) stack()[i].~Tensor();
   }
   SlotArray(const SlotArray&) = delete;
   SlotArray& operator=(const SlotArray&) = delete;
@@ -324,8 +339,8 @@ void Plan::run_control_flow(const Step& st, Tensor* slots) const {
   BodyRunner runner(bodies_.data() + st.first_body, st.num_bodies);
   st.op->control_flow(*st.attrs, inputs, runner, outputs);
   if (static_cast<int>(outputs.size()) != st.num_outputs)
-    throw InternalError(std::string(st.op->name) + " produced " + std::to_string(outputs.size()) + " outputs, expected " +
-                        std::to_string(st.num_outputs));
+    throw InternalError(std::string(st.op->name) + " produced " + std::to_string(outputs.size()) +
+                        " outputs, expected " + std::to_string(st.num_outputs));
   const int* os = output_slots_.data() + st.first_output;
   for (int i = 0; i < st.num_outputs; ++i) slots[os[i]] = std::move(outputs[i]);
 }
@@ -416,12 +431,13 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   for (int i = 0; i < n; ++i) slots[os[i]] = bs[body_feeds[i]];
 }
 
-
 void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const {
   if (st.op->has(ops::kLoop) || st.op->control_flow) {
     try {
-      if (st.op->has(ops::kLoop)) run_loop(st, slots);
-      else run_control_flow(st, slots);
+      if (st.op->has(ops::kLoop))
+        run_loop(st, slots);
+      else
+        run_control_flow(st, slots);
     } catch (const Error& e) {
       rethrow_with_node(e, st.node->name);
     }
@@ -434,8 +450,14 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
   std::vector<ops::TensorImpl*> out_heap;
   const ops::TensorImpl** in = in_stack;
   ops::TensorImpl** out = out_stack;
-  if (st.num_inputs > kMax) { in_heap.resize(st.num_inputs); in = in_heap.data(); }
-  if (st.num_outputs > kMax) { out_heap.resize(st.num_outputs); out = out_heap.data(); }
+  if (st.num_inputs > kMax) {
+    in_heap.resize(st.num_inputs);
+    in = in_heap.data();
+  }
+  if (st.num_outputs > kMax) {
+    out_heap.resize(st.num_outputs);
+    out = out_heap.data();
+  }
   const int* frame_index = frame_index_.data();
   const int* is = input_slots_.data() + st.first_input;
   for (int i = 0; i < st.num_inputs; ++i) {
@@ -471,7 +493,7 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
           continue;
         }
         slots[os[i]] = Tensor(detail::make_concrete_checked(so[i].dtype, so[i].dims.data(), so[i].dims.size(),
-                                                             so[i].num_elements, so[i].bytes));
+                                                            so[i].num_elements, so[i].bytes));
         out[i] = slots[os[i]].impl();
       }
     } else {

@@ -12,7 +12,7 @@ namespace kiln::exec {
 
 struct Step {
   const ops::OpDef* op;
-  ops::KernelFn kernel;            // null when the kernel depends on runtime dtypes (never today)
+  ops::KernelFn kernel;  // null when the kernel depends on runtime dtypes (never today)
   const ops::Attrs* attrs;
   const graph::Node* node;         // for error messages
   int first_input, num_inputs;     // into Plan::input_slots
@@ -62,18 +62,18 @@ class Plan {
   std::vector<ops::PartialShape> feed_shapes_;
   std::vector<std::pair<int, Tensor>> const_slots_;
   std::vector<int> result_slots_;
-  std::vector<char> feed_read_;     // per feed: does a step or a result read it
-  bool distinct_results_ = true;    // no slot is two results, or a result and another feed
+  std::vector<char> feed_read_;                      // per feed: does a step or a result read it
+  bool distinct_results_ = true;                     // no slot is two results, or a result and another feed
   std::vector<std::shared_ptr<const Plan>> bodies_;  // branches and loop parts, compiled once
   int num_slots_ = 0;
-  MemoryPlan memory_;               // static intermediates: a per-call frame
-  std::vector<int> frame_index_;    // per slot: its frame entry, or -1 for an owned tensor
+  MemoryPlan memory_;             // static intermediates: a per-call frame
+  std::vector<int> frame_index_;  // per slot: its frame entry, or -1 for an owned tensor
 
   // Inter-op parallelism: chosen at compile time from a cost estimate.
   bool parallel_ = false;
-  std::vector<int> num_preds_;                  // per step
-  std::vector<std::vector<int>> successors_;    // per step
-  std::vector<int> slot_readers_;               // per slot: steps reading it (0: never released)
+  std::vector<int> num_preds_;                // per step
+  std::vector<std::vector<int>> successors_;  // per step
+  std::vector<int> slot_readers_;             // per slot: steps reading it (0: never released)
 
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
   void plan_parallelism(const graph::Graph& g);

@@ -174,7 +174,10 @@ int Graph::compact_order(bool remove_dead) {
   std::vector<char> live(n, remove_dead ? 0 : 1);
   std::vector<Node*> stack;
   auto mark = [&](Node* x) {
-    if (!live[x->id]) { live[x->id] = 1; stack.push_back(x); }
+    if (!live[x->id]) {
+      live[x->id] = 1;
+      stack.push_back(x);
+    }
   };
   for (const Output& o : outputs) mark(o.node);
   for (Node* in : inputs) mark(in);
@@ -191,8 +194,14 @@ int Graph::compact_order(bool remove_dead) {
   std::vector<std::vector<int>> users(n);
   for (auto& x : nodes_) {
     if (!live[x->id]) continue;
-    for (const Output& in : x->inputs) { ++pending[x->id]; users[in.node->id].push_back(x->id); }
-    for (Node* c : x->control_inputs) { ++pending[x->id]; users[c->id].push_back(x->id); }
+    for (const Output& in : x->inputs) {
+      ++pending[x->id];
+      users[in.node->id].push_back(x->id);
+    }
+    for (Node* c : x->control_inputs) {
+      ++pending[x->id];
+      users[c->id].push_back(x->id);
+    }
   }
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (size_t i = 0; i < n; ++i)

@@ -32,7 +32,7 @@ class Node {
   std::vector<DType> out_dtypes;
   std::vector<ops::PartialShape> out_shapes;
   DType kernel_dtype = DType::Float32;  // the per-dtype kernel its shape function chose
-  bool stateful = false;  // runs on every call, in program order, never pruned or merged
+  bool stateful = false;                // runs on every call, in program order, never pruned or merged
   class Graph* graph = nullptr;
 
   int num_outputs() const { return static_cast<int>(out_dtypes.size()); }
@@ -51,8 +51,8 @@ class Graph {
 
   // Adds a node, inferring its outputs with the op's shape function (inputs whose producer
   // is a Const pass their value). Throws what the shape function throws.
-  Node* add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
-                 ops::Attrs attrs, std::vector<Node*> control_inputs = {});
+  Node* add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs, ops::Attrs attrs,
+                 std::vector<Node*> control_inputs = {});
   // Adds a node whose outputs the caller knows (control flow: from its branches' outputs).
   Node* add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
                               ops::Attrs attrs, std::vector<DType> dtypes, std::vector<ops::PartialShape> shapes,

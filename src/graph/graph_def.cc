@@ -18,11 +18,16 @@ constexpr int kProducerVersion = 1286;
 
 tensorflow::DataType to_proto(DType d) {
   switch (d) {
-    case DType::Bool: return tensorflow::DT_BOOL;
-    case DType::Int32: return tensorflow::DT_INT32;
-    case DType::Int64: return tensorflow::DT_INT64;
-    case DType::Float32: return tensorflow::DT_FLOAT;
-    case DType::Float64: return tensorflow::DT_DOUBLE;
+    case DType::Bool:
+      return tensorflow::DT_BOOL;
+    case DType::Int32:
+      return tensorflow::DT_INT32;
+    case DType::Int64:
+      return tensorflow::DT_INT64;
+    case DType::Float32:
+      return tensorflow::DT_FLOAT;
+    case DType::Float64:
+      return tensorflow::DT_DOUBLE;
   }
   return tensorflow::DT_INVALID;
 }
@@ -40,11 +45,21 @@ void tensor_proto(const ops::TensorImpl& t, tensorflow::TensorProto* p) {
   shape_proto(ops::PartialShape{t.dims, false}, p->mutable_tensor_shape());
   if (t.dims.empty()) {  // scalars use the typed value fields, as TensorFlow writes them
     switch (t.dtype) {
-      case DType::Bool: p->add_bool_val(t.as<bool>()[0]); break;
-      case DType::Int32: p->add_int_val(t.as<int32_t>()[0]); break;
-      case DType::Int64: p->add_int64_val(t.as<int64_t>()[0]); break;
-      case DType::Float32: p->add_float_val(t.as<float>()[0]); break;
-      case DType::Float64: p->add_double_val(t.as<double>()[0]); break;
+      case DType::Bool:
+        p->add_bool_val(t.as<bool>()[0]);
+        break;
+      case DType::Int32:
+        p->add_int_val(t.as<int32_t>()[0]);
+        break;
+      case DType::Int64:
+        p->add_int64_val(t.as<int64_t>()[0]);
+        break;
+      case DType::Float32:
+        p->add_float_val(t.as<float>()[0]);
+        break;
+      case DType::Float64:
+        p->add_double_val(t.as<double>()[0]);
+        break;
     }
     return;
   }
@@ -108,7 +123,7 @@ class Writer {
   tensorflow::GraphDef* def_;
   const ExportOptions& options_;
   const FunctionLibrary* library_ = nullptr;  // where the FuncRefs being written resolve
-  std::unordered_set<std::string> written_;  // library functions, each written once
+  std::unordered_set<std::string> written_;   // library functions, each written once
   std::vector<const Graph*> queue_;
 
   std::string function_name(const std::string& n) const { return options_.function_prefix + n; }
@@ -128,14 +143,19 @@ class Writer {
     std::visit(
         [&](const auto& x) {
           using T = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<T, int64_t>) p->set_i(x);
-          else if constexpr (std::is_same_v<T, double>) p->set_f(static_cast<float>(x));
-          else if constexpr (std::is_same_v<T, bool>) p->set_b(x);
-          else if constexpr (std::is_same_v<T, DType>) p->set_type(to_proto(x));
+          if constexpr (std::is_same_v<T, int64_t>)
+            p->set_i(x);
+          else if constexpr (std::is_same_v<T, double>)
+            p->set_f(static_cast<float>(x));
+          else if constexpr (std::is_same_v<T, bool>)
+            p->set_b(x);
+          else if constexpr (std::is_same_v<T, DType>)
+            p->set_type(to_proto(x));
           else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
             auto* l = p->mutable_list();
             for (int64_t e : x) l->add_i(e);
-          } else if constexpr (std::is_same_v<T, std::string>) p->set_s(x);
+          } else if constexpr (std::is_same_v<T, std::string>)
+            p->set_s(x);
           else if constexpr (std::is_same_v<T, TensorShape>) {
             ops::PartialShape ps{Dims(x.dims()), x.rank() < 0};
             shape_proto(ps, p->mutable_shape());
@@ -156,8 +176,7 @@ class Writer {
   }
 
   // The VarHandleOp node of a variable in this scope, written before its first use.
-  std::string handle_of(Scope& scope, const Resource* r,
-                        google::protobuf::RepeatedPtrField<tensorflow::NodeDef>* out) {
+  std::string handle_of(Scope& scope, const Resource* r, google::protobuf::RepeatedPtrField<tensorflow::NodeDef>* out) {
     auto it = scope.handles.find(r);
     if (it != scope.handles.end()) return it->second;
     const std::string shared = options_.variable_name ? options_.variable_name(r) : r->resource_name();
@@ -212,7 +231,8 @@ class Writer {
     if (n.op->has(ops::kControlFlow)) control_flow_attrs(n, attrs);
     auto type_of_input = [&](int idx) { return n.inputs[idx < 0 ? n.inputs.size() - 1 : idx]; };
     if (n.op->type_attr && !n.inputs.empty())
-      attrs[n.op->type_attr].set_type(to_proto(type_of_input(n.op->type_attr_input).node->out_dtypes[type_of_input(n.op->type_attr_input).index]));
+      attrs[n.op->type_attr].set_type(
+          to_proto(type_of_input(n.op->type_attr_input).node->out_dtypes[type_of_input(n.op->type_attr_input).index]));
     for (const auto& [name, idx] : n.op->index_type_attrs) {
       if (n.inputs.empty()) continue;
       const Output o = type_of_input(idx);

@@ -16,25 +16,34 @@ std::string attr_text(const ops::AttrValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "";
-        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, double>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(x));
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, double>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, DType>)
+          return std::string(dtype_name(x));
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           std::string s = "[";
           for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + std::to_string(x[i]);
           return s + "]";
-        } else if constexpr (std::is_same_v<T, std::string>) return x;
-        else if constexpr (std::is_same_v<T, TensorShape>) return x.str();
-        else if constexpr (std::is_same_v<T, ops::FuncRef>) return x.name;
+        } else if constexpr (std::is_same_v<T, std::string>)
+          return x;
+        else if constexpr (std::is_same_v<T, TensorShape>)
+          return x.str();
+        else if constexpr (std::is_same_v<T, ops::FuncRef>)
+          return x.name;
         else if constexpr (std::is_same_v<T, std::vector<ops::FuncRef>>) {
           std::string s = "[";
           for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + x[i].name;
           return s + "]";
-        }
-        else if constexpr (std::is_same_v<T, ops::ResourceRef>) return x.resource ? x.resource->resource_name() : "";
-        else return x.str();
+        } else if constexpr (std::is_same_v<T, ops::ResourceRef>)
+          return x.resource ? x.resource->resource_name() : "";
+        else
+          return x.str();
       },
       v);
 }
@@ -69,7 +78,8 @@ static std::string dot_escape(const std::string& s) {
 }
 
 std::string to_dot(const Graph& g, const std::string& title) {
-  std::string s = "digraph \"" + dot_escape(title) + "\" {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n";
+  std::string s = "digraph \"" + dot_escape(title) +
+                  "\" {\n  rankdir=TB;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n";
   for (const auto& n : g.nodes()) {
     const bool io = n->op->has(ops::kNoKernel);
     s += "  n" + std::to_string(n->id) + " [label=\"" + dot_escape(n->op->name) + "\\n" + dot_escape(n->name) + "\"" +
@@ -79,7 +89,8 @@ std::string to_dot(const Graph& g, const std::string& title) {
     for (const Output& in : n->inputs) {
       const std::string label = std::string(dtype_name(in.node->out_dtypes[in.index])) + " " +
                                 ops::partial_text(in.node->out_shapes[in.index]);
-      s += "  n" + std::to_string(in.node->id) + " -> n" + std::to_string(n->id) + " [label=\"" + dot_escape(label) + "\"];\n";
+      s += "  n" + std::to_string(in.node->id) + " -> n" + std::to_string(n->id) + " [label=\"" + dot_escape(label) +
+           "\"];\n";
     }
     for (const Node* c : n->control_inputs)
       s += "  n" + std::to_string(c->id) + " -> n" + std::to_string(n->id) + " [style=dashed];\n";

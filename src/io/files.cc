@@ -71,7 +71,8 @@ std::string sha256_hex(const std::string& bytes) {
   return out;
 }
 
-AtomicDirWriter::AtomicDirWriter(const std::string& target) : target_(fs::absolute(target).lexically_normal().string()) {
+AtomicDirWriter::AtomicDirWriter(const std::string& target)
+    : target_(fs::absolute(target).lexically_normal().string()) {
   while (!target_.empty() && target_.back() == '/') target_.pop_back();
   const fs::path parent = fs::path(target_).parent_path();
   std::error_code ec;

@@ -64,7 +64,7 @@ class Importer {
     Graph& g;
     std::unordered_map<std::string, Output> args;
     std::unordered_map<std::string, int> index;  // node name -> node_def position
-    std::vector<Node*> nodes;                     // by node_def position; null for handles
+    std::vector<Node*> nodes;                    // by node_def position; null for handles
     std::unordered_map<int, std::shared_ptr<ops::VariableState>> handles;
     int depth;
   };
@@ -75,7 +75,8 @@ class Importer {
   Node* make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd, std::vector<Output> inputs,
                           ops::Attrs attrs, std::vector<Node*> control, const std::string& where);
   // Imports a body as a new library function of `g`; returns its outputs' dtypes/shapes.
-  Graph* body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes, const std::vector<ops::PartialShape>& shapes);
+  Graph* body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
+              const std::vector<ops::PartialShape>& shapes);
 };
 
 Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::string& where) const {
@@ -90,7 +91,8 @@ Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::stri
     r.node = t;
     r.is_arg = !r.control;
     if (r.is_arg && !s.args.count(t)) throw InvalidArgumentError(where + ": input '" + text + "' is not an argument");
-    if (r.control && !s.index.count(t)) throw InvalidArgumentError(where + ": control input '" + text + "' names no node");
+    if (r.control && !s.index.count(t))
+      throw InvalidArgumentError(where + ": control input '" + text + "' names no node");
     return r;
   }
   const size_t b = t.find(':', a + 1);
@@ -119,7 +121,8 @@ void Importer::build(const std::string& name, Graph& g, const std::vector<DType>
   auto it = functions_.find(name);
   if (it == functions_.end()) throw InvalidArgumentError("function '" + name + "' is not in the function library");
   if (depth > kMaxFunctionNesting)
-    throw InvalidArgumentError("function '" + name + "' is nested more than " + std::to_string(kMaxFunctionNesting) + " deep");
+    throw InvalidArgumentError("function '" + name + "' is nested more than " + std::to_string(kMaxFunctionNesting) +
+                               " deep");
   for (const auto& f : stack_)
     if (f == name) throw InvalidArgumentError("function '" + name + "' calls itself (recursion is not supported)");
   stack_.push_back(name);
@@ -182,8 +185,9 @@ void Importer::build(const std::string& name, Graph& g, const std::vector<DType>
     if (r == fd.ret().end()) throw InvalidArgumentError(where + " has no ret entry");
     const Output o = resolve(s, parse_ref(s, r->second, where), where);
     if (o.node->out_dtypes[o.index] != dtype_from_proto(arg.type(), where))
-      throw InvalidArgumentError(where + " is declared " + std::string(dtype_name(dtype_from_proto(arg.type(), where))) +
-                                 " but returns " + std::string(dtype_name(o.node->out_dtypes[o.index])));
+      throw InvalidArgumentError(where + " is declared " +
+                                 std::string(dtype_name(dtype_from_proto(arg.type(), where))) + " but returns " +
+                                 std::string(dtype_name(o.node->out_dtypes[o.index])));
     g.outputs.push_back(o);
   }
   stack_.pop_back();
@@ -199,7 +203,8 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     auto v = variables_.find(sn->second.s());
     if (v == variables_.end()) throw InvalidArgumentError(where + ": no saved variable named '" + sn->second.s() + "'");
     auto dt = nd.attr().find("dtype");
-    if (dt != nd.attr().end() && std::get<DType>(attr_from_proto(dt->second, AttrKind::kType, where)) != v->second->dtype())
+    if (dt != nd.attr().end() &&
+        std::get<DType>(attr_from_proto(dt->second, AttrKind::kType, where)) != v->second->dtype())
       throw InvalidArgumentError(where + ": dtype differs from the saved variable's");
     auto sh = nd.attr().find("shape");
     if (sh != nd.attr().end() &&
@@ -238,7 +243,8 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     known.insert(name);
     if (kind == AttrKind::kResource) {
       if (next_handle == handles.size())
-        throw InvalidArgumentError(where + " needs a variable handle (VarHandleOp) as input " + std::to_string(next_handle));
+        throw InvalidArgumentError(where + " needs a variable handle (VarHandleOp) as input " +
+                                   std::to_string(next_handle));
       attrs.push(ops::ResourceRef{handles[next_handle++]});
       continue;
     }
@@ -278,11 +284,13 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
   if (node->name != nd.name()) throw InvalidArgumentError(where + ": the name is taken");
   for (const auto& shape : node->out_shapes) {
     if (shape.unknown_rank) continue;
-    if (shape.dims.size() > kMaxRank) throw InvalidArgumentError(where + ": output rank exceeds " + std::to_string(kMaxRank));
+    if (shape.dims.size() > kMaxRank)
+      throw InvalidArgumentError(where + ": output rank exceeds " + std::to_string(kMaxRank));
     uint64_t elements = 1;
     for (int64_t d : shape.dims)
       if (d > 0) {
-        if (elements > kMaxElements / static_cast<uint64_t>(d)) throw InvalidArgumentError(where + ": output is too large");
+        if (elements > kMaxElements / static_cast<uint64_t>(d))
+          throw InvalidArgumentError(where + ": output is too large");
         elements *= static_cast<uint64_t>(d);
       }
   }
@@ -298,7 +306,8 @@ Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dty
     key += ops::partial_text(shapes[i]);
   }
   if (auto it = built_.find(key); it != built_.end()) {
-    if (!it->second) throw InvalidArgumentError("function '" + ref.name + "' calls itself (recursion is not supported)");
+    if (!it->second)
+      throw InvalidArgumentError("function '" + ref.name + "' calls itself (recursion is not supported)");
     ref.name = it->second->function_name();
     return it->second;
   }
@@ -310,8 +319,9 @@ Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dty
   return g;
 }
 
-Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd, std::vector<Output> inputs,
-                                  ops::Attrs attrs, std::vector<Node*> control, const std::string& where) {
+Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd,
+                                  std::vector<Output> inputs, ops::Attrs attrs, std::vector<Node*> control,
+                                  const std::string& where) {
   std::vector<DType> in_dtypes;
   std::vector<ops::PartialShape> in_shapes;
   for (const Output& o : inputs) {
@@ -328,7 +338,8 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
       for (size_t i = 0; i < inputs.size(); ++i) {
         invariants[i] = shape_from_proto(os->second.list().shape(static_cast<int>(i)), where);
         if (!fits_within(in_shapes[i], invariants[i]))
-          throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) + " does not fit its output_shapes entry");
+          throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) +
+                                     " does not fit its output_shapes entry");
       }
     }
     Graph* c = body(s, std::get<ops::FuncRef>(attrs[0]), in_dtypes, invariants);

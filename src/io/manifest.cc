@@ -40,9 +40,12 @@ TensorSpec spec_from(const json& j, const std::string& where) {
     if (!shape.is_array() || shape.size() > kMaxRank) bad(where + " has a bad shape");
     std::vector<int64_t> dims;
     for (const json& d : shape) {
-      if (d.is_null()) dims.push_back(-1);
-      else if (d.is_number_unsigned() && d.get<uint64_t>() <= kMaxElements) dims.push_back(d.get<int64_t>());
-      else bad(where + " has a bad dimension");
+      if (d.is_null())
+        dims.push_back(-1);
+      else if (d.is_number_unsigned() && d.get<uint64_t>() <= kMaxElements)
+        dims.push_back(d.get<int64_t>());
+      else
+        bad(where + " has a bad dimension");
     }
     s.shape = TensorShape(dims);
   }
@@ -61,8 +64,11 @@ std::string write_manifest(const Manifest& m) {
   }
   json files = json::object();
   for (const auto& [name, f] : m.files) files[name] = {{"bytes", f.bytes}, {"sha256", f.sha256}};
-  json j = {{"format", kManifestFormat}, {"format_version", kManifestVersion}, {"signatures", sigs},
-            {"variables", m.variables}, {"files", files}};
+  json j = {{"format", kManifestFormat},
+            {"format_version", kManifestVersion},
+            {"signatures", sigs},
+            {"variables", m.variables},
+            {"files", files}};
   return j.dump(2) + "\n";
 }
 

@@ -9,12 +9,18 @@ namespace kiln::io {
 
 DType dtype_from_proto(int type, const std::string& where) {
   switch (type) {
-    case tensorflow::DT_FLOAT: return DType::Float32;
-    case tensorflow::DT_DOUBLE: return DType::Float64;
-    case tensorflow::DT_INT32: return DType::Int32;
-    case tensorflow::DT_INT64: return DType::Int64;
-    case tensorflow::DT_BOOL: return DType::Bool;
-    default: throw InvalidArgumentError(where + ": unsupported dtype " + std::to_string(type));
+    case tensorflow::DT_FLOAT:
+      return DType::Float32;
+    case tensorflow::DT_DOUBLE:
+      return DType::Float64;
+    case tensorflow::DT_INT32:
+      return DType::Int32;
+    case tensorflow::DT_INT64:
+      return DType::Int64;
+    case tensorflow::DT_BOOL:
+      return DType::Bool;
+    default:
+      throw InvalidArgumentError(where + ": unsupported dtype " + std::to_string(type));
   }
 }
 
@@ -24,7 +30,8 @@ ops::PartialShape shape_from_proto(const tensorflow::TensorShapeProto& p, const 
     return ops::PartialShape{{}, true};
   }
   if (static_cast<size_t>(p.dim_size()) > kMaxRank)
-    throw InvalidArgumentError(where + ": rank " + std::to_string(p.dim_size()) + " exceeds " + std::to_string(kMaxRank));
+    throw InvalidArgumentError(where + ": rank " + std::to_string(p.dim_size()) + " exceeds " +
+                               std::to_string(kMaxRank));
   ops::PartialShape s;
   for (const auto& d : p.dim()) {
     if (d.size() < -1 || d.size() > static_cast<int64_t>(kMaxElements))
@@ -41,13 +48,15 @@ TensorShape full_shape(const ops::PartialShape& s) {
 
 namespace {
 
-template <class T, class Field> void fill_from(detail::TensorImpl& t, const Field& vals, const std::string& where) {
+template <class T, class Field>
+void fill_from(detail::TensorImpl& t, const Field& vals, const std::string& where) {
   T* out = t.as<T>();
   const int64_t n = t.num_elements;
   if (vals.size() == n) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(vals.Get(static_cast<int>(i)));
   } else if (vals.size() >= 1 && vals.size() < n) {  // TensorFlow repeats the last value
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(vals.Get(static_cast<int>(std::min<int64_t>(i, vals.size() - 1))));
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<T>(vals.Get(static_cast<int>(std::min<int64_t>(i, vals.size() - 1))));
   } else if (vals.size() == 0 && n == 0) {
   } else {
     throw InvalidArgumentError(where + ": tensor has " + std::to_string(vals.size()) + " values for " +
@@ -85,49 +94,91 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
     return t;
   }
   switch (dtype) {
-    case DType::Float32: fill_from<float>(*impl, p.float_val(), where); break;
-    case DType::Float64: fill_from<double>(*impl, p.double_val(), where); break;
-    case DType::Int32: fill_from<int32_t>(*impl, p.int_val(), where); break;
-    case DType::Int64: fill_from<int64_t>(*impl, p.int64_val(), where); break;
-    case DType::Bool: fill_from<bool>(*impl, p.bool_val(), where); break;
+    case DType::Float32:
+      fill_from<float>(*impl, p.float_val(), where);
+      break;
+    case DType::Float64:
+      fill_from<double>(*impl, p.double_val(), where);
+      break;
+    case DType::Int32:
+      fill_from<int32_t>(*impl, p.int_val(), where);
+      break;
+    case DType::Int64:
+      fill_from<int64_t>(*impl, p.int64_val(), where);
+      break;
+    case DType::Bool:
+      fill_from<bool>(*impl, p.bool_val(), where);
+      break;
   }
   return t;
 }
 
 AttrKind attr_kind(const std::string& name) {
-  static const std::map<std::string, AttrKind> kinds = {
-      {"N", AttrKind::kInt}, {"axis", AttrKind::kInt}, {"batch_dims", AttrKind::kInt},
-      {"begin_mask", AttrKind::kInt}, {"end_mask", AttrKind::kInt}, {"ellipsis_mask", AttrKind::kInt},
-      {"new_axis_mask", AttrKind::kInt}, {"shrink_axis_mask", AttrKind::kInt}, {"seed", AttrKind::kInt},
-      {"seed2", AttrKind::kInt}, {"summarize", AttrKind::kInt},
-      {"keep_dims", AttrKind::kBool}, {"transpose_a", AttrKind::kBool}, {"transpose_b", AttrKind::kBool},
-      {"adj_x", AttrKind::kBool}, {"adj_y", AttrKind::kBool}, {"use_locking", AttrKind::kBool},
-      {"use_nesterov", AttrKind::kBool},
-      {"DstT", AttrKind::kType}, {"dtype", AttrKind::kType}, {"out_type", AttrKind::kType},
-      {"output_type", AttrKind::kType},
-      {"squeeze_dims", AttrKind::kIntList},
-      {"message", AttrKind::kString}, {"template", AttrKind::kString}, {"_user_specified_name", AttrKind::kString},
-      {"shape", AttrKind::kShape}, {"value", AttrKind::kTensor},
-      {"then_branch", AttrKind::kFunc}, {"else_branch", AttrKind::kFunc}, {"cond", AttrKind::kFunc},
-      {"body", AttrKind::kFunc}, {"branches", AttrKind::kFuncList}, {"_resource", AttrKind::kResource},
-      {"_accum", AttrKind::kResource}, {"_m", AttrKind::kResource}, {"_v", AttrKind::kResource}};
+  static const std::map<std::string, AttrKind> kinds = {{"N", AttrKind::kInt},
+                                                        {"axis", AttrKind::kInt},
+                                                        {"batch_dims", AttrKind::kInt},
+                                                        {"begin_mask", AttrKind::kInt},
+                                                        {"end_mask", AttrKind::kInt},
+                                                        {"ellipsis_mask", AttrKind::kInt},
+                                                        {"new_axis_mask", AttrKind::kInt},
+                                                        {"shrink_axis_mask", AttrKind::kInt},
+                                                        {"seed", AttrKind::kInt},
+                                                        {"seed2", AttrKind::kInt},
+                                                        {"summarize", AttrKind::kInt},
+                                                        {"keep_dims", AttrKind::kBool},
+                                                        {"transpose_a", AttrKind::kBool},
+                                                        {"transpose_b", AttrKind::kBool},
+                                                        {"adj_x", AttrKind::kBool},
+                                                        {"adj_y", AttrKind::kBool},
+                                                        {"use_locking", AttrKind::kBool},
+                                                        {"use_nesterov", AttrKind::kBool},
+                                                        {"DstT", AttrKind::kType},
+                                                        {"dtype", AttrKind::kType},
+                                                        {"out_type", AttrKind::kType},
+                                                        {"output_type", AttrKind::kType},
+                                                        {"squeeze_dims", AttrKind::kIntList},
+                                                        {"message", AttrKind::kString},
+                                                        {"template", AttrKind::kString},
+                                                        {"_user_specified_name", AttrKind::kString},
+                                                        {"shape", AttrKind::kShape},
+                                                        {"value", AttrKind::kTensor},
+                                                        {"then_branch", AttrKind::kFunc},
+                                                        {"else_branch", AttrKind::kFunc},
+                                                        {"cond", AttrKind::kFunc},
+                                                        {"body", AttrKind::kFunc},
+                                                        {"branches", AttrKind::kFuncList},
+                                                        {"_resource", AttrKind::kResource},
+                                                        {"_accum", AttrKind::kResource},
+                                                        {"_m", AttrKind::kResource},
+                                                        {"_v", AttrKind::kResource}};
   auto it = kinds.find(name);
   return it == kinds.end() ? AttrKind::kUnknown : it->second;
 }
 
 const char* attr_kind_name(AttrKind k) {
   switch (k) {
-    case AttrKind::kInt: return "int";
-    case AttrKind::kBool: return "bool";
-    case AttrKind::kType: return "type";
-    case AttrKind::kIntList: return "list(int)";
-    case AttrKind::kString: return "string";
-    case AttrKind::kShape: return "shape";
-    case AttrKind::kTensor: return "tensor";
-    case AttrKind::kFunc: return "func";
-    case AttrKind::kFuncList: return "list(func)";
-    case AttrKind::kResource: return "resource";
-    case AttrKind::kUnknown: return "unknown";
+    case AttrKind::kInt:
+      return "int";
+    case AttrKind::kBool:
+      return "bool";
+    case AttrKind::kType:
+      return "type";
+    case AttrKind::kIntList:
+      return "list(int)";
+    case AttrKind::kString:
+      return "string";
+    case AttrKind::kShape:
+      return "shape";
+    case AttrKind::kTensor:
+      return "tensor";
+    case AttrKind::kFunc:
+      return "func";
+    case AttrKind::kFuncList:
+      return "list(func)";
+    case AttrKind::kResource:
+      return "resource";
+    case AttrKind::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -139,13 +190,18 @@ ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, co
   };
   const bool is_list = p.value_case() == V::kList;
   switch (kind) {
-    case AttrKind::kInt: return p.value_case() == V::kI ? ops::AttrValue(int64_t{p.i()}) : wrong();
-    case AttrKind::kBool: return p.value_case() == V::kB ? ops::AttrValue(p.b()) : wrong();
-    case AttrKind::kType: return p.value_case() == V::kType ? ops::AttrValue(dtype_from_proto(p.type(), where)) : wrong();
-    case AttrKind::kString: return p.value_case() == V::kS ? ops::AttrValue(p.s()) : wrong();
+    case AttrKind::kInt:
+      return p.value_case() == V::kI ? ops::AttrValue(int64_t{p.i()}) : wrong();
+    case AttrKind::kBool:
+      return p.value_case() == V::kB ? ops::AttrValue(p.b()) : wrong();
+    case AttrKind::kType:
+      return p.value_case() == V::kType ? ops::AttrValue(dtype_from_proto(p.type(), where)) : wrong();
+    case AttrKind::kString:
+      return p.value_case() == V::kS ? ops::AttrValue(p.s()) : wrong();
     case AttrKind::kShape:
       return p.value_case() == V::kShape ? ops::AttrValue(full_shape(shape_from_proto(p.shape(), where))) : wrong();
-    case AttrKind::kTensor: return p.value_case() == V::kTensor ? ops::AttrValue(tensor_from_proto(p.tensor(), where)) : wrong();
+    case AttrKind::kTensor:
+      return p.value_case() == V::kTensor ? ops::AttrValue(tensor_from_proto(p.tensor(), where)) : wrong();
     case AttrKind::kIntList: {
       if (!is_list || p.list().func_size() || p.list().type_size() || p.list().s_size()) return wrong();
       if (static_cast<size_t>(p.list().i_size()) > kMaxRank * 8) throw InvalidArgumentError(where + ": list too long");
@@ -160,7 +216,8 @@ ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, co
       return ops::AttrValue(std::move(refs));
     }
     case AttrKind::kResource:
-    case AttrKind::kUnknown: break;
+    case AttrKind::kUnknown:
+      break;
   }
   return wrong();
 }

@@ -11,11 +11,16 @@ namespace {
 
 const char* code_of(DType d) {
   switch (d) {
-    case DType::Bool: return "BOOL";
-    case DType::Int32: return "I32";
-    case DType::Int64: return "I64";
-    case DType::Float32: return "F32";
-    case DType::Float64: return "F64";
+    case DType::Bool:
+      return "BOOL";
+    case DType::Int32:
+      return "I32";
+    case DType::Int64:
+      return "I64";
+    case DType::Float32:
+      return "F32";
+    case DType::Float64:
+      return "F64";
   }
   return "";
 }
@@ -29,9 +34,7 @@ bool dtype_of(const std::string& code, DType* out) {
   return false;
 }
 
-[[noreturn]] void corrupt(const std::string& what) {
-  throw DataLossError("variables.safetensors: " + what);
-}
+[[noreturn]] void corrupt(const std::string& what) { throw DataLossError("variables.safetensors: " + what); }
 
 }  // namespace
 

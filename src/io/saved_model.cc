@@ -126,7 +126,8 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
     const std::string& bytes = file(name);
     if (bytes.size() != entry->second.bytes || sha256_hex(bytes) != entry->second.sha256)
       throw DataLossError(std::string("checksum mismatch: ") + name + " is not the file manifest.json describes (" +
-                          std::to_string(bytes.size()) + " bytes, expected " + std::to_string(entry->second.bytes) + ")");
+                          std::to_string(bytes.size()) + " bytes, expected " + std::to_string(entry->second.bytes) +
+                          ")");
   }
   tensorflow::GraphDef def;
   if (!def.ParseFromString(file(kGraphFile))) throw DataLossError("graph.pb is not a valid GraphDef");
@@ -141,7 +142,8 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
     std::vector<DType> dtypes;
     for (const TensorSpec& s : entry.inputs) dtypes.push_back(s.dtype);
     for (const TensorSpec& s : entry.inputs)
-      shapes.push_back(s.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(s.shape.dims()), false});
+      shapes.push_back(s.shape.rank() < 0 ? ops::PartialShape{{}, true}
+                                          : ops::PartialShape{Dims(s.shape.dims()), false});
     auto cf = std::make_shared<detail::ConcreteImpl>();
     cf->name = sig;
     cf->graph = import_function(def.library(), entry.function, dtypes, shapes, variables, budget);
@@ -165,7 +167,8 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
       const graph::Output& o = g.outputs[i];
       if (o.node->out_dtypes[o.index] != entry.outputs[i].dtype)
         throw InvalidArgumentError(where + ": output " + std::to_string(i) + " dtype differs from the manifest");
-      cf->outputs.push_back(TensorSpec{full_shape(o.node->out_shapes[o.index]), o.node->out_dtypes[o.index], entry.outputs[i].name});
+      cf->outputs.push_back(
+          TensorSpec{full_shape(o.node->out_shapes[o.index]), o.node->out_dtypes[o.index], entry.outputs[i].name});
     }
     cf->compile(config::optimizer_options());
     model->signatures.emplace(sig, std::move(cf));
@@ -188,8 +191,10 @@ std::vector<Tensor> LoadedModel::call(const std::string& signature, std::vector<
   if (!impl_) throw FailedPreconditionError("call on an empty LoadedModel");
   auto it = impl_->signatures.find(signature);
   if (it == impl_->signatures.end())
-    throw InvalidArgumentError("Could not find matching function to call loaded from the SavedModel: there is no "
-                               "signature '" + signature + "'. Signatures that exist:\n" + listing(*impl_));
+    throw InvalidArgumentError(
+        "Could not find matching function to call loaded from the SavedModel: there is no "
+        "signature '" +
+        signature + "'. Signatures that exist:\n" + listing(*impl_));
   const detail::ConcreteImpl& cf = *it->second;
   std::string mismatch;
   if (inputs.size() != cf.inputs.size()) {
@@ -197,10 +202,11 @@ std::vector<Tensor> LoadedModel::call(const std::string& signature, std::vector<
   } else {
     for (size_t i = 0; i < inputs.size() && mismatch.empty(); ++i) {
       const TensorSpec& s = cf.inputs[i];
-      if (!inputs[i].defined()) mismatch = "input " + s.name + " is an empty Tensor";
+      if (!inputs[i].defined())
+        mismatch = "input " + s.name + " is an empty Tensor";
       else if (inputs[i].dtype() != s.dtype || !s.shape.is_compatible_with(inputs[i].shape()))
-        mismatch = "input " + s.name + " expected " + spec_text(s) + ", got " + std::string(dtype_name(inputs[i].dtype())) +
-                   " " + inputs[i].shape().str();
+        mismatch = "input " + s.name + " expected " + spec_text(s) + ", got " +
+                   std::string(dtype_name(inputs[i].dtype())) + " " + inputs[i].shape().str();
     }
   }
   if (!mismatch.empty())

@@ -25,15 +25,78 @@ using NodeList = google::protobuf::RepeatedPtrField<tensorflow::NodeDef>;
 
 // The TensorFlow ops of kiln's set that TensorFlow.js 4.x implements.
 bool tfjs_has_op(const std::string& op) {
-  static const std::unordered_set<std::string> ops = {
-      "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum", "SquaredDifference",
-      "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr", "SelectV2",
-      "Neg", "Abs", "Sign", "Exp", "Log", "Sqrt", "Rsqrt", "Square", "Tanh", "Sigmoid", "Relu", "Floor", "Ceil",
-      "Round", "LogicalNot", "Cast", "Identity", "ZerosLike", "OnesLike", "MatMul", "BatchMatMulV2", "Sum", "Mean",
-      "Max", "Min", "Prod", "ArgMax", "Softmax", "LogSoftmax", "Reshape", "ExpandDims", "Squeeze", "Shape", "Size",
-      "Rank", "Transpose", "ConcatV2", "Pack", "Tile", "Slice", "StridedSlice", "GatherV2", "Const", "Placeholder",
-      "Fill", "Range", "RandomUniform", "RandomStandardNormal", "NoOp", "If", "StatelessIf", "While",
-      "StatelessWhile"};
+  static const std::unordered_set<std::string> ops = {"AddV2",
+                                                      "Sub",
+                                                      "Mul",
+                                                      "RealDiv",
+                                                      "FloorDiv",
+                                                      "FloorMod",
+                                                      "Pow",
+                                                      "Maximum",
+                                                      "Minimum",
+                                                      "SquaredDifference",
+                                                      "Greater",
+                                                      "GreaterEqual",
+                                                      "Less",
+                                                      "LessEqual",
+                                                      "Equal",
+                                                      "NotEqual",
+                                                      "LogicalAnd",
+                                                      "LogicalOr",
+                                                      "SelectV2",
+                                                      "Neg",
+                                                      "Abs",
+                                                      "Sign",
+                                                      "Exp",
+                                                      "Log",
+                                                      "Sqrt",
+                                                      "Rsqrt",
+                                                      "Square",
+                                                      "Tanh",
+                                                      "Sigmoid",
+                                                      "Relu",
+                                                      "Floor",
+                                                      "Ceil",
+                                                      "Round",
+                                                      "LogicalNot",
+                                                      "Cast",
+                                                      "Identity",
+                                                      "ZerosLike",
+                                                      "OnesLike",
+                                                      "MatMul",
+                                                      "BatchMatMulV2",
+                                                      "Sum",
+                                                      "Mean",
+                                                      "Max",
+                                                      "Min",
+                                                      "Prod",
+                                                      "ArgMax",
+                                                      "Softmax",
+                                                      "LogSoftmax",
+                                                      "Reshape",
+                                                      "ExpandDims",
+                                                      "Squeeze",
+                                                      "Shape",
+                                                      "Size",
+                                                      "Rank",
+                                                      "Transpose",
+                                                      "ConcatV2",
+                                                      "Pack",
+                                                      "Tile",
+                                                      "Slice",
+                                                      "StridedSlice",
+                                                      "GatherV2",
+                                                      "Const",
+                                                      "Placeholder",
+                                                      "Fill",
+                                                      "Range",
+                                                      "RandomUniform",
+                                                      "RandomStandardNormal",
+                                                      "NoOp",
+                                                      "If",
+                                                      "StatelessIf",
+                                                      "While",
+                                                      "StatelessWhile"};
   return ops.count(op) > 0;
 }
 
@@ -41,10 +104,14 @@ tensorflow::DataType proto_dtype(DType d) { return static_cast<tensorflow::DataT
 
 const char* tfjs_dtype(DType d) {
   switch (d) {
-    case DType::Float32: return "float32";
-    case DType::Int32: return "int32";
-    case DType::Bool: return "bool";
-    default: return nullptr;
+    case DType::Float32:
+      return "float32";
+    case DType::Int32:
+      return "int32";
+    case DType::Bool:
+      return "bool";
+    default:
+      return nullptr;
   }
 }
 
@@ -55,8 +122,9 @@ const char* tfjs_dtype(DType d) {
 
 void check_type(int t, const std::string& scope, const tensorflow::NodeDef& n) {
   if (t == tensorflow::DT_DOUBLE || t == tensorflow::DT_INT64)
-    refuse(scope, n, std::string("uses ") + (t == tensorflow::DT_DOUBLE ? "float64" : "int64") +
-                         "; TensorFlow.js has no 64-bit types (cast to float32/int32 first)");
+    refuse(scope, n,
+           std::string("uses ") + (t == tensorflow::DT_DOUBLE ? "float64" : "int64") +
+               "; TensorFlow.js has no 64-bit types (cast to float32/int32 first)");
 }
 
 void check_attr_types(const std::string& scope, const tensorflow::NodeDef& n) {
@@ -118,7 +186,8 @@ class TfjsWriter {
     const auto& impl = detail::concrete(value);
     const char* dt = tfjs_dtype(impl.dtype);
     if (!dt) refuse(scope, n, "holds a 64-bit value; TensorFlow.js has no 64-bit types");
-    weights.push_back({{"name", n.name()}, {"shape", std::vector<int64_t>(impl.dims.begin(), impl.dims.end())}, {"dtype", dt}});
+    weights.push_back(
+        {{"name", n.name()}, {"shape", std::vector<int64_t>(impl.dims.begin(), impl.dims.end())}, {"dtype", dt}});
     data.append(static_cast<const char*>(impl.data), impl.nbytes());
     auto& attrs = *n.mutable_attr();
     tensorflow::AttrValue v;
@@ -140,7 +209,9 @@ class TfjsWriter {
       if (n.op() != "ReadVariableOp")
         for (const auto& in : n.input())
           if (handles.count(node_part(in)))
-            refuse(scope, n, "writes a variable; TensorFlow.js graph models have no variables (export a function that only reads them)");
+            refuse(scope, n,
+                   "writes a variable; TensorFlow.js graph models have no variables (export a function that only reads "
+                   "them)");
       if (!tfjs_has_op(n.op()) && n.op() != "ReadVariableOp") refuse(scope, n, "TensorFlow.js has no such op");
       check_attr_types(scope, n);
       // Control inputs would be read as data inputs by tfjs; stateful order no longer matters
@@ -222,7 +293,8 @@ void export_tfjs(const std::string& saved_dir, const std::string& out_dir, const
   };
   json inputs = json::object(), outputs = json::object();
   for (size_t i = 0; i < impl.inputs.size(); ++i)
-    inputs[impl.inputs[i].name] = tensor_info(impl.graph->inputs[i]->name + ":0", impl.inputs[i].dtype, impl.inputs[i].shape);
+    inputs[impl.inputs[i].name] =
+        tensor_info(impl.graph->inputs[i]->name + ":0", impl.inputs[i].dtype, impl.inputs[i].shape);
   for (size_t i = 0; i < impl.outputs.size(); ++i) {
     const graph::Output& o = impl.graph->outputs[i];
     outputs["output_" + std::to_string(i)] =
@@ -230,12 +302,9 @@ void export_tfjs(const std::string& saved_dir, const std::string& out_dir, const
   }
   const std::string shard = "group1-shard1of1.bin";
   json manifest = json::array({{{"paths", json::array({shard})}, {"weights", writer.weights}}});
-  json out = {{"format", "graph-model"},
-              {"generatedBy", "kiln"},
-              {"convertedBy", "kiln export-tfjs"},
-              {"modelTopology", json::parse(topology)},
-              {"weightsManifest", manifest},
-              {"signature", {{"inputs", inputs}, {"outputs", outputs}}}};
+  json out = {{"format", "graph-model"},           {"generatedBy", "kiln"},
+              {"convertedBy", "kiln export-tfjs"}, {"modelTopology", json::parse(topology)},
+              {"weightsManifest", manifest},       {"signature", {{"inputs", inputs}, {"outputs", outputs}}}};
   io::AtomicDirWriter dir(out_dir);
   dir.write("model.json", out.dump());
   dir.write(shard, writer.data);

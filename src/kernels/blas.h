@@ -5,8 +5,8 @@ namespace kiln::kernels {
 
 struct Blas {
   using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
-  using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
-                         double*, int);
+  using Dgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
+                         int);
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
   const char* core = nullptr;

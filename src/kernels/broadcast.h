@@ -11,8 +11,8 @@ namespace kiln::kernels {
 // Plans a walk over `out` for up to 3 operands whose dims broadcast to it (right-aligned).
 template <int K>
 struct BroadcastPlan {
-  Dims dims;                            // collapsed output dims
-  std::array<Dims, K> strides;          // per operand, 0 where broadcast
+  Dims dims;                    // collapsed output dims
+  std::array<Dims, K> strides;  // per operand, 0 where broadcast
 
   BroadcastPlan(const Dims& out, const std::array<const Dims*, K>& in) {
     const size_t r = out.size();
@@ -50,7 +50,8 @@ struct BroadcastPlan {
   }
 
   // Calls f(offsets, inner_count, inner_strides) for each run of the innermost dim.
-  template <class F> void for_each_run(F&& f) const {
+  template <class F>
+  void for_each_run(F&& f) const {
     const size_t r = dims.size();
     if (r == 0) {
       std::array<int64_t, K> off{}, st{};

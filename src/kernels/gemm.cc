@@ -16,17 +16,20 @@ namespace {
 // Below this many multiply-adds the plain loop wins: no packing, no library call.
 constexpr int64_t kSmallGemmWork = 48 * 48 * 48;
 
-template <class T> using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 // out[c][r] = in[r][c]
-template <class T> void transpose_into(const T* in, int64_t rows, int64_t cols, T* out) {
+template <class T>
+void transpose_into(const T* in, int64_t rows, int64_t cols, T* out) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
 }
 
 // C = A[M,K] * B[K,N], all contiguous row-major: i-k-j order keeps the inner loop
 // contiguous in both B and C so it vectorizes.
-template <class T> void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+template <class T>
+void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
   for (int64_t i = 0; i < m; ++i) {
     T* ci = c + i * n;
     for (int64_t j = 0; j < n; ++j) ci[j] = T(0);
@@ -36,7 +39,8 @@ template <class T> void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, 
       const T* bp = b + p * n;
       if constexpr (std::is_integral_v<T>) {
         using U = std::make_unsigned_t<T>;  // wraps on overflow, as TensorFlow
-        for (int64_t j = 0; j < n; ++j) ci[j] = static_cast<T>(static_cast<U>(ci[j]) + static_cast<U>(av) * static_cast<U>(bp[j]));
+        for (int64_t j = 0; j < n; ++j)
+          ci[j] = static_cast<T>(static_cast<U>(ci[j]) + static_cast<U>(av) * static_cast<U>(bp[j]));
       } else {
         for (int64_t j = 0; j < n; ++j) ci[j] += av * bp[j];
       }
@@ -46,16 +50,24 @@ template <class T> void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, 
 
 // N <= W: each row of C accumulates in a fixed-width local array, so the compiler keeps it
 // in vector registers and fully vectorizes the update (no scalar remainder loop for N=10).
-template <class T, bool = std::is_integral_v<T>> struct Accum { using type = T; };
-template <class T> struct Accum<T, true> { using type = std::make_unsigned_t<T>; };  // integers wrap
+template <class T, bool = std::is_integral_v<T>>
+struct Accum {
+  using type = T;
+};
+template <class T>
+struct Accum<T, true> {
+  using type = std::make_unsigned_t<T>;
+};  // integers wrap
 
 // Writes the first n lanes of a row of vectors.
-template <class T, class U, class Vec> void store_row(const Vec* acc, int64_t n, T* dst) {
+template <class T, class U, class Vec>
+void store_row(const Vec* acc, int64_t n, T* dst) {
   const U* lanes = reinterpret_cast<const U*>(acc);
   for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<T>(lanes[j]);
 }
 
-template <class T, int W> void gemm_narrow(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+template <class T, int W>
+void gemm_narrow(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
   using U = typename Accum<T>::type;
   // A row of W lanes is NV vectors of 32 bytes (one AVX register each). Wider GCC vectors
   // get spilled through the stack, so the row is kept as an array the compiler unrolls.
@@ -94,16 +106,21 @@ template <class T, int W> void gemm_narrow(int64_t m, int64_t n, int64_t k, cons
 }
 
 // Eigen's GEMM; leading dimensions let A, B and C be blocks of larger matrices.
-template <class T> void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-                                   const T* b, int64_t ldb, T* c, int64_t ldc) {
+template <class T>
+void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                T* c, int64_t ldc) {
   using Stride = Eigen::OuterStride<>;
   Eigen::Map<RowMat<T>, 0, Stride> C(c, m, n, Stride(ldc));
   Eigen::Map<const RowMat<T>, 0, Stride> A(a, ta ? k : m, ta ? m : k, Stride(lda));
   Eigen::Map<const RowMat<T>, 0, Stride> B(b, tb ? n : k, tb ? k : n, Stride(ldb));
-  if (!ta && !tb) C.noalias() = A * B;
-  else if (ta && !tb) C.noalias() = A.transpose() * B;
-  else if (!ta && tb) C.noalias() = A * B.transpose();
-  else C.noalias() = A.transpose() * B.transpose();
+  if (!ta && !tb)
+    C.noalias() = A * B;
+  else if (ta && !tb)
+    C.noalias() = A.transpose() * B;
+  else if (!ta && tb)
+    C.noalias() = A * B.transpose();
+  else
+    C.noalias() = A.transpose() * B.transpose();
 }
 
 }  // namespace
@@ -116,12 +133,14 @@ void use_openblas_for_large_gemms(bool use) { g_use_openblas.store(use, std::mem
 
 // One single-threaded library GEMM on a block of the product: explicit leading dimensions
 // let A, B and C be row or column blocks of larger matrices.
-template <class T> void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-                                   const T* b, int64_t ldb, T* c, int64_t ldc) {
+template <class T>
+void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                T* c, int64_t ldc) {
   static const Blas none{};
   const Blas& lib = g_use_openblas.load(std::memory_order_relaxed) ? blas() : none;
   const int tA = ta ? kCblasTrans : kCblasNoTrans, tB = tb ? kCblasTrans : kCblasNoTrans;
-  const bool fits = m < (1 << 30) && n < (1 << 30) && k < (1 << 30) && lda < (1 << 30) && ldb < (1 << 30) && ldc < (1 << 30);
+  const bool fits =
+      m < (1 << 30) && n < (1 << 30) && k < (1 << 30) && lda < (1 << 30) && ldb < (1 << 30) && ldc < (1 << 30);
   if constexpr (std::is_same_v<T, float>) {
     if (lib.sgemm && fits) return lib.sgemm(kCblasRowMajor, tA, tB, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, ldc);
   } else {
@@ -133,7 +152,8 @@ template <class T> void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64
 // A product split over threads: by row blocks of C when it is tall, else by column blocks.
 // Each thread packs only the operand block it multiplies, so a short, wide product (a batch
 // times a weight matrix) does not have every thread pack the whole weight matrix.
-template <class T> void gemm_parallel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+template <class T>
+void gemm_parallel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   if (m >= n) {
     const int64_t row_a = ta ? 1 : k;  // stride between rows of op(A) in A
@@ -184,8 +204,8 @@ template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, const int32_t
 template void gemm<int64_t>(bool, bool, int64_t, int64_t, int64_t, const int64_t*, const int64_t*, int64_t*);
 
 const char* large_gemm_backend() {
-  static const std::string name = blas().sgemm ? std::string("openblas (") + (blas().core ? blas().core : "?") + ")"
-                                                : std::string("eigen");
+  static const std::string name =
+      blas().sgemm ? std::string("openblas (") + (blas().core ? blas().core : "?") + ")" : std::string("eigen");
   return name.c_str();
 }
 

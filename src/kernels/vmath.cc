@@ -4,18 +4,20 @@
 
 namespace kiln::kernels {
 namespace {
-template <class T> using Arr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T> using OutArr = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using Arr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using OutArr = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
 }  // namespace
 
-#define KILN_VMATH_IMPL(name, expr)                                                   \
-  void name(const float* x, float* y, int64_t n) {                                   \
-    auto a = Arr<float>(x, n);                                                       \
-    OutArr<float>(y, n) = expr;                                                      \
-  }                                                                                  \
-  void name(const double* x, double* y, int64_t n) {                                 \
-    auto a = Arr<double>(x, n);                                                      \
-    OutArr<double>(y, n) = expr;                                                     \
+#define KILN_VMATH_IMPL(name, expr)                  \
+  void name(const float* x, float* y, int64_t n) {   \
+    auto a = Arr<float>(x, n);                       \
+    OutArr<float>(y, n) = expr;                      \
+  }                                                  \
+  void name(const double* x, double* y, int64_t n) { \
+    auto a = Arr<double>(x, n);                      \
+    OutArr<double>(y, n) = expr;                     \
   }
 KILN_VMATH_IMPL(vexp, a.exp())
 KILN_VMATH_IMPL(vlog, a.log())

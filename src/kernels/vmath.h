@@ -5,8 +5,8 @@
 
 namespace kiln::kernels {
 
-#define KILN_VMATH(name)                                   \
-  void name(const float* x, float* y, int64_t n);         \
+#define KILN_VMATH(name)                          \
+  void name(const float* x, float* y, int64_t n); \
   void name(const double* x, double* y, int64_t n);
 KILN_VMATH(vexp)
 KILN_VMATH(vlog)

@@ -16,44 +16,86 @@ namespace {
 constexpr int64_t kParallelElements = 256 * 1024;
 
 // Integer arithmetic wraps (as TensorFlow's does) instead of being undefined behavior.
-template <class T> T wrap_add(T a, T b) {
+template <class T>
+T wrap_add(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
-  else return a + b;
+  else
+    return a + b;
 }
-template <class T> T wrap_sub(T a, T b) {
+template <class T>
+T wrap_sub(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
-  else return a - b;
+  else
+    return a - b;
 }
-template <class T> T wrap_mul(T a, T b) {
+template <class T>
+T wrap_mul(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) * static_cast<std::make_unsigned_t<T>>(b));
-  else return a * b;
+  else
+    return a * b;
 }
 
-struct AddF { template <class T> static T f(T a, T b) { return wrap_add(a, b); } };
-struct SubF { template <class T> static T f(T a, T b) { return wrap_sub(a, b); } };
-struct MulF { template <class T> static T f(T a, T b) { return wrap_mul(a, b); } };
-struct DivF { template <class T> static T f(T a, T b) { return a / b; } };
-struct SqDiffF { template <class T> static T f(T a, T b) { T d = wrap_sub(a, b); return wrap_mul(d, d); } };
+struct AddF {
+  template <class T>
+  static T f(T a, T b) {
+    return wrap_add(a, b);
+  }
+};
+struct SubF {
+  template <class T>
+  static T f(T a, T b) {
+    return wrap_sub(a, b);
+  }
+};
+struct MulF {
+  template <class T>
+  static T f(T a, T b) {
+    return wrap_mul(a, b);
+  }
+};
+struct DivF {
+  template <class T>
+  static T f(T a, T b) {
+    return a / b;
+  }
+};
+struct SqDiffF {
+  template <class T>
+  static T f(T a, T b) {
+    T d = wrap_sub(a, b);
+    return wrap_mul(d, d);
+  }
+};
 // ReluGrad(gradients, features): the gradient passes where the relu was active.
-struct ReluGradF { template <class T> static T f(T g, T x) { return x > T(0) ? g : T(0); } };
+struct ReluGradF {
+  template <class T>
+  static T f(T g, T x) {
+    return x > T(0) ? g : T(0);
+  }
+};
 struct MaxF {
-  template <class T> static T f(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+  template <class T>
+  static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(a) || std::isnan(b)) return a + b;
     return a > b ? a : b;
   }
 };
 struct MinF {
-  template <class T> static T f(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+  template <class T>
+  static T f(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(a) || std::isnan(b)) return a + b;
     return a < b ? a : b;
   }
 };
 struct FloorDivF {
   static constexpr bool kIntDivision = true;
-  template <class T> static T f(T a, T b) {
+  template <class T>
+  static T f(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
       return std::floor(a / b);
     } else {
@@ -66,7 +108,8 @@ struct FloorDivF {
 };
 struct FloorModF {
   static constexpr bool kIntDivision = true;
-  template <class T> static T f(T a, T b) {
+  template <class T>
+  static T f(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
       T r = std::fmod(a, b);
       if (r != 0 && ((r < 0) != (b < 0))) r += b;
@@ -81,7 +124,8 @@ struct FloorModF {
 };
 struct PowF {
   static constexpr bool kIntPower = true;
-  template <class T> static T f(T a, T b) {
+  template <class T>
+  static T f(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {
       return std::pow(a, b);
     } else {
@@ -94,22 +138,68 @@ struct PowF {
     }
   }
 };
-struct GreaterF { template <class T> static bool f(T a, T b) { return a > b; } };
-struct GreaterEqualF { template <class T> static bool f(T a, T b) { return a >= b; } };
-struct LessF { template <class T> static bool f(T a, T b) { return a < b; } };
-struct LessEqualF { template <class T> static bool f(T a, T b) { return a <= b; } };
-struct EqualF { template <class T> static bool f(T a, T b) { return a == b; } };
-struct NotEqualF { template <class T> static bool f(T a, T b) { return a != b; } };
-struct AndF { template <class T> static bool f(T a, T b) { return a && b; } };
-struct OrF { template <class T> static bool f(T a, T b) { return a || b; } };
+struct GreaterF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a > b;
+  }
+};
+struct GreaterEqualF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a >= b;
+  }
+};
+struct LessF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a < b;
+  }
+};
+struct LessEqualF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a <= b;
+  }
+};
+struct EqualF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a == b;
+  }
+};
+struct NotEqualF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a != b;
+  }
+};
+struct AndF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a && b;
+  }
+};
+struct OrF {
+  template <class T>
+  static bool f(T a, T b) {
+    return a || b;
+  }
+};
 
-template <class F> constexpr bool is_int_division() {
-  if constexpr (requires { F::kIntDivision; }) return true;
-  else return false;
+template <class F>
+constexpr bool is_int_division() {
+  if constexpr (requires { F::kIntDivision; })
+    return true;
+  else
+    return false;
 }
-template <class F> constexpr bool is_int_power() {
-  if constexpr (requires { F::kIntPower; }) return true;
-  else return false;
+template <class F>
+constexpr bool is_int_power() {
+  if constexpr (requires { F::kIntPower; })
+    return true;
+  else
+    return false;
 }
 
 template <class F, class T, class R>
@@ -146,7 +236,8 @@ void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
 
 template <class F, bool Compare>
 struct BinaryKernel {
-  template <class T> struct K {
+  template <class T>
+  struct K {
     static void run(KernelContext& c) {
       const TensorImpl& a = c.in(0);
       const TensorImpl& b = c.in(1);
@@ -160,14 +251,17 @@ struct BinaryKernel {
         for (int64_t i = 0; i < b.num_elements; ++i)
           if (y[i] < 0) c.fail("Integers to negative integer powers are not allowed");
       }
-      if constexpr (Compare) binary_loop<F, T, bool>(a, b, c.out(0));
-      else binary_loop<F, T, T>(a, b, c.out(0));
+      if constexpr (Compare)
+        binary_loop<F, T, bool>(a, b, c.out(0));
+      else
+        binary_loop<F, T, T>(a, b, c.out(0));
     }
   };
 };
 
 // The op over a run of elements, for fused kernels (same functor as the op's kernel).
-template <class F, class T> void binary_run(const void* a, bool sa, const void* b, bool sb, void* out, int64_t n) {
+template <class F, class T>
+void binary_run(const void* a, bool sa, const void* b, bool sb, void* out, int64_t n) {
   const T* pa = static_cast<const T*>(a);
   const T* pb = static_cast<const T*>(b);
   T* po = static_cast<T*>(out);
@@ -207,23 +301,35 @@ constexpr uint32_t kEwC = kElementwise | kCommutative;
 
 // ---- gradients (TensorFlow's math_grad): each operand's share, summed back over the axes
 // it was broadcast along. Only the wanted ones are built.
-template <class FX, class FY> void binary_grad(GradContext& c, FX fx, FY fy) {
+template <class FX, class FY>
+void binary_grad(GradContext& c, FX fx, FY fy) {
   if (c.needs[0]) c.dx[0] = grad::sum_to(c.b, fx(), c.x[0]);
   if (c.needs[1]) c.dx[1] = grad::sum_to(c.b, fy(), c.x[1]);
 }
 using namespace grad;  // NOLINT: the shorthands read as math
-void add_grad(GradContext& c) { binary_grad(c, [&] { return c.dy[0]; }, [&] { return c.dy[0]; }); }
-void sub_grad(GradContext& c) { binary_grad(c, [&] { return c.dy[0]; }, [&] { return neg(c.b, c.dy[0]); }); }
+void add_grad(GradContext& c) {
+  binary_grad(
+      c, [&] { return c.dy[0]; }, [&] { return c.dy[0]; });
+}
+void sub_grad(GradContext& c) {
+  binary_grad(
+      c, [&] { return c.dy[0]; }, [&] { return neg(c.b, c.dy[0]); });
+}
 void mul_grad(GradContext& c) {
-  binary_grad(c, [&] { return mul(c.b, c.dy[0], c.x[1]); }, [&] { return mul(c.b, c.x[0], c.dy[0]); });
+  binary_grad(
+      c, [&] { return mul(c.b, c.dy[0], c.x[1]); }, [&] { return mul(c.b, c.x[0], c.dy[0]); });
 }
 void div_grad(GradContext& c) {
-  binary_grad(c, [&] { return div(c.b, c.dy[0], c.x[1]); },
-              [&] { return neg(c.b, mul(c.b, c.dy[0], div(c.b, div(c.b, c.x[0], c.x[1]), c.x[1]))); });
+  binary_grad(
+      c, [&] { return div(c.b, c.dy[0], c.x[1]); },
+      [&] { return neg(c.b, mul(c.b, c.dy[0], div(c.b, div(c.b, c.x[0], c.x[1]), c.x[1]))); });
 }
 void floormod_grad(GradContext& c) {
-  binary_grad(c, [&] { return c.dy[0]; },
-              [&] { return mul(c.b, c.dy[0], neg(c.b, emit1(c.b, op::FloorDiv(), {&c.x[0], &c.x[1]}))); });
+  binary_grad(
+      c, [&] { return c.dy[0]; },
+      [&] {
+        return mul(c.b, c.dy[0], neg(c.b, emit1(c.b, op::FloorDiv(), {&c.x[0], &c.x[1]})));
+      });
 }
 void pow_grad(GradContext& c) {
   const Tensor& x = c.x[0];
@@ -240,14 +346,17 @@ void pow_grad(GradContext& c) {
         return mul(c.b, mul(c.b, c.dy[0], c.y[0]), log_x);
       });
 }
-template <bool kMax> void extremum_grad(GradContext& c) {
+template <bool kMax>
+void extremum_grad(GradContext& c) {
   const Tensor mask = kMax ? greater_equal(c.b, c.x[0], c.x[1]) : less_equal(c.b, c.x[0], c.x[1]);
   const Tensor zero = scalar(c.b, c.dy[0], 0);
-  binary_grad(c, [&] { return where(c.b, mask, c.dy[0], zero); }, [&] { return where(c.b, mask, zero, c.dy[0]); });
+  binary_grad(
+      c, [&] { return where(c.b, mask, c.dy[0], zero); }, [&] { return where(c.b, mask, zero, c.dy[0]); });
 }
 void sqdiff_grad(GradContext& c) {
   const Tensor d = mul(c.b, mul(c.b, scalar(c.b, c.dy[0], 2), sub(c.b, c.x[0], c.x[1])), c.dy[0]);
-  binary_grad(c, [&] { return d; }, [&] { return neg(c.b, d); });
+  binary_grad(
+      c, [&] { return d; }, [&] { return neg(c.b, d); });
 }
 // ReluGrad is linear in its gradients input; its features only pick where it passes.
 void relu_grad_grad(GradContext& c) {
@@ -260,19 +369,31 @@ void select_grad(GradContext& c) {
 }
 
 // Division-like ops (integer division by zero raises) are not fused: their kernels check.
-#define KILN_BINARY_OP(Name, Functor, traits, Types, Grad)                                                    \
-  const OpDef& op::Name() {                                                                                   \
-    static const OpDef def = with_grad({#Name, 2, 1, traits, {}, infer_binary,                                \
-                           kernels_for<BinaryKernel<Functor, false>::K, Types>(), "T", 0, true, {}, nullptr,  \
-                           is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>}, \
-                           Grad);                                                                             \
-    return def;                                                                                               \
+#define KILN_BINARY_OP(Name, Functor, traits, Types, Grad)                                                           \
+  const OpDef& op::Name() {                                                                                          \
+    static const OpDef def =                                                                                         \
+        with_grad({#Name,                                                                                            \
+                   2,                                                                                                \
+                   1,                                                                                                \
+                   traits,                                                                                           \
+                   {},                                                                                               \
+                   infer_binary,                                                                                     \
+                   kernels_for<BinaryKernel<Functor, false>::K, Types>(),                                            \
+                   "T",                                                                                              \
+                   0,                                                                                                \
+                   true,                                                                                             \
+                   {},                                                                                               \
+                   nullptr,                                                                                          \
+                   is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>}, \
+                  Grad);                                                                                             \
+    return def;                                                                                                      \
   }
-#define KILN_COMPARE_OP(Name, Functor, traits, Types)                                                         \
-  const OpDef& op::Name() {                                                                                   \
-    static const OpDef def = with_grad({#Name, 2, 1, traits, {}, infer_compare,                               \
-                           kernels_for<BinaryKernel<Functor, true>::K, Types>(), "T", 0, false}, &no_gradient); \
-    return def;                                                                                               \
+#define KILN_COMPARE_OP(Name, Functor, traits, Types)                                                                  \
+  const OpDef& op::Name() {                                                                                            \
+    static const OpDef def = with_grad(                                                                                \
+        {#Name, 2, 1, traits, {}, infer_compare, kernels_for<BinaryKernel<Functor, true>::K, Types>(), "T", 0, false}, \
+        &no_gradient);                                                                                                 \
+    return def;                                                                                                        \
   }
 
 }  // namespace
@@ -299,7 +420,8 @@ KILN_COMPARE_OP(LogicalOr, OrF, kEwC, bool)
 
 // SelectV2(condition, t, e): all three broadcast together.
 namespace {
-template <class T> struct SelectKernel {
+template <class T>
+struct SelectKernel {
   static void run(KernelContext& c) {
     const TensorImpl& cond = c.in(0);
     const TensorImpl& a = c.in(1);
@@ -316,8 +438,7 @@ template <class T> struct SelectKernel {
     }
     kernels::BroadcastPlan<3> plan(out.dims, {&cond.dims, &a.dims, &b.dims});
     plan.for_each_run([&](const std::array<int64_t, 3>& off, int64_t count, const std::array<int64_t, 3>& st) {
-      for (int64_t i = 0; i < count; ++i)
-        z[i] = p[off[0] + i * st[0]] ? x[off[1] + i * st[1]] : y[off[2] + i * st[2]];
+      for (int64_t i = 0; i < count; ++i) z[i] = p[off[0] + i * st[0]] ? x[off[1] + i * st[1]] : y[off[2] + i * st[2]];
       z += count;
     });
   }
@@ -336,8 +457,9 @@ void infer_select(InferContext& c) {
 }  // namespace
 
 const OpDef& op::SelectV2() {
-  static const OpDef def = with_grad({"SelectV2", 3, 1, kElementwise, {}, infer_select,
-                                      kernels_for<SelectKernel, KILN_ALL_TYPES>(), "T", 1}, &select_grad);
+  static const OpDef def =
+      with_grad({"SelectV2", 3, 1, kElementwise, {}, infer_select, kernels_for<SelectKernel, KILN_ALL_TYPES>(), "T", 1},
+                &select_grad);
   return def;
 }
 

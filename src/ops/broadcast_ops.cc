@@ -40,7 +40,8 @@ void infer_broadcast_to(InferContext& c) {
   detail::checked_num_elements(s.data(), s.size());
   c.out(0).shape = PartialShape{Dims(s), false};
 }
-template <class T> struct BroadcastToKernel {
+template <class T>
+struct BroadcastToKernel {
   static void run(KernelContext& c) {
     const TensorImpl& x = c.in(0);
     TensorImpl& y = c.out(0);
@@ -50,8 +51,10 @@ template <class T> struct BroadcastToKernel {
     T* dst = y.as<T>();
     plan.for_each_run([&](const std::array<int64_t, 1>& off, int64_t n, const std::array<int64_t, 1>& st) {
       const T* p = src + off[0];
-      if (st[0] == 0) std::fill(dst, dst + n, *p);
-      else for (int64_t j = 0; j < n; ++j) dst[j] = p[j * st[0]];
+      if (st[0] == 0)
+        std::fill(dst, dst + n, *p);
+      else
+        for (int64_t j = 0; j < n; ++j) dst[j] = p[j * st[0]];
       dst += n;
     });
   }
@@ -92,7 +95,8 @@ void infer_bga(InferContext& c) {
     c.out(i).shape = PartialShape{Dims{known ? static_cast<int64_t>((i == 0 ? r0 : r1).size()) : -1}, false};
   }
 }
-template <class T> struct BgaKernel {
+template <class T>
+struct BgaKernel {
   static void run(KernelContext& c) {
     std::vector<int64_t> r[2];
     std::string err;
@@ -105,8 +109,17 @@ template <class T> struct BgaKernel {
 }  // namespace
 
 const OpDef& op::BroadcastTo() {
-  static const OpDef def = with_grad({"BroadcastTo", 2, 1, kPure, {}, infer_broadcast_to,
-                                      kernels_for<BroadcastToKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tidx", 1}}},
+  static const OpDef def = with_grad({"BroadcastTo",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_broadcast_to,
+                                      kernels_for<BroadcastToKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Tidx", 1}}},
                                      &broadcast_to_grad);
   return def;
 }

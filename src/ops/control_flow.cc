@@ -47,11 +47,11 @@ void while_grad(GradContext& c) {
                            "GradientTape exists before the loop is built.");
 }
 
-#define KILN_CONTROL_FLOW_OP(Name, traits, attrs, runner, Grad)                                           \
-  const OpDef& op::Name() {                                                                               \
-    static const OpDef def = with_grad({#Name, -1, -1, traits | kControlFlow, attrs, infer_built_by_kiln,  \
-                                        {}, nullptr, 0, false, {}, runner}, Grad);                        \
-    return def;                                                                                           \
+#define KILN_CONTROL_FLOW_OP(Name, traits, attrs, runner, Grad)                                                       \
+  const OpDef& op::Name() {                                                                                           \
+    static const OpDef def = with_grad(                                                                               \
+        {#Name, -1, -1, traits | kControlFlow, attrs, infer_built_by_kiln, {}, nullptr, 0, false, {}, runner}, Grad); \
+    return def;                                                                                                       \
   }
 }  // namespace
 

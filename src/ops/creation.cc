@@ -16,7 +16,8 @@ void infer_const(InferContext& c) {
   c.out(0).shape = PartialShape{v->dims, false};
   c.kernel_dtype = v->dtype;
 }
-template <class T> struct ConstKernel {
+template <class T>
+struct ConstKernel {
   static void run(KernelContext& c) {
     const TensorImpl* v = c.attrs.tensor(1).impl();
     std::memcpy(c.out(0).data, v->data, v->nbytes());
@@ -52,7 +53,8 @@ void infer_fill(InferContext& c) {
     c.out(0).shape = PartialShape{{}, true};
   }
 }
-template <class T> struct FillKernel {
+template <class T>
+struct FillKernel {
   static void run(KernelContext& c) {
     const T v = c.in(1).as<T>()[0];
     T* o = c.out(0).as<T>();
@@ -61,14 +63,19 @@ template <class T> struct FillKernel {
 };
 
 // Range(start, limit, delta): attrs (Tidx).
-template <class T> double scalar_as_double(const TensorImpl& t) { return static_cast<double>(t.as<T>()[0]); }
+template <class T>
+double scalar_as_double(const TensorImpl& t) {
+  return static_cast<double>(t.as<T>()[0]);
+}
 double scalar_double(const TensorImpl& t) {
   return visit_dtype(t.dtype, [&](auto x) { return scalar_as_double<decltype(x)>(t); });
 }
 int64_t range_size(const InferContext& c, double start, double limit, double delta) {
   if (delta == 0) c.fail("Requires delta != 0: " + std::to_string(delta));
-  if (delta > 0 && start > limit) c.fail("Requires start <= limit when delta > 0: " + std::to_string(start) + "/" + std::to_string(limit));
-  if (delta < 0 && start < limit) c.fail("Requires start >= limit when delta < 0: " + std::to_string(start) + "/" + std::to_string(limit));
+  if (delta > 0 && start > limit)
+    c.fail("Requires start <= limit when delta > 0: " + std::to_string(start) + "/" + std::to_string(limit));
+  if (delta < 0 && start < limit)
+    c.fail("Requires start >= limit when delta < 0: " + std::to_string(start) + "/" + std::to_string(limit));
   const double n = is_integer(c.in(0).dtype) ? std::ceil(std::fabs(limit - start) / std::fabs(delta))
                                              : std::ceil(std::fabs((limit - start) / delta));
   if (!(n < 9e15)) c.fail("Requires the size of the range to be representable");
@@ -82,14 +89,15 @@ void infer_range(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   if (c.in(0).value && c.in(1).value && c.in(2).value) {
-    const int64_t n = range_size(c, scalar_double(*c.in(0).value), scalar_double(*c.in(1).value),
-                                 scalar_double(*c.in(2).value));
+    const int64_t n =
+        range_size(c, scalar_double(*c.in(0).value), scalar_double(*c.in(1).value), scalar_double(*c.in(2).value));
     c.out(0).shape = PartialShape{Dims{n}, false};
   } else {
     c.out(0).shape = PartialShape{Dims{-1}, false};
   }
 }
-template <class T> struct RangeKernel {
+template <class T>
+struct RangeKernel {
   static void run(KernelContext& c) {
     const T start = c.in(0).as<T>()[0], delta = c.in(2).as<T>()[0];
     T* o = c.out(0).as<T>();
@@ -109,21 +117,33 @@ void fill_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::Const() {
-  static const OpDef def{"Const", 0, 1, kConstValue, {"dtype", "value"}, infer_const,
-                         kernels_for<ConstKernel, KILN_ALL_TYPES>(), nullptr};
+  static const OpDef def{
+      "Const", 0, 1, kConstValue, {"dtype", "value"}, infer_const, kernels_for<ConstKernel, KILN_ALL_TYPES>(), nullptr};
   return def;
 }
 const OpDef& op::Placeholder() {
-  static const OpDef def{"Placeholder", 0, 1, kNoKernel, {"dtype", "shape", "_user_specified_name"},
+  static const OpDef def{"Placeholder",     0,  1,      kNoKernel, {"dtype", "shape", "_user_specified_name"},
                          infer_placeholder, {}, nullptr};
   return def;
 }
 const OpDef& op::Fill() {
-  static const OpDef def = with_grad({"Fill", 2, 1, kPure, {}, infer_fill, kernels_for<FillKernel, KILN_ALL_TYPES>(), "T", 1, false, {{"index_type", 0}}}, &fill_grad);
+  static const OpDef def = with_grad({"Fill",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_fill,
+                                      kernels_for<FillKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      1,
+                                      false,
+                                      {{"index_type", 0}}},
+                                     &fill_grad);
   return def;
 }
 const OpDef& op::Range() {
-  static const OpDef def = with_grad({"Range", 3, 1, kPure, {}, infer_range, kernels_for<RangeKernel, KILN_NUMERIC>(), "Tidx", 0}, &no_gradient);
+  static const OpDef def = with_grad(
+      {"Range", 3, 1, kPure, {}, infer_range, kernels_for<RangeKernel, KILN_NUMERIC>(), "Tidx", 0}, &no_gradient);
   return def;
 }
 

@@ -4,10 +4,11 @@
 // fused result is exactly the unfused one.
 // attrs: program = [num_inputs, num_registers, then per step: op, dst, a, b (-1: unary)],
 // with op an index into fusable_ops(); output_shape. Registers 0..num_inputs-1 are inputs.
+#include "ops/fused.h"
+
 #include <cstring>
 
 #include "core/parallel.h"
-#include "ops/fused.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -43,7 +44,8 @@ void infer_fused(InferContext& c) {
   c.kernel_dtype = DType::Bool;  // one kernel; the steps dispatch on the dtype
 }
 
-template <class Unused> struct FusedKernel {
+template <class Unused>
+struct FusedKernel {
   static void run(KernelContext& c) {
     const auto& p = c.attrs.list(0);
     const int num_inputs = static_cast<int>(p[0]), num_regs = static_cast<int>(p[1]);
@@ -68,8 +70,9 @@ template <class Unused> struct FusedKernel {
         for (int s = 0; s < steps; ++s) {
           const int64_t* ins = &p[2 + 4 * s];
           const int dst = static_cast<int>(ins[1]), a = static_cast<int>(ins[2]), b = static_cast<int>(ins[3]);
-          void* target = s == steps - 1 ? static_cast<void*>(static_cast<char*>(out.data) + start * static_cast<int64_t>(es))
-                                        : static_cast<void*>(temps + static_cast<size_t>(dst - num_inputs) * kChunk * es);
+          void* target = s == steps - 1
+                             ? static_cast<void*>(static_cast<char*>(out.data) + start * static_cast<int64_t>(es))
+                             : static_cast<void*>(temps + static_cast<size_t>(dst - num_inputs) * kChunk * es);
           ops[ins[0]]->chunk(d, reg[a], scalar[a], b >= 0 ? reg[b] : nullptr, b >= 0 && scalar[b], target, len);
           reg[dst] = target;
           scalar[dst] = 0;
@@ -82,8 +85,9 @@ template <class Unused> struct FusedKernel {
 }  // namespace
 
 const OpDef& op::KilnFusedElementwise() {
-  static const OpDef def{"KilnFusedElementwise", -1, 1, kElementwise | kInternal, {"program", "output_shape"}, infer_fused,
-                         kernels_for<FusedKernel, bool>()};
+  static const OpDef def{
+      "KilnFusedElementwise",          -1, 1, kElementwise | kInternal, {"program", "output_shape"}, infer_fused,
+      kernels_for<FusedKernel, bool>()};
   return def;
 }
 

@@ -24,7 +24,9 @@ Tensor exp(GradBuilder& b, const Tensor& x) { return emit1(b, op::Exp(), {&x}); 
 Tensor log(GradBuilder& b, const Tensor& x) { return emit1(b, op::Log(), {&x}); }
 Tensor sign(GradBuilder& b, const Tensor& x) { return emit1(b, op::Sign(), {&x}); }
 Tensor greater(GradBuilder& b, const Tensor& x, const Tensor& y) { return emit1(b, op::Greater(), {&x, &y}); }
-Tensor greater_equal(GradBuilder& b, const Tensor& x, const Tensor& y) { return emit1(b, op::GreaterEqual(), {&x, &y}); }
+Tensor greater_equal(GradBuilder& b, const Tensor& x, const Tensor& y) {
+  return emit1(b, op::GreaterEqual(), {&x, &y});
+}
 Tensor less_equal(GradBuilder& b, const Tensor& x, const Tensor& y) { return emit1(b, op::LessEqual(), {&x, &y}); }
 Tensor equal(GradBuilder& b, const Tensor& x, const Tensor& y) { return emit1(b, op::Equal(), {&x, &y}); }
 Tensor where(GradBuilder& b, const Tensor& c, const Tensor& x, const Tensor& y) {
@@ -107,10 +109,15 @@ Tensor sum_to(GradBuilder& b, const Tensor& g, const Tensor& x) {
     bool dynamic = false;
     const size_t lead = gd.size() - xd.size();
     for (size_t i = 0; i < gd.size(); ++i) {
-      if (i < lead) { axes.push_back(static_cast<int64_t>(i)); continue; }
+      if (i < lead) {
+        axes.push_back(static_cast<int64_t>(i));
+        continue;
+      }
       const int64_t xi = xd[i - lead], gi = gd[i];
-      if (xi == 1 && gi != 1) axes.push_back(static_cast<int64_t>(i));
-      else if (xi < 0 && gi != 1) dynamic = true;  // x's dim may be 1 (broadcast) or not
+      if (xi == 1 && gi != 1)
+        axes.push_back(static_cast<int64_t>(i));
+      else if (xi < 0 && gi != 1)
+        dynamic = true;  // x's dim may be 1 (broadcast) or not
     }
     if (!dynamic) {
       if (axes.empty()) return reshape_like(b, g, x);

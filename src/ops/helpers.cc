@@ -18,12 +18,18 @@ PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const I
     const int64_t dx = i < r - x.size() ? 1 : x[i - (r - x.size())];
     const int64_t dy = i < r - y.size() ? 1 : y[i - (r - y.size())];
     int64_t d;
-    if (dx == dy) d = dx;
-    else if (dx == 1) d = dy;
-    else if (dy == 1) d = dx;
-    else if (dx < 0) d = dy;  // unknown vs n>1: must be n (or 1)
-    else if (dy < 0) d = dx;
-    else c.fail("Incompatible shapes: " + dims_text(x) + " vs. " + dims_text(y));
+    if (dx == dy)
+      d = dx;
+    else if (dx == 1)
+      d = dy;
+    else if (dy == 1)
+      d = dx;
+    else if (dx < 0)
+      d = dy;  // unknown vs n>1: must be n (or 1)
+    else if (dy < 0)
+      d = dx;
+    else
+      c.fail("Incompatible shapes: " + dims_text(x) + " vs. " + dims_text(y));
     out.dims[i] = d;
   }
   return out;
@@ -46,8 +52,8 @@ void require_same_dtypes(const InferContext& c, int first, int last) {
 int64_t normalize_axis(const InferContext& c, int64_t axis, int64_t rank, const char* what) {
   if (axis < -rank || axis >= rank) {
     const int64_t lo = -rank, hi = rank;
-    c.fail(std::string("Expected ") + what + " to be in the range [" + std::to_string(lo) + ", " +
-           std::to_string(hi) + "), but got " + std::to_string(axis));
+    c.fail(std::string("Expected ") + what + " to be in the range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+           "), but got " + std::to_string(axis));
   }
   return axis < 0 ? axis + rank : axis;
 }

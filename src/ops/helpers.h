@@ -8,12 +8,28 @@
 
 namespace kiln::ops {
 
-template <class T> struct TypeOf;
-template <> struct TypeOf<float> { static constexpr DType value = DType::Float32; };
-template <> struct TypeOf<double> { static constexpr DType value = DType::Float64; };
-template <> struct TypeOf<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct TypeOf<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct TypeOf<bool> { static constexpr DType value = DType::Bool; };
+template <class T>
+struct TypeOf;
+template <>
+struct TypeOf<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct TypeOf<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <>
+struct TypeOf<int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct TypeOf<int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct TypeOf<bool> {
+  static constexpr DType value = DType::Bool;
+};
 
 // A kernel table with `K<T>::run` for each listed type.
 template <template <class> class K, class... Ts>
@@ -27,13 +43,19 @@ std::array<KernelFn, kNumDTypes> kernels_for() {
 #define KILN_ALL_TYPES bool, int32_t, int64_t, float, double
 
 // Call f(T{}) with T the C++ type of d.
-template <class F> decltype(auto) visit_dtype(DType d, F&& f) {
+template <class F>
+decltype(auto) visit_dtype(DType d, F&& f) {
   switch (d) {
-    case DType::Bool: return f(bool{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int64: return f(int64_t{});
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
+    case DType::Bool:
+      return f(bool{});
+    case DType::Int32:
+      return f(int32_t{});
+    case DType::Int64:
+      return f(int64_t{});
+    case DType::Float32:
+      return f(float{});
+    case DType::Float64:
+      return f(double{});
   }
   return f(float{});
 }

@@ -15,7 +15,8 @@ void infer_transpose(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> perm;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &perm)) {
-    c.out(0).shape = c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    c.out(0).shape =
+        c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
     return;
   }
   const Dims& d = *c.in(0).dims;
@@ -25,14 +26,16 @@ void infer_transpose(InferContext& c) {
   std::vector<bool> seen(d.size(), false);
   PartialShape out;
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(d.size())) c.fail(std::to_string(p) + " is out of range [0 .. " + std::to_string(d.size()) + ")");
+    if (p < 0 || p >= static_cast<int64_t>(d.size()))
+      c.fail(std::to_string(p) + " is out of range [0 .. " + std::to_string(d.size()) + ")");
     if (seen[p]) c.fail(std::to_string(p) + " is duplicated in the input.");
     seen[p] = true;
     out.dims.push_back(d[p]);
   }
   c.out(0).shape = out;
 }
-template <class T> struct TransposeKernel {
+template <class T>
+struct TransposeKernel {
   static void run(KernelContext& c) {
     const TensorImpl& x = c.in(0);
     TensorImpl& y = c.out(0);
@@ -42,7 +45,10 @@ template <class T> struct TransposeKernel {
     T* dst = y.as<T>();
     if (r == 2) {  // blocked 2-D transpose
       const int64_t rows = x.dims[0], cols = x.dims[1];
-      if (perm[0] == 0) { std::memcpy(dst, src, x.nbytes()); return; }
+      if (perm[0] == 0) {
+        std::memcpy(dst, src, x.nbytes());
+        return;
+      }
       constexpr int64_t B = 32;
       for (int64_t i0 = 0; i0 < rows; i0 += B)
         for (int64_t j0 = 0; j0 < cols; j0 += B)
@@ -91,7 +97,8 @@ void infer_concat(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis_v;
   int rank = -1;
-  for (int i = 0; i < n; ++i) if (!c.in(i).unknown_rank) rank = static_cast<int>(c.in(i).dims->size());
+  for (int i = 0; i < n; ++i)
+    if (!c.in(i).unknown_rank) rank = static_cast<int>(c.in(i).dims->size());
   if (rank < 0 || !known_ints(c.in(n), &axis_v)) {
     c.out(0).shape = rank < 0 ? PartialShape{{}, true} : PartialShape{Dims(rank, -1), false};
     return;
@@ -100,7 +107,10 @@ void infer_concat(InferContext& c) {
   const int64_t axis = normalize_axis(c, axis_v[0], rank);
   PartialShape out{Dims(rank, 0), false};
   for (int i = 0; i < n; ++i) {
-    if (c.in(i).unknown_rank) { out.dims[axis] = -1; continue; }
+    if (c.in(i).unknown_rank) {
+      out.dims[axis] = -1;
+      continue;
+    }
     const Dims& d = *c.in(i).dims;
     if (static_cast<int>(d.size()) != rank)
       c.fail("ConcatOp : Ranks of all input tensors should match: shape[0] = " + dims_text(*c.in(0).dims) +
@@ -118,7 +128,8 @@ void infer_concat(InferContext& c) {
   }
   c.out(0).shape = out;
 }
-template <class T> struct ConcatKernel {
+template <class T>
+struct ConcatKernel {
   static void run(KernelContext& c) {
     const int n = c.num_inputs - 1;
     int64_t axis = int_values(c.in(n))[0];
@@ -137,24 +148,32 @@ void infer_pack(InferContext& c) {
   PartialShape common = shape_of(c.in(0));
   for (int i = 1; i < n; ++i) {
     const PartialShape s = shape_of(c.in(i));
-    if (common.unknown_rank) { common = s; continue; }
+    if (common.unknown_rank) {
+      common = s;
+      continue;
+    }
     if (s.unknown_rank) continue;
     if (s.dims.size() != common.dims.size())
-      c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) +
-             " != values[" + std::to_string(i) + "].shape = " + partial_text(s));
+      c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) + " != values[" +
+             std::to_string(i) + "].shape = " + partial_text(s));
     for (size_t j = 0; j < s.dims.size(); ++j) {
-      if (common.dims[j] < 0) common.dims[j] = s.dims[j];
+      if (common.dims[j] < 0)
+        common.dims[j] = s.dims[j];
       else if (s.dims[j] >= 0 && s.dims[j] != common.dims[j])
-        c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) +
-               " != values[" + std::to_string(i) + "].shape = " + partial_text(s));
+        c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) + " != values[" +
+               std::to_string(i) + "].shape = " + partial_text(s));
     }
   }
-  if (common.unknown_rank) { c.out(0).shape = common; return; }
+  if (common.unknown_rank) {
+    c.out(0).shape = common;
+    return;
+  }
   const int64_t axis = normalize_axis(c, c.attrs.i(1), static_cast<int64_t>(common.dims.size()) + 1);
   common.dims.insert_at(static_cast<size_t>(axis), n);
   c.out(0).shape = common;
 }
-template <class T> struct PackKernel {
+template <class T>
+struct PackKernel {
   static void run(KernelContext& c) {
     int64_t axis = c.attrs.i(1);
     if (axis < 0) axis += static_cast<int64_t>(c.out(0).dims.size());
@@ -169,7 +188,8 @@ void infer_tile(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> m;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &m)) {
-    c.out(0).shape = c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    c.out(0).shape =
+        c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
     return;
   }
   const Dims& d = *c.in(0).dims;
@@ -184,7 +204,8 @@ void infer_tile(InferContext& c) {
   if (out.fully_defined()) detail::checked_num_elements(out.dims.data(), out.dims.size());
   c.out(0).shape = out;
 }
-template <class T> struct TileKernel {
+template <class T>
+struct TileKernel {
   static void run(KernelContext& c) {
     const TensorImpl& x = c.in(0);
     TensorImpl& y = c.out(0);
@@ -224,7 +245,8 @@ void concat_grad(GradContext& c) {
   for (int i = 0; i < n; ++i) {
     Dims d;
     grad::static_dims(c.x[i], &d);
-    if (d[axis] < 0) throw UnimplementedError("The gradient of ConcatV2 needs each input's size along the axis to be known");
+    if (d[axis] < 0)
+      throw UnimplementedError("The gradient of ConcatV2 needs each input's size along the axis to be known");
     if (c.needs[i]) {
       std::vector<int64_t> begin(rank, 0), size(rank, -1);
       begin[axis] = offset;
@@ -273,19 +295,53 @@ void tile_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::Transpose() {
-  static const OpDef def = with_grad({"Transpose", 2, 1, kPure, {}, infer_transpose, kernels_for<TransposeKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tperm", 1}}}, &transpose_grad);
+  static const OpDef def = with_grad({"Transpose",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_transpose,
+                                      kernels_for<TransposeKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Tperm", 1}}},
+                                     &transpose_grad);
   return def;
 }
 const OpDef& op::ConcatV2() {
-  static const OpDef def = with_grad({"ConcatV2", -1, 1, kPure, {"N"}, infer_concat, kernels_for<ConcatKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tidx", -1}}}, &concat_grad);
+  static const OpDef def = with_grad({"ConcatV2",
+                                      -1,
+                                      1,
+                                      kPure,
+                                      {"N"},
+                                      infer_concat,
+                                      kernels_for<ConcatKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Tidx", -1}}},
+                                     &concat_grad);
   return def;
 }
 const OpDef& op::Pack() {
-  static const OpDef def = with_grad({"Pack", -1, 1, kPure, {"N", "axis"}, infer_pack, kernels_for<PackKernel, KILN_ALL_TYPES>()}, &pack_grad);
+  static const OpDef def = with_grad(
+      {"Pack", -1, 1, kPure, {"N", "axis"}, infer_pack, kernels_for<PackKernel, KILN_ALL_TYPES>()}, &pack_grad);
   return def;
 }
 const OpDef& op::Tile() {
-  static const OpDef def = with_grad({"Tile", 2, 1, kPure, {}, infer_tile, kernels_for<TileKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Tmultiples", 1}}}, &tile_grad);
+  static const OpDef def = with_grad({"Tile",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_tile,
+                                      kernels_for<TileKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Tmultiples", 1}}},
+                                     &tile_grad);
   return def;
 }
 

@@ -39,7 +39,8 @@ void infer_matmul(InferContext& c) {
   c.out(0).shape = PartialShape{Dims{m, n}, false};
 }
 
-template <class T> struct MatMulKernel {
+template <class T>
+struct MatMulKernel {
   static void run(KernelContext& c) {
     const TensorImpl& a = c.in(0);
     const TensorImpl& b = c.in(1);
@@ -78,7 +79,8 @@ void infer_batch_matmul(InferContext& c) {
   c.out(0).shape = batch;
 }
 
-template <class T> struct BatchMatMulKernel {
+template <class T>
+struct BatchMatMulKernel {
   static void run(KernelContext& c) {
     const TensorImpl& a = c.in(0);
     const TensorImpl& b = c.in(1);
@@ -100,8 +102,14 @@ template <class T> struct BatchMatMulKernel {
         const int64_t idx = (i / os[d]) % out_batch[d];
         const int ja = d - static_cast<int>(out_batch.size() - a_batch.size());
         const int jb = d - static_cast<int>(out_batch.size() - b_batch.size());
-        if (ja >= 0) { if (a_batch[ja] != 1) ia += idx * sa; sa *= a_batch[ja]; }
-        if (jb >= 0) { if (b_batch[jb] != 1) ib += idx * sb; sb *= b_batch[jb]; }
+        if (ja >= 0) {
+          if (a_batch[ja] != 1) ia += idx * sa;
+          sa *= a_batch[ja];
+        }
+        if (jb >= 0) {
+          if (b_batch[jb] != 1) ib += idx * sb;
+          sb *= b_batch[jb];
+        }
       }
       kernels::gemm<T>(ax, ay, m, n, k, a.as<T>() + ia * a_mat, b.as<T>() + ib * b_mat, out.as<T>() + i * m * n);
     }
@@ -124,7 +132,8 @@ int64_t matmul_cost(const InputInfo* in, int, const Attrs& attrs) {
 
 // The gradients of C = op(A) op(B) (TensorFlow's _MatMulGrad): four cases of transposes,
 // each one product, so no transpose is ever materialized.
-template <bool kBatch> void matmul_grad(GradContext& c) {
+template <bool kBatch>
+void matmul_grad(GradContext& c) {
   const bool ta = c.attrs.b(0), tb = c.attrs.b(1);
   const Tensor &a = c.x[0], &b = c.x[1], &g = c.dy[0];
   Tensor da, db;
@@ -149,16 +158,38 @@ template <bool kBatch> void matmul_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::MatMul() {
-  static const OpDef def = with_grad({"MatMul", 2, 1, kPure, {"transpose_a", "transpose_b"}, infer_matmul,
-                                      kernels_for<MatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr, nullptr,
+  static const OpDef def = with_grad({"MatMul",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {"transpose_a", "transpose_b"},
+                                      infer_matmul,
+                                      kernels_for<MatMulKernel, KILN_NUMERIC>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {},
+                                      nullptr,
+                                      nullptr,
                                       &matmul_cost},
                                      &matmul_grad<false>);
   return def;
 }
 const OpDef& op::BatchMatMulV2() {
-  static const OpDef def = with_grad({"BatchMatMulV2", 2, 1, kPure, {"adj_x", "adj_y"}, infer_batch_matmul,
-                                      kernels_for<BatchMatMulKernel, KILN_NUMERIC>(), "T", 0, false, {}, nullptr,
-                                      nullptr, &matmul_cost},
+  static const OpDef def = with_grad({"BatchMatMulV2",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {"adj_x", "adj_y"},
+                                      infer_batch_matmul,
+                                      kernels_for<BatchMatMulKernel, KILN_NUMERIC>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {},
+                                      nullptr,
+                                      nullptr,
+                                      &matmul_cost},
                                      &matmul_grad<true>);
   return def;
 }

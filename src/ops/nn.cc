@@ -18,12 +18,13 @@ void infer_sparse_xent(InferContext& c) {
   if (!is_floating(f.dtype)) c.fail(std::string("features must be float or double, got ") + tf_type_name(f.dtype));
   if (l.dtype != DType::Int32 && l.dtype != DType::Int64)
     c.fail(std::string("labels must be int32 or int64, got ") + tf_type_name(l.dtype));
-  if (!f.unknown_rank && f.dims->size() != 2)
-    c.fail("logits must be 2-D, but got shape " + dims_text(*f.dims));
-  if (!l.unknown_rank && l.dims->size() != 1)
-    c.fail("labels must be 1-D, but got shape " + dims_text(*l.dims));
+  if (!f.unknown_rank && f.dims->size() != 2) c.fail("logits must be 2-D, but got shape " + dims_text(*f.dims));
+  if (!l.unknown_rank && l.dims->size() != 1) c.fail("labels must be 1-D, but got shape " + dims_text(*l.dims));
   int64_t batch = -1, classes = -1;
-  if (!f.unknown_rank) { batch = (*f.dims)[0]; classes = (*f.dims)[1]; }
+  if (!f.unknown_rank) {
+    batch = (*f.dims)[0];
+    classes = (*f.dims)[1];
+  }
   if (!l.unknown_rank) {
     const int64_t lb = (*l.dims)[0];
     if (batch >= 0 && lb >= 0 && lb != batch)
@@ -36,7 +37,8 @@ void infer_sparse_xent(InferContext& c) {
   c.out(1) = OutputInfo{f.dtype, PartialShape{Dims{batch, classes}, false}};
   c.kernel_dtype = f.dtype;
 }
-template <class T> struct SparseXentKernel {
+template <class T>
+struct SparseXentKernel {
   static void run(KernelContext& c) {
     const TensorImpl& f = c.in(0);
     const int64_t batch = f.dims[0], classes = f.dims[1];
@@ -74,7 +76,8 @@ template <class T> struct SparseXentKernel {
 // gradient. (The backprop output itself is not differentiated again.)
 void sparse_xent_grad(GradContext& c) {
   if (c.dy[1].defined())
-    throw UnimplementedError("The gradient of SparseSoftmaxCrossEntropyWithLogits's backprop output is not implemented");
+    throw UnimplementedError(
+        "The gradient of SparseSoftmaxCrossEntropyWithLogits's backprop output is not implemented");
   const Tensor axis = grad::int_scalar(c.b, -1);
   const Tensor dloss = grad::emit1(c.b, op::ExpandDims(), {&c.dy[0], &axis});
   c.dx[0] = grad::mul(c.b, dloss, c.y[1]);
@@ -83,8 +86,17 @@ void sparse_xent_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::SparseSoftmaxCrossEntropyWithLogits() {
-  static const OpDef def = with_grad({"SparseSoftmaxCrossEntropyWithLogits", 2, 2, kPure, {}, infer_sparse_xent,
-                                      kernels_for<SparseXentKernel, KILN_FLOATS>(), "T", 0, false, {{"Tlabels", 1}}},
+  static const OpDef def = with_grad({"SparseSoftmaxCrossEntropyWithLogits",
+                                      2,
+                                      2,
+                                      kPure,
+                                      {},
+                                      infer_sparse_xent,
+                                      kernels_for<SparseXentKernel, KILN_FLOATS>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Tlabels", 1}}},
                                      &sparse_xent_grad);
   return def;
 }

@@ -15,7 +15,8 @@ size_t hash_attr(const AttrValue& v) {
   return std::visit(
       [](const auto& x) -> size_t {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return 0;
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return 0;
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           size_t h = x.size();
           for (int64_t e : x) h = combine(h, std::hash<int64_t>()(e));
@@ -31,15 +32,18 @@ size_t hash_attr(const AttrValue& v) {
           const auto* bytes = static_cast<const unsigned char*>(t->data);
           for (size_t i = 0; i < t->nbytes(); ++i) h = combine(h, bytes[i]);
           return h;
-        } else if constexpr (std::is_same_v<T, DType>) return static_cast<size_t>(x) + 17;
-        else if constexpr (std::is_same_v<T, FuncRef>) return std::hash<std::string>()(x.name);
+        } else if constexpr (std::is_same_v<T, DType>)
+          return static_cast<size_t>(x) + 17;
+        else if constexpr (std::is_same_v<T, FuncRef>)
+          return std::hash<std::string>()(x.name);
         else if constexpr (std::is_same_v<T, std::vector<FuncRef>>) {
           size_t h = x.size() + 31;
           for (const FuncRef& f : x) h = h * 1000003u ^ std::hash<std::string>()(f.name);
           return h;
-        }
-        else if constexpr (std::is_same_v<T, ResourceRef>) return std::hash<const void*>()(x.resource.get());
-        else return std::hash<T>()(x);
+        } else if constexpr (std::is_same_v<T, ResourceRef>)
+          return std::hash<const void*>()(x.resource.get());
+        else
+          return std::hash<T>()(x);
       },
       v);
 }
@@ -83,8 +87,10 @@ bool Attrs::operator==(const Attrs& o) const {
       const bool same = std::visit(
           [&](const auto& x) -> bool {
             using T = std::decay_t<decltype(x)>;
-            if constexpr (std::is_same_v<T, Tensor>) return false;  // handled above
-            else return x == std::get<T>(o.values_[i]);
+            if constexpr (std::is_same_v<T, Tensor>)
+              return false;  // handled above
+            else
+              return x == std::get<T>(o.values_[i]);
           },
           values_[i]);
       if (!same) return false;

@@ -3,8 +3,8 @@
 // traits; nothing outside an op's own row switches on its name.
 #pragma once
 #include <array>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -87,9 +87,9 @@ struct PartialShape {
 
 struct InputInfo {
   DType dtype;
-  const Dims* dims;           // -1 for unknown dims
+  const Dims* dims;  // -1 for unknown dims
   bool unknown_rank;
-  const TensorImpl* value;    // the concrete value when known (eager, or a Const in a graph)
+  const TensorImpl* value;  // the concrete value when known (eager, or a Const in a graph)
 };
 
 struct OutputInfo {
@@ -107,7 +107,8 @@ using GradFn = void (*)(GradContext&);
 // throws InvalidArgumentError in TensorFlow's words; it never reads input data unless
 // `value` is set.
 struct InferContext {
-  InferContext(const OpDef& o, const InputInfo* in, int n, const Attrs& a) : op(o), inputs(in), num_inputs(n), attrs(a) {}
+  InferContext(const OpDef& o, const InputInfo* in, int n, const Attrs& a)
+      : op(o), inputs(in), num_inputs(n), attrs(a) {}
   const OpDef& op;
   const InputInfo* inputs;
   int num_inputs;
@@ -166,23 +167,23 @@ using ControlFlowFn = void (*)(const Attrs& attrs, const std::vector<Tensor>& in
                                std::vector<Tensor>& outputs);
 
 enum Trait : uint32_t {
-  kPure = 0,              // no state, same inputs give the same outputs
-  kStateful = 1u << 0,    // reads/writes state or draws random numbers: never folded, merged or pruned
-  kSideEffect = 1u << 1,  // observable effects (print, assert)
-  kCommutative = 1u << 2, // binary op whose two inputs may swap (CSE normalizes them)
-  kElementwise = 1u << 3, // output element i depends on input element i (after broadcasting)
-  kNoKernel = 1u << 4,    // Placeholder-like: executors feed it rather than run it
-  kConstValue = 1u << 5,  // Const-like: output 0 is attr 1 ("value"), known before running
-  kControlFlow = 1u << 6, // If/While/Case: the executor runs its function attrs' bodies
-  kForwardsInput = 1u << 7, // output 0 is input 0 unchanged (Identity): plans alias the slot
-  kShapeOnly = 1u << 8,   // reads only its input's shape (Shape, Size, Rank): folds when it is known
-  kInternal = 1u << 9,    // made by the optimizer, never saved: loaders refuse it
-  kReadsVariable = 1u << 10, // output 0 is the value of the variable in attr 1 (tapes watch it)
-  kOwnOutputs = 1u << 11, // the kernel hands out its outputs (KernelContext::outputs start null,
-                          // it stores owned impls): memory plans leave them alone. A variable
-                          // read shares the variable's immutable value instead of copying it.
-  kLoop = 1u << 12,       // While: attrs cond and body; the executor runs the loop itself,
-                          // keeping both parts' slots and frames across iterations
+  kPure = 0,                  // no state, same inputs give the same outputs
+  kStateful = 1u << 0,        // reads/writes state or draws random numbers: never folded, merged or pruned
+  kSideEffect = 1u << 1,      // observable effects (print, assert)
+  kCommutative = 1u << 2,     // binary op whose two inputs may swap (CSE normalizes them)
+  kElementwise = 1u << 3,     // output element i depends on input element i (after broadcasting)
+  kNoKernel = 1u << 4,        // Placeholder-like: executors feed it rather than run it
+  kConstValue = 1u << 5,      // Const-like: output 0 is attr 1 ("value"), known before running
+  kControlFlow = 1u << 6,     // If/While/Case: the executor runs its function attrs' bodies
+  kForwardsInput = 1u << 7,   // output 0 is input 0 unchanged (Identity): plans alias the slot
+  kShapeOnly = 1u << 8,       // reads only its input's shape (Shape, Size, Rank): folds when it is known
+  kInternal = 1u << 9,        // made by the optimizer, never saved: loaders refuse it
+  kReadsVariable = 1u << 10,  // output 0 is the value of the variable in attr 1 (tapes watch it)
+  kOwnOutputs = 1u << 11,     // the kernel hands out its outputs (KernelContext::outputs start null,
+                              // it stores owned impls): memory plans leave them alone. A variable
+                              // read shares the variable's immutable value instead of copying it.
+  kLoop = 1u << 12,           // While: attrs cond and body; the executor runs the loop itself,
+                              // keeping both parts' slots and frames across iterations
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
@@ -215,7 +216,6 @@ struct OpDef {
 // Look up an op by TensorFlow name (for loaders and tests); null if unknown.
 const OpDef* find_op(std::string_view name);
 std::vector<const OpDef*> all_ops();
-
 
 // "Incompatible shapes: [2,3] vs. [4]" style dims text.
 std::string dims_text(const Dims& d);

@@ -3,42 +3,29 @@
 #pragma once
 #include "ops/op_def.h"
 
-#define KILN_OPS(X)                                                                                       \
-  /* binary.cc */                                                                                         \
-  X(AddV2) X(Sub) X(Mul) X(RealDiv) X(FloorDiv) X(FloorMod) X(Pow) X(Maximum) X(Minimum)                  \
-  X(SquaredDifference) X(Greater) X(GreaterEqual) X(Less) X(LessEqual) X(Equal) X(NotEqual)              \
-  X(LogicalAnd) X(LogicalOr) X(SelectV2) X(ReluGrad)                                                                  \
-  /* unary.cc */                                                                                          \
-  X(Neg) X(Abs) X(Sign) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Square) X(Tanh) X(Sigmoid) X(Relu) X(Floor)     \
-  X(Ceil) X(Round) X(LogicalNot) X(Cast) X(Identity) X(ZerosLike) X(OnesLike)                            \
-  /* matmul.cc */                                                                                         \
-  X(MatMul) X(BatchMatMulV2)                                                                              \
-  /* reduce.cc */                                                                                         \
-  X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(Softmax) X(LogSoftmax)                                \
-  /* shape_ops.cc */                                                                                      \
-  X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                                            \
-  /* layout.cc */                                                                                         \
-  X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                                \
-  /* slicing.cc */                                                                                        \
-  X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)                          \
-  /* broadcast_ops.cc */                                                                                  \
-  X(BroadcastTo) X(BroadcastGradientArgs)                                                                 \
-  /* nn.cc */                                                                                             \
-  X(SparseSoftmaxCrossEntropyWithLogits)                                                                  \
-  /* creation.cc */                                                                                       \
-  X(Const) X(Placeholder) X(Fill) X(Range)                                                                \
-  /* random.cc */                                                                                         \
-  X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                                            \
-  /* print.cc */                                                                                          \
-  X(KilnPrint) X(NoOp) X(KilnAssert)                                                                      \
-  /* control_flow.cc */                                                                                   \
-  X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)                                \
-  /* variable_ops.cc */                                                                                   \
-  X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp)                   \
-  /* training_ops.cc */                                                                                   \
-  X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)                      \
-  /* fused.cc */                                                                                          \
-  X(KilnFusedElementwise)
+// One line per family file (clang-format would reflow it):
+// clang-format off
+#define KILN_OPS(X) \
+  /* binary.cc */ X(AddV2) X(Sub) X(Mul) X(RealDiv) X(FloorDiv) X(FloorMod) X(Pow) X(Maximum) X(Minimum)    \
+    X(SquaredDifference) X(Greater) X(GreaterEqual) X(Less) X(LessEqual) X(Equal) X(NotEqual) X(LogicalAnd) \
+    X(LogicalOr) X(SelectV2) X(ReluGrad)                                                                    \
+  /* unary.cc */ X(Neg) X(Abs) X(Sign) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Square) X(Tanh) X(Sigmoid) X(Relu)  \
+    X(Floor) X(Ceil) X(Round) X(LogicalNot) X(Cast) X(Identity) X(ZerosLike) X(OnesLike)                    \
+  /* matmul.cc */ X(MatMul) X(BatchMatMulV2)                                                                \
+  /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(Softmax) X(LogSoftmax)                   \
+  /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
+  /* layout.cc */ X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                  \
+  /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)           \
+  /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
+  /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits)                                                        \
+  /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range)                                                \
+  /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                              \
+  /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
+  /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
+  /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \
+  /* training_ops.cc */ X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)  \
+  /* fused.cc */ X(KilnFusedElementwise)
+// clang-format on
 
 namespace kiln::ops::op {
 #define KILN_DECLARE_OP(name) const OpDef& name();

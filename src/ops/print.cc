@@ -16,7 +16,8 @@ void infer_print(InferContext& c) {
   c.set_num_outputs(0);
   c.kernel_dtype = DType::Bool;  // one kernel handles every input dtype
 }
-template <class T> struct PrintKernel {
+template <class T>
+struct PrintKernel {
   static void run(KernelContext& c) {
     const std::string& tmpl = c.attrs.s(0);
     const int summarize = static_cast<int>(c.attrs.i(1));
@@ -39,7 +40,8 @@ void infer_noop(InferContext& c) {
   c.set_num_outputs(0);
   c.kernel_dtype = DType::Bool;
 }
-template <class T> struct NoOpKernel {
+template <class T>
+struct NoOpKernel {
   static void run(KernelContext&) {}
 };
 
@@ -49,7 +51,8 @@ void infer_assert(InferContext& c) {
   c.set_num_outputs(0);
   c.kernel_dtype = DType::Bool;
 }
-template <class T> struct AssertKernel {
+template <class T>
+struct AssertKernel {
   static void run(KernelContext& c) {
     const TensorImpl& cond = c.in(0);
     for (int64_t i = 0; i < cond.num_elements; ++i)
@@ -66,8 +69,9 @@ const OpDef& op::KilnAssert() {
 }
 
 const OpDef& op::KilnPrint() {
-  static const OpDef def{"KilnPrint", -1, 0, kSideEffect, {"template", "summarize"}, infer_print,
-                         kernels_for<PrintKernel, bool>(), nullptr};
+  static const OpDef def{
+      "KilnPrint", -1, 0, kSideEffect, {"template", "summarize"}, infer_print, kernels_for<PrintKernel, bool>(),
+      nullptr};
   return def;
 }
 const OpDef& op::NoOp() {

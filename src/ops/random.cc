@@ -22,22 +22,30 @@ uint64_t splitmix64(uint64_t& x) {
 // xoshiro256**: fast, good quality, 256-bit state seeded through splitmix64.
 struct Rng {
   uint64_t s[4];
-  explicit Rng(uint64_t seed) { for (auto& v : s) v = splitmix64(seed); }
+  explicit Rng(uint64_t seed) {
+    for (auto& v : s) v = splitmix64(seed);
+  }
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   uint64_t next() {
     const uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45);
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
     return r;
   }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }      // [0, 1)
-  float uniformf() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }       // [0, 1)
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  float uniformf() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }  // [0, 1)
 };
 
 Rng make_rng(const KernelContext& c, int seed_attr) {
   const int64_t seed = c.attrs.i(seed_attr), seed2 = c.attrs.i(seed_attr + 1);
-  if (seed != 0 || seed2 != 0) return Rng(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(seed2));
-  static std::atomic<uint64_t> counter{static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                                       std::random_device{}()};
+  if (seed != 0 || seed2 != 0)
+    return Rng(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(seed2));
+  static std::atomic<uint64_t> counter{
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^ std::random_device{}()};
   return Rng(counter.fetch_add(0x632BE59BD9B4E019ULL));
 }
 
@@ -48,7 +56,8 @@ void infer_shape_input(InferContext& c, DType out) {
   c.kernel_dtype = out;
   std::vector<int64_t> dims;
   if (known_ints(c.in(0), &dims)) {
-    for (int64_t d : dims) if (d < 0) c.fail("Dimension " + std::to_string(d) + " must be >= 0");
+    for (int64_t d : dims)
+      if (d < 0) c.fail("Dimension " + std::to_string(d) + " must be >= 0");
     detail::checked_num_elements(dims.data(), dims.size());
     c.out(0).shape = PartialShape{Dims(dims), false};
   } else {
@@ -61,19 +70,23 @@ void infer_uniform(InferContext& c) {
   if (!is_floating(c.attrs.type(0))) c.fail("RandomUniform needs a floating dtype");
   infer_shape_input(c, c.attrs.type(0));
 }
-template <class T> struct UniformKernel {
+template <class T>
+struct UniformKernel {
   static void run(KernelContext& c) {
     Rng rng = make_rng(c, 1);
     T* o = c.out(0).as<T>();
     for (int64_t i = 0; i < c.out(0).num_elements; ++i) {
-      if constexpr (std::is_same_v<T, float>) o[i] = rng.uniformf();
-      else o[i] = rng.uniform();
+      if constexpr (std::is_same_v<T, float>)
+        o[i] = rng.uniformf();
+      else
+        o[i] = rng.uniform();
     }
   }
 };
 
 // RandomStandardNormal(shape): attrs (dtype, seed, seed2). Box-Muller.
-template <class T> struct NormalKernel {
+template <class T>
+struct NormalKernel {
   static void run(KernelContext& c) {
     Rng rng = make_rng(c, 1);
     T* o = c.out(0).as<T>();
@@ -94,11 +107,12 @@ void infer_uniform_int(InferContext& c) {
   for (int i = 1; i <= 2; ++i)
     if (!c.in(i).unknown_rank && !c.in(i).dims->empty()) c.fail("minval and maxval must be scalars");
   if (c.in(1).value && c.in(2).value && int_values(*c.in(1).value)[0] >= int_values(*c.in(2).value)[0])
-    c.fail("Need minval < maxval: " + std::to_string(int_values(*c.in(1).value)[0]) + " >= " +
-           std::to_string(int_values(*c.in(2).value)[0]));
+    c.fail("Need minval < maxval: " + std::to_string(int_values(*c.in(1).value)[0]) +
+           " >= " + std::to_string(int_values(*c.in(2).value)[0]));
   infer_shape_input(c, c.in(1).dtype);
 }
-template <class T> struct UniformIntKernel {
+template <class T>
+struct UniformIntKernel {
   static void run(KernelContext& c) {
     const T lo = c.in(1).as<T>()[0], hi = c.in(2).as<T>()[0];
     if (lo >= hi) c.fail("Need minval < maxval: " + std::to_string(lo) + " >= " + std::to_string(hi));
@@ -117,18 +131,48 @@ void infer_normal(InferContext& c) {
 }  // namespace
 
 const OpDef& op::RandomUniform() {
-  static const OpDef def = with_grad({"RandomUniform", 1, 1, kStateful, {"dtype", "seed", "seed2"}, infer_uniform,
-                         kernels_for<UniformKernel, KILN_FLOATS>(), nullptr, 0, false, {{"T", 0}}}, &no_gradient);
+  static const OpDef def = with_grad({"RandomUniform",
+                                      1,
+                                      1,
+                                      kStateful,
+                                      {"dtype", "seed", "seed2"},
+                                      infer_uniform,
+                                      kernels_for<UniformKernel, KILN_FLOATS>(),
+                                      nullptr,
+                                      0,
+                                      false,
+                                      {{"T", 0}}},
+                                     &no_gradient);
   return def;
 }
 const OpDef& op::RandomStandardNormal() {
-  static const OpDef def = with_grad({"RandomStandardNormal", 1, 1, kStateful, {"dtype", "seed", "seed2"}, infer_normal,
-                         kernels_for<NormalKernel, KILN_FLOATS>(), nullptr, 0, false, {{"T", 0}}}, &no_gradient);
+  static const OpDef def = with_grad({"RandomStandardNormal",
+                                      1,
+                                      1,
+                                      kStateful,
+                                      {"dtype", "seed", "seed2"},
+                                      infer_normal,
+                                      kernels_for<NormalKernel, KILN_FLOATS>(),
+                                      nullptr,
+                                      0,
+                                      false,
+                                      {{"T", 0}}},
+                                     &no_gradient);
   return def;
 }
 const OpDef& op::RandomUniformInt() {
-  static const OpDef def = with_grad({"RandomUniformInt", 3, 1, kStateful, {"seed", "seed2"}, infer_uniform_int,
-                         kernels_for<UniformIntKernel, int32_t, int64_t>(), "Tout", 1, false, {{"T", 0}}}, &no_gradient);
+  static const OpDef def = with_grad({"RandomUniformInt",
+                                      3,
+                                      1,
+                                      kStateful,
+                                      {"seed", "seed2"},
+                                      infer_uniform_int,
+                                      kernels_for<UniformIntKernel, int32_t, int64_t>(),
+                                      "Tout",
+                                      1,
+                                      false,
+                                      {{"T", 0}}},
+                                     &no_gradient);
   return def;
 }
 

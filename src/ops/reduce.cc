@@ -16,8 +16,8 @@ std::vector<bool> reduced_axes(const InferContext* c, const std::vector<int64_t>
   std::vector<bool> mask(static_cast<size_t>(r), false);
   for (int64_t a : axes) {
     if (a < -r || a >= r) {
-      const std::string msg = "Invalid reduction dimension " + std::to_string(a) + " for input with " +
-                              std::to_string(r) + " dimensions.";
+      const std::string msg =
+          "Invalid reduction dimension " + std::to_string(a) + " for input with " + std::to_string(r) + " dimensions.";
       if (c) c->fail(msg);
       throw InvalidArgumentError(msg + " [Op:" + op + "]");
     }
@@ -34,54 +34,96 @@ void infer_reduce(InferContext& c) {
   const bool keep = c.attrs.b(0);
   std::vector<int64_t> axes;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axes)) {
-    if (keep && !c.in(0).unknown_rank) c.out(0).shape = PartialShape{Dims(c.in(0).dims->size(), -1), false};
-    else c.out(0).shape = PartialShape{{}, true};
+    if (keep && !c.in(0).unknown_rank)
+      c.out(0).shape = PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    else
+      c.out(0).shape = PartialShape{{}, true};
     return;
   }
   const Dims& d = *c.in(0).dims;
   const auto mask = reduced_axes(&c, axes, static_cast<int64_t>(d.size()), c.op.name);
   PartialShape out;
   for (size_t i = 0; i < d.size(); ++i) {
-    if (!mask[i]) out.dims.push_back(d[i]);
-    else if (keep) out.dims.push_back(1);
+    if (!mask[i])
+      out.dims.push_back(d[i]);
+    else if (keep)
+      out.dims.push_back(1);
   }
   c.out(0).shape = out;
 }
 
 struct SumR {
-  template <class T> static T init() { return T(0); }
-  template <class T> static T step(T acc, T x) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) + static_cast<std::make_unsigned_t<T>>(x));
-    else return acc + x;
+  template <class T>
+  static T init() {
+    return T(0);
   }
-  template <class T> static T finish(T acc, int64_t) { return acc; }
+  template <class T>
+  static T step(T acc, T x) {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) + static_cast<std::make_unsigned_t<T>>(x));
+    else
+      return acc + x;
+  }
+  template <class T>
+  static T finish(T acc, int64_t) {
+    return acc;
+  }
 };
 struct MeanR : SumR {
-  template <class T> static T finish(T acc, int64_t n) { return n == 0 ? (std::is_floating_point_v<T> ? T(NAN) : T(0)) : static_cast<T>(acc / static_cast<T>(n)); }
+  template <class T>
+  static T finish(T acc, int64_t n) {
+    return n == 0 ? (std::is_floating_point_v<T> ? T(NAN) : T(0)) : static_cast<T>(acc / static_cast<T>(n));
+  }
 };
 struct ProdR {
-  template <class T> static T init() { return T(1); }
-  template <class T> static T step(T acc, T x) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) * static_cast<std::make_unsigned_t<T>>(x));
-    else return acc * x;
+  template <class T>
+  static T init() {
+    return T(1);
   }
-  template <class T> static T finish(T acc, int64_t) { return acc; }
+  template <class T>
+  static T step(T acc, T x) {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) * static_cast<std::make_unsigned_t<T>>(x));
+    else
+      return acc * x;
+  }
+  template <class T>
+  static T finish(T acc, int64_t) {
+    return acc;
+  }
 };
 struct MaxR {
-  template <class T> static T init() { return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest(); }
-  template <class T> static T step(T acc, T x) {
-    if constexpr (std::is_floating_point_v<T>) if (std::isnan(x)) return x;
+  template <class T>
+  static T init() {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  }
+  template <class T>
+  static T step(T acc, T x) {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) return x;
     return x > acc ? x : acc;
   }
-  template <class T> static T finish(T acc, int64_t) { return acc; }
+  template <class T>
+  static T finish(T acc, int64_t) {
+    return acc;
+  }
 };
 struct MinR {
-  template <class T> static T init() { return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max(); }
-  template <class T> static T step(T acc, T x) {
-    if constexpr (std::is_floating_point_v<T>) if (std::isnan(x)) return x;
+  template <class T>
+  static T init() {
+    return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+  }
+  template <class T>
+  static T step(T acc, T x) {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) return x;
     return x < acc ? x : acc;
   }
-  template <class T> static T finish(T acc, int64_t) { return acc; }
+  template <class T>
+  static T finish(T acc, int64_t) {
+    return acc;
+  }
 };
 
 // Permutes x so kept axes come first and reduced axes last; returns the data pointer to
@@ -93,8 +135,16 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
   *outer = 1;
   *inner = 1;
   std::vector<size_t> perm;
-  for (size_t i = 0; i < r; ++i) if (!mask[i]) { perm.push_back(i); *outer *= x.dims[i]; }
-  for (size_t i = 0; i < r; ++i) if (mask[i]) { perm.push_back(i); *inner *= x.dims[i]; }
+  for (size_t i = 0; i < r; ++i)
+    if (!mask[i]) {
+      perm.push_back(i);
+      *outer *= x.dims[i];
+    }
+  for (size_t i = 0; i < r; ++i)
+    if (mask[i]) {
+      perm.push_back(i);
+      *inner *= x.dims[i];
+    }
   bool identity = true;
   size_t last = 0;
   for (size_t i = 0; i < r; ++i) {
@@ -106,7 +156,10 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
   scratch.resize(static_cast<size_t>(x.num_elements));
   const Dims st = strides_of(x.dims);
   Dims pd(r), ps(r), idx(r, 0);
-  for (size_t i = 0; i < r; ++i) { pd[i] = x.dims[perm[i]]; ps[i] = st[perm[i]]; }
+  for (size_t i = 0; i < r; ++i) {
+    pd[i] = x.dims[perm[i]];
+    ps[i] = st[perm[i]];
+  }
   const T* src = x.as<T>();
   for (int64_t o = 0; o < x.num_elements; ++o) {
     int64_t off = 0;
@@ -120,8 +173,10 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
   return scratch.data();
 }
 
-template <class R> struct ReduceKernel {
-  template <class T> struct K {
+template <class R>
+struct ReduceKernel {
+  template <class T>
+  struct K {
     static void run(KernelContext& c) {
       const TensorImpl& x = c.in(0);
       const auto mask = reduced_axes(nullptr, int_values(c.in(1)), static_cast<int64_t>(x.dims.size()), c.op.name);
@@ -172,10 +227,12 @@ void infer_argmax(InferContext& c) {
   const int64_t a = normalize_axis(c, axis[0], static_cast<int64_t>(d.size()), "dimension");
   if (d[a] == 0) c.fail("Reduction axis " + std::to_string(a) + " is empty in shape " + dims_text(d));
   PartialShape out;
-  for (size_t i = 0; i < d.size(); ++i) if (static_cast<int64_t>(i) != a) out.dims.push_back(d[i]);
+  for (size_t i = 0; i < d.size(); ++i)
+    if (static_cast<int64_t>(i) != a) out.dims.push_back(d[i]);
   c.out(0).shape = out;
 }
-template <class T> struct ArgMaxKernel {
+template <class T>
+struct ArgMaxKernel {
   static void run(KernelContext& c) {
     const TensorImpl& x = c.in(0);
     int64_t a = int_values(c.in(1))[0];
@@ -192,10 +249,15 @@ template <class T> struct ArgMaxKernel {
         T bv = p[o * n * inner + j];
         for (int64_t k = 1; k < n; ++k) {
           const T v = p[(o * n + k) * inner + j];
-          if (v > bv || (std::is_floating_point_v<T> && std::isnan(v) && !std::isnan(bv))) { bv = v; best = k; }
+          if (v > bv || (std::is_floating_point_v<T> && std::isnan(v) && !std::isnan(bv))) {
+            bv = v;
+            best = k;
+          }
         }
-        if (i64) c.out(0).as<int64_t>()[o * inner + j] = best;
-        else c.out(0).as<int32_t>()[o * inner + j] = static_cast<int32_t>(best);
+        if (i64)
+          c.out(0).as<int64_t>()[o * inner + j] = best;
+        else
+          c.out(0).as<int32_t>()[o * inner + j] = static_cast<int32_t>(best);
       }
   }
 };
@@ -207,8 +269,10 @@ void infer_softmax(InferContext& c) {
   c.out(0).shape = shape_of(c.in(0));
   c.kernel_dtype = c.in(0).dtype;
 }
-template <bool Log> struct SoftmaxKernel {
-  template <class T> struct K {
+template <bool Log>
+struct SoftmaxKernel {
+  template <class T>
+  struct K {
     static void run(KernelContext& c) {
       const TensorImpl& x = c.in(0);
       const int64_t n = x.dims[x.dims.size() - 1];
@@ -247,10 +311,12 @@ using namespace grad;  // NOLINT: the shorthands read as math
 // The reduction's axes, normalized and sorted; the input's rank must be known.
 std::vector<int64_t> reduced_axes(const GradContext& c) {
   Dims d;
-  if (!static_dims(c.x[0], &d)) throw UnimplementedError(std::string("The gradient of ") + c.op.name + " needs an input of known rank");
+  if (!static_dims(c.x[0], &d))
+    throw UnimplementedError(std::string("The gradient of ") + c.op.name + " needs an input of known rank");
   std::vector<int64_t> axes = known_input_ints(c, 1, "reduction_indices");
   const int64_t r = static_cast<int64_t>(d.size());
-  for (int64_t& a : axes) if (a < 0) a += r;
+  for (int64_t& a : axes)
+    if (a < 0) a += r;
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   return axes;
@@ -306,11 +372,21 @@ void log_softmax_grad(GradContext& c) {
   c.dx[0] = sub(c.b, c.dy[0], mul(c.b, sum(c.b, c.dy[0], {-1}, true), exp(c.b, c.y[0])));
 }
 
-#define KILN_REDUCE_OP(Name, R, Types, Grad)                                                             \
-  const OpDef& op::Name() {                                                                              \
-    static const OpDef def = with_grad({#Name, 2, 1, kPure, {"keep_dims"}, infer_reduce,                 \
-                           kernels_for<ReduceKernel<R>::K, Types>(), "T", 0, false, {{"Tidx", 1}}}, Grad);  \
-    return def;                                                                                          \
+#define KILN_REDUCE_OP(Name, R, Types, Grad)                                      \
+  const OpDef& op::Name() {                                                       \
+    static const OpDef def = with_grad({#Name,                                    \
+                                        2,                                        \
+                                        1,                                        \
+                                        kPure,                                    \
+                                        {"keep_dims"},                            \
+                                        infer_reduce,                             \
+                                        kernels_for<ReduceKernel<R>::K, Types>(), \
+                                        "T",                                      \
+                                        0,                                        \
+                                        false,                                    \
+                                        {{"Tidx", 1}}},                           \
+                                       Grad);                                     \
+    return def;                                                                   \
   }
 }  // namespace
 
@@ -321,15 +397,29 @@ KILN_REDUCE_OP(Min, MinR, KILN_NUMERIC, &extremum_grad)
 KILN_REDUCE_OP(Prod, ProdR, KILN_NUMERIC, &prod_grad)
 
 const OpDef& op::ArgMax() {
-  static const OpDef def = with_grad({"ArgMax", 2, 1, kPure, {"output_type"}, infer_argmax, kernels_for<ArgMaxKernel, KILN_NUMERIC>(), "T", 0, false, {{"Tidx", 1}}}, &no_gradient);
+  static const OpDef def = with_grad({"ArgMax",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {"output_type"},
+                                      infer_argmax,
+                                      kernels_for<ArgMaxKernel, KILN_NUMERIC>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Tidx", 1}}},
+                                     &no_gradient);
   return def;
 }
 const OpDef& op::Softmax() {
-  static const OpDef def = with_grad({"Softmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>()}, &softmax_grad);
+  static const OpDef def = with_grad(
+      {"Softmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>()}, &softmax_grad);
   return def;
 }
 const OpDef& op::LogSoftmax() {
-  static const OpDef def = with_grad({"LogSoftmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>()}, &log_softmax_grad);
+  static const OpDef def =
+      with_grad({"LogSoftmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>()},
+                &log_softmax_grad);
   return def;
 }
 

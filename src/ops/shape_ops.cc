@@ -8,7 +8,8 @@
 namespace kiln::ops {
 namespace {
 
-template <class T> struct CopyKernel {
+template <class T>
+struct CopyKernel {
   static void run(KernelContext& c) { std::memcpy(c.out(0).data, c.in(0).data, c.in(0).nbytes()); }
 };
 
@@ -30,7 +31,8 @@ void infer_reshape(InferContext& c) {
   int64_t product = 1;
   for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] == -1) {
-      if (unknown >= 0) c.fail("Only one input size may be -1, not both " + std::to_string(unknown) + " and " + std::to_string(i));
+      if (unknown >= 0)
+        c.fail("Only one input size may be -1, not both " + std::to_string(unknown) + " and " + std::to_string(i));
       unknown = static_cast<int>(i);
     } else if (want[i] < 0) {
       c.fail("Size " + std::to_string(i) + " must be non-negative, not " + std::to_string(want[i]));
@@ -61,8 +63,8 @@ void infer_expand_dims(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axis)) {
-    c.out(0).shape = c.in(0).unknown_rank ? PartialShape{{}, true}
-                                          : PartialShape{Dims(c.in(0).dims->size() + 1, -1), false};
+    c.out(0).shape =
+        c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size() + 1, -1), false};
     return;
   }
   if (axis.size() != 1) c.fail("'dim' must be a tensor with a single value");
@@ -115,18 +117,23 @@ void infer_scalar_int(InferContext& c) {
   c.out(0).shape = PartialShape{};
 }
 void write_int(TensorImpl& t, int64_t i, int64_t v) {
-  if (t.dtype == DType::Int32) t.as<int32_t>()[i] = static_cast<int32_t>(v);
-  else t.as<int64_t>()[i] = v;
+  if (t.dtype == DType::Int32)
+    t.as<int32_t>()[i] = static_cast<int32_t>(v);
+  else
+    t.as<int64_t>()[i] = v;
 }
-template <class T> struct ShapeKernel {
+template <class T>
+struct ShapeKernel {
   static void run(KernelContext& c) {
     for (size_t i = 0; i < c.in(0).dims.size(); ++i) write_int(c.out(0), i, c.in(0).dims[i]);
   }
 };
-template <class T> struct SizeKernel {
+template <class T>
+struct SizeKernel {
   static void run(KernelContext& c) { write_int(c.out(0), 0, c.in(0).num_elements); }
 };
-template <class T> struct RankKernel {
+template <class T>
+struct RankKernel {
   static void run(KernelContext& c) { write_int(c.out(0), 0, static_cast<int64_t>(c.in(0).dims.size())); }
 };
 
@@ -136,27 +143,63 @@ void reshape_grad(GradContext& c) { c.dx[0] = grad::reshape_like(c.b, c.dy[0], c
 }  // namespace
 
 const OpDef& op::Reshape() {
-  static const OpDef def = with_grad({"Reshape", 2, 1, kPure, {}, infer_reshape, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tshape", 1}}}, &reshape_grad);
+  static const OpDef def = with_grad({"Reshape",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_reshape,
+                                      kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      true,
+                                      {{"Tshape", 1}}},
+                                     &reshape_grad);
   return def;
 }
 const OpDef& op::ExpandDims() {
-  static const OpDef def = with_grad({"ExpandDims", 2, 1, kPure, {}, infer_expand_dims, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true, {{"Tdim", 1}}}, &reshape_grad);
+  static const OpDef def = with_grad({"ExpandDims",
+                                      2,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_expand_dims,
+                                      kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      true,
+                                      {{"Tdim", 1}}},
+                                     &reshape_grad);
   return def;
 }
 const OpDef& op::Squeeze() {
-  static const OpDef def = with_grad({"Squeeze", 1, 1, kPure, {"squeeze_dims"}, infer_squeeze, kernels_for<CopyKernel, KILN_ALL_TYPES>(), "T", 0, true}, &reshape_grad);
+  static const OpDef def = with_grad({"Squeeze",
+                                      1,
+                                      1,
+                                      kPure,
+                                      {"squeeze_dims"},
+                                      infer_squeeze,
+                                      kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      true},
+                                     &reshape_grad);
   return def;
 }
 const OpDef& op::Shape() {
-  static const OpDef def = with_grad({"Shape", 1, 1, kShapeOnly, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()}, &no_gradient);
+  static const OpDef def = with_grad(
+      {"Shape", 1, 1, kShapeOnly, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()}, &no_gradient);
   return def;
 }
 const OpDef& op::Size() {
-  static const OpDef def = with_grad({"Size", 1, 1, kShapeOnly, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()}, &no_gradient);
+  static const OpDef def =
+      with_grad({"Size", 1, 1, kShapeOnly, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()},
+                &no_gradient);
   return def;
 }
 const OpDef& op::Rank() {
-  static const OpDef def = with_grad({"Rank", 1, 1, kShapeOnly, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()}, &no_gradient);
+  static const OpDef def = with_grad(
+      {"Rank", 1, 1, kShapeOnly, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()}, &no_gradient);
   return def;
 }
 

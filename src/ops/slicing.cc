@@ -16,12 +16,19 @@ struct SliceSpec {
 
 // Walks the selected elements of x (row-major over the selection) alongside the dense y:
 // copies x's elements into y (a slice), or with kScatter y's into x (a slice's gradient).
-template <class T, bool kScatter = false> void copy_slice(const TensorImpl& x, const SliceSpec& s, TensorImpl& y) {
+template <class T, bool kScatter = false>
+void copy_slice(const TensorImpl& x, const SliceSpec& s, TensorImpl& y) {
   const size_t r = x.dims.size();
   T* src = const_cast<T*>(x.as<T>());
   T* dst = y.as<T>();
   if (y.num_elements == 0) return;
-  if (r == 0) { if (kScatter) src[0] = dst[0]; else dst[0] = src[0]; return; }
+  if (r == 0) {
+    if (kScatter)
+      src[0] = dst[0];
+    else
+      dst[0] = src[0];
+    return;
+  }
   const Dims xs = strides_of(x.dims);
   int64_t off = 0;
   for (size_t i = 0; i < r; ++i) off += s.begin[i] * xs[i];
@@ -31,11 +38,15 @@ template <class T, bool kScatter = false> void copy_slice(const TensorImpl& x, c
   for (int64_t run = 0; run < runs; ++run) {
     T* p = src + off;
     if constexpr (kScatter) {
-      if (inner_step == 1) std::memcpy(p, dst, inner * sizeof(T));
-      else for (int64_t j = 0; j < inner; ++j) p[j * inner_step] = dst[j];
+      if (inner_step == 1)
+        std::memcpy(p, dst, inner * sizeof(T));
+      else
+        for (int64_t j = 0; j < inner; ++j) p[j * inner_step] = dst[j];
     } else {
-      if (inner_step == 1) std::memcpy(dst, p, inner * sizeof(T));
-      else for (int64_t j = 0; j < inner; ++j) dst[j] = p[j * inner_step];
+      if (inner_step == 1)
+        std::memcpy(dst, p, inner * sizeof(T));
+      else
+        for (int64_t j = 0; j < inner; ++j) dst[j] = p[j * inner_step];
     }
     dst += inner;
     for (int i = static_cast<int>(r) - 2; i >= 0; --i) {
@@ -62,11 +73,13 @@ bool slice_spec(const InferContext* c, const Dims& d, const std::vector<int64_t>
     const int64_t b = begin[i];
     int64_t n = size[i] == -1 ? d[i] - b : size[i];
     if (b < 0 || b > d[i]) {
-      *err = "Expected begin[" + std::to_string(i) + "] in [0, " + std::to_string(d[i]) + "], but got " + std::to_string(b);
+      *err = "Expected begin[" + std::to_string(i) + "] in [0, " + std::to_string(d[i]) + "], but got " +
+             std::to_string(b);
       return false;
     }
     if (n < 0 || b + n > d[i]) {
-      *err = "Expected size[" + std::to_string(i) + "] in [0, " + std::to_string(d[i] - b) + "], but got " + std::to_string(size[i]);
+      *err = "Expected size[" + std::to_string(i) + "] in [0, " + std::to_string(d[i] - b) + "], but got " +
+             std::to_string(size[i]);
       return false;
     }
     s->size.push_back(n);
@@ -91,7 +104,8 @@ void infer_slice(InferContext& c) {
   if (!slice_spec(&c, in.dims, b, n, &s, &err)) c.fail(err);
   c.out(0).shape = PartialShape{s.out_dims, false};
 }
-template <class T> struct SliceKernel {
+template <class T>
+struct SliceKernel {
   static void run(KernelContext& c) {
     SliceSpec s;
     std::string err;
@@ -111,15 +125,29 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
            "], [" + std::to_string(end.size()) + "], and [" + std::to_string(strides.size()) + "] instead.";
     return false;
   }
-  if (elm & (elm - 1)) { *err = "Multiple ellipses in slice spec not allowed"; return false; }
+  if (elm & (elm - 1)) {
+    *err = "Multiple ellipses in slice spec not allowed";
+    return false;
+  }
   size_t real = 0;
-  for (size_t k = 0; k < n; ++k) if (!((elm >> k) & 1) && !((nam >> k) & 1)) ++real;
+  for (size_t k = 0; k < n; ++k)
+    if (!((elm >> k) & 1) && !((nam >> k) & 1)) ++real;
   const bool has_ellipsis = elm != 0;
-  if (real > d.size()) { *err = "Index out of range using input dim " + std::to_string(d.size()) + "; input has only " + std::to_string(d.size()) + " dims"; return false; }
-  s->begin.clear(); s->stride.clear(); s->size.clear(); s->out_dims.clear();
+  if (real > d.size()) {
+    *err = "Index out of range using input dim " + std::to_string(d.size()) + "; input has only " +
+           std::to_string(d.size()) + " dims";
+    return false;
+  }
+  s->begin.clear();
+  s->stride.clear();
+  s->size.clear();
+  s->out_dims.clear();
   size_t dim = 0;
   auto full = [&](size_t i) {
-    s->begin.push_back(0); s->stride.push_back(1); s->size.push_back(d[i]); s->out_dims.push_back(d[i]);
+    s->begin.push_back(0);
+    s->stride.push_back(1);
+    s->size.push_back(d[i]);
+    s->out_dims.push_back(d[i]);
   };
   for (size_t k = 0; k < n; ++k) {
     if ((elm >> k) & 1) {
@@ -127,9 +155,15 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
       for (size_t j = 0; j < count; ++j) full(dim++);
       continue;
     }
-    if ((nam >> k) & 1) { s->out_dims.push_back(1); continue; }
+    if ((nam >> k) & 1) {
+      s->out_dims.push_back(1);
+      continue;
+    }
     const int64_t size = d[dim], st = strides[k];
-    if (st == 0) { *err = "strides[" + std::to_string(k) + "] must be non-zero"; return false; }
+    if (st == 0) {
+      *err = "strides[" + std::to_string(k) + "] must be non-zero";
+      return false;
+    }
     if ((sam >> k) & 1) {
       int64_t i = begin[k];
       if (i < -size || i >= size) {
@@ -137,7 +171,9 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
         return false;
       }
       if (i < 0) i += size;
-      s->begin.push_back(i); s->stride.push_back(1); s->size.push_back(1);
+      s->begin.push_back(i);
+      s->stride.push_back(1);
+      s->size.push_back(1);
       ++dim;
       continue;
     }
@@ -150,7 +186,10 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
     const int64_t b = canon(begin[k], (bm >> k) & 1, true), e = canon(end[k], (em >> k) & 1, false);
     int64_t len = st > 0 ? (e - b + st - 1) / st : (b - e + (-st) - 1) / (-st);
     if (len < 0) len = 0;
-    s->begin.push_back(len == 0 ? 0 : b); s->stride.push_back(st); s->size.push_back(len); s->out_dims.push_back(len);
+    s->begin.push_back(len == 0 ? 0 : b);
+    s->stride.push_back(st);
+    s->size.push_back(len);
+    s->out_dims.push_back(len);
     ++dim;
   }
   (void)has_ellipsis;
@@ -172,7 +211,8 @@ void infer_strided_slice(InferContext& c) {
   if (!strided_spec(in.dims, b, e, st, c.attrs, &s, &err)) c.fail(err);
   c.out(0).shape = PartialShape{s.out_dims, false};
 }
-template <class T> struct StridedSliceKernel {
+template <class T>
+struct StridedSliceKernel {
   static void run(KernelContext& c) {
     SliceSpec s;
     std::string err;
@@ -203,7 +243,8 @@ void infer_gather(InferContext& c) {
   for (size_t i = axis + 1; i < p.size(); ++i) out.dims.push_back(p[i]);
   c.out(0).shape = out;
 }
-template <class T> struct GatherKernel {
+template <class T>
+struct GatherKernel {
   static void run(KernelContext& c) {
     const TensorImpl& p = c.in(0);
     const std::vector<int64_t> idx = int_values(c.in(1));
@@ -212,7 +253,8 @@ template <class T> struct GatherKernel {
     const int64_t limit = p.dims[axis];
     for (size_t i = 0; i < idx.size(); ++i)
       if (idx[i] < 0 || idx[i] >= limit)
-        c.fail("indices[" + std::to_string(i) + "] = " + std::to_string(idx[i]) + " is not in [0, " + std::to_string(limit) + ")");
+        c.fail("indices[" + std::to_string(i) + "] = " + std::to_string(idx[i]) + " is not in [0, " +
+               std::to_string(limit) + ")");
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < axis; ++i) outer *= p.dims[i];
     for (size_t i = axis + 1; i < p.dims.size(); ++i) inner *= p.dims[i];
@@ -235,8 +277,9 @@ void infer_strided_slice_grad(InferContext& c) {
   std::vector<int64_t> shape;
   if (!known_ints(c.in(0), &shape)) {
     const Dims* sd = c.in(0).dims;
-    c.out(0).shape = (c.in(0).unknown_rank || sd->size() != 1 || (*sd)[0] < 0) ? PartialShape{{}, true}
-                                                                               : PartialShape{Dims((*sd)[0], -1), false};
+    c.out(0).shape = (c.in(0).unknown_rank || sd->size() != 1 || (*sd)[0] < 0)
+                         ? PartialShape{{}, true}
+                         : PartialShape{Dims((*sd)[0], -1), false};
     return;
   }
   for (int64_t d : shape)
@@ -253,7 +296,8 @@ void infer_strided_slice_grad(InferContext& c) {
   }
   c.out(0).shape = PartialShape{Dims(shape), false};
 }
-template <class T> struct StridedSliceGradKernel {
+template <class T>
+struct StridedSliceGradKernel {
   static void run(KernelContext& c) {
     SliceSpec s;
     std::string err;
@@ -276,7 +320,10 @@ void infer_segment_sum(InferContext& c) {
   std::vector<int64_t> n;
   const bool known_n = known_ints(c.in(2), &n);
   if (known_n && (n.size() != 1 || n[0] < 0)) c.fail("num_segments must be a non-negative scalar");
-  if (c.in(0).unknown_rank || c.in(1).unknown_rank) { c.out(0).shape = PartialShape{{}, true}; return; }
+  if (c.in(0).unknown_rank || c.in(1).unknown_rank) {
+    c.out(0).shape = PartialShape{{}, true};
+    return;
+  }
   const Dims& d = *c.in(0).dims;
   const Dims& ids = *c.in(1).dims;
   if (ids.size() > d.size()) c.fail("segment_ids rank must not exceed data rank");
@@ -288,7 +335,8 @@ void infer_segment_sum(InferContext& c) {
   for (size_t i = ids.size(); i < d.size(); ++i) out.dims.push_back(d[i]);
   c.out(0).shape = out;
 }
-template <class T> struct SegmentSumKernel {
+template <class T>
+struct SegmentSumKernel {
   static void run(KernelContext& c) {
     const TensorImpl& data = c.in(0);
     const std::vector<int64_t> ids = int_values(c.in(1));
@@ -377,29 +425,78 @@ void strided_slice_grad_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::Slice() {
-  static const OpDef def = with_grad({"Slice", 3, 1, kPure, {}, infer_slice, kernels_for<SliceKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Index", 1}}}, &slice_grad);
+  static const OpDef def = with_grad({"Slice",
+                                      3,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_slice,
+                                      kernels_for<SliceKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Index", 1}}},
+                                     &slice_grad);
   return def;
 }
 const OpDef& op::StridedSlice() {
-  static const OpDef def = with_grad({"StridedSlice", 4, 1, kPure,
-                         {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
-                         infer_strided_slice, kernels_for<StridedSliceKernel, KILN_ALL_TYPES>(), "T", 0, false, {{"Index", 1}}},
-                         &strided_slice_grad);
+  static const OpDef def = with_grad({"StridedSlice",
+                                      4,
+                                      1,
+                                      kPure,
+                                      {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
+                                      infer_strided_slice,
+                                      kernels_for<StridedSliceKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Index", 1}}},
+                                     &strided_slice_grad);
   return def;
 }
 const OpDef& op::StridedSliceGrad() {
-  static const OpDef def = with_grad({"StridedSliceGrad", 5, 1, kPure,
-                         {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
-                         infer_strided_slice_grad, kernels_for<StridedSliceGradKernel, KILN_ALL_TYPES>(), "T", 4, false, {{"Index", 0}}},
-                         &strided_slice_grad_grad);
+  static const OpDef def = with_grad({"StridedSliceGrad",
+                                      5,
+                                      1,
+                                      kPure,
+                                      {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
+                                      infer_strided_slice_grad,
+                                      kernels_for<StridedSliceGradKernel, KILN_ALL_TYPES>(),
+                                      "T",
+                                      4,
+                                      false,
+                                      {{"Index", 0}}},
+                                     &strided_slice_grad_grad);
   return def;
 }
 const OpDef& op::GatherV2() {
-  static const OpDef def = with_grad({"GatherV2", 3, 1, kPure, {"batch_dims"}, infer_gather, kernels_for<GatherKernel, KILN_ALL_TYPES>(), "Tparams", 0, false, {{"Tindices", 1}, {"Taxis", 2}}}, &gather_grad);
+  static const OpDef def = with_grad({"GatherV2",
+                                      3,
+                                      1,
+                                      kPure,
+                                      {"batch_dims"},
+                                      infer_gather,
+                                      kernels_for<GatherKernel, KILN_ALL_TYPES>(),
+                                      "Tparams",
+                                      0,
+                                      false,
+                                      {{"Tindices", 1}, {"Taxis", 2}}},
+                                     &gather_grad);
   return def;
 }
 const OpDef& op::UnsortedSegmentSum() {
-  static const OpDef def = with_grad({"UnsortedSegmentSum", 3, 1, kPure, {}, infer_segment_sum, kernels_for<SegmentSumKernel, KILN_NUMERIC>(), "T", 0, false, {{"Tindices", 1}, {"Tnumsegments", 2}}}, &segment_sum_grad);
+  static const OpDef def = with_grad({"UnsortedSegmentSum",
+                                      3,
+                                      1,
+                                      kPure,
+                                      {},
+                                      infer_segment_sum,
+                                      kernels_for<SegmentSumKernel, KILN_NUMERIC>(),
+                                      "T",
+                                      0,
+                                      false,
+                                      {{"Tindices", 1}, {"Tnumsegments", 2}}},
+                                     &segment_sum_grad);
   return def;
 }
 

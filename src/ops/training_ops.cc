@@ -71,13 +71,18 @@ void infer_apply(InferContext& c, int num_vars, const std::vector<const char*>& 
 
 // The run-time half of the checks (shapes unknown while tracing).
 void check_grad(const KernelContext& c, const TensorImpl& var, const TensorImpl& grad) {
-  if (grad.dims != var.dims) c.fail("var and grad do not have the same shape" + dims_text(var.dims) + " " + dims_text(grad.dims));
+  if (grad.dims != var.dims)
+    c.fail("var and grad do not have the same shape" + dims_text(var.dims) + " " + dims_text(grad.dims));
 }
-template <class T> T scalar(const KernelContext& c, int i) { return c.in(i).as<T>()[0]; }
+template <class T>
+T scalar(const KernelContext& c, int i) {
+  return c.in(i).as<T>()[0];
+}
 
 // var -= alpha * delta. Inputs: alpha, delta.
 void infer_gradient_descent(InferContext& c) { infer_apply(c, 1, {"var"}, {"alpha", "delta"}, 1); }
-template <class T> struct GradientDescentKernel {
+template <class T>
+struct GradientDescentKernel {
   static void run(KernelContext& c) {
     const T alpha = scalar<T>(c, 0);
     const TensorImpl& delta = c.in(1);
@@ -97,7 +102,8 @@ template <class T> struct GradientDescentKernel {
 // accum = accum * momentum - lr * grad; var += accum (Nesterov: var += accum * momentum -
 // lr * grad). Inputs: lr, grad, momentum. Keras's SGD rule.
 void infer_keras_momentum(InferContext& c) { infer_apply(c, 2, {"var", "accum"}, {"lr", "grad", "momentum"}, 1); }
-template <class T> struct KerasMomentumKernel {
+template <class T>
+struct KerasMomentumKernel {
   static void run(KernelContext& c) {
     const T lr = scalar<T>(c, 0), momentum = scalar<T>(c, 2);
     const TensorImpl& grad = c.in(1);
@@ -133,7 +139,8 @@ template <class T> struct KerasMomentumKernel {
 void infer_adam(InferContext& c) {
   infer_apply(c, 3, {"var", "m", "v"}, {"beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"}, 6);
 }
-template <class T> struct AdamKernel {
+template <class T>
+struct AdamKernel {
   static void run(KernelContext& c) {
     const T beta1_power = scalar<T>(c, 0), beta2_power = scalar<T>(c, 1), lr = scalar<T>(c, 2);
     const T beta1 = scalar<T>(c, 3), beta2 = scalar<T>(c, 4), epsilon = scalar<T>(c, 5);
@@ -164,21 +171,35 @@ template <class T> struct AdamKernel {
 
 // No gradients: they have no outputs (a tape never records them).
 const OpDef& op::ResourceApplyGradientDescent() {
-  static const OpDef def = with_grad({"ResourceApplyGradientDescent", 2, 0, kStateful, {"_resource", "use_locking"},
-                                      infer_gradient_descent, kernels_for<GradientDescentKernel, KILN_FLOATS>()},
+  static const OpDef def = with_grad({"ResourceApplyGradientDescent",
+                                      2,
+                                      0,
+                                      kStateful,
+                                      {"_resource", "use_locking"},
+                                      infer_gradient_descent,
+                                      kernels_for<GradientDescentKernel, KILN_FLOATS>()},
                                      &no_gradient);
   return def;
 }
 const OpDef& op::ResourceApplyKerasMomentum() {
-  static const OpDef def = with_grad({"ResourceApplyKerasMomentum", 3, 0, kStateful,
-                                      {"_resource", "_accum", "use_locking", "use_nesterov"}, infer_keras_momentum,
+  static const OpDef def = with_grad({"ResourceApplyKerasMomentum",
+                                      3,
+                                      0,
+                                      kStateful,
+                                      {"_resource", "_accum", "use_locking", "use_nesterov"},
+                                      infer_keras_momentum,
                                       kernels_for<KerasMomentumKernel, KILN_FLOATS>()},
                                      &no_gradient);
   return def;
 }
 const OpDef& op::ResourceApplyAdam() {
-  static const OpDef def = with_grad({"ResourceApplyAdam", 7, 0, kStateful, {"_resource", "_m", "_v", "use_locking", "use_nesterov"},
-                                      infer_adam, kernels_for<AdamKernel, KILN_FLOATS>()},
+  static const OpDef def = with_grad({"ResourceApplyAdam",
+                                      7,
+                                      0,
+                                      kStateful,
+                                      {"_resource", "_m", "_v", "use_locking", "use_nesterov"},
+                                      infer_adam,
+                                      kernels_for<AdamKernel, KILN_FLOATS>()},
                                      &no_gradient);
   return def;
 }

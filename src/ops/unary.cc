@@ -17,49 +17,143 @@ namespace {
 constexpr int64_t kParallelTranscendental = 32 * 1024;
 constexpr int64_t kParallelSimple = 256 * 1024;
 
-template <class T> T wrap_neg(T a) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
-  else return -a;
+template <class T>
+T wrap_neg(T a) {
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(a));
+  else
+    return -a;
 }
 
-struct NegF { template <class T> static T f(T x) { return wrap_neg(x); } };
-struct AbsF { template <class T> static T f(T x) { if constexpr (std::is_integral_v<T>) return x < 0 ? wrap_neg(x) : x; else return std::fabs(x); } };
+struct NegF {
+  template <class T>
+  static T f(T x) {
+    return wrap_neg(x);
+  }
+};
+struct AbsF {
+  template <class T>
+  static T f(T x) {
+    if constexpr (std::is_integral_v<T>)
+      return x < 0 ? wrap_neg(x) : x;
+    else
+      return std::fabs(x);
+  }
+};
 struct SignF {
-  template <class T> static T f(T x) {
-    if constexpr (std::is_floating_point_v<T>) if (std::isnan(x)) return x;
+  template <class T>
+  static T f(T x) {
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(x)) return x;
     return static_cast<T>((x > 0) - (x < 0));
   }
 };
 struct SquareF {
-  template <class T> static T f(T x) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) * static_cast<std::make_unsigned_t<T>>(x));
-    else return x * x;
+  template <class T>
+  static T f(T x) {
+    if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) * static_cast<std::make_unsigned_t<T>>(x));
+    else
+      return x * x;
   }
 };
-struct ReluF { template <class T> static T f(T x) { return x > 0 ? x : T(0); } };
-struct FloorF { template <class T> static T f(T x) { return std::floor(x); } };
-struct CeilF { template <class T> static T f(T x) { return std::ceil(x); } };
-struct RoundF { template <class T> static T f(T x) { return std::nearbyint(x); } };  // half to even
-struct NotF { template <class T> static T f(T x) { return !x; } };
-struct IdentityF { template <class T> static T f(T x) { return x; } };
-struct ZerosF { template <class T> static T f(T) { return T(0); } };
-struct OnesF { template <class T> static T f(T) { return T(1); } };
+struct ReluF {
+  template <class T>
+  static T f(T x) {
+    return x > 0 ? x : T(0);
+  }
+};
+struct FloorF {
+  template <class T>
+  static T f(T x) {
+    return std::floor(x);
+  }
+};
+struct CeilF {
+  template <class T>
+  static T f(T x) {
+    return std::ceil(x);
+  }
+};
+struct RoundF {
+  template <class T>
+  static T f(T x) {
+    return std::nearbyint(x);
+  }
+};  // half to even
+struct NotF {
+  template <class T>
+  static T f(T x) {
+    return !x;
+  }
+};
+struct IdentityF {
+  template <class T>
+  static T f(T x) {
+    return x;
+  }
+};
+struct ZerosF {
+  template <class T>
+  static T f(T) {
+    return T(0);
+  }
+};
+struct OnesF {
+  template <class T>
+  static T f(T) {
+    return T(1);
+  }
+};
 // Vectorized ones call the Eigen-backed routines.
-struct ExpF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vexp(x, y, n); } };
-struct LogF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vlog(x, y, n); } };
-struct TanhF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vtanh(x, y, n); } };
-struct SigmoidF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vsigmoid(x, y, n); } };
-struct SqrtF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vsqrt(x, y, n); } };
-struct RsqrtF { template <class T> static void vec(const T* x, T* y, int64_t n) { kernels::vrsqrt(x, y, n); } };
+struct ExpF {
+  template <class T>
+  static void vec(const T* x, T* y, int64_t n) {
+    kernels::vexp(x, y, n);
+  }
+};
+struct LogF {
+  template <class T>
+  static void vec(const T* x, T* y, int64_t n) {
+    kernels::vlog(x, y, n);
+  }
+};
+struct TanhF {
+  template <class T>
+  static void vec(const T* x, T* y, int64_t n) {
+    kernels::vtanh(x, y, n);
+  }
+};
+struct SigmoidF {
+  template <class T>
+  static void vec(const T* x, T* y, int64_t n) {
+    kernels::vsigmoid(x, y, n);
+  }
+};
+struct SqrtF {
+  template <class T>
+  static void vec(const T* x, T* y, int64_t n) {
+    kernels::vsqrt(x, y, n);
+  }
+};
+struct RsqrtF {
+  template <class T>
+  static void vec(const T* x, T* y, int64_t n) {
+    kernels::vrsqrt(x, y, n);
+  }
+};
 
-template <class F> struct UnaryKernel {
-  template <class T> struct K {
+template <class F>
+struct UnaryKernel {
+  template <class T>
+  struct K {
     static void run(KernelContext& c) {
       const T* x = c.in(0).as<T>();
       T* y = c.out(0).as<T>();
       const int64_t n = c.out(0).num_elements;
       if constexpr (requires { F::template vec<T>(x, y, n); }) {
-        parallel_for(n, kParallelTranscendental, [&](int64_t b, int64_t e) { F::template vec<T>(x + b, y + b, e - b); });
+        parallel_for(n, kParallelTranscendental,
+                     [&](int64_t b, int64_t e) { F::template vec<T>(x + b, y + b, e - b); });
       } else {
         parallel_for(n, kParallelSimple, [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) y[i] = F::template f<T>(x[i]);
@@ -70,7 +164,8 @@ template <class F> struct UnaryKernel {
 };
 
 // The op over a run of elements, for fused kernels (same functor as the op's kernel).
-template <class F, class T> void unary_run(const void* a, bool sa, void* out, int64_t n) {
+template <class F, class T>
+void unary_run(const void* a, bool sa, void* out, int64_t n) {
   const T* pa = static_cast<const T*>(a);
   T* po = static_cast<T*>(out);
   if constexpr (requires { F::template vec<T>(pa, po, n); }) {
@@ -91,7 +186,8 @@ template <class F, class T> void unary_run(const void* a, bool sa, void* out, in
   }
 }
 // Only the dtypes the op supports are instantiated.
-template <class F, class... Ts> void unary_chunk(DType d, const void* a, bool sa, const void*, bool, void* out, int64_t n) {
+template <class F, class... Ts>
+void unary_chunk(DType d, const void* a, bool sa, const void*, bool, void* out, int64_t n) {
   ((d == TypeOf<Ts>::value ? unary_run<F, Ts>(a, sa, out, n) : void()), ...);
 }
 
@@ -103,16 +199,20 @@ void infer_unary(InferContext& c) {
 
 // Cast: attr DstT. Float to int truncates toward zero; NaN gives 0 and out-of-range values
 // saturate (C++ leaves them undefined; TensorFlow's CPU result is platform-specific).
-template <class To, class From> To cast_one(From v) {
-  if constexpr (std::is_same_v<To, bool>) return v != From(0);
+template <class To, class From>
+To cast_one(From v) {
+  if constexpr (std::is_same_v<To, bool>)
+    return v != From(0);
   else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     if (std::isnan(v)) return 0;
     if (v <= static_cast<From>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
     if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
     return static_cast<To>(v);
-  } else return static_cast<To>(v);
+  } else
+    return static_cast<To>(v);
 }
-template <class From> struct CastKernel {
+template <class From>
+struct CastKernel {
   static void run(KernelContext& c) {
     const From* x = c.in(0).as<From>();
     const int64_t n = c.out(0).num_elements;
@@ -155,12 +255,23 @@ void cast_grad(GradContext& c) {
   if (is_floating(c.x[0].dtype()) && is_floating(c.y[0].dtype())) c.dx[0] = cast(c.b, c.dy[0], c.x[0].dtype());
 }
 
-#define KILN_UNARY_OP(Name, Functor, Types, Grad)                                                           \
-  const OpDef& op::Name() {                                                                                 \
-    static const OpDef def = with_grad({#Name, 1, 1, kEw, {}, infer_unary,                                  \
-                                        kernels_for<UnaryKernel<Functor>::K, Types>(), "T", 0, true, {},   \
-                                        nullptr, &unary_chunk<Functor, Types>}, Grad);                      \
-    return def;                                                                                             \
+#define KILN_UNARY_OP(Name, Functor, Types, Grad)                                      \
+  const OpDef& op::Name() {                                                            \
+    static const OpDef def = with_grad({#Name,                                         \
+                                        1,                                             \
+                                        1,                                             \
+                                        kEw,                                           \
+                                        {},                                            \
+                                        infer_unary,                                   \
+                                        kernels_for<UnaryKernel<Functor>::K, Types>(), \
+                                        "T",                                           \
+                                        0,                                             \
+                                        true,                                          \
+                                        {},                                            \
+                                        nullptr,                                       \
+                                        &unary_chunk<Functor, Types>},                 \
+                                       Grad);                                          \
+    return def;                                                                        \
   }
 }  // namespace
 
@@ -180,8 +291,16 @@ KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad)
 KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad)
 KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient)
 const OpDef& op::Identity() {
-  static const OpDef def = with_grad({"Identity", 1, 1, kEw | kForwardsInput, {}, infer_unary,
-                                      kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(), "T", 0, true},
+  static const OpDef def = with_grad({"Identity",
+                                      1,
+                                      1,
+                                      kEw | kForwardsInput,
+                                      {},
+                                      infer_unary,
+                                      kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(),
+                                      "T",
+                                      0,
+                                      true},
                                      &identity_grad);
   return def;
 }
@@ -189,8 +308,8 @@ KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient)
 KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient)
 
 const OpDef& op::Cast() {
-  static const OpDef def = with_grad({"Cast", 1, 1, kEw, {"DstT"}, infer_cast,
-                                      kernels_for<CastKernel, KILN_ALL_TYPES>(), "SrcT", 0}, &cast_grad);
+  static const OpDef def = with_grad(
+      {"Cast", 1, 1, kEw, {"DstT"}, infer_cast, kernels_for<CastKernel, KILN_ALL_TYPES>(), "SrcT", 0}, &cast_grad);
   return def;
 }
 

@@ -25,8 +25,14 @@ void VariableState::write(const Tensor& v, const char* op) {
 namespace {
 
 // Integers add with wrap-around, as TensorFlow's kernels do.
-template <class T, bool = std::is_integral_v<T>> struct Arith { using type = T; };
-template <class T> struct Arith<T, true> { using type = std::make_unsigned_t<T>; };
+template <class T, bool = std::is_integral_v<T>>
+struct Arith {
+  using type = T;
+};
+template <class T>
+struct Arith<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
 
 VariableState& state(const Attrs& a) { return *static_cast<VariableState*>(a.resource(1)); }
 
@@ -46,7 +52,8 @@ void infer_read(InferContext& c) {
 // The snapshot shares the variable's current data: values are immutable (an assignment
 // replaces the variable's tensor), so no copy is needed. Each read is still a tensor of its
 // own (an alias), so a gradient tape tells two reads apart.
-template <class T> struct ReadKernel {
+template <class T>
+struct ReadKernel {
   static void run(KernelContext& c) {
     const Tensor v = state(c.attrs).read();
     c.outputs[0] = detail::make_alias(v.impl(), v.impl()->dims);
@@ -63,23 +70,29 @@ void infer_assign(InferContext& c) {
     const Dims& d = *c.in(0).dims;
     bool ok = d.size() == want.dims().size();
     for (size_t i = 0; ok && i < d.size(); ++i) ok = d[i] < 0 || d[i] == want.dims()[i];
-    if (!ok) c.fail("Cannot update variable '" + v.resource_name() + "' with shape " + dims_text(Dims(want.dims())) +
-                    " using a Tensor with shape " + dims_text(d) + ", shapes must be equal.");
+    if (!ok)
+      c.fail("Cannot update variable '" + v.resource_name() + "' with shape " + dims_text(Dims(want.dims())) +
+             " using a Tensor with shape " + dims_text(d) + ", shapes must be equal.");
   }
   c.set_num_outputs(0);
   c.kernel_dtype = DType::Bool;
 }
-template <class T> struct AssignKernel {
+template <class T>
+struct AssignKernel {
   static void run(KernelContext& c) { state(c.attrs).write(share(c.in(0)), c.op.name); }
 };
 
-template <int Sign> struct AssignAddKernel {
-  template <class Unused> struct K {
+template <int Sign>
+struct AssignAddKernel {
+  template <class Unused>
+  struct K {
     static void run(KernelContext& c) {
       const TensorImpl& delta = c.in(0);
       VariableState::update_in_place(
           [&](TensorImpl& v) {
-            if (v.dims != delta.dims) c.fail("Shapes of the value and the variable differ: " + dims_text(delta.dims) + " vs. " + dims_text(v.dims));
+            if (v.dims != delta.dims)
+              c.fail("Shapes of the value and the variable differ: " + dims_text(delta.dims) + " vs. " +
+                     dims_text(v.dims));
             visit_dtype(v.dtype, [&](auto x) {
               using T = decltype(x);
               if constexpr (!std::is_same_v<T, bool>) {
@@ -104,24 +117,51 @@ void infer_assign_add(InferContext& c) {
 }  // namespace
 
 const OpDef& op::ReadVariableOp() {
-  static const OpDef def = with_grad({"ReadVariableOp", 0, 1, kStateful | kReadsVariable | kOwnOutputs, {"dtype", "_resource"},
-                                      infer_read, kernels_for<ReadKernel, bool>(), nullptr},
+  static const OpDef def = with_grad({"ReadVariableOp",
+                                      0,
+                                      1,
+                                      kStateful | kReadsVariable | kOwnOutputs,
+                                      {"dtype", "_resource"},
+                                      infer_read,
+                                      kernels_for<ReadKernel, bool>(),
+                                      nullptr},
                                      &no_gradient);  // tapes treat its output as the variable itself
   return def;
 }
 const OpDef& op::AssignVariableOp() {
-  static const OpDef def = with_grad({"AssignVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign,
-                         kernels_for<AssignKernel, bool>(), nullptr}, &no_gradient);
+  static const OpDef def = with_grad({"AssignVariableOp",
+                                      1,
+                                      0,
+                                      kStateful,
+                                      {"dtype", "_resource"},
+                                      infer_assign,
+                                      kernels_for<AssignKernel, bool>(),
+                                      nullptr},
+                                     &no_gradient);
   return def;
 }
 const OpDef& op::AssignAddVariableOp() {
-  static const OpDef def = with_grad({"AssignAddVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
-                         kernels_for<AssignAddKernel<1>::K, bool>(), nullptr}, &no_gradient);
+  static const OpDef def = with_grad({"AssignAddVariableOp",
+                                      1,
+                                      0,
+                                      kStateful,
+                                      {"dtype", "_resource"},
+                                      infer_assign_add,
+                                      kernels_for<AssignAddKernel<1>::K, bool>(),
+                                      nullptr},
+                                     &no_gradient);
   return def;
 }
 const OpDef& op::AssignSubVariableOp() {
-  static const OpDef def = with_grad({"AssignSubVariableOp", 1, 0, kStateful, {"dtype", "_resource"}, infer_assign_add,
-                         kernels_for<AssignAddKernel<-1>::K, bool>(), nullptr}, &no_gradient);
+  static const OpDef def = with_grad({"AssignSubVariableOp",
+                                      1,
+                                      0,
+                                      kStateful,
+                                      {"dtype", "_resource"},
+                                      infer_assign_add,
+                                      kernels_for<AssignAddKernel<-1>::K, bool>(),
+                                      nullptr},
+                                     &no_gradient);
   return def;
 }
 

@@ -32,7 +32,8 @@ class VariableState : public Resource {
   // A value nobody else holds (no snapshot or alias is alive, and none can be taken while
   // the locks are held) is written in place; otherwise the variable first gets a copy, so
   // snapshots keep what they saw. The copy never shares memory with any other tensor.
-  template <class F, class... V> static void update_in_place(F&& f, V&... vars) {
+  template <class F, class... V>
+  static void update_in_place(F&& f, V&... vars) {
     std::scoped_lock lock(vars.mu_...);
     f(vars.writable()...);
   }

@@ -26,7 +26,8 @@ bool const_all(const Output& o, double v) {
   if (!t || t->num_elements == 0) return false;
   return ops::visit_dtype(t->dtype, [&](auto x) {
     using T = decltype(x);
-    if constexpr (std::is_same_v<T, bool>) return false;
+    if constexpr (std::is_same_v<T, bool>)
+      return false;
     else {
       for (int64_t i = 0; i < t->num_elements; ++i)
         if (static_cast<double>(t->as<T>()[i]) != v) return false;
@@ -92,7 +93,8 @@ class ArithmeticSimplification : public Pass {
         return *out = add(g, op::Mul(), n.name + "/mul", {in[0], rc}, {}), true;
       }
     }
-    if (o == &op::Neg() && in[0].node->op == &op::Neg() && !in[0].node->stateful) return *out = in[0].node->inputs[0], true;
+    if (o == &op::Neg() && in[0].node->op == &op::Neg() && !in[0].node->stateful)
+      return *out = in[0].node->inputs[0], true;
     if (o == &op::Cast() && n.attrs.type(0) == in[0].node->out_dtypes[in[0].index]) return *out = in[0], true;
     if (o == &op::Transpose() && in[0].node->op == &op::Transpose()) {
       const Node& inner = *in[0].node;

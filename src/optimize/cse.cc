@@ -22,7 +22,8 @@ Key key_of(const graph::Node& n) {
     if (less(k.inputs[1], k.inputs[0])) std::swap(k.inputs[0], k.inputs[1]);
   }
   size_t h = std::hash<const void*>()(n.op) ^ (n.attrs.hash() * 31);
-  for (const auto& in : k.inputs) h = h * 1000003u ^ (static_cast<size_t>(in.node->id) * 8 + static_cast<size_t>(in.index));
+  for (const auto& in : k.inputs)
+    h = h * 1000003u ^ (static_cast<size_t>(in.node->id) * 8 + static_cast<size_t>(in.index));
   k.hash = h;
   return k;
 }

@@ -91,8 +91,9 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
     if (!fits(spec, inputs[i].impl()))
       throw InvalidArgumentError("ConcreteFunction " + impl_->name + ": argument " + spec.name + " expected " +
                                  std::string(dtype_name(spec.dtype)) + " " + spec.shape.str() + ", got " +
-                                 (inputs[i].defined() ? std::string(dtype_name(inputs[i].dtype())) + " " + inputs[i].shape().str()
-                                                      : std::string("an empty Tensor")));
+                                 (inputs[i].defined()
+                                      ? std::string(dtype_name(inputs[i].dtype())) + " " + inputs[i].shape().str()
+                                      : std::string("an empty Tensor")));
   }
   return impl_->call(inputs);
 }

@@ -12,12 +12,12 @@ namespace kiln::detail {
 
 class ConcreteImpl {
  public:
-  std::string name;                      // the function's name
-  std::vector<ArgEntry> signature;       // as traced (shapes possibly relaxed)
-  std::unique_ptr<graph::Graph> graph;   // the traced graph: inputs = args then captures
+  std::string name;                         // the function's name
+  std::vector<ArgEntry> signature;          // as traced (shapes possibly relaxed)
+  std::unique_ptr<graph::Graph> graph;      // the traced graph: inputs = args then captures
   std::unique_ptr<graph::Graph> optimized;  // what runs (same inputs and outputs)
   std::vector<std::string> optimization_report;
-  std::vector<Tensor> captures;          // values fed after the arguments
+  std::vector<Tensor> captures;  // values fed after the arguments
   std::vector<TensorSpec> inputs, outputs;
   std::unique_ptr<exec::Plan> plan;
 

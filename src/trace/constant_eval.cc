@@ -14,8 +14,10 @@ Tensor eval(const graph::Output& o, std::map<const graph::Node*, std::vector<Ten
   if (it != memo.end()) return it->second[o.index];
   if (n->const_value()) return n->attrs.tensor(1);
   if (n->stateful || n->op->has(ops::kNoKernel) || n->op->has(ops::kControlFlow))
-    throw FailedPreconditionError("The initial value of a Variable created inside a function must not depend on the "
-                                  "function's inputs or on stateful ops; it depends on " + n->name + " (" + n->op->name + ")");
+    throw FailedPreconditionError(
+        "The initial value of a Variable created inside a function must not depend on the "
+        "function's inputs or on stateful ops; it depends on " +
+        n->name + " (" + n->op->name + ")");
   std::vector<Tensor> inputs;
   std::vector<const ops::TensorImpl*> impls;
   for (const graph::Output& in : n->inputs) inputs.push_back(eval(in, memo));

@@ -1,10 +1,11 @@
 // Builders for kiln::cond, while_loop, fori_loop and switch_case inside a trace: each body is
 // traced into a function of the graph's library, then one If/While/Case node calls them.
+#include "kiln/control_flow.h"
+
 #include <limits>
 #include <optional>
 #include <string>
 
-#include "kiln/control_flow.h"
 #include "ops/op_list.h"
 #include "trace/constant_eval.h"
 #include "trace/dispatch.h"
@@ -28,8 +29,8 @@ struct ArgSpec {
 // One traced body: its graph, which outer outputs it captured, its results.
 struct TracedBody {
   Graph* g = nullptr;
-  std::vector<Output> captured;       // in the parent graph
-  std::vector<Node*> capture_nodes;   // the placeholders in g
+  std::vector<Output> captured;      // in the parent graph
+  std::vector<Node*> capture_nodes;  // the placeholders in g
   bool stateful = false;
   std::vector<DType> dtypes;
   std::vector<ops::PartialShape> shapes;
@@ -125,14 +126,16 @@ std::vector<ops::PartialShape> merge_outputs(const std::vector<TracedBody>& bodi
   const TracedBody& first = bodies[0];
   for (size_t b = 1; b < bodies.size(); ++b) {
     if (bodies[b].dtypes.size() != first.dtypes.size())
-      throw InvalidArgumentError(std::string(what) + ": branches must return the same number of tensors; branch 0 returns " +
+      throw InvalidArgumentError(std::string(what) +
+                                 ": branches must return the same number of tensors; branch 0 returns " +
                                  std::to_string(first.dtypes.size()) + ", branch " + std::to_string(b) + " returns " +
                                  std::to_string(bodies[b].dtypes.size()));
     for (size_t i = 0; i < first.dtypes.size(); ++i)
       if (bodies[b].dtypes[i] != first.dtypes[i])
-        throw InvalidArgumentError(std::string(what) + ": branches must return the same dtypes; output " + std::to_string(i) +
-                                   " is " + std::string(dtype_name(first.dtypes[i])) + " in branch 0 and " +
-                                   std::string(dtype_name(bodies[b].dtypes[i])) + " in branch " + std::to_string(b));
+        throw InvalidArgumentError(std::string(what) + ": branches must return the same dtypes; output " +
+                                   std::to_string(i) + " is " + std::string(dtype_name(first.dtypes[i])) +
+                                   " in branch 0 and " + std::string(dtype_name(bodies[b].dtypes[i])) + " in branch " +
+                                   std::to_string(b));
   }
   std::vector<ops::PartialShape> shapes = first.shapes;
   for (size_t b = 1; b < bodies.size(); ++b)
@@ -202,7 +205,8 @@ bool unroll_for_tape(const LoopCond& cond, const LoopBody& body, std::vector<Ten
 std::vector<Tensor> build_cond(const Tensor& pred, const Branch& then_fn, const Branch& else_fn) {
   TraceContext& parent = current();
   if (!pred.defined() || pred.dtype() != DType::Bool || (pred.rank() > 0))
-    throw InvalidArgumentError("kiln::cond: pred must be a scalar bool tensor, got " + (pred.defined() ? pred.str() : std::string("an empty Tensor")));
+    throw InvalidArgumentError("kiln::cond: pred must be a scalar bool tensor, got " +
+                               (pred.defined() ? pred.str() : std::string("an empty Tensor")));
   const Output p = parent.resolve(pred);
   std::vector<TracedBody> bodies;
   bodies.push_back(trace_body(parent, "cond_true", {}, [&](const std::vector<Tensor>&) { return then_fn(); }));
@@ -211,8 +215,7 @@ std::vector<Tensor> build_cond(const Tensor& pred, const Branch& then_fn, const 
   std::vector<Output> inputs = unify_captures(bodies);
   inputs.insert(inputs.begin(), p);
   const bool stateful = bodies[0].stateful || bodies[1].stateful;
-  ops::Attrs attrs{ops::FuncRef{bodies[0].g->function_name()},
-                   ops::FuncRef{bodies[1].g->function_name()}};
+  ops::Attrs attrs{ops::FuncRef{bodies[0].g->function_name()}, ops::FuncRef{bodies[1].g->function_name()}};
   return add_node(parent, ops::op::StatelessIf(), ops::op::If(), stateful, "cond", std::move(inputs), std::move(attrs),
                   bodies[0].dtypes, shapes);
 }
@@ -299,8 +302,8 @@ std::vector<Tensor> build_while_node(const LoopCond& cond, const LoopBody& body,
     std::vector<Tensor> user(v.begin() + first, v.end());
     std::vector<Tensor> next = body(user);
     if (next.size() != user.size())
-      throw InvalidArgumentError("while_loop: body returned " + std::to_string(next.size()) + " loop variables, expected " +
-                                 std::to_string(user.size()));
+      throw InvalidArgumentError("while_loop: body returned " + std::to_string(next.size()) +
+                                 " loop variables, expected " + std::to_string(user.size()));
     for (size_t i = 0; i < next.size(); ++i) {
       if (next[i].dtype() != user[i].dtype())
         throw InvalidArgumentError("while_loop: loop variable " + std::to_string(i) + " enters the loop as " +

@@ -18,7 +18,8 @@ thread_local std::vector<OpObserver*>* t_observers = nullptr;  // null or non-em
   throw InvalidArgumentError(
       std::string("An op outside of the function building code is being passed a symbolic tensor ") + t.str() +
       ". A tensor created inside a kiln::function trace exists only there: return it from the function "
-      "instead of storing it outside. [Op:" + op.name + "]");
+      "instead of storing it outside. [Op:" +
+      op.name + "]");
 }
 
 constexpr int kStackInputs = 8;
@@ -36,7 +37,9 @@ struct EagerInputs {
     }
     for (int i = 0; i < n; ++i) {
       const ops::TensorImpl* t = in[i]->impl();
-      if (!t) throw InvalidArgumentError(std::string("Input ") + std::to_string(i) + " is an empty Tensor [Op:" + op.name + "]");
+      if (!t)
+        throw InvalidArgumentError(std::string("Input ") + std::to_string(i) + " is an empty Tensor [Op:" + op.name +
+                                   "]");
       if (t->symbolic) fail_escaped(op, *in[i]);
       p[i] = t;
     }
@@ -49,7 +52,9 @@ graph::Node* add_traced(TraceContext& ctx, const ops::OpDef& op, const Tensor* c
   std::vector<graph::Output> inputs;
   inputs.reserve(n);
   for (int i = 0; i < n; ++i) {
-    if (!in[i]->defined()) throw InvalidArgumentError(std::string("Input ") + std::to_string(i) + " is an empty Tensor [Op:" + op.name + "]");
+    if (!in[i]->defined())
+      throw InvalidArgumentError(std::string("Input ") + std::to_string(i) + " is an empty Tensor [Op:" + op.name +
+                                 "]");
     inputs.push_back(ctx.resolve(*in[i]));
   }
   std::vector<graph::Node*> control;
@@ -109,7 +114,9 @@ namespace {
 std::atomic<uint64_t> g_trace_serial{0};
 }  // namespace
 
-TraceContext::TraceContext(graph::Graph* g) : graph_(g), outer_(t_current), serial_(++g_trace_serial) { t_current = this; }
+TraceContext::TraceContext(graph::Graph* g) : graph_(g), outer_(t_current), serial_(++g_trace_serial) {
+  t_current = this;
+}
 TraceContext::~TraceContext() { t_current = outer_; }
 
 graph::Node* TraceContext::capture_outer(const graph::Output& o) {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <exception>
-#include <cstdio>
 #include <list>
 #include <mutex>
 #include <shared_mutex>
@@ -117,11 +117,17 @@ struct KeyEqual {
   bool operator()(const StoredKey& a, const StoredKey& b) const {
     return eq(a.words.data(), a.words.size(), b.words.data(), b.words.size());
   }
-  bool operator()(const KeyView& a, const StoredKey& b) const { return eq(a.words, a.size, b.words.data(), b.words.size()); }
-  bool operator()(const StoredKey& a, const KeyView& b) const { return eq(a.words.data(), a.words.size(), b.words, b.size); }
+  bool operator()(const KeyView& a, const StoredKey& b) const {
+    return eq(a.words, a.size, b.words.data(), b.words.size());
+  }
+  bool operator()(const StoredKey& a, const KeyView& b) const {
+    return eq(a.words.data(), a.words.size(), b.words, b.size);
+  }
 };
 KeyView view(const KeyBuilder& k) { return KeyView{k.data(), k.size(), k.hash()}; }
-StoredKey stored(const KeyBuilder& k) { return StoredKey{std::vector<uint64_t>(k.data(), k.data() + k.size()), k.hash()}; }
+StoredKey stored(const KeyBuilder& k) {
+  return StoredKey{std::vector<uint64_t>(k.data(), k.data() + k.size()), k.hash()};
+}
 
 // A cached call: its concrete function, and a "used since the last sweep" bit that a hit
 // sets without a write lock (the eviction is a clock sweep over these bits).
@@ -204,7 +210,7 @@ class FunctionCore {
   std::vector<std::string> log;
   std::atomic<int> trace_count{0};
   std::atomic<bool> first_trace_started{false};  // variables may be created by the first trace only
-  std::atomic<uint32_t> history{0};  // last 10 calls, bit set when the call traced
+  std::atomic<uint32_t> history{0};              // last 10 calls, bit set when the call traced
   std::atomic<uint32_t> calls{0};
   std::atomic<bool> warned{false};
 
@@ -216,11 +222,13 @@ class FunctionCore {
     const uint32_t n = calls.load(std::memory_order_relaxed) + 1;
     calls.store(n, std::memory_order_relaxed);
     if (n >= 10 && __builtin_popcount(h) >= 5 && !warned.exchange(true)) {
-      std::string msg = "WARNING: " + std::to_string(__builtin_popcount(h)) + " out of the last 10 calls to " + name +
-                        " triggered kiln::function retracing. Tracing is expensive and the excessive number of tracings "
-                        "could be due to (1) passing C++ values that change on every call (each distinct value is a "
-                        "new trace), (2) passing tensors with different shapes (consider input_signature or "
-                        "reduce_retracing). Latest reason: " + reason + "\n";
+      std::string msg =
+          "WARNING: " + std::to_string(__builtin_popcount(h)) + " out of the last 10 calls to " + name +
+          " triggered kiln::function retracing. Tracing is expensive and the excessive number of tracings "
+          "could be due to (1) passing C++ values that change on every call (each distinct value is a "
+          "new trace), (2) passing tensors with different shapes (consider input_signature or "
+          "reduce_retracing). Latest reason: " +
+          reason + "\n";
       std::fputs(msg.c_str(), stderr);
     }
   }
@@ -257,7 +265,8 @@ class FunctionCore {
       ctx.allow_variable_creation = !first_trace_started.exchange(true);  // first trace only
       for (const ArgEntry& e : sig.entries) {
         if (e.kind != ArgEntry::kTensor) continue;
-        ops::PartialShape ps = e.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(e.shape.dims()), false};
+        ops::PartialShape ps =
+            e.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(e.shape.dims()), false};
         graph::Node* ph = g.add_placeholder(e.dtype, ps, e.name, e.name);
         g.inputs.push_back(ph);
         placeholders.push_back(ph->output(0));
@@ -287,7 +296,8 @@ class FunctionCore {
   // every fitting call one signature), or with reduce_retracing one that fits it. mu held.
   std::shared_ptr<ConcreteImpl> existing_trace(const CallSignature& sig) const {
     for (const auto& t : traces)
-      if (same_entries(t->signature, sig.entries) || (options.reduce_retracing && fits(t->signature, sig.entries))) return t;
+      if (same_entries(t->signature, sig.entries) || (options.reduce_retracing && fits(t->signature, sig.entries)))
+        return t;
     return nullptr;
   }
 
@@ -307,7 +317,8 @@ class FunctionCore {
   }
 
   // The miss path for one call key, with the key's PendingTrace claimed by this thread.
-  std::shared_ptr<ConcreteImpl> resolve(const KeyBuilder& key, const SignatureBuilder& signature, const TraceBody& body) {
+  std::shared_ptr<ConcreteImpl> resolve(const KeyBuilder& key, const SignatureBuilder& signature,
+                                        const TraceBody& body) {
     const CallSignature sig = signature();  // applies input_signature (may throw)
     std::shared_ptr<ConcreteImpl> cf;
     CallSignature to_trace;
@@ -368,8 +379,8 @@ void apply_input_signature(const FunctionCore& core, CallSignature& sig) {
     if (e.dtype != spec.dtype || !spec.shape.is_compatible_with(e.shape))
       throw InvalidArgumentError("Python inputs incompatible with input_signature: argument " + e.name + " was " +
                                  std::string(dtype_name(e.dtype)) + " with shape " + e.shape.str() +
-                                 ", which does not fit TensorSpec(shape=" + spec.shape.str() + ", dtype=" +
-                                 std::string(dtype_name(spec.dtype)) + ")");
+                                 ", which does not fit TensorSpec(shape=" + spec.shape.str() +
+                                 ", dtype=" + std::string(dtype_name(spec.dtype)) + ")");
     e.shape = spec.shape;
     if (!spec.name.empty()) e.name = spec.name;
     ++k;

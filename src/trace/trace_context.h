@@ -27,9 +27,9 @@ class TraceContext {
   graph::Output resolve(const Tensor& t);
 
   struct Capture {
-    Tensor value;          // root graph: the outside eager tensor, kept alive
-    graph::Output outer;   // sub-graph: the captured output in the parent graph
-    graph::Node* node;     // the placeholder here
+    Tensor value;         // root graph: the outside eager tensor, kept alive
+    graph::Output outer;  // sub-graph: the captured output in the parent graph
+    graph::Node* node;    // the placeholder here
   };
   const std::vector<Capture>& captures() const { return captures_; }
   // Captures the parent-graph output `o` (or returns the existing placeholder).

@@ -44,7 +44,7 @@ TEST(SteadyState, ConcreteFunctionCallAllocatesOnlyItsResult) {
   const long news = g_news.load() - news_before;
   EXPECT_EQ(buffer_stats().system_allocations - buffers_before, 0);  // every buffer from the pool
   EXPECT_LE(news, kCalls * 1) << "heap allocations per call: " << static_cast<double>(news) / kCalls
-                               << " (only the returned std::vector is allowed)";
+                              << " (only the returned std::vector is allowed)";
 }
 
 // A cached kiln::Function call builds its key on the stack and looks it up without

@@ -22,13 +22,14 @@ void both_modes(const std::function<std::vector<Tensor>(const Tensor&)>& body, c
 std::vector<Tensor> cond_grad(const Tensor& x) {
   GradientTape tape;
   tape.watch(x);
-  Tensor y = cond(reduce_sum(x) > 0.0, [&] { return x * x; }, [&] { return x * 3.0; });
+  Tensor y = cond(
+      reduce_sum(x) > 0.0, [&] { return x * x; }, [&] { return x * 3.0; });
   return tape.gradient(reduce_sum(y), {x});
 }
 
 TEST(ControlFlowGradient, CondTakesTheTakenBranch) {
-  both_modes(cond_grad, constant<double>({1, 2}, {2}), {2, 4});     // 2x
-  both_modes(cond_grad, constant<double>({-1, -2}, {2}), {3, 3});   // 3
+  both_modes(cond_grad, constant<double>({1, 2}, {2}), {2, 4});    // 2x
+  both_modes(cond_grad, constant<double>({-1, -2}, {2}), {3, 3});  // 3
 }
 
 TEST(ControlFlowGradient, CondWithVariableReadOutside) {
@@ -36,7 +37,8 @@ TEST(ControlFlowGradient, CondWithVariableReadOutside) {
   auto step = [&](const Tensor& x) {
     GradientTape tape;
     Tensor wv = w.read();
-    Tensor y = cond(x > 0.0, [&] { return wv * x; }, [&] { return wv * wv; });
+    Tensor y = cond(
+        x > 0.0, [&] { return wv * x; }, [&] { return wv * wv; });
     return tape.gradient(y, {&w});
   };
   for (double v : {1.5, -1.0}) {
@@ -88,7 +90,8 @@ TEST(ControlFlowGradient, ForiLoop) {
   auto body = [](const Tensor& x) {
     GradientTape tape;
     tape.watch(x);
-    Tensor y = fori_loop(0, 3, [&](const Tensor&, const Tensor& acc) { return acc * x + 1.0; }, x);
+    Tensor y = fori_loop(
+        0, 3, [&](const Tensor&, const Tensor& acc) { return acc * x + 1.0; }, x);
     return tape.gradient(y, {x});  // y = x^4 + x^2 + x  (acc: x -> x^2+1 -> x^3+x+1 -> x^4+x^2+x+1)
   };
   both_modes(body, constant<double>({2}, {1}), {4 * 8 + 2 * 2 + 1});
@@ -100,8 +103,8 @@ std::vector<Tensor> halve_grad(const Tensor& x) {
   tape.watch(x);
   WhileOptions opts;
   opts.maximum_iterations = 10;
-  Tensor y = while_loop([](const Tensor& v) { return reduce_sum(v) > 1.0; }, [](const Tensor& v) { return v * 0.5; },
-                        x, opts);
+  Tensor y =
+      while_loop([](const Tensor& v) { return reduce_sum(v) > 1.0; }, [](const Tensor& v) { return v * 0.5; }, x, opts);
   return tape.gradient(reduce_sum(y), {x});
 }
 
@@ -114,7 +117,8 @@ TEST(ControlFlowGradient, UnboundedDataDependentLoopIsAClearError) {
   auto f = function([](const Tensor& x) {
     GradientTape tape;
     tape.watch(x);
-    Tensor y = while_loop([](const Tensor& v) { return reduce_sum(v) > 1.0; }, [](const Tensor& v) { return v * 0.5; }, x);
+    Tensor y =
+        while_loop([](const Tensor& v) { return reduce_sum(v) > 1.0; }, [](const Tensor& v) { return v * 0.5; }, x);
     return tape.gradient(reduce_sum(y), {x});
   });
   expect_error<UnimplementedError>([&] { f(constant<double>({3.0}, {1})); }, "maximum_iterations");
@@ -124,9 +128,11 @@ TEST(ControlFlowGradient, UnrolledLoopChecksTheBody) {
   auto f = function([](const Tensor& x) {
     GradientTape tape;
     tape.watch(x);
-    return fori_loop(0, 2, [](const Tensor& i, const Tensor&) { return cast(i, DType::Float64); }, x);
+    return fori_loop(
+        0, 2, [](const Tensor& i, const Tensor&) { return cast(i, DType::Float64); }, x);
   });
-  expect_error<InvalidArgumentError>([&] { f(constant(1.0f)); }, "enters the loop as float32 but the body returns float64");
+  expect_error<InvalidArgumentError>([&] { f(constant(1.0f)); },
+                                     "enters the loop as float32 but the body returns float64");
 }
 
 TEST(ControlFlowGradient, EagerLoopIsRecordedIterationByIteration) {

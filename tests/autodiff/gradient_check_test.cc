@@ -85,12 +85,15 @@ TEST(GradientCheck, BinaryOps) {
   check_binary("add", [](const Tensor& a, const Tensor& b) { return a + b; });
   check_binary("sub", [](const Tensor& a, const Tensor& b) { return a - b; });
   check_binary("mul", [](const Tensor& a, const Tensor& b) { return a * b; });
-  check_binary("div", [](const Tensor& a, const Tensor& b) { return a / b; }, 0.5, 2);
-  check_binary("pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }, 0.5, 2);
+  check_binary(
+      "div", [](const Tensor& a, const Tensor& b) { return a / b; }, 0.5, 2);
+  check_binary(
+      "pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }, 0.5, 2);
   check_binary("maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); });
   check_binary("minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); });
   check_binary("squared_difference", [](const Tensor& a, const Tensor& b) { return squared_difference(a, b); });
-  check_binary("floormod", [](const Tensor& a, const Tensor& b) { return floormod(a, b); }, 0.3, 0.9);
+  check_binary(
+      "floormod", [](const Tensor& a, const Tensor& b) { return floormod(a, b); }, 0.3, 0.9);
 }
 
 TEST(GradientCheck, Where) {
@@ -115,8 +118,9 @@ TEST(GradientCheck, UnaryOps) {
       {"floor (zero gradient)", [](const Tensor& x) { return floor(x) + x; }},
       {"cast float32 round trip", [](const Tensor& x) { return cast(cast(x, DType::Float32), DType::Float64); }}};
   for (const auto& [name, op] : any)
-    check_gradient(name, [op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 7)},
-                   name.rfind("cast", 0) == 0 ? 1e-3 : 1e-6);
+    check_gradient(
+        name, [op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 7)},
+        name.rfind("cast", 0) == 0 ? 1e-3 : 1e-6);
   const std::vector<std::pair<std::string, Tensor (*)(const Tensor&)>> positive = {
       {"log", [](const Tensor& x) { return log(x); }},
       {"sqrt", [](const Tensor& x) { return sqrt(x); }},
@@ -134,11 +138,9 @@ TEST(GradientCheck, MatMul) {
                      [ta, tb](const std::vector<Tensor>& x) { return matmul(x[0], x[1], ta, tb); },
                      {values(a, 1), values(b, 2)});
     }
-  check_gradient("batch matmul, broadcast batch",
-                 [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
+  check_gradient("batch matmul, broadcast batch", [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
                  {values({2, 1, 3, 4}, 3), values({3, 4, 2}, 4)});
-  check_gradient("batch matmul, adjoints",
-                 [](const std::vector<Tensor>& x) { return matmul(x[0], x[1], true, true); },
+  check_gradient("batch matmul, adjoints", [](const std::vector<Tensor>& x) { return matmul(x[0], x[1], true, true); },
                  {values({2, 4, 3}, 5), values({2, 2, 4}, 6)});
 }
 
@@ -146,9 +148,14 @@ TEST(GradientCheck, Reductions) {
   const Tensor x = values({2, 3, 4}, 11);
   for (bool keep : {false, true}) {
     const std::string k = keep ? " keepdims" : "";
-    check_gradient("sum all" + k, [keep](const std::vector<Tensor>& v) { return reduce_sum(v[0], std::nullopt, keep); }, {x});
+    check_gradient("sum all" + k, [keep](const std::vector<Tensor>& v) { return reduce_sum(v[0], std::nullopt, keep); },
+                   {x});
     check_gradient("sum 1" + k, [keep](const std::vector<Tensor>& v) { return reduce_sum(v[0], {1}, keep); }, {x});
-    check_gradient("mean 0,2" + k, [keep](const std::vector<Tensor>& v) { return reduce_mean(v[0], {0, -1}, keep); }, {x});
+    check_gradient("mean 0,2" + k,
+                   [keep](const std::vector<Tensor>& v) {
+                     return reduce_mean(v[0], {0, -1}, keep);
+                   },
+                   {x});
     check_gradient("max 2" + k, [keep](const std::vector<Tensor>& v) { return reduce_max(v[0], {2}, keep); }, {x});
     check_gradient("min 0" + k, [keep](const std::vector<Tensor>& v) { return reduce_min(v[0], {0}, keep); }, {x});
     check_gradient("prod 1" + k, [keep](const std::vector<Tensor>& v) { return reduce_prod(v[0], {1}, keep); }, {x});
@@ -171,9 +178,10 @@ TEST(GradientCheck, SoftmaxAndLoss) {
   check_gradient("softmax axis 0", [](const std::vector<Tensor>& v) { return softmax(v[0], 0); }, {values({3, 4}, 13)});
   check_gradient("log_softmax", [](const std::vector<Tensor>& v) { return log_softmax(v[0]); }, {values({3, 4}, 14)});
   const Tensor labels = constant<int32_t>({2, 0, 3}, {3});
-  check_gradient("sparse_softmax_cross_entropy_with_logits",
-                 [labels](const std::vector<Tensor>& v) { return sparse_softmax_cross_entropy_with_logits(labels, v[0]); },
-                 {values({3, 4}, 15)});
+  check_gradient(
+      "sparse_softmax_cross_entropy_with_logits",
+      [labels](const std::vector<Tensor>& v) { return sparse_softmax_cross_entropy_with_logits(labels, v[0]); },
+      {values({3, 4}, 15)});
 }
 
 TEST(GradientCheck, ShapesAndLayout) {
@@ -182,38 +190,59 @@ TEST(GradientCheck, ShapesAndLayout) {
   check_gradient("expand_dims", [](const std::vector<Tensor>& v) { return expand_dims(v[0], 1); }, {x});
   check_gradient("squeeze", [](const std::vector<Tensor>& v) { return squeeze(v[0]); }, {values({2, 1, 3}, 22)});
   check_gradient("transpose", [](const std::vector<Tensor>& v) { return transpose(v[0], {2, 0, 1}); }, {x});
-  check_gradient("concat", [](const std::vector<Tensor>& v) { return concat({v[0], v[1], v[0]}, 1); },
+  check_gradient("concat",
+                 [](const std::vector<Tensor>& v) {
+                   return concat({v[0], v[1], v[0]}, 1);
+                 },
                  {values({2, 2}, 23), values({2, 3}, 24)});
-  check_gradient("stack", [](const std::vector<Tensor>& v) { return stack({v[0], v[1]}, 1); },
+  check_gradient("stack",
+                 [](const std::vector<Tensor>& v) {
+                   return stack({v[0], v[1]}, 1);
+                 },
                  {values({2, 3}, 25), values({2, 3}, 26)});
   check_gradient("tile", [](const std::vector<Tensor>& v) { return tile(v[0], {2, 3}); }, {values({2, 2}, 27)});
-  check_gradient("broadcast_to", [](const std::vector<Tensor>& v) { return broadcast_to(v[0], {2, 3, 2}); },
+  check_gradient("broadcast_to",
+                 [](const std::vector<Tensor>& v) {
+                   return broadcast_to(v[0], {2, 3, 2});
+                 },
                  {values({3, 1}, 28)});
 }
 
 TEST(GradientCheck, Slicing) {
   const Tensor x = values({4, 5}, 31);
   check_gradient("slice", [](const std::vector<Tensor>& v) { return slice(v[0], {1, 2}, {2, -1}); }, {x});
-  check_gradient("strided_slice", [](const std::vector<Tensor>& v) { return strided_slice(v[0], {3, 0}, {0, 5}, {-1, 2}); }, {x});
+  check_gradient("strided_slice",
+                 [](const std::vector<Tensor>& v) {
+                   return strided_slice(v[0], {3, 0}, {0, 5}, {-1, 2});
+                 },
+                 {x});
   StridedSliceMasks shrink;
   shrink.shrink_axis_mask = 1;
   check_gradient("strided_slice shrink",
-                 [shrink](const std::vector<Tensor>& v) { return strided_slice(v[0], {2, 1}, {3, 4}, {1, 1}, shrink); }, {x});
+                 [shrink](const std::vector<Tensor>& v) {
+                   return strided_slice(v[0], {2, 1}, {3, 4}, {1, 1}, shrink);
+                 },
+                 {x});
   check_gradient("gather axis 0, repeated", [](const std::vector<Tensor>& v) { return gather(v[0], {3, 0, 3}); }, {x});
   check_gradient("gather axis 1", [](const std::vector<Tensor>& v) { return gather(v[0], {4, 1}, 1); }, {x});
   check_gradient("gather 2-D indices axis 1",
-                 [](const std::vector<Tensor>& v) { return gather(v[0], constant<int32_t>({0, 1, 1, 4}, {2, 2}), 1); },
+                 [](const std::vector<Tensor>& v) {
+                   return gather(v[0], constant<int32_t>({0, 1, 1, 4}, {2, 2}), 1);
+                 },
                  {values({2, 5, 3}, 32)});
   const Tensor ids = constant<int32_t>({1, 0, 1}, {3});
   check_gradient("unsorted_segment_sum",
-                 [ids](const std::vector<Tensor>& v) { return unsorted_segment_sum(v[0], ids, 3); }, {values({3, 2}, 33)});
+                 [ids](const std::vector<Tensor>& v) { return unsorted_segment_sum(v[0], ids, 3); },
+                 {values({3, 2}, 33)});
 }
 
 TEST(GradientCheck, Fill) {
-  check_gradient("fill", [](const std::vector<Tensor>& v) {
-    Tensor dims = constant<int32_t>({2, 3}, {2});
-    return trace::dispatch1(ops::op::Fill(), {&dims, &v[0]});
-  }, {values({}, 41)});
+  check_gradient("fill",
+                 [](const std::vector<Tensor>& v) {
+                   Tensor dims = constant<int32_t>({2, 3}, {2});
+                   return trace::dispatch1(ops::op::Fill(), {&dims, &v[0]});
+                 },
+                 {values({}, 41)});
 }
 
 // The gradient ops themselves (for second derivatives): an inner tape's gradient is a
@@ -227,18 +256,23 @@ TEST(GradientCheck, GradientOpsAreDifferentiable) {
     };
   };
   check_gradient("ReluGrad", inner([](const Tensor& x) { return relu(x); }), {values({2, 3}, 61), values({2, 3}, 62)});
-  check_gradient("StridedSliceGrad", inner([](const Tensor& x) { return strided_slice(x, {0, 2}, {2, 0}, {1, -1}); }),
+  check_gradient("StridedSliceGrad", inner([](const Tensor& x) {
+                   return strided_slice(x, {0, 2}, {2, 0}, {1, -1});
+                 }),
                  {values({2, 3}, 63), values({2, 2}, 64)});
-  check_gradient("tanh (second order)", inner([](const Tensor& x) { return tanh(x); }), {values({3}, 65), values({3}, 66)});
+  check_gradient("tanh (second order)", inner([](const Tensor& x) { return tanh(x); }),
+                 {values({3}, 65), values({3}, 66)});
 }
 
 // A composite: the MLP forward the training example uses, in float64.
 TEST(GradientCheck, TwoLayerNetwork) {
   const Tensor labels = constant<int32_t>({1, 0}, {2});
-  check_gradient("mlp", [labels](const std::vector<Tensor>& v) {
-    Tensor h = relu(matmul(v[0], v[1]) + v[2]);
-    return reduce_mean(sparse_softmax_cross_entropy_with_logits(labels, matmul(h, v[3]) + v[4]));
-  }, {values({2, 4}, 51), values({4, 3}, 52), values({3}, 53), values({3, 2}, 54), values({2}, 55)});
+  check_gradient("mlp",
+                 [labels](const std::vector<Tensor>& v) {
+                   Tensor h = relu(matmul(v[0], v[1]) + v[2]);
+                   return reduce_mean(sparse_softmax_cross_entropy_with_logits(labels, matmul(h, v[3]) + v[4]));
+                 },
+                 {values({2, 4}, 51), values({4, 3}, 52), values({3}, 53), values({3, 2}, 54), values({2}, 55)});
 }
 
 }  // namespace

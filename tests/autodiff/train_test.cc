@@ -83,8 +83,11 @@ TEST(Train, OptimizerErrors) {
   expect_error<InvalidArgumentError>([&] { sgd.apply_gradients({constant(1.0f)}, {nullptr}); }, "is null");
   sgd.apply_gradients({constant(1.0f)}, {&a});
   Variable b(constant(1.0f));
-  expect_error<InvalidArgumentError>([&] { sgd.apply_gradients({constant(1.0f), constant(1.0f)}, {&a, &b}); },
-                                     "slots were made for 1");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        sgd.apply_gradients({constant(1.0f), constant(1.0f)}, {&a, &b});
+      },
+      "slots were made for 1");
   expect_error<InvalidArgumentError>([] { SGD(0.1, 1.5); }, "momentum must be in [0, 1]");
 }
 
@@ -95,17 +98,27 @@ TEST(Train, SparseSoftmaxCrossEntropyValuesAndStability) {
   const double l0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3;
   expect_near<float>(loss, {static_cast<float>(l0), 1000.0f}, {2}, 1e-5);
   expect_error<InvalidArgumentError>(
-      [&] { sparse_softmax_cross_entropy_with_logits(constant<int32_t>({0, 3}, {2}), logits); },
+      [&] {
+        sparse_softmax_cross_entropy_with_logits(constant<int32_t>({0, 3}, {2}), logits);
+      },
       "Received a label value of 3 which is outside the valid range of [0, 3).  Label values: 0 3");
-  expect_error<InvalidArgumentError>([&] { sparse_softmax_cross_entropy_with_logits(constant<int32_t>({0}, {1}), logits); },
-                                     "same first dimension");
-  expect_error<InvalidArgumentError>([&] { sparse_softmax_cross_entropy_with_logits(constant<float>({0, 1}, {2}), logits); },
-                                     "labels must be int32 or int64");
   expect_error<InvalidArgumentError>(
-      [&] { sparse_softmax_cross_entropy_with_logits(labels, constant<int32_t>({1, 2}, {1, 2})); },
+      [&] { sparse_softmax_cross_entropy_with_logits(constant<int32_t>({0}, {1}), logits); }, "same first dimension");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        sparse_softmax_cross_entropy_with_logits(constant<float>({0, 1}, {2}), logits);
+      },
+      "labels must be int32 or int64");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        sparse_softmax_cross_entropy_with_logits(labels, constant<int32_t>({1, 2}, {1, 2}));
+      },
       "features must be float or double");
-  expect_error<InvalidArgumentError>([&] { sparse_softmax_cross_entropy_with_logits(labels, constant<float>({1, 2}, {2})); },
-                                     "logits must be 2-D");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        sparse_softmax_cross_entropy_with_logits(labels, constant<float>({1, 2}, {2}));
+      },
+      "logits must be 2-D");
 }
 
 // A small classifier trained eagerly and with the step under function: same losses.
@@ -115,7 +128,8 @@ struct Model {
   std::vector<Variable*> vars() { return {&hidden.kernel, &hidden.bias, &out.kernel, &out.bias}; }
 };
 
-template <class Opt> std::vector<float> train(bool traced, Opt opt) {
+template <class Opt>
+std::vector<float> train(bool traced, Opt opt) {
   Model m;
   Tensor x = random_normal({16, 4}, 0, 1, DType::Float32, 3);
   Tensor y = random_uniform_int({16}, 0, 3, DType::Int32, 4);

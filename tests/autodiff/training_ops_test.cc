@@ -35,7 +35,8 @@ void adam(Variable& var, Variable& m, Variable& v, const std::vector<Tensor>& sc
   apply(ops::op::ResourceApplyAdam(), in, ops::Attrs{res(var), res(m), res(v), false, nesterov});
 }
 
-template <class T> class TrainingOps : public ::testing::Test {};
+template <class T>
+class TrainingOps : public ::testing::Test {};
 using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(TrainingOps, FloatTypes);
 
@@ -111,39 +112,67 @@ TEST(TrainingOps, UpdatesNeverChangeSnapshots) {
 
 TEST(TrainingOps, BadInputs) {
   Variable var(constant<float>({1, 2}, {2}), "var"), accum(constant<float>({0, 0}, {2}), "accum");
-  Variable wide(constant<float>({0, 0, 0}, {3})), d64(constant<double>({0, 0}, {2})), ints(constant<int32_t>({1, 2}, {2}));
+  Variable wide(constant<float>({0, 0, 0}, {3})), d64(constant<double>({0, 0}, {2})),
+      ints(constant<int32_t>({1, 2}, {2}));
   const Tensor lr = constant(0.1f), m = constant(0.9f), g = constant<float>({1, 1}, {2});
-  expect_error<InvalidArgumentError>([&] { keras_momentum(var, accum, constant<float>({1, 2}, {2}), g, m); },
-                                     "lr is not a scalar: [2]");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        keras_momentum(var, accum, constant<float>({1, 2}, {2}), g, m);
+      },
+      "lr is not a scalar: [2]");
   expect_error<InvalidArgumentError>([&] { keras_momentum(var, accum, lr, g, constant<float>({1}, {1})); },
                                      "momentum is not a scalar: [1]");
-  expect_error<InvalidArgumentError>([&] { keras_momentum(var, accum, lr, constant<float>({1, 1, 1}, {3}), m); },
-                                     "var and grad do not have the same shape[2] [3]");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        keras_momentum(var, accum, lr, constant<float>({1, 1, 1}, {3}), m);
+      },
+      "var and grad do not have the same shape[2] [3]");
   expect_error<InvalidArgumentError>([&] { keras_momentum(var, wide, lr, g, m); },
                                      "var and accum do not have the same shape[2] [3]");
   expect_error<InvalidArgumentError>([&] { keras_momentum(var, var, lr, g, m); },
                                      "var and accum must be different variables");
   expect_error<InvalidArgumentError>([&] { keras_momentum(var, d64, lr, g, m); },
                                      "var and accum have different dtypes: float vs. double");
-  expect_error<InvalidArgumentError>([&] { keras_momentum(var, accum, lr, constant<double>({1, 1}, {2}), m); },
-                                     "input #3(zero-based) was expected to be a float tensor but is a double tensor");
-  expect_error<InvalidArgumentError>([&] { gradient_descent(ints, constant(1), constant<int32_t>({1, 1}, {2})); },
-                                     "only float and double variables can be trained");
-  expect_error<InvalidArgumentError>([&] { gradient_descent(var, constant<float>({1, 1}, {2}), g); },
-                                     "alpha is not a scalar: [2]");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        keras_momentum(var, accum, lr, constant<double>({1, 1}, {2}), m);
+      },
+      "input #3(zero-based) was expected to be a float tensor but is a double tensor");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        gradient_descent(ints, constant(1), constant<int32_t>({1, 1}, {2}));
+      },
+      "only float and double variables can be trained");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        gradient_descent(var, constant<float>({1, 1}, {2}), g);
+      },
+      "alpha is not a scalar: [2]");
   Variable mv(constant<float>({0, 0}, {2})), vv(constant<float>({0, 0}, {2}));
   const Tensor s = constant(0.5f);
-  expect_error<InvalidArgumentError>([&] { adam(var, mv, vv, {s, s, s, s, constant<float>({1, 1}, {2}), s}, g); },
-                                     "beta2 is not a scalar: [2]");
-  expect_error<InvalidArgumentError>([&] { adam(var, mv, mv, {s, s, s, s, s, s}, g); },
-                                     "m and v must be different variables");
-  expect_error<InvalidArgumentError>([&] { adam(var, mv, var, {s, s, s, s, s, s}, g); },
-                                     "var and v must be different variables");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        adam(var, mv, vv, {s, s, s, s, constant<float>({1, 1}, {2}), s}, g);
+      },
+      "beta2 is not a scalar: [2]");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        adam(var, mv, mv, {s, s, s, s, s, s}, g);
+      },
+      "m and v must be different variables");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        adam(var, mv, var, {s, s, s, s, s, s}, g);
+      },
+      "var and v must be different variables");
   // A gradient of unknown shape at trace time is checked when the function runs.
   auto f = function([&](const Tensor& grad) { gradient_descent(var, constant(1.0f), grad); },
                     {.input_signature = std::vector<TensorSpec>{{{-1}, DType::Float32}}});
-  expect_error<InvalidArgumentError>([&] { f(constant<float>({1, 1, 1}, {3})); },
-                                     "var and grad do not have the same shape[2] [3]");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        f(constant<float>({1, 1, 1}, {3}));
+      },
+      "var and grad do not have the same shape[2] [3]");
   // Failed updates changed nothing.
   EXPECT_EQ(var.read().to_vector<float>(), (std::vector<float>{1, 2}));
   EXPECT_EQ(accum.read().to_vector<float>(), (std::vector<float>{0, 0}));

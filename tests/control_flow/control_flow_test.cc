@@ -6,7 +6,8 @@ using namespace kiln::testing;
 
 namespace {
 Tensor simple_relu_body(Tensor x) {
-  return cond(greater(x, 0), [&] { return x; }, [&] { return zeros({}, x.dtype()); });
+  return cond(
+      greater(x, 0), [&] { return x; }, [&] { return zeros({}, x.dtype()); });
 }
 }  // namespace
 
@@ -23,14 +24,19 @@ TEST(Cond, SimpleReluBothBranchesEagerAndTraced) {
   EXPECT_EQ(c->type, "StatelessIf");
   EXPECT_EQ(c->inputs[0], "Greater:0");
   const std::string text = simple_relu.concrete_functions()[0].as_graph_def().str();
-  EXPECT_NE(text.find("key: \"then_branch\"\n    value {\n      func {\n        name: \"cond_true_0\""), std::string::npos) << text;
+  EXPECT_NE(text.find("key: \"then_branch\"\n    value {\n      func {\n        name: \"cond_true_0\""),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("library {\n  function {\n    signature {\n      name: \"cond_true_0\""), std::string::npos);
   EXPECT_NE(text.find("key: \"Tcond\"\n    value {\n      type: DT_BOOL"), std::string::npos);
 }
 
 TEST(Cond, GuideSquareOrNegatedHalf) {
   // g(x): x*x if reduce_sum(x) > 0 else -x // 2
-  auto g_body = [](Tensor x) { return cond(reduce_sum(x) > 0, [&] { return x * x; }, [&] { return floordiv(-x, 2); }); };
+  auto g_body = [](Tensor x) {
+    return cond(
+        reduce_sum(x) > 0, [&] { return x * x; }, [&] { return floordiv(-x, 2); });
+  };
   auto g = function(g_body);
   expect_tensor<int32_t>(g(constant<int32_t>({1, 2})), {1, 4}, {2});
   expect_tensor<int32_t>(g(constant<int32_t>({-3, -4})), {1, 2}, {2});
@@ -40,21 +46,36 @@ TEST(Cond, GuideSquareOrNegatedHalf) {
 TEST(Cond, OnlyTheTakenBranchRuns) {
   // The else branch gathers out of range: it raises only when taken.
   auto f = function([](Tensor x, Tensor i) {
-    return cond(i < 1, [&] { return gather(x, std::vector<int64_t>{0}); }, [&] { return gather(x, expand_dims(i, 0)); });
+    return cond(
+        i < 1, [&] { return gather(x, std::vector<int64_t>{0}); }, [&] { return gather(x, expand_dims(i, 0)); });
   });
   expect_tensor<float>(f(constant<float>({7}), constant(0)), {7}, {1});
-  expect_error<InvalidArgumentError>([&] { (void)f(constant<float>({7}), constant(5)); }, "indices[0] = 5 is not in [0, 1)");
-  expect_error<InvalidArgumentError>([&] { (void)function([](Tensor x) { return cond(x > 0, [&] { return x; }, [&] { return x; }); })(constant<int32_t>({1})); },
-                                     "pred must be a scalar bool tensor");
+  expect_error<InvalidArgumentError>([&] { (void)f(constant<float>({7}), constant(5)); },
+                                     "indices[0] = 5 is not in [0, 1)");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        (void)function([](Tensor x) {
+          return cond(
+              x > 0, [&] { return x; }, [&] { return x; });
+        })(constant<int32_t>({1}));
+      },
+      "pred must be a scalar bool tensor");
 }
 
 TEST(Cond, BranchesMustAgree) {
-  auto bad = function([](Tensor x) { return cond(x > 0, [&] { return x; }, [&] { return cast(x, DType::Float32); }); });
+  auto bad = function([](Tensor x) {
+    return cond(
+        x > 0, [&] { return x; }, [&] { return cast(x, DType::Float32); });
+  });
   expect_error<InvalidArgumentError>([&] { (void)bad(constant(1)); },
                                      "output 0 is int32 in branch 0 and float32 in branch 1");
   // Result shapes: the most specific shape both agree on.
   auto shapes = function([](Tensor x) {
-    return cond(reduce_sum(x) > 0, [&] { return x; }, [&] { return concat({x, x}, 0); });
+    return cond(
+        reduce_sum(x) > 0, [&] { return x; },
+        [&] {
+          return concat({x, x}, 0);
+        });
   });
   auto cf = shapes.get_concrete_function(constant<int32_t>({1, 2}));
   EXPECT_EQ(cf.output_specs()[0].shape, TensorShape({-1}));
@@ -64,8 +85,13 @@ TEST(Cond, BranchesMustAgree) {
 TEST(Cond, NestedAndCapturing) {
   Tensor outside = constant(100);
   auto f = function([&](Tensor x) {
-    return cond(x > 0, [&] { return cond(x > 10, [&] { return x + outside; }, [&] { return x * 2; }); },
-                [&] { return -x; });
+    return cond(
+        x > 0,
+        [&] {
+          return cond(
+              x > 10, [&] { return x + outside; }, [&] { return x * 2; });
+        },
+        [&] { return -x; });
   });
   EXPECT_EQ(f(constant(20)).item<int32_t>(), 120);
   EXPECT_EQ(f(constant(3)).item<int32_t>(), 6);
@@ -75,8 +101,10 @@ TEST(Cond, NestedAndCapturing) {
 
 TEST(Cond, TupleAndVoidResults) {
   auto f = function([](Tensor x) {
-    auto [a, b] = cond(x > 0, [&] { return std::make_tuple(x, x + 1); }, [&] { return std::make_tuple(-x, x); });
-    cond(x > 5, [&] { print("big", x); }, [] {});
+    auto [a, b] = cond(
+        x > 0, [&] { return std::make_tuple(x, x + 1); }, [&] { return std::make_tuple(-x, x); });
+    cond(
+        x > 5, [&] { print("big", x); }, [] {});
     return a * b;
   });
   ::testing::internal::CaptureStderr();
@@ -128,12 +156,18 @@ TEST(WhileLoop, MaximumIterationsAndShapeInvariants) {
                                     constant<int32_t>({1, 1}), {.maximum_iterations = 3}),
                          {8, 8}, {2});
   // A loop variable whose shape changes: an error naming it, unless shape_invariants relax it.
-  auto grow = [](Tensor v) { return while_loop([](Tensor v) { return size_of(v) < 8; }, [](Tensor v) { return concat({v, v}, 0); }, v); };
-  expect_error<InvalidArgumentError>([&] { (void)function(grow)(constant<int32_t>({1})); },
-                                     "loop variable 0 enters the loop with shape (1,), but has shape (2,) after one iteration");
+  auto grow = [](Tensor v) {
+    return while_loop([](Tensor v) { return size_of(v) < 8; }, [](Tensor v) { return concat({v, v}, 0); }, v);
+  };
+  expect_error<InvalidArgumentError>(
+      [&] { (void)function(grow)(constant<int32_t>({1})); },
+      "loop variable 0 enters the loop with shape (1,), but has shape (2,) after one iteration");
   auto grow_ok = function([](Tensor v) {
-    return while_loop([](Tensor v) { return size_of(v) < 8; }, [](Tensor v) { return concat({v, v}, 0); }, v,
-                      {.shape_invariants = {TensorShape({-1})}});
+    return while_loop([](Tensor v) { return size_of(v) < 8; },
+                      [](Tensor v) {
+                        return concat({v, v}, 0);
+                      },
+                      v, {.shape_invariants = {TensorShape({-1})}});
   });
   expect_tensor<int32_t>(grow_ok(constant<int32_t>({1})), {1, 1, 1, 1, 1, 1, 1, 1}, {8});
 }
@@ -141,7 +175,9 @@ TEST(WhileLoop, MaximumIterationsAndShapeInvariants) {
 TEST(WhileLoop, VectorVarsAndDtypeChecks) {
   auto f = function([](Tensor x) {
     auto out = while_loop([](std::vector<Tensor> v) { return v[0] < 5; },
-                          [](std::vector<Tensor> v) { return std::vector<Tensor>{v[0] + 1, v[1] * 2.0f}; },
+                          [](std::vector<Tensor> v) {
+                            return std::vector<Tensor>{v[0] + 1, v[1] * 2.0f};
+                          },
                           std::vector<Tensor>{constant(0), x});
     return out[1];
   });
@@ -149,7 +185,8 @@ TEST(WhileLoop, VectorVarsAndDtypeChecks) {
   auto bad = function([](Tensor x) {
     return while_loop([](Tensor v) { return v < 5; }, [](Tensor v) { return cast(v, DType::Int64); }, x);
   });
-  expect_error<InvalidArgumentError>([&] { (void)bad(constant(1)); }, "enters the loop as int32 but the body returns int64");
+  expect_error<InvalidArgumentError>([&] { (void)bad(constant(1)); },
+                                     "enters the loop as int32 but the body returns int64");
 }
 
 TEST(ForiLoop, SumsIndices) {

@@ -23,7 +23,11 @@ TEST(Variable, EagerReadsAreSnapshots) {
   EXPECT_EQ(v.read().to_vector<float>(), (std::vector<float>{6, 7}));
   EXPECT_EQ(v.name(), "v");
   EXPECT_EQ(v.shape(), TensorShape({2}));
-  expect_error<InvalidArgumentError>([&] { v.assign(constant<float>({1, 2, 3})); }, "Cannot update variable 'v' with shape [2] using a Tensor with shape [3], shapes must be equal.");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        v.assign(constant<float>({1, 2, 3}));
+      },
+      "Cannot update variable 'v' with shape [2] using a Tensor with shape [3], shapes must be equal.");
   expect_error<InvalidArgumentError>([&] { v.assign(constant<int32_t>({1, 2})); }, "int32");
 }
 
@@ -97,14 +101,15 @@ TEST(Variable, LoopOverRowsPrintsAndAssigns) {
   Variable v(zeros({2}, DType::Int32));
   auto g = function([&](Tensor x) {
     Tensor rows = strided_slice(shape_of(x), {0}, {1}, {1}, {.shrink_axis_mask = 1});
-    fori_loop(0, rows,
-              [&](Tensor i, Tensor unused) {
-                Tensor row = gather(x, i);
-                print(row);
-                v.assign(row);
-                return unused;
-              },
-              constant(0));
+    fori_loop(
+        0, rows,
+        [&](Tensor i, Tensor unused) {
+          Tensor row = gather(x, i);
+          print(row);
+          v.assign(row);
+          return unused;
+        },
+        constant(0));
   });
   ::testing::internal::CaptureStderr();
   g(constant<int32_t>({1, 2, 3, 4, 5, 6}, {3, 2}));

@@ -1,6 +1,7 @@
 // Released memory goes back to the system: the buffer caches keep at most 64 MiB together.
-#include <fstream>
 #include <unistd.h>
+
+#include <fstream>
 
 #include "core/buffer.h"
 #include "test_util.h"

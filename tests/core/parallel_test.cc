@@ -1,9 +1,10 @@
 // parallel_for_split when a chunk throws: on the calling thread (it must still wait for the
 // helpers, which use its stack) or on a helper (which must not terminate the process).
+#include "core/parallel.h"
+
 #include <atomic>
 #include <thread>
 
-#include "core/parallel.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -24,15 +25,17 @@ TEST(ParallelForSplit, ThrowOnTheCallerWaitsForHelpers) {
   for (int round = 0; round < 50; ++round) {
     std::atomic<int> helper_chunks{0};
     std::vector<int> on_stack(1000, 1);  // helpers read the caller's stack while it unwinds
-    expect_error<InvalidArgumentError>([&] {
-      parallel_for_split(2, [&](int64_t, int64_t) {
-        if (std::this_thread::get_id() == caller) throw InvalidArgumentError("caller chunk failed");
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-        int sum = 0;
-        for (int v : on_stack) sum += v;
-        if (sum == 1000) helper_chunks.fetch_add(1);
-      });
-    }, "caller chunk failed");
+    expect_error<InvalidArgumentError>(
+        [&] {
+          parallel_for_split(2, [&](int64_t, int64_t) {
+            if (std::this_thread::get_id() == caller) throw InvalidArgumentError("caller chunk failed");
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            int sum = 0;
+            for (int v : on_stack) sum += v;
+            if (sum == 1000) helper_chunks.fetch_add(1);
+          });
+        },
+        "caller chunk failed");
   }
 }
 

@@ -24,10 +24,12 @@ int count_in(const std::string& text, const std::string& needle) {
 TEST(FunctionLibrary, LoopBodyIsOptimized) {
   OptimizerOptions no_fusion;
   no_fusion.elementwise_fusion = false;
-  auto f = function([](Tensor x) {
-    return while_loop([](const Tensor& v) { return v < 100.0f; },
-                      [](const Tensor& v) { return v * 1.0f + constant(2.0f) * constant(3.0f); }, x);
-  }, {.optimizer = no_fusion});
+  auto f = function(
+      [](Tensor x) {
+        return while_loop([](const Tensor& v) { return v < 100.0f; },
+                          [](const Tensor& v) { return v * 1.0f + constant(2.0f) * constant(3.0f); }, x);
+      },
+      {.optimizer = no_fusion});
   auto cf = f.get_concrete_function(TensorSpec{{}, DType::Float32});
   const std::string traced = cf.as_graph_def().str(), optimized = cf.optimized_graph_def().str();
   EXPECT_EQ(count_in(traced, "op: \"Mul\""), 2);  // v * 1 and 2 * 3, as traced
@@ -41,7 +43,8 @@ TEST(FunctionLibrary, LoopBodyIsOptimized) {
 
 TEST(FunctionLibrary, FusionRunsInsideBranches) {
   auto f = function([](Tensor x) {
-    return cond(reduce_sum(x) > 0.0f, [&] { return tanh(x * 0.5f + 1.0f) * x; }, [&] { return x; });
+    return cond(
+        reduce_sum(x) > 0.0f, [&] { return tanh(x * 0.5f + 1.0f) * x; }, [&] { return x; });
   });
   auto cf = f.get_concrete_function(TensorSpec{{4}, DType::Float32});
   EXPECT_GE(count_in(cf.optimized_graph_def().str(), "KilnFusedElementwise"), 1);
@@ -51,8 +54,10 @@ TEST(FunctionLibrary, FusionRunsInsideBranches) {
 
 TEST(FunctionLibrary, ExportWritesEachBodyOnce) {
   auto f = function([](Tensor x) {
-    Tensor a = cond(x > 0.0f, [&] { return x; }, [&] { return -x; });
-    return cond(a > 1.0f, [&] { return a * 2.0f; }, [&] { return a; });
+    Tensor a = cond(
+        x > 0.0f, [&] { return x; }, [&] { return -x; });
+    return cond(
+        a > 1.0f, [&] { return a * 2.0f; }, [&] { return a; });
   });
   const std::string text = f.get_concrete_function(TensorSpec{{}, DType::Float32}).as_graph_def().str();
   EXPECT_EQ(count_in(text, "signature {"), 4);
@@ -161,7 +166,8 @@ TEST_F(NestedIf, TwentyLevelsLoadFast) {
 TEST_F(NestedIf, NodeBudgetRefusesBigModels) {
   expect_error<InvalidArgumentError>([&] { io::load_from_files(files(20), false, LoadOptions{.max_nodes = 40}); },
                                      "more than 40 nodes, the node budget of a load (LoadOptions::max_nodes)");
-  EXPECT_NO_THROW(io::load_from_files(files(20), false, LoadOptions{.max_nodes = 70}));  // 3 per function, 21+1 functions
+  EXPECT_NO_THROW(
+      io::load_from_files(files(20), false, LoadOptions{.max_nodes = 70}));  // 3 per function, 21+1 functions
 }
 
 TEST_F(NestedIf, MutualRecursionIsRefused) {

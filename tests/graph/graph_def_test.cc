@@ -13,11 +13,13 @@ TEST(GraphDef, MatchesTensorFlowTextForGreater) {
       "      s: \"x\"\n    }\n  }\n  attr {\n    key: \"dtype\"\n    value {\n      type: DT_INT32\n    }\n  }\n"
       "  attr {\n    key: \"shape\"\n    value {\n      shape {\n      }\n    }\n  }\n}\n";
   const std::string constant_y =
-      "node {\n  name: \"Greater/y\"\n  op: \"Const\"\n  attr {\n    key: \"dtype\"\n    value {\n      type: DT_INT32\n"
+      "node {\n  name: \"Greater/y\"\n  op: \"Const\"\n  attr {\n    key: \"dtype\"\n    value {\n      type: "
+      "DT_INT32\n"
       "    }\n  }\n  attr {\n    key: \"value\"\n    value {\n      tensor {\n        dtype: DT_INT32\n"
       "        tensor_shape {\n        }\n        int_val: 0\n      }\n    }\n  }\n}\n";
   const std::string greater =
-      "node {\n  name: \"Greater\"\n  op: \"Greater\"\n  input: \"x\"\n  input: \"Greater/y\"\n  attr {\n    key: \"T\"\n"
+      "node {\n  name: \"Greater\"\n  op: \"Greater\"\n  input: \"x\"\n  input: \"Greater/y\"\n  attr {\n    key: "
+      "\"T\"\n"
       "    value {\n      type: DT_INT32\n    }\n  }\n}\n";
   EXPECT_NE(text.find(placeholder), std::string::npos) << text;
   EXPECT_NE(text.find(constant_y), std::string::npos) << text;
@@ -48,8 +50,9 @@ TEST(GraphView, OperationsAndDot) {
   std::string dot = cf.to_dot();
   EXPECT_NE(dot.find("digraph \"affine\""), std::string::npos);
   EXPECT_NE(dot.find("label=\"float32 [?,3]\""), std::string::npos);
-  EXPECT_EQ(cf.pretty_printed_signature(),
-            "affine(x)\n  Args:\n    x: float32 Tensor, shape=(None, 3)\n  Returns:\n    float32 Tensor, shape=(None, 3)\n");
+  EXPECT_EQ(
+      cf.pretty_printed_signature(),
+      "affine(x)\n  Args:\n    x: float32 Tensor, shape=(None, 3)\n  Returns:\n    float32 Tensor, shape=(None, 3)\n");
 }
 
 TEST(Graph, NamesAreUniquedLikeTensorFlow) {

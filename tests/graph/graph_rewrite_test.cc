@@ -23,7 +23,7 @@ struct TwoAdds {
 
 TEST(GraphRewrite, ReplacementCycleIsAnInternalError) {
   TwoAdds t;
-  std::map<std::pair<const graph::Node*, int>, graph::Output> cycle{{{t.a, 0}, {t.b, 0}}, {{t.b, 0}, {t.a, 0}}};
+  std::map<std::pair<const graph::Node *, int>, graph::Output> cycle{{{t.a, 0}, {t.b, 0}}, {{t.b, 0}, {t.a, 0}}};
   expect_error<InternalError>([&] { t.g.replace_uses(cycle); }, "form a cycle");
   // A long chain is not a cycle: a -> b is followed to its end.
   TwoAdds u;

@@ -116,7 +116,8 @@ TEST(Guide, NonStrictExecutionSkipsUnusedOps) {
     (void)gather(x, std::vector<int64_t>{1});  // unused
     return x;
   };
-  expect_error<InvalidArgumentError>([&] { unused_return_eager(constant<float>({0})); }, "indices[0] = 1 is not in [0, 1)");
+  expect_error<InvalidArgumentError>([&] { unused_return_eager(constant<float>({0})); },
+                                     "indices[0] = 1 is not in [0, 1)");
   auto unused_return_graph = function(unused_return_eager);
   EXPECT_EQ(unused_return_graph(constant<float>({0})).str(), "kiln.Tensor([0.], shape=(1,), dtype=float32)");
 }
@@ -162,15 +163,20 @@ TEST(Guide, InputSignatureWithUnknownRankTracesOnce) {
 }
 
 TEST(Guide, InputSignatureWithPartialShape) {
-  auto next_collatz = function([](Tensor x) { return x * 3 + 1; },
-                               {.name = "next_collatz", .input_signature = std::vector<TensorSpec>{{{-1}, DType::Int32}}});
+  auto next_collatz =
+      function([](Tensor x) { return x * 3 + 1; },
+               {.name = "next_collatz", .input_signature = std::vector<TensorSpec>{{{-1}, DType::Int32}}});
   expect_tensor<int32_t>(next_collatz(constant<int32_t>({1, 2, 3})), {4, 7, 10}, {3});
   expect_tensor<int32_t>(next_collatz(constant<int32_t>({5})), {16}, {1});
   EXPECT_EQ(next_collatz.tracing_count(), 1);
-  expect_error<InvalidArgumentError>([&] { next_collatz(constant<int32_t>({1, 2}, {1, 2})); },
-                                     "does not fit TensorSpec(shape=(None,), dtype=int32)");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        next_collatz(constant<int32_t>({1, 2}, {1, 2}));
+      },
+      "does not fit TensorSpec(shape=(None,), dtype=int32)");
   expect_error<InvalidArgumentError>([&] { next_collatz(constant<int64_t>({1})); }, "int64");
-  EXPECT_NE(next_collatz.pretty_printed_concrete_signatures().find("arg0: int32 Tensor, shape=(None,)"), std::string::npos);
+  EXPECT_NE(next_collatz.pretty_printed_concrete_signatures().find("arg0: int32 Tensor, shape=(None,)"),
+            std::string::npos);
 }
 
 TEST(Guide, FunctionsDoNotShareTraces) {

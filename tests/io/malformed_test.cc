@@ -20,10 +20,13 @@ class Malformed : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = (fs::temp_directory_path() / ("kiln_malformed_" + std::to_string(::getpid()))).string();
     Variable w(constant<float>({1, 2, 3, 4}, {2, 2}), "w");
-    auto f = function([&](Tensor x) {
-      Tensor y = matmul(x, w.read()) + 1.0f;
-      return cond(reduce_sum(y) > 0, [&] { return y; }, [&] { return -y; });
-    }, {.arg_names = {"x"}});
+    auto f = function(
+        [&](Tensor x) {
+          Tensor y = matmul(x, w.read()) + 1.0f;
+          return cond(
+              reduce_sum(y) > 0, [&] { return y; }, [&] { return -y; });
+        },
+        {.arg_names = {"x"}});
     save(dir_, f.get_concrete_function(ones({1, 2})));
     for (const char* name : {"graph.pb", "manifest.json", "variables.safetensors"}) {
       std::ifstream in(dir_ + "/" + name, std::ios::binary);
@@ -260,7 +263,8 @@ TEST(MalformedTraining, OpsWithSeveralVariableHandles) {
   rejected([](tensorflow::NodeDef& n) { n.mutable_input()->SwapElements(1, 2); },
            "variable handles must come before its other inputs");
   rejected([](tensorflow::NodeDef& n) { n.set_input(1, n.input(0)); }, "var and accum must be different variables");
-  rejected([](tensorflow::NodeDef& n) { n.set_op("ResourceApplyGradientDescent"); }, "takes 1 variable handle(s), got 2");
+  rejected([](tensorflow::NodeDef& n) { n.set_op("ResourceApplyGradientDescent"); },
+           "takes 1 variable handle(s), got 2");
   rejected([](tensorflow::NodeDef& n) { (*n.mutable_attr())["use_nesterov"].set_i(1); }, "use_nesterov");
 }
 
@@ -270,7 +274,8 @@ TEST_F(Malformed, Safetensors) {
   std::string huge = good;
   huge[7] = '\x7f';
   expect_rejected<DataLossError>("variables.safetensors", huge, "exceeds the file");
-  expect_rejected<DataLossError>("variables.safetensors", good.substr(0, good.size() - 4), "data_offsets outside the data");
+  expect_rejected<DataLossError>("variables.safetensors", good.substr(0, good.size() - 4),
+                                 "data_offsets outside the data");
   expect_rejected<DataLossError>("variables.safetensors", good + "xxxx", "unused bytes");
   std::string bad_dtype = good;
   bad_dtype.replace(bad_dtype.find("\"F32\""), 5, "\"Q32\"");

@@ -31,25 +31,39 @@ TEST(SaveLoad, MatMulAddFromTheGuide) {
 }
 
 TEST(SaveLoad, CallWithWrongInputsListsTheSignatures) {
-  auto f = function([](Tensor x) { return x * 2; }, {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{
-                                                                             {TensorShape({-1, 3}), DType::Float32, "x"}}});
+  auto f = function(
+      [](Tensor x) { return x * 2; },
+      {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{{TensorShape({-1, 3}), DType::Float32, "x"}}});
   const std::string dir = temp_dir("mismatch");
   save(dir, f.get_concrete_function(zeros({2, 3})));
   LoadedModel m = load(dir);
   expect_tensor<float>(m.call("serving_default", {ones({1, 3})})[0], {2, 2, 2}, {1, 3});
-  expect_error<InvalidArgumentError>([&] { m.call("serving_default", {ones({1, 3}, DType::Int32)}); },
-                                     "input x expected float32 (None, 3), got int32 (1, 3)");
-  expect_error<InvalidArgumentError>([&] { m.call("serving_default", {ones({1, 4})}); },
-                                     "Could not find matching function to call loaded from the SavedModel");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        m.call("serving_default", {ones({1, 3}, DType::Int32)});
+      },
+      "input x expected float32 (None, 3), got int32 (1, 3)");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        m.call("serving_default", {ones({1, 4})});
+      },
+      "Could not find matching function to call loaded from the SavedModel");
   expect_error<InvalidArgumentError>([&] { m.call("serving_default", {}); }, "got 0 inputs, expected 1");
-  expect_error<InvalidArgumentError>([&] { m.call("predict", {ones({1, 3})}); },
-                                     "no signature 'predict'. Signatures that exist:\n  serving_default(x: float32 (None, 3))");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        m.call("predict", {ones({1, 3})});
+      },
+      "no signature 'predict'. Signatures that exist:\n  serving_default(x: float32 (None, 3))");
   fs::remove_all(dir);
 }
 
 TEST(SaveLoad, ControlFlowSimpleReluAndPowerLoop) {
-  auto simple_relu = function([](Tensor x) { return cond(x > 0, [&] { return x; }, [&] { return zeros_like(x); }); },
-                              {.arg_names = {"x"}});
+  auto simple_relu = function(
+      [](Tensor x) {
+        return cond(
+            x > 0, [&] { return x; }, [&] { return zeros_like(x); });
+      },
+      {.arg_names = {"x"}});
   auto power = function(
       [](Tensor x, Tensor y) {
         auto [i, r] = while_loop([&](Tensor i, Tensor) { return i < y; },
@@ -76,16 +90,17 @@ TEST(SaveLoad, VariablesComeBackWithTheirValues) {
   Variable b(constant<float>({0.5f, -0.5f}, {2}), "dense/bias");
   Variable count(constant(0), "count");
   auto dense = function([&](Tensor x) { return relu(matmul(x, w.read()) + b.read()); }, {.arg_names = {"x"}});
-  auto step = function([&](Tensor x) {
-    count.assign_add(1);
-    w.assign_add(x);
-    return count.read();
-  }, {.arg_names = {"x"}});
+  auto step = function(
+      [&](Tensor x) {
+        count.assign_add(1);
+        w.assign_add(x);
+        return count.read();
+      },
+      {.arg_names = {"x"}});
   Tensor x = constant<float>({1, -1}, {1, 2});
   const Tensor expected = dense(x);
   const std::string dir = temp_dir("variables");
-  save(dir, {{"serving_default", dense.get_concrete_function(x)},
-             {"step", step.get_concrete_function(zeros({2, 2}))}});
+  save(dir, {{"serving_default", dense.get_concrete_function(x)}, {"step", step.get_concrete_function(zeros({2, 2}))}});
   LoadedModel m = load(dir);
   auto vars = m.variables();
   ASSERT_EQ(vars.size(), 3u);
@@ -119,8 +134,12 @@ TEST(SaveLoad, SavingReplacesAnExistingModelAtomically) {
   save(dir, f2.get_concrete_function(constant(0)));
   EXPECT_EQ(load(dir).call("serving_default", {constant(1)})[0].item<int32_t>(), 3);
   // A save that fails part-way (a bad signature name) leaves the old model in place.
-  expect_error<InvalidArgumentError>([&] { save(dir, {{"ok", f1.get_concrete_function(constant(0))}, {"bad name!", f1.get_concrete_function(constant(0))}}); },
-                                     "signature name 'bad name!'");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        save(dir,
+             {{"ok", f1.get_concrete_function(constant(0))}, {"bad name!", f1.get_concrete_function(constant(0))}});
+      },
+      "signature name 'bad name!'");
   EXPECT_EQ(load(dir).call("serving_default", {constant(1)})[0].item<int32_t>(), 3);
   // Nothing is left beside the target.
   int entries = 0;

@@ -36,10 +36,13 @@ void expect_refused(const ConcreteFunction& cf, const std::string& message) {
 
 TEST(TfjsExport, ModelJsonHasWhatTfjsReads) {
   Variable w(constant<float>({1, 2, 3, 4}, {2, 2}), "w");
-  auto f = function([&](Tensor x) {
-    Tensor y = matmul(x, w.read()) + 1.0f;
-    return cond(reduce_sum(y) > 0, [&] { return y; }, [&] { return -y; });
-  }, {.arg_names = {"x"}});
+  auto f = function(
+      [&](Tensor x) {
+        Tensor y = matmul(x, w.read()) + 1.0f;
+        return cond(
+            reduce_sum(y) > 0, [&] { return y; }, [&] { return -y; });
+      },
+      {.arg_names = {"x"}});
   const auto j = export_and_read(f.get_concrete_function(ones({1, 2})), "structure");
   EXPECT_EQ(j["format"], "graph-model");
   ASSERT_TRUE(j["modelTopology"].contains("versions"));
@@ -73,17 +76,21 @@ TEST(TfjsExport, RefusesWhatTfjsCannotRun) {
   auto f64 = function([](Tensor x) { return x * 2.0; }, {.arg_names = {"x"}});
   expect_refused(f64.get_concrete_function(constant(1.0)), "uses float64; TensorFlow.js has no 64-bit types");
   Variable v(constant(0.0f), "v");
-  auto writes = function([&](Tensor x) {
-    v.assign_add(x);
-    return v.read();
-  }, {.arg_names = {"x"}});
+  auto writes = function(
+      [&](Tensor x) {
+        v.assign_add(x);
+        return v.read();
+      },
+      {.arg_names = {"x"}});
   expect_refused(writes.get_concrete_function(constant(1.0f)), "(AssignAddVariableOp)");
   SGD opt(0.1, 0.9);
   auto trains = function([&](Tensor g) { opt.apply_gradients({g}, {&v}); }, {.arg_names = {"g"}});
   expect_refused(trains.get_concrete_function(constant(1.0f)), "(ResourceApplyKerasMomentum): writes a variable");
-  auto prints = function([](Tensor x) {
-    print("x is", x);
-    return x + 1.0f;
-  }, {.arg_names = {"x"}});
+  auto prints = function(
+      [](Tensor x) {
+        print("x is", x);
+        return x + 1.0f;
+      },
+      {.arg_names = {"x"}});
   expect_refused(prints.get_concrete_function(constant(1.0f)), "(KilnPrint): TensorFlow.js has no such op");
 }

@@ -19,8 +19,9 @@ TEST(Reshape, ValuesAndInference) {
   expect_tensor<int32_t>(reshape(x, {-1}), {0, 1, 2, 3, 4, 5}, {6});
   expect_tensor<int32_t>(reshape(x, {3, -1}), {0, 1, 2, 3, 4, 5}, {3, 2});
   expect_tensor<int32_t>(reshape(constant<int32_t>({7}), std::vector<int64_t>{}), {7}, {});
-  expect_error<InvalidArgumentError>([&] { reshape(x, {4}); },
-                                     "Input to reshape is a tensor with 6 values, but the requested shape has 4 [Op:Reshape]");
+  expect_error<InvalidArgumentError>(
+      [&] { reshape(x, {4}); },
+      "Input to reshape is a tensor with 6 values, but the requested shape has 4 [Op:Reshape]");
   expect_error<InvalidArgumentError>([&] { reshape(x, {-1, -1}); }, "Only one input size may be -1, not both 0 and 1");
   expect_error<InvalidArgumentError>([&] { reshape(x, {4, -1}); }, "requested shape requires a multiple of 4");
   expect_error<InvalidArgumentError>([&] { reshape(x, {-3, 2}); }, "must be non-negative");
@@ -34,10 +35,11 @@ TEST(Transpose, PermutesDims) {
   EXPECT_EQ(t.shape(), TensorShape({4, 2, 3}));
   auto v = t.to_vector<int32_t>();
   EXPECT_EQ(v[0], 0);
-  EXPECT_EQ(v[1], 4);   // [0][0][1] -> y[0][1][0]
-  EXPECT_EQ(v[6], 1);   // [1][0][0] -> y[0][0][1]
+  EXPECT_EQ(v[1], 4);  // [0][0][1] -> y[0][1][0]
+  EXPECT_EQ(v[6], 1);  // [1][0][0] -> y[0][0][1]
   expect_tensor<float>(transpose(constant<float>({1, 2}, {1, 2}), {0, 1}), {1, 2}, {1, 2});
-  expect_error<InvalidArgumentError>([&] { transpose(x, {0}); }, "transpose expects a vector of size 2. But input(1) is a vector of size 1");
+  expect_error<InvalidArgumentError>([&] { transpose(x, {0}); },
+                                     "transpose expects a vector of size 2. But input(1) is a vector of size 1");
   expect_error<InvalidArgumentError>([&] { transpose(x, {0, 0}); }, "0 is duplicated in the input");
   expect_error<InvalidArgumentError>([&] { transpose(x, {0, 2}); }, "2 is out of range [0 .. 2)");
 }
@@ -48,8 +50,11 @@ TEST(Concat, JoinsAlongAxis) {
   expect_tensor<int32_t>(concat({a, b}, 0), {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {4, 3});
   expect_tensor<int32_t>(concat({a, b}, 1), {1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}, {2, 6});
   expect_tensor<int32_t>(concat({a, b}, -1), {1, 2, 3, 7, 8, 9, 4, 5, 6, 10, 11, 12}, {2, 6});
-  expect_error<InvalidArgumentError>([&] { concat({a, zeros({2, 4}, DType::Int32)}, 0); },
-                                     "ConcatOp : Dimension 1 in both shapes must be equal: shape[0] = [2,3] vs. shape[1] = [2,4]");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        concat({a, zeros({2, 4}, DType::Int32)}, 0);
+      },
+      "ConcatOp : Dimension 1 in both shapes must be equal: shape[0] = [2,3] vs. shape[1] = [2,4]");
   expect_error<InvalidArgumentError>([&] { concat({a, b}, 2); }, "Expected axis to be in the range [-2, 2), but got 2");
   expect_error<InvalidArgumentError>([&] { concat({a, zeros({2, 3})}, 0); }, "cannot compute ConcatV2");
   expect_error<InvalidArgumentError>([&] { concat({constant(1), constant(2)}, 0); }, "Can't concatenate scalars");
@@ -73,7 +78,8 @@ TEST(Slice, BeginAndSize) {
   expect_tensor<int32_t>(slice(t, {2, 1, 1}, {-1, -1, -1}), {6, 6}, {1, 1, 2});
   expect_error<InvalidArgumentError>([&] { slice(t, {4, 0, 0}, {1, 1, 1}); }, "Expected begin[0] in [0, 3], but got 4");
   expect_error<InvalidArgumentError>([&] { slice(t, {0, 0, 0}, {1, 3, 1}); }, "Expected size[1] in [0, 2], but got 3");
-  expect_error<InvalidArgumentError>([&] { slice(t, {0}, {1}); }, "Expected begin and size arguments to be 1-D tensors of size 3");
+  expect_error<InvalidArgumentError>([&] { slice(t, {0}, {1}); },
+                                     "Expected begin and size arguments to be 1-D tensors of size 3");
 }
 
 TEST(StridedSlice, TensorFlowDocExamples) {
@@ -82,11 +88,14 @@ TEST(StridedSlice, TensorFlowDocExamples) {
   expect_tensor<int32_t>(strided_slice(t, {1, 0, 0}, {2, 2, 3}, {1, 1, 1}), {3, 3, 3, 4, 4, 4}, {1, 2, 3});
   expect_tensor<int32_t>(strided_slice(t, {1, -1, 0}, {2, -3, 3}, {1, -1, 1}), {4, 4, 4, 3, 3, 3}, {1, 2, 3});
   // x[::-1]
-  expect_tensor<int32_t>(strided_slice(constant<int32_t>({1, 2, 3, 4}), {0}, {0}, {-1}, {.begin_mask = 1, .end_mask = 1}), {4, 3, 2, 1}, {4});
+  expect_tensor<int32_t>(
+      strided_slice(constant<int32_t>({1, 2, 3, 4}), {0}, {0}, {-1}, {.begin_mask = 1, .end_mask = 1}), {4, 3, 2, 1},
+      {4});
   // x[1] (shrink), x[:, 1], x[..., 0], x[tf.newaxis]
   expect_tensor<int32_t>(strided_slice(t, {1}, {2}, {1}, {.shrink_axis_mask = 1}), {3, 3, 3, 4, 4, 4}, {2, 3});
-  expect_tensor<int32_t>(strided_slice(t, {0, 1}, {0, 2}, {1, 1}, {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2}),
-                         {2, 2, 2, 4, 4, 4, 6, 6, 6}, {3, 3});
+  expect_tensor<int32_t>(
+      strided_slice(t, {0, 1}, {0, 2}, {1, 1}, {.begin_mask = 1, .end_mask = 1, .shrink_axis_mask = 2}),
+      {2, 2, 2, 4, 4, 4, 6, 6, 6}, {3, 3});
   expect_tensor<int32_t>(strided_slice(t, {0, 0}, {0, 1}, {1, 1}, {.ellipsis_mask = 1, .shrink_axis_mask = 2}),
                          {1, 2, 3, 4, 5, 6}, {3, 2});
   EXPECT_EQ(strided_slice(t, {0}, {0}, {1}, {.new_axis_mask = 1}).shape(), TensorShape({1, 3, 2, 3}));
@@ -118,15 +127,21 @@ TEST(ExpandSqueeze, Dims) {
   EXPECT_EQ(squeeze(zeros({1, 2, 1, 3})).shape(), TensorShape({2, 3}));
   EXPECT_EQ(squeeze(zeros({1, 2, 1, 3}), {2}).shape(), TensorShape({1, 2, 3}));
   expect_tensor<float>(squeeze(expand_dims(x, 1)), {1, 2}, {2});
-  expect_error<InvalidArgumentError>([&] { expand_dims(x, 3); }, "Expected `axis` to be in the range [-2, 2), but got 3");
-  expect_error<InvalidArgumentError>([] { squeeze(zeros({1, 2}), {1}); }, "Can not squeeze dim[1], expected a dimension of 1, got 2");
+  expect_error<InvalidArgumentError>([&] { expand_dims(x, 3); },
+                                     "Expected `axis` to be in the range [-2, 2), but got 3");
+  expect_error<InvalidArgumentError>(
+      [] {
+        squeeze(zeros({1, 2}), {1});
+      },
+      "Can not squeeze dim[1], expected a dimension of 1, got 2");
 }
 
 TEST(Tile, Repeats) {
   Tensor a = constant<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   expect_tensor<int32_t>(tile(a, {1, 2}), {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}, {2, 6});
   expect_tensor<int32_t>(tile(a, {2, 1}), {1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}, {4, 3});
-  expect_error<InvalidArgumentError>([&] { tile(a, {2}); }, "Expected multiples argument to be a vector of length 2 but got length 1");
+  expect_error<InvalidArgumentError>([&] { tile(a, {2}); },
+                                     "Expected multiples argument to be a vector of length 2 but got length 1");
   expect_error<InvalidArgumentError>([&] { tile(a, {-1, 1}); }, "Expected multiples[0] >= 0");
 }
 

@@ -33,7 +33,8 @@ TEST(Binary, TrueDivision) {
 }
 
 TEST(Binary, FloorDivisionAndModFollowPython) {
-  expect_tensor<int32_t>(floordiv(constant<int32_t>({7, -7, 7, -7}), constant<int32_t>({2, 2, -2, -2})), {3, -4, -4, 3}, {4});
+  expect_tensor<int32_t>(floordiv(constant<int32_t>({7, -7, 7, -7}), constant<int32_t>({2, 2, -2, -2})), {3, -4, -4, 3},
+                         {4});
   expect_tensor<int32_t>(constant<int32_t>({7, -7, 7, -7}) % constant<int32_t>({2, 2, -2, -2}), {1, 1, -1, -1}, {4});
   expect_tensor<float>(floordiv(constant<float>({7.5, -7.5}), 2.0f), {3, -4}, {2});
   expect_tensor<double>(floormod(constant<double>({7.5, -7.5}), 2.0), {1.5, 0.5}, {2});
@@ -42,8 +43,11 @@ TEST(Binary, FloorDivisionAndModFollowPython) {
 }
 
 TEST(Binary, IntegerDivisionByZeroRaises) {
-  expect_error<InvalidArgumentError>([] { floordiv(constant<int32_t>({1, 2}), constant<int32_t>({1, 0})); },
-                                     "Integer division by zero [Op:FloorDiv]");
+  expect_error<InvalidArgumentError>(
+      [] {
+        floordiv(constant<int32_t>({1, 2}), constant<int32_t>({1, 0}));
+      },
+      "Integer division by zero [Op:FloorDiv]");
   expect_error<InvalidArgumentError>([] { floormod(constant<int64_t>({1}), int64_t{0}); }, "Integer division by zero");
 }
 
@@ -81,7 +85,8 @@ TEST(Binary, Broadcasting) {
   Tensor m = constant<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
   expect_tensor<int32_t>(m + constant<int32_t>({10, 20, 30}), {11, 22, 33, 14, 25, 36}, {2, 3});
   expect_tensor<int32_t>(m + constant<int32_t>({10, 20}, {2, 1}), {11, 12, 13, 24, 25, 26}, {2, 3});
-  expect_tensor<int32_t>(constant<int32_t>({1, 2}, {2, 1}) * constant<int32_t>({1, 2, 3}, {1, 3}), {1, 2, 3, 2, 4, 6}, {2, 3});
+  expect_tensor<int32_t>(constant<int32_t>({1, 2}, {2, 1}) * constant<int32_t>({1, 2, 3}, {1, 3}), {1, 2, 3, 2, 4, 6},
+                         {2, 3});
   expect_tensor<int32_t>(m - 1, {0, 1, 2, 3, 4, 5}, {2, 3});
   expect_tensor<int32_t>(10 - m, {9, 8, 7, 6, 5, 4}, {2, 3});
   // Rank-3 against rank-1 and a size-1 middle dim.
@@ -93,16 +98,23 @@ TEST(Binary, Broadcasting) {
 }
 
 TEST(Binary, BadInputs) {
-  expect_error<InvalidArgumentError>([] { constant<float>({1, 2, 3, 4, 5, 6}, {2, 3}) + constant<float>({1, 2, 3, 4}); },
-                                     "Incompatible shapes: [2,3] vs. [4] [Op:AddV2]");
+  expect_error<InvalidArgumentError>(
+      [] {
+        constant<float>({1, 2, 3, 4, 5, 6}, {2, 3}) + constant<float>({1, 2, 3, 4});
+      },
+      "Incompatible shapes: [2,3] vs. [4] [Op:AddV2]");
   expect_error<InvalidArgumentError>([] { constant<float>({1}) + constant<int32_t>({1}); },
-                                     "cannot compute AddV2 as input #1(zero-based) was expected to be a float tensor but is a int32 tensor [Op:AddV2]");
-  expect_error<InvalidArgumentError>([] { constant<bool>({true}) + constant<bool>({true}); }, "Value for attr 'T' of bool");
-  expect_error<InvalidArgumentError>([] { constant<int32_t>({1}) + 2.5; }, "Cannot convert 2.500000 to EagerTensor of dtype int32");
+                                     "cannot compute AddV2 as input #1(zero-based) was expected to be a float tensor "
+                                     "but is a int32 tensor [Op:AddV2]");
+  expect_error<InvalidArgumentError>([] { constant<bool>({true}) + constant<bool>({true}); },
+                                     "Value for attr 'T' of bool");
+  expect_error<InvalidArgumentError>([] { constant<int32_t>({1}) + 2.5; },
+                                     "Cannot convert 2.500000 to EagerTensor of dtype int32");
   expect_error<InvalidArgumentError>([] { constant<int32_t>({1}) + (int64_t{1} << 40); }, "out of range");
   expect_error<InvalidArgumentError>([] { constant<float>({1}) + true; }, "bool");
   expect_error<InvalidArgumentError>([] { Tensor() + constant(1.0f); }, "empty");
-  expect_error<InvalidArgumentError>([] { where(constant<int32_t>({1}), constant(1.0f), constant(2.0f)); }, "condition must be a bool tensor");
+  expect_error<InvalidArgumentError>([] { where(constant<int32_t>({1}), constant(1.0f), constant(2.0f)); },
+                                     "condition must be a bool tensor");
 }
 
 TEST(Binary, NumbersTakeTheTensorDtype) {
@@ -122,7 +134,12 @@ TEST(Binary, NanPropagatesThroughMaxMin) {
 TEST(Select, WhereBroadcasts) {
   Tensor c = constant<bool>({true, false, true});
   expect_tensor<int32_t>(where(c, constant<int32_t>({1, 2, 3}), constant<int32_t>({-1, -2, -3})), {1, -2, 3}, {3});
-  expect_tensor<float>(where(constant<bool>({true, false}, {2, 1}), constant<float>({1, 2}), constant(0.0f)), {1, 2, 0, 0}, {2, 2});
+  expect_tensor<float>(where(constant<bool>({true, false}, {2, 1}), constant<float>({1, 2}), constant(0.0f)),
+                       {1, 2, 0, 0}, {2, 2});
   expect_tensor<bool>(where(c, constant<bool>({false, false, false}), constant(true)), {false, true, false}, {3});
-  expect_error<InvalidArgumentError>([&] { where(c, constant<int32_t>({1, 2}), constant<int32_t>({1, 2})); }, "Incompatible shapes");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        where(c, constant<int32_t>({1, 2}), constant<int32_t>({1, 2}));
+      },
+      "Incompatible shapes");
 }

@@ -9,17 +9,20 @@ using namespace kiln::testing;
 namespace {
 // Reference: C = op(A) op(B) with doubles.
 template <class T>
-std::vector<T> reference(const std::vector<T>& a, const std::vector<T>& b, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
+std::vector<T> reference(const std::vector<T>& a, const std::vector<T>& b, int64_t m, int64_t n, int64_t k, bool ta,
+                         bool tb) {
   std::vector<T> c(m * n, 0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double s = 0;
-      for (int64_t p = 0; p < k; ++p) s += double(ta ? a[p * m + i] : a[i * k + p]) * double(tb ? b[j * k + p] : b[p * n + j]);
+      for (int64_t p = 0; p < k; ++p)
+        s += double(ta ? a[p * m + i] : a[i * k + p]) * double(tb ? b[j * k + p] : b[p * n + j]);
       c[i * n + j] = static_cast<T>(s);
     }
   return c;
 }
-template <class T> std::vector<T> seq(int64_t n, int mod = 7) {
+template <class T>
+std::vector<T> seq(int64_t n, int mod = 7) {
   std::vector<T> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * 3) % mod - 3);
   return v;
@@ -30,7 +33,8 @@ TEST(MatMul, GuideExample) {
   expect_tensor<float>(matmul(constant<float>({1, 2}, {1, 2}), constant<float>({2, 3}, {2, 1})), {8}, {1, 1});
 }
 
-template <class T> void check_all_layouts(int64_t m, int64_t n, int64_t k) {
+template <class T>
+void check_all_layouts(int64_t m, int64_t n, int64_t k) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       auto a = seq<T>(m * k), b = seq<T>(k * n, 5);
@@ -38,8 +42,10 @@ template <class T> void check_all_layouts(int64_t m, int64_t n, int64_t k) {
       Tensor B = constant<T>(b, tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n});
       Tensor C = matmul(A, B, ta, tb);
       auto want = reference(a, b, m, n, k, ta, tb);
-      if constexpr (std::is_floating_point_v<T>) expect_near<T>(C, want, {m, n}, 1e-4);
-      else expect_tensor<T>(C, want, {m, n});
+      if constexpr (std::is_floating_point_v<T>)
+        expect_near<T>(C, want, {m, n}, 1e-4);
+      else
+        expect_tensor<T>(C, want, {m, n});
     }
 }
 
@@ -62,8 +68,8 @@ TEST(MatMul, LargeUsesTheBlasPathAndAgrees) {
 TEST(MatMul, SplitAcrossThreadsAgrees) {
   const int before = configured_threads();
   set_intra_op_threads(2);
-  check_all_layouts<float>(203, 70, 151);   // tall: row blocks
-  check_all_layouts<float>(41, 298, 183);   // wide: column blocks
+  check_all_layouts<float>(203, 70, 151);  // tall: row blocks
+  check_all_layouts<float>(41, 298, 183);  // wide: column blocks
   check_all_layouts<double>(31, 262, 271);
   set_intra_op_threads(before);
 }
@@ -88,10 +94,17 @@ TEST(MatMul, EmptyAndZeroK) {
 }
 
 TEST(MatMul, BadInputs) {
-  expect_error<InvalidArgumentError>([] { matmul(zeros({2, 3}), zeros({2, 3})); },
-                                     "Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3] [Op:MatMul]");
+  expect_error<InvalidArgumentError>(
+      [] {
+        matmul(zeros({2, 3}), zeros({2, 3}));
+      },
+      "Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3] [Op:MatMul]");
   expect_error<InvalidArgumentError>([] { matmul(zeros({3}), zeros({3, 1})); }, "is not a matrix");
-  expect_error<InvalidArgumentError>([] { matmul(zeros({2, 2}), zeros({2, 2}, DType::Float64)); }, "cannot compute MatMul");
+  expect_error<InvalidArgumentError>(
+      [] {
+        matmul(zeros({2, 2}), zeros({2, 2}, DType::Float64));
+      },
+      "cannot compute MatMul");
   expect_error<InvalidArgumentError>([] { matmul(zeros({2, 2}, DType::Bool), zeros({2, 2}, DType::Bool)); }, "bool");
 }
 
@@ -111,6 +124,10 @@ TEST(BatchMatMul, BroadcastsBatchDims) {
   }
   Tensor Ct = matmul(A, constant<float>(b, {1, 2, 3}), false, true);  // adj_y with [1,2,3]^T = [3,2]
   EXPECT_EQ(Ct.shape(), TensorShape({2, 2, 2}));
-  expect_error<InvalidArgumentError>([&] { matmul(A, constant<float>(seq<float>(8), {2, 2, 2})); }, "Matrix size-incompatible");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        matmul(A, constant<float>(seq<float>(8), {2, 2, 2}));
+      },
+      "Matrix size-incompatible");
   (void)B;
 }

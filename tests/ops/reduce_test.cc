@@ -36,8 +36,11 @@ TEST(Reduce, MaxMinProdEachDtype) {
 }
 
 TEST(Reduce, BadInputs) {
-  expect_error<InvalidArgumentError>([] { reduce_sum(zeros({2, 3}), {2}); },
-                                     "Invalid reduction dimension 2 for input with 2 dimensions. [Op:Sum]");
+  expect_error<InvalidArgumentError>(
+      [] {
+        reduce_sum(zeros({2, 3}), {2});
+      },
+      "Invalid reduction dimension 2 for input with 2 dimensions. [Op:Sum]");
   expect_error<InvalidArgumentError>([] { reduce_sum(constant<bool>({true})); }, "Value for attr 'T' of bool");
 }
 
@@ -56,7 +59,8 @@ TEST(Softmax, ValuesAndAxes) {
   Tensor x = constant<float>({1, 2, 3, 1, 1, 1}, {2, 3});
   Tensor s = softmax(x);
   expect_near<float>(s, {0.09003057f, 0.24472848f, 0.66524094f, 1 / 3.f, 1 / 3.f, 1 / 3.f}, {2, 3});
-  expect_near<float>(log_softmax(x), {-2.4076059f, -1.4076059f, -0.40760595f, -1.0986123f, -1.0986123f, -1.0986123f}, {2, 3});
+  expect_near<float>(log_softmax(x), {-2.4076059f, -1.4076059f, -0.40760595f, -1.0986123f, -1.0986123f, -1.0986123f},
+                     {2, 3});
   expect_near<float>(softmax(x, 0), {0.5f, 0.7310586f, 0.8807971f, 0.5f, 0.26894143f, 0.11920292f}, {2, 3});
   // Stable for large logits.
   expect_near<double>(softmax(constant<double>({1000, 1000})), {0.5, 0.5}, {2});

@@ -40,8 +40,9 @@ TEST(Unary, Transcendental) {
 }
 
 TEST(Unary, FloatOnlyOpsRejectIntegers) {
-  expect_error<InvalidArgumentError>([] { sqrt(constant<int32_t>({4})); },
-                                     "Value for attr 'T' of int32 is not in the list of allowed values: float, double [Op:Sqrt]");
+  expect_error<InvalidArgumentError>(
+      [] { sqrt(constant<int32_t>({4})); },
+      "Value for attr 'T' of int32 is not in the list of allowed values: float, double [Op:Sqrt]");
   expect_error<InvalidArgumentError>([] { exp(constant<int64_t>({4})); }, "[Op:Exp]");
   expect_error<InvalidArgumentError>([] { tanh(constant<bool>({true})); }, "of bool");
   expect_error<InvalidArgumentError>([] { neg(constant<bool>({true})); }, "of bool");
@@ -53,7 +54,8 @@ TEST(Unary, Cast) {
   expect_tensor<double>(cast(constant<int32_t>({3}), DType::Float64), {3.0}, {1});
   expect_tensor<bool>(cast(constant<float>({0, 2}), DType::Bool), {false, true}, {2});
   expect_tensor<int64_t>(cast(constant<bool>({true, false}), DType::Int64), {1, 0}, {2});
-  expect_tensor<int32_t>(cast(constant<float>({NAN, 1e20f, -1e20f}), DType::Int32), {0, 2147483647, -2147483647 - 1}, {3});
+  expect_tensor<int32_t>(cast(constant<float>({NAN, 1e20f, -1e20f}), DType::Int32), {0, 2147483647, -2147483647 - 1},
+                         {3});
   EXPECT_EQ(cast(constant(1.5f), DType::Float32).item<float>(), 1.5f);
 }
 

@@ -25,8 +25,11 @@ std::map<std::string, int> op_counts(const GraphView& g) {
 }  // namespace
 
 TEST(Optimizer, ConstantSubgraphFoldsToOneConst) {
-  auto f = function([](Tensor x) { return x + (constant(2.0f) * constant(3.0f) + reduce_sum(constant<float>({1, 2}))); },
-                    no_fusion());
+  auto f = function(
+      [](Tensor x) {
+        return x + (constant(2.0f) * constant(3.0f) + reduce_sum(constant<float>({1, 2})));
+      },
+      no_fusion());
   auto cf = f.get_concrete_function(TensorSpec{{}, DType::Float32});
   auto counts = op_counts(cf.optimized_graph());
   EXPECT_EQ(counts["Const"], 1);
@@ -60,16 +63,18 @@ TEST(Optimizer, TimesOnePlusZeroDisappears) {
 }
 
 TEST(Optimizer, ArithmeticRewrites) {
-  auto f = function([](Tensor a, Tensor b, Tensor i) {
-    Tensor t = transpose(transpose(a));           // cancels
-    Tensor m = matmul(transpose(a), b);           // becomes transpose_a
-    Tensor n = -(-b);                              // cancels
-    Tensor d = b / 4.0f;                           // becomes b * 0.25
-    Tensor s = b * b;                              // Square
-    Tensor c = cast(b, DType::Float32);            // same dtype: gone
-    Tensor z = i - i;                              // integer: zeros
-    return std::make_tuple(t + m + n + d + s + c, z);
-  }, no_fusion());
+  auto f = function(
+      [](Tensor a, Tensor b, Tensor i) {
+        Tensor t = transpose(transpose(a));  // cancels
+        Tensor m = matmul(transpose(a), b);  // becomes transpose_a
+        Tensor n = -(-b);                    // cancels
+        Tensor d = b / 4.0f;                 // becomes b * 0.25
+        Tensor s = b * b;                    // Square
+        Tensor c = cast(b, DType::Float32);  // same dtype: gone
+        Tensor z = i - i;                    // integer: zeros
+        return std::make_tuple(t + m + n + d + s + c, z);
+      },
+      no_fusion());
   Tensor a = constant<float>({1, 2, 3, 4}, {2, 2}), b = constant<float>({1, 0, 0, 1}, {2, 2});
   auto cf = f.get_concrete_function(a, b, constant<int32_t>({5, 6}));
   auto counts = op_counts(cf.optimized_graph());
@@ -158,7 +163,10 @@ TEST(Optimizer, ElementwiseChainFusesIntoOneNode) {
   Tensor x = random_uniform({1000}, -2, 2, DType::Float32, 1), y = random_uniform({1000}, -2, 2, DType::Float32, 2);
   EXPECT_EQ(f(x, y).to_vector<float>(), body(x, y).to_vector<float>());  // bit-identical: the ops' own runs
   // A value used outside the chain stays materialized: its producer is not fused away.
-  auto g = function([](Tensor x) { Tensor a = x * 2.0f; return std::make_tuple(tanh(a) + 1.0f, a); });
+  auto g = function([](Tensor x) {
+    Tensor a = x * 2.0f;
+    return std::make_tuple(tanh(a) + 1.0f, a);
+  });
   auto gc = op_counts(g.get_concrete_function(TensorSpec{{8}, DType::Float32}).optimized_graph());
   EXPECT_EQ(gc["Mul"], 1);
   EXPECT_EQ(gc["KilnFusedElementwise"], 1);

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   auto model = function(
       [&](Tensor x, Tensor steps) {
         Tensor h = relu(matmul(x, w.read()) + b.read());
-        Tensor s = cond(reduce_sum(h) > 1.0f, [&] { return h * 2.0f; }, [&] { return h - 1.0f; });
+        Tensor s = cond(
+            reduce_sum(h) > 1.0f, [&] { return h * 2.0f; }, [&] { return h - 1.0f; });
         auto [i, acc] = while_loop([&](Tensor i, Tensor) { return i < steps; },
                                    [&](Tensor i, Tensor acc) { return std::make_tuple(i + 1, acc + s); },
                                    std::make_tuple(constant(0), zeros_like(s)));

@@ -17,10 +17,17 @@ namespace {
 json tensor_json(const Tensor& t) {
   json values = json::array();
   switch (t.dtype()) {
-    case DType::Float32: for (float v : t.to_vector<float>()) values.push_back(v); break;
-    case DType::Int32: for (int32_t v : t.to_vector<int32_t>()) values.push_back(v); break;
-    case DType::Bool: for (bool v : t.to_vector<bool>()) values.push_back(v); break;
-    default: throw InvalidArgumentError("interop tensors are float32, int32 or bool");
+    case DType::Float32:
+      for (float v : t.to_vector<float>()) values.push_back(v);
+      break;
+    case DType::Int32:
+      for (int32_t v : t.to_vector<int32_t>()) values.push_back(v);
+      break;
+    case DType::Bool:
+      for (bool v : t.to_vector<bool>()) values.push_back(v);
+      break;
+    default:
+      throw InvalidArgumentError("interop tensors are float32, int32 or bool");
   }
   return {{"dtype", std::string(dtype_name(t.dtype()))}, {"shape", t.shape().dims()}, {"values", values}};
 }
@@ -59,13 +66,18 @@ int main(int argc, char** argv) {
   Cases cases(argv[1]);
 
   // The guide's first example: matmul and add.
-  auto matmul_add = function([](Tensor x, Tensor y, Tensor b) { return matmul(x, y) + b; }, {.arg_names = {"x", "y", "b"}});
+  auto matmul_add =
+      function([](Tensor x, Tensor y, Tensor b) { return matmul(x, y) + b; }, {.arg_names = {"x", "y", "b"}});
   Tensor x1 = constant<float>({1, 2}, {1, 2}), y1 = constant<float>({2, 3}, {2, 1}), b1 = constant(4.0f);
   cases.add("matmul_add", matmul_add.get_concrete_function(x1, y1, b1), {{x1, y1, b1}});
 
   // simple_relu: a StatelessIf.
-  auto simple_relu = function([](Tensor x) { return cond(x > 0, [&] { return x; }, [&] { return zeros_like(x); }); },
-                              {.arg_names = {"x"}});
+  auto simple_relu = function(
+      [](Tensor x) {
+        return cond(
+            x > 0, [&] { return x; }, [&] { return zeros_like(x); });
+      },
+      {.arg_names = {"x"}});
   cases.add("simple_relu", simple_relu.get_concrete_function(constant(1.0f)),
             {{constant(3.5f)}, {constant(-2.0f)}, {constant(0.0f)}});
 
@@ -79,17 +91,20 @@ int main(int argc, char** argv) {
       },
       {.arg_names = {"x", "y"}});
   Tensor px = random_uniform({4, 4}, -1, 1, DType::Float32, 11);
-  cases.add("power", power.get_concrete_function(px, constant(3)), {{px, constant(0)}, {px, constant(1)}, {px, constant(5)}});
+  cases.add("power", power.get_concrete_function(px, constant(3)),
+            {{px, constant(0)}, {px, constant(1)}, {px, constant(5)}});
 
   // A two-layer dense model; its variables are frozen into the weights.
   Variable w1(random_uniform({8, 16}, -0.5, 0.5, DType::Float32, 1), "dense1/kernel");
   Variable b1v(random_uniform({16}, -0.1, 0.1, DType::Float32, 2), "dense1/bias");
   Variable w2(random_uniform({16, 3}, -0.5, 0.5, DType::Float32, 3), "dense2/kernel");
   Variable b2v(random_uniform({3}, -0.1, 0.1, DType::Float32, 4), "dense2/bias");
-  auto mlp = function([&](Tensor x) {
-    Tensor h = relu(matmul(x, w1.read()) + b1v.read());
-    return softmax(matmul(h, w2.read()) + b2v.read());
-  }, {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{{TensorShape({-1, 8}), DType::Float32, "x"}}});
+  auto mlp = function(
+      [&](Tensor x) {
+        Tensor h = relu(matmul(x, w1.read()) + b1v.read());
+        return softmax(matmul(h, w2.read()) + b2v.read());
+      },
+      {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{{TensorShape({-1, 8}), DType::Float32, "x"}}});
   Tensor mx = random_uniform({5, 8}, -1, 1, DType::Float32, 9);
   cases.add("dense2", mlp.get_concrete_function(mx), {{mx}, {random_uniform({2, 8}, -1, 1, DType::Float32, 10)}});
 

@@ -94,8 +94,7 @@ TEST(CallCache, ConcurrentFirstCallsWithOneSignatureTraceOnce) {
   });
   std::vector<std::thread> threads;
   std::atomic<int> right{0};
-  for (int i = 0; i < 8; ++i)
-    threads.emplace_back([&] { right += f(constant(2.0f)).item<float>() == 6.0f; });
+  for (int i = 0; i < 8; ++i) threads.emplace_back([&] { right += f(constant(2.0f)).item<float>() == 6.0f; });
   for (auto& t : threads) t.join();
   EXPECT_EQ(traced.load(), 1);
   EXPECT_EQ(right.load(), 8);
@@ -105,7 +104,7 @@ TEST(CallCache, ABodyMayClearTheCacheOrCallOtherFunctions) {
   auto inner = function([](Tensor x) { return x * 2.0f; });
   std::function<void()> clear;
   auto f = function([&](Tensor x) {
-    clear();  // would deadlock if tracing held the cache's lock
+    clear();                 // would deadlock if tracing held the cache's lock
     return inner(x) + 1.0f;  // inlined into this trace
   });
   clear = [&] { f.clear_cache(); };

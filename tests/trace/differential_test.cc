@@ -5,7 +5,6 @@
 using namespace kiln;
 using namespace kiln::testing;
 
-
 TEST(Differential, RandomProgramsAgreeEagerAndTraced) {
   std::mt19937 rng(20261122);
   constexpr int kPrograms = 300;
@@ -19,7 +18,8 @@ TEST(Differential, RandomProgramsAgreeEagerAndTraced) {
     for (size_t i = 0; i < eager.size(); ++i) expect_same(eager[i], traced[i], "program " + std::to_string(k));
     // A second call reuses the trace and still agrees.
     const std::vector<Tensor> again = fn(inputs);
-    for (size_t i = 0; i < eager.size(); ++i) expect_same(eager[i], again[i], "program " + std::to_string(k) + " again");
+    for (size_t i = 0; i < eager.size(); ++i)
+      expect_same(eager[i], again[i], "program " + std::to_string(k) + " again");
     EXPECT_EQ(fn.tracing_count(), 1);
     if (::testing::Test::HasFailure()) break;
   }

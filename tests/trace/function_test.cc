@@ -126,24 +126,36 @@ TEST(Footguns, ShapeErrorsRaiseAtTraceTime) {
 
 TEST(Footguns, RuntimeErrorsNameTheNode) {
   auto f = function([](Tensor x, Tensor i) { return gather(x, i); });
-  expect_error<InvalidArgumentError>([&] { (void)f(constant<float>({1, 2}), constant<int32_t>({5})); },
-                                     "indices[0] = 5 is not in [0, 2) [Op:GatherV2]\n\t [[{{node GatherV2}}]]");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        (void)f(constant<float>({1, 2}), constant<int32_t>({5}));
+      },
+      "indices[0] = 5 is not in [0, 2) [Op:GatherV2]\n\t [[{{node GatherV2}}]]");
 }
 
 TEST(Function, UnknownDimsRunWithRuntimeShapes) {
-  auto f = function([](Tensor x) { return reshape(x, {-1, 2}) * 2; },
-                    {.input_signature = std::vector<TensorSpec>{{{-1}, DType::Float32}}});
+  auto f = function(
+      [](Tensor x) {
+        return reshape(x, {-1, 2}) * 2;
+      },
+      {.input_signature = std::vector<TensorSpec>{{{-1}, DType::Float32}}});
   expect_tensor<float>(f(constant<float>({1, 2, 3, 4})), {2, 4, 6, 8}, {2, 2});
   expect_tensor<float>(f(constant<float>({1, 2})), {2, 4}, {1, 2});
-  expect_error<InvalidArgumentError>([&] { (void)f(constant<float>({1, 2, 3})); }, "requested shape requires a multiple of 2");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        (void)f(constant<float>({1, 2, 3}));
+      },
+      "requested shape requires a multiple of 2");
 }
 
 TEST(Function, SymbolicTensorsPrintTheirNode) {
   std::string seen;
-  auto f = function([&](Tensor x) {
-    seen = x.str();
-    return x;
-  }, {.arg_names = {"x"}});
+  auto f = function(
+      [&](Tensor x) {
+        seen = x.str();
+        return x;
+      },
+      {.arg_names = {"x"}});
   (void)f(constant(1.0));
   EXPECT_EQ(seen, "Tensor(\"x:0\", shape=(), dtype=float64)");
 }
