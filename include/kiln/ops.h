@@ -51,6 +51,7 @@ KILN_BINARY(pow, "Pow")
 KILN_BINARY(maximum, "Maximum")
 KILN_BINARY(minimum, "Minimum")
 KILN_BINARY(squared_difference, "SquaredDifference")
+KILN_BINARY(atan2, "Atan2")  // atan2(y, x): the angle of (x, y), as tf.math.atan2
 KILN_BINARY(equal, "Equal")
 KILN_BINARY(not_equal, "NotEqual")
 KILN_BINARY(greater, "Greater")

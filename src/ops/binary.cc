@@ -69,6 +69,13 @@ struct SqDiffF {
     return wrap_mul(d, d);
   }
 };
+// Atan2(y, x): the angle of the point (x, y), in (-pi, pi], with C's signed zeros.
+struct Atan2F {
+  template <class T>
+  static T f(T y, T x) {
+    return std::atan2(y, x);
+  }
+};
 // ReluGrad(gradients, features): the gradient passes where the relu was active.
 struct ReluGradF {
   template <class T>
@@ -346,6 +353,14 @@ void pow_grad(GradContext& c) {
         return mul(c.b, mul(c.b, c.dy[0], c.y[0]), log_x);
       });
 }
+// d/dy atan2(y, x) = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2).
+void atan2_grad(GradContext& c) {
+  const Tensor& y = c.x[0];
+  const Tensor& x = c.x[1];
+  const Tensor scale = div(c.b, c.dy[0], add(c.b, mul(c.b, x, x), mul(c.b, y, y)));
+  binary_grad(
+      c, [&] { return mul(c.b, scale, x); }, [&] { return neg(c.b, mul(c.b, scale, y)); });
+}
 template <bool kMax>
 void extremum_grad(GradContext& c) {
   const Tensor mask = kMax ? greater_equal(c.b, c.x[0], c.x[1]) : less_equal(c.b, c.x[0], c.x[1]);
@@ -408,6 +423,7 @@ KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC, &pow_grad)
 KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC, &extremum_grad<true>)
 KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC, &extremum_grad<false>)
 KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC, &sqdiff_grad)
+KILN_BINARY_OP(Atan2, Atan2F, kEw, KILN_FLOATS, &atan2_grad)
 KILN_BINARY_OP(ReluGrad, ReluGradF, kEw, KILN_NUMERIC, &relu_grad_grad)
 KILN_COMPARE_OP(Greater, GreaterF, kEw, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw, KILN_NUMERIC)

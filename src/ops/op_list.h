@@ -8,7 +8,7 @@
 #define KILN_OPS(X) \
   /* binary.cc */ X(AddV2) X(Sub) X(Mul) X(RealDiv) X(FloorDiv) X(FloorMod) X(Pow) X(Maximum) X(Minimum)    \
     X(SquaredDifference) X(Greater) X(GreaterEqual) X(Less) X(LessEqual) X(Equal) X(NotEqual) X(LogicalAnd) \
-    X(LogicalOr) X(SelectV2) X(ReluGrad)                                                                    \
+    X(LogicalOr) X(SelectV2) X(ReluGrad) X(Atan2)                                                                    \
   /* unary.cc */ X(Neg) X(Abs) X(Sign) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Square) X(Tanh) X(Sigmoid) X(Relu)  \
     X(Floor) X(Ceil) X(Round) X(LogicalNot) X(Cast) X(Identity) X(ZerosLike) X(OnesLike)                    \
   /* matmul.cc */ X(MatMul) X(BatchMatMulV2)                                                                \

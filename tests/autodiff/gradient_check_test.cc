@@ -93,6 +93,8 @@ TEST(GradientCheck, BinaryOps) {
   check_binary("minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); });
   check_binary("squared_difference", [](const Tensor& a, const Tensor& b) { return squared_difference(a, b); });
   check_binary(
+      "atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }, 0.5, 2);
+  check_binary(
       "floormod", [](const Tensor& a, const Tensor& b) { return floormod(a, b); }, 0.3, 0.9);
 }
 

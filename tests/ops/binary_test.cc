@@ -143,3 +143,34 @@ TEST(Select, WhereBroadcasts) {
       },
       "Incompatible shapes");
 }
+
+// Atan2(y, x): quadrants, signed zeros and infinities as C's atan2 (TensorFlow's kernel),
+// float and double, broadcasting; integer inputs and mixed dtypes are refused.
+TEST(Binary, Atan2) {
+  const std::vector<float> y{1, 1, -1, -1, 0.0f, -0.0f, 0.0f, -0.0f, INFINITY, 1, NAN};
+  const std::vector<float> x{1, -1, 1, -1, 1, 1, -1, -1, INFINITY, 0, 1};
+  const auto got = atan2(constant<float>(y), constant<float>(x)).to_vector<float>();
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float want = std::atan2(y[i], x[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got[i]));
+    } else {
+      EXPECT_EQ(got[i], want) << i;
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << i;
+    }
+  }
+  expect_tensor<double>(atan2(constant<double>({1, -1}), 0.0), {M_PI / 2, -M_PI / 2}, {2});
+  expect_near<float>(atan2(constant<float>({1, 2}, {2, 1}), constant<float>({1, -1})),
+                     {std::atan2(1.0f, 1.0f), std::atan2(1.0f, -1.0f), std::atan2(2.0f, 1.0f), std::atan2(2.0f, -1.0f)},
+                     {2, 2});
+  expect_error<InvalidArgumentError>([] { atan2(constant<int32_t>({1}), constant<int32_t>({1})); }, "Atan2");
+  expect_error<InvalidArgumentError>([] { atan2(constant<float>({1}), constant<double>({1})); }, "Atan2");
+  expect_error<InvalidArgumentError>(
+      [] {
+        atan2(constant<float>({1, 2}), constant<float>({1, 2, 3}));
+      },
+      "Incompatible shapes");
+  auto f = function([](Tensor a, Tensor b) { return atan2(a, b); });
+  const Tensor a = constant<float>({0.5f, -3, 0}), b = constant<float>({-2, 0.25f, -0.0f});
+  EXPECT_EQ(f(a, b).to_vector<float>(), atan2(a, b).to_vector<float>());  // the same kernel, bit for bit
+}
