@@ -2,6 +2,8 @@
 // dtypes, with broadcasting, cond and while_loop. The same program runs eagerly, traced,
 // saved and loaded, or exported to TensorFlow.js, and the results are compared.
 #pragma once
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "test_util.h"
@@ -89,6 +91,9 @@ inline std::vector<Tensor> run(const Program& p, const std::vector<Tensor>& inpu
           case 4:
             r = fl ? sigmoid(a) : a * 3;
             break;
+          case 5:  // a constant divisor that is not a power of two (no exact reciprocal)
+            r = fl ? a / 0.001 : floordiv(a, 3);
+            break;
           default:
             r = fl ? exp(minimum(a, 3)) : sign(a);
             break;
@@ -144,8 +149,9 @@ inline std::vector<Tensor> run(const Program& p, const std::vector<Tensor>& inpu
   return out;
 }
 
-// portable: float32 and int32 only, as TensorFlow.js runs them.
-inline Program generate(std::mt19937& rng, bool portable = false) {
+// portable: float32 and int32 only, as TensorFlow.js runs them. `scale` multiplies the
+// innermost dim, so values cross the kernels' multi-chunk and multi-thread thresholds.
+inline Program generate(std::mt19937& rng, bool portable = false, int64_t scale = 1) {
   auto pick = [&](int n) { return static_cast<int>(rng() % n); };
   Program p;
   p.portable = portable;
@@ -153,6 +159,7 @@ inline Program generate(std::mt19937& rng, bool portable = false) {
   p.dtype = dtypes[pick(portable ? 2 : 4)];
   std::vector<int64_t> base(pick(4));
   for (auto& d : base) d = 1 + pick(4);
+  if (!base.empty()) base.back() *= scale;
   const int n_inputs = 1 + pick(3);
   std::vector<TensorShape> shapes;
   for (int i = 0; i < n_inputs; ++i) {
@@ -170,9 +177,9 @@ inline Program generate(std::mt19937& rng, bool portable = false) {
     const TensorShape& sa = shapes[a];
     const TensorShape& sb = shapes[b];
     std::vector<int64_t> bc;
-    Instr in{Kind::Unary, pick(6), a, b, pick(4)};
+    Instr in{Kind::Unary, pick(7), a, b, pick(4)};
     std::vector<int64_t> out = sa.dims();
-    const int choice = pick(12);
+    const int choice = pick(15);  // 12-14: a unary op (also the fallback of every other choice)
     if (choice < 4 && broadcast(sa, sb, &bc)) {
       in.kind = Kind::Binary;
       out = bc;
@@ -222,6 +229,63 @@ inline std::vector<Tensor> random_inputs(const Program& p, std::mt19937& rng) {
   std::vector<Tensor> v;
   for (const auto& s : p.input_shapes) v.push_back(random_uniform(s, -4, 5, p.dtype, rng()));
   return v;
+}
+
+// Inputs where about a quarter of the floating elements are NaN, +-Inf, -0, +-denormals or
+// +-the largest finite value.
+inline std::vector<Tensor> special_inputs(const Program& p, std::mt19937& rng) {
+  std::vector<Tensor> v = random_inputs(p, rng);
+  if (!is_floating(p.dtype)) return v;
+  for (Tensor& t : v) {
+    auto fill = [&](auto zero) {
+      using T = decltype(zero);
+      const T specials[] = {std::numeric_limits<T>::quiet_NaN(),  std::numeric_limits<T>::infinity(),
+                            -std::numeric_limits<T>::infinity(),  T(-0.0),
+                            std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::denorm_min(),
+                            std::numeric_limits<T>::max(),        std::numeric_limits<T>::lowest()};
+      std::vector<T> x = t.to_vector<T>();
+      for (T& e : x)
+        if (rng() % 4 == 0) e = specials[rng() % 8];
+      t = constant<T>(x, t.shape().dims());
+    };
+    if (p.dtype == DType::Float32)
+      fill(0.0f);
+    else
+      fill(0.0);
+  }
+  return v;
+}
+
+// Bit for bit (any NaN equals any NaN: kernels need not agree on NaN payloads).
+inline void expect_identical(const Tensor& a, const Tensor& b, const std::string& where) {
+  ASSERT_EQ(a.dtype(), b.dtype()) << where;
+  ASSERT_EQ(a.shape(), b.shape()) << where;
+  auto same_bits = [&](auto zero) {
+    using T = decltype(zero);
+    const auto x = a.to_vector<T>(), y = b.to_vector<T>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      if constexpr (std::is_floating_point_v<T>)
+        if (std::isnan(x[i]) && std::isnan(y[i])) continue;
+      EXPECT_EQ(std::memcmp(&x[i], &y[i], sizeof(T)), 0) << where << " element " << i << ": " << x[i] << " vs " << y[i];
+    }
+  };
+  switch (a.dtype()) {
+    case DType::Int32:
+      same_bits(int32_t{});
+      break;
+    case DType::Int64:
+      same_bits(int64_t{});
+      break;
+    case DType::Float32:
+      same_bits(0.0f);
+      break;
+    case DType::Float64:
+      same_bits(0.0);
+      break;
+    case DType::Bool:
+      EXPECT_EQ(a.to_vector<bool>(), b.to_vector<bool>()) << where;
+      break;
+  }
 }
 
 inline void expect_same(const Tensor& a, const Tensor& b, const std::string& where) {
