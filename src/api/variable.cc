@@ -6,6 +6,7 @@
 
 #include "api/api_util.h"
 #include "api/variable_handle.h"
+#include "kiln/control_flow.h"
 #include "trace/constant_eval.h"
 #include "trace/op_observer.h"
 #include "trace/trace_context.h"
@@ -27,16 +28,49 @@ ops::Attrs var_attrs(const ops::VariableState& s, const std::shared_ptr<ops::Var
 
 Variable::Variable(Tensor initial_value, std::string name) {
   if (!initial_value.defined()) throw InvalidArgumentError("Variable: the initial value is an empty Tensor");
-  if (trace::TraceContext* ctx = trace::current_trace()) {
-    if (!ctx->allow_variable_creation)
-      throw FailedPreconditionError(
-          "kiln::function only supports singleton kiln::Variables created on the first call. Make sure the "
-          "Variable is only created once or created outside the function (this trace is not the first).");
-    if (initial_value.is_symbolic()) initial_value = trace::evaluate_constant(initial_value);
-  }
+  if (name.empty()) name = default_name();
   handle_ = std::make_shared<detail::VariableHandle>();
-  handle_->state = std::make_shared<ops::VariableState>(initial_value, name.empty() ? default_name() : std::move(name));
-  if (trace::TraceContext* ctx = trace::current_trace()) ctx->resources.push_back(handle_->state);
+  trace::TraceContext* ctx = trace::current_trace();
+  if (!ctx) {
+    handle_->state = std::make_shared<ops::VariableState>(initial_value, std::move(name));
+    return;
+  }
+  if (!ctx->allow_variable_creation)
+    throw FailedPreconditionError(
+        "kiln::function only supports singleton kiln::Variables created on the first call. Make sure the "
+        "Variable is only created once or created outside the function (this trace is not the first).");
+  bool from_inputs = false;
+  if (initial_value.is_symbolic()) {
+    try {
+      initial_value = trace::evaluate_constant(initial_value);
+    } catch (const FailedPreconditionError&) {
+      from_inputs = true;  // depends on the function's inputs (or on state): runs in the graph
+    }
+  }
+  if (!from_inputs) {
+    handle_->state = std::make_shared<ops::VariableState>(initial_value, std::move(name));
+    ctx->resources.push_back(handle_->state);
+    return;
+  }
+  // As TensorFlow lifts such an initializer: the variable starts without a value, and the
+  // function initializes it, in program order, on its first call only (with that call's
+  // inputs): if (!VarIsInitializedOp(v)) AssignVariableOp(v, initial_value).
+  const TensorShape shape = initial_value.shape();
+  if (!shape.is_fully_defined())
+    throw InvalidArgumentError("Variable " + name + ": an initial value computed from the function's inputs needs a " +
+                               "static shape, got " + shape.str());
+  auto state = std::make_shared<ops::VariableState>(initial_value.dtype(), shape, std::move(name));
+  handle_->state = state;
+  ctx->resources.push_back(state);
+  const Tensor initialized =
+      trace::dispatch1(ops::op::VarIsInitializedOp(), {}, ops::Attrs{ops::ResourceRef{state}}, "VarIsInitializedOp");
+  detail::build_cond(
+      initialized, [] { return std::vector<Tensor>{}; },
+      [&] {
+        trace::dispatch(ops::op::AssignVariableOp(), std::vector<const Tensor*>{&initial_value}.data(), 1,
+                        var_attrs(*state, state), "AssignVariableOp");
+        return std::vector<Tensor>{};
+      });
 }
 
 Tensor Variable::read() const {

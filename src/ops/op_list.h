@@ -23,6 +23,7 @@
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \
+    X(VarIsInitializedOp)                                                                                   \
   /* training_ops.cc */ X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)  \
   /* fused.cc */ X(KilnFusedElementwise)
 // clang-format on

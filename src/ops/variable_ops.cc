@@ -1,4 +1,5 @@
-// Variable ops: ReadVariableOp, AssignVariableOp, AssignAddVariableOp, AssignSubVariableOp.
+// Variable ops: ReadVariableOp, AssignVariableOp, AssignAddVariableOp, AssignSubVariableOp,
+// VarIsInitializedOp (attr 0 is its resource: it has no dtype attr in TensorFlow).
 // The variable is a resource held in attr 1 ("_resource"); attr 0 is its dtype. They are
 // stateful: in a traced function they run in program order and are never pruned.
 #include <cstring>
@@ -114,7 +115,33 @@ void infer_assign_add(InferContext& c) {
   infer_assign(c);
 }
 
+// VarIsInitializedOp: whether the variable (attr 0) has a value yet.
+void infer_is_initialized(InferContext& c) {
+  c.out(0).dtype = DType::Bool;
+  c.out(0).shape = PartialShape{};
+  c.kernel_dtype = DType::Bool;  // one kernel for every dtype
+}
+template <class Unused>
+struct IsInitializedKernel {
+  static void run(KernelContext& c) {
+    *c.out(0).as<bool>() = static_cast<const VariableState*>(c.attrs.resource(0))->initialized();
+  }
+};
+
 }  // namespace
+
+const OpDef& op::VarIsInitializedOp() {
+  static const OpDef def = with_grad({"VarIsInitializedOp",
+                                      0,
+                                      1,
+                                      kStateful,
+                                      {"_resource"},
+                                      infer_is_initialized,
+                                      kernels_for<IsInitializedKernel, bool>(),
+                                      nullptr},
+                                     &no_gradient);
+  return def;
+}
 
 const OpDef& op::ReadVariableOp() {
   static const OpDef def = with_grad({"ReadVariableOp",

@@ -16,13 +16,22 @@ class VariableState : public Resource {
     dtype_ = value_.dtype();
     shape_ = value_.shape();
   }
+  // A variable without a value yet: one created inside a traced function from the function's
+  // inputs, which its first call initializes (kiln::Variable). Until then it cannot be read.
+  VariableState(DType dtype, TensorShape shape, std::string name)
+      : dtype_(dtype), shape_(std::move(shape)), name_(std::move(name)) {}
   std::string resource_name() const override { return name_; }
   DType dtype() const { return dtype_; }
   const TensorShape& shape() const { return shape_; }
   // Values are immutable tensors: a read is a snapshot that later assignments do not change.
   Tensor read() const {
     std::lock_guard<std::mutex> lock(mu_);
+    if (!value_.defined()) throw_uninitialized();
     return value_;
+  }
+  bool initialized() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return value_.defined();
   }
   // Replaces the value; checks dtype and shape (TensorFlow's rule).
   void write(const Tensor& v, const char* op);
@@ -35,10 +44,20 @@ class VariableState : public Resource {
   template <class F, class... V>
   static void update_in_place(F&& f, V&... vars) {
     std::scoped_lock lock(vars.mu_...);
+    (vars.check_initialized(), ...);
     f(vars.writable()...);
   }
 
  private:
+  [[noreturn]] void throw_uninitialized() const {
+    throw FailedPreconditionError("Could not find variable " + name_ +
+                                  ". This could mean that the variable has been deleted or is not initialized yet "
+                                  "(a variable created inside a kiln::function from its inputs is initialized by "
+                                  "the function's first call).");
+  }
+  void check_initialized() const {  // mu_ held
+    if (!value_.defined()) throw_uninitialized();
+  }
   detail::TensorImpl& writable() {
     detail::TensorImpl& o = *value_.impl();
     const bool unique = o.refs.load(std::memory_order_acquire) == 1 &&

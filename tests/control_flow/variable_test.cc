@@ -1,4 +1,5 @@
 // Variables, automatic control dependencies, assert_that, dropout, and the guides' examples.
+#include <optional>
 #include <thread>
 
 #include "test_util.h"
@@ -187,4 +188,53 @@ TEST(Random, AddNoiseBothWays) {
   // Stateful random ops give new numbers on every call of a function.
   auto noisy = function([] { return random_uniform({3}, 0, 1); });
   EXPECT_NE(noisy().to_vector<float>(), noisy().to_vector<float>());
+}
+
+// tf.Variable(x * 2) inside a tf.function: TensorFlow lifts the initializer and runs it on the
+// first call, with that call's inputs; later calls keep (and may update) the value.
+TEST(Variable, InitialValueFromTheFunctionsInputs) {
+  std::optional<Variable> v;
+  auto f = function([&](Tensor x) {
+    if (!v) v.emplace(x * 2.0f, "from_x");
+    v->assign_add(constant<float>({1, 1}));
+    return v->read();
+  });
+  EXPECT_EQ(f(constant<float>({1, 2})).to_vector<float>(), (std::vector<float>{3, 5}));    // 2*x + 1
+  EXPECT_EQ(f(constant<float>({10, 20})).to_vector<float>(), (std::vector<float>{4, 6}));  // not re-initialized
+  EXPECT_EQ(v->read().to_vector<float>(), (std::vector<float>{4, 6}));
+  EXPECT_EQ(f.tracing_count(), 1);
+  const std::string text = f.concrete_functions()[0].as_graph_def().str();
+  EXPECT_NE(text.find("VarIsInitializedOp"), std::string::npos);
+  // A trace that is not the first may not create one, from inputs or not.
+  auto g = function([](Tensor x) {
+    Variable fresh(x + 1.0f);
+    return fresh.read();
+  });
+  EXPECT_EQ(g(constant(1.0f)).item<float>(), 2.0f);
+  expect_error<FailedPreconditionError>([&] { (void)g(constant<float>({1, 2})); }, "created on the first call");
+}
+
+TEST(Variable, LiftedInitializerRunsOnTheFirstCallNotAtTrace) {
+  std::optional<Variable> v;
+  auto f = function([&](Tensor x) {
+    if (!v) v.emplace(reduce_sum(x), "sum");
+    return v->read() + x;
+  });
+  ConcreteFunction cf = f.get_concrete_function(TensorSpec{{2}, DType::Float32});  // traced, never called
+  expect_error<FailedPreconditionError>([&] { (void)v->read(); }, "Could not find variable sum");
+  expect_error<FailedPreconditionError>([&] { v->assign_add(constant(1.0f)); }, "not initialized");
+  EXPECT_EQ(cf(constant<float>({1, 2}))[0].to_vector<float>(), (std::vector<float>{4, 5}));
+  EXPECT_EQ(cf(constant<float>({0, 0}))[0].to_vector<float>(), (std::vector<float>{3, 3}));
+  EXPECT_EQ(v->read().item<float>(), 3.0f);
+}
+
+TEST(Variable, LiftedInitializerNeedsAStaticShape) {
+  std::optional<Variable> v;
+  auto f = function(
+      [&](Tensor x) {
+        if (!v) v.emplace(x, "dynamic");
+        return v->read();
+      },
+      {.input_signature = std::vector<TensorSpec>{TensorSpec{{-1}, DType::Float32}}});
+  expect_error<InvalidArgumentError>([&] { (void)f(constant<float>({1, 2})); }, "needs a static shape");
 }
