@@ -76,7 +76,15 @@ void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& 
     });
   job->work();
   done.Wait();  // helpers may still hold the job; fn must outlive them
-  if (job->error) std::rethrow_exception(job->error);
+  // Take the error out of the job: a helper may drop the job's last reference while this
+  // thread is still handling the exception, and must not destroy it then.
+  std::exception_ptr error;
+  {
+    std::lock_guard<std::mutex> lock(job->mu);
+    error = std::move(job->error);
+    job->error = nullptr;
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace kiln
