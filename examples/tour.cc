@@ -132,6 +132,13 @@ int main() {
   });
   std::cout << "sum of 0..99 with a while_loop: " << sum_to(constant(100)) << " (" << sum_to.tracing_count()
             << " trace)\n";
+  // Loop bodies and branches are functions of the graph's library, optimized like the graph.
+  auto grow = function([](Tensor v) {
+    return while_loop([](const Tensor& v) { return v < 100.0f; },
+                      [](const Tensor& v) { return v * 1.0f + constant(2.0f) * constant(3.0f); }, v);
+  });
+  for (const std::string& line : grow.get_concrete_function(constant(1.0f)).optimization_report())
+    if (line.rfind("while_body", 0) == 0) std::cout << "optimizer, inside the loop body: " << line << "\n";
   Variable counter(constant(0), "counter");
   auto step = function([&](Tensor x) {
     counter.assign_add(1);
