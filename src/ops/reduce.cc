@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
@@ -173,6 +174,50 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
   return scratch.data();
 }
 
+// The sum of a contiguous row of floats, pairwise as Eigen (TensorFlow's kernels) does: leaves
+// of up to 1024 elements summed in 8 interleaved lanes (vectorizes), halves added together,
+// so the error grows with log(n), not n (a float32 sum of 1e8 ones is 1e8, not 2^24).
+template <class T>
+T pairwise_sum(const T* p, int64_t n) {
+  if (n <= 1024) {
+    T lane[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) lane[k] += p[i + k];
+    T tail = 0;
+    for (; i < n; ++i) tail += p[i];
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) + tail;
+  }
+  const int64_t half = (n / 2 + 1023) / 1024 * 1024;
+  return pairwise_sum(p, half) + pairwise_sum(p + half, n - half);
+}
+// Column sums of a rows x cols block, with the same error growth: blocks of up to 1024 rows
+// summed row by row, then the block sums combined as a binary counter (cascade summation:
+// level k holds the sum of 2^k blocks, and two equal levels add into the next).
+template <class T>
+void column_sums(const T* p, int64_t rows, int64_t cols, T* out) {
+  std::vector<std::vector<T>> level;  // level[k]: empty, or the sum of 2^k blocks
+  std::vector<T> block(static_cast<size_t>(cols));
+  for (int64_t r0 = 0; r0 < rows; r0 += 1024) {
+    std::fill(block.begin(), block.end(), T(0));
+    for (int64_t i = r0; i < std::min(rows, r0 + 1024); ++i)
+      for (int64_t j = 0; j < cols; ++j) block[j] += p[i * cols + j];
+    size_t k = 0;
+    for (; k < level.size() && !level[k].empty(); ++k) {
+      for (int64_t j = 0; j < cols; ++j) block[j] += level[k][j];
+      level[k].clear();
+    }
+    if (k == level.size()) level.emplace_back();
+    level[k] = block;
+  }
+  std::fill(out, out + cols, T(0));
+  for (const auto& l : level)
+    if (!l.empty())
+      for (int64_t j = 0; j < cols; ++j) out[j] += l[j];
+}
+template <class R, class T>
+constexpr bool kPairwise = std::is_floating_point_v<T>&& std::is_base_of_v<SumR, R>;
+
 template <class R>
 struct ReduceKernel {
   template <class T>
@@ -191,9 +236,13 @@ struct ReduceKernel {
         for (size_t i = 0; i < lead; ++i) rows *= x.dims[i];
         for (size_t i = lead; i < mask.size(); ++i) cols *= x.dims[i];
         const T* p = x.as<T>();
-        for (int64_t j = 0; j < cols; ++j) out[j] = R::template init<T>();
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j) out[j] = R::step(out[j], p[i * cols + j]);
+        if constexpr (kPairwise<R, T>) {
+          column_sums(p, rows, cols, out);
+        } else {
+          for (int64_t j = 0; j < cols; ++j) out[j] = R::template init<T>();
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) out[j] = R::step(out[j], p[i * cols + j]);
+        }
         for (int64_t j = 0; j < cols; ++j) out[j] = R::finish(out[j], rows);
         return;
       }
@@ -201,10 +250,14 @@ struct ReduceKernel {
       int64_t outer, inner;
       const T* p = to_kept_then_reduced<T>(x, mask, scratch, &outer, &inner);
       for (int64_t o = 0; o < outer; ++o) {
-        T acc = R::template init<T>();
         const T* row = p + o * inner;
-        for (int64_t i = 0; i < inner; ++i) acc = R::step(acc, row[i]);
-        out[o] = R::finish(acc, inner);
+        if constexpr (kPairwise<R, T>) {
+          out[o] = R::finish(pairwise_sum(row, inner), inner);
+        } else {
+          T acc = R::template init<T>();
+          for (int64_t i = 0; i < inner; ++i) acc = R::step(acc, row[i]);
+          out[o] = R::finish(acc, inner);
+        }
       }
     }
   };

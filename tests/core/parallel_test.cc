@@ -22,21 +22,24 @@ TEST(ParallelForSplit, ThrowOnTheCallerWaitsForHelpers) {
   ThreadsScope threads(2);
   if (configured_threads() < 2) GTEST_SKIP() << "needs two threads";
   const std::thread::id caller = std::this_thread::get_id();
+  int thrown_on_caller = 0;
   for (int round = 0; round < 50; ++round) {
     std::atomic<int> helper_chunks{0};
     std::vector<int> on_stack(1000, 1);  // helpers read the caller's stack while it unwinds
-    expect_error<InvalidArgumentError>(
-        [&] {
-          parallel_for_split(2, [&](int64_t, int64_t) {
-            if (std::this_thread::get_id() == caller) throw InvalidArgumentError("caller chunk failed");
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-            int sum = 0;
-            for (int v : on_stack) sum += v;
-            if (sum == 1000) helper_chunks.fetch_add(1);
-          });
-        },
-        "caller chunk failed");
+    try {
+      parallel_for_split(2, [&](int64_t, int64_t) {
+        if (std::this_thread::get_id() == caller) throw InvalidArgumentError("caller chunk failed");
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        int sum = 0;
+        for (int v : on_stack) sum += v;
+        if (sum == 1000) helper_chunks.fetch_add(1);
+      });
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("caller chunk failed"), std::string::npos);
+      ++thrown_on_caller;
+    }
   }
+  EXPECT_GT(thrown_on_caller, 0);  // on a loaded machine a helper may have run both chunks
 }
 
 TEST(ParallelForSplit, ThrowOnAHelperReachesTheCaller) {

@@ -67,3 +67,24 @@ TEST(Softmax, ValuesAndAxes) {
   expect_error<InvalidArgumentError>([] { softmax(constant(1.0f)); }, "logits must have >= 1 dimension");
   expect_error<InvalidArgumentError>([] { softmax(constant<int32_t>({1, 2})); }, "of int32");
 }
+
+// Float sums are pairwise (Eigen's, hence TensorFlow's, error growth): 3e7 ones sum to 3e7
+// in float32, where a running sum stops at 2^24 = 16777216. Rows and columns alike.
+TEST(Reduce, FloatSumsArePairwise) {
+  const Tensor ones_row = ones({30'000'000});
+  EXPECT_EQ(reduce_sum(ones_row).item<float>(), 3e7f);
+  EXPECT_EQ(reduce_mean(ones_row).item<float>(), 1.0f);
+  const Tensor ones_cols = ones({15'000'000, 2});
+  EXPECT_EQ(reduce_sum(ones_cols, {0}).to_vector<float>(), (std::vector<float>{1.5e7f, 1.5e7f}));
+  EXPECT_EQ(reduce_sum(ones({20'000'000, 1}), {0}).to_vector<float>(), std::vector<float>{2e7f});
+  // Small sums are unchanged, and the result does not depend on eager or graph.
+  const Tensor x = random_uniform({3, 1000}, -1, 1, DType::Float32, 5);
+  auto f = function([](Tensor t) { return std::make_tuple(reduce_sum(t, {1}), reduce_sum(t, {0}), reduce_sum(t)); });
+  const auto [a, b, c] = f(x);
+  EXPECT_EQ(a.to_vector<float>(), reduce_sum(x, {1}).to_vector<float>());
+  EXPECT_EQ(b.to_vector<float>(), reduce_sum(x, {0}).to_vector<float>());
+  EXPECT_EQ(c.item<float>(), reduce_sum(x).item<float>());
+  double exact = 0;
+  for (float v : x.to_vector<float>()) exact += v;
+  EXPECT_NEAR(reduce_sum(x).item<float>(), exact, 1e-4);
+}
