@@ -44,19 +44,23 @@ void system_free(Buffer* b) {
   delete b;
 }
 
+using ClassLists = std::vector<Buffer*>[kNumClasses];
+
+// Gives every buffer of the lists back to the system.
+void free_all(ClassLists& lists) {
+  for (auto& l : lists) {
+    for (Buffer* b : l) {
+      unreserve_cached(b->capacity);
+      system_free(b);
+    }
+    l.clear();
+  }
+}
+
 struct SharedPool {
   std::mutex mu;
-  std::vector<Buffer*> lists[kNumClasses];
-  // Gives every buffer back to the system (mu held).
-  void drain() {
-    for (auto& l : lists) {
-      for (Buffer* b : l) {
-        unreserve_cached(b->capacity);
-        system_free(b);
-      }
-      l.clear();
-    }
-  }
+  ClassLists lists;
+  void drain() { free_all(lists); }  // mu held
 };
 SharedPool& shared_pool() {
   static SharedPool* pool = new SharedPool();  // never destroyed: threads may outlive statics
@@ -68,7 +72,7 @@ SharedPool& shared_pool() {
 thread_local int t_cache_state = 0;  // 0: not built yet, 1: alive, 2: destroyed
 
 struct ThreadCache {
-  std::vector<Buffer*> lists[kNumClasses];
+  ClassLists lists;
   ThreadCache() { t_cache_state = 1; }
   ~ThreadCache() {
     t_cache_state = 2;
@@ -76,15 +80,7 @@ struct ThreadCache {
     std::lock_guard<std::mutex> lock(sp.mu);
     for (int c = 0; c < kNumClasses; ++c) sp.lists[c].insert(sp.lists[c].end(), lists[c].begin(), lists[c].end());
   }
-  void drain() {
-    for (auto& l : lists) {
-      for (Buffer* b : l) {
-        unreserve_cached(b->capacity);
-        system_free(b);
-      }
-      l.clear();
-    }
-  }
+  void drain() { free_all(lists); }
 };
 thread_local ThreadCache t_cache;
 

@@ -1,5 +1,6 @@
-// The non-template half of kiln::Function: the trace cache (a hash map keyed by the call
-// signature), tracing, reduce_retracing, input signatures and retrace diagnostics.
+// The non-template half of kiln::Function: the call cache (call keys -> concrete functions,
+// bounded), tracing on a miss (reduce_retracing, input signatures, one trace per key, no lock
+// held while user code runs) and retrace diagnostics.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
