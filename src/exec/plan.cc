@@ -173,6 +173,8 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   for (int s : result_slots_) read[s] = 1;
   for (int s : feed_slots_) feed_read_.push_back(read[s]);
   distinct_results_ = true;
+  for (const auto& [slot, value] : const_slots_)  // a constant result must stay in its slot
+    for (int r : result_slots_) distinct_results_ &= r != slot;
   for (size_t i = 0; i < result_slots_.size(); ++i)
     for (size_t j = 0; j < result_slots_.size(); ++j)
       if ((i != j && result_slots_[i] == result_slots_[j]) ||
@@ -419,7 +421,7 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
     body.run_steps(bs, body_frame.frame.get());
     if (body.distinct_results_) {
       for (int i = 0; i < n; ++i) bs[body_feeds[i]] = std::move(bs[body_results[i]]);
-    } else {  // a slot that is two results, or a result that is another variable's feed
+    } else {  // a slot that is two results, a constant, or another variable's feed
       std::vector<Tensor> next(n);
       for (int i = 0; i < n; ++i) next[i] = bs[body_results[i]];
       for (int i = 0; i < n; ++i) bs[body_feeds[i]] = std::move(next[i]);

@@ -225,3 +225,21 @@ TEST(LoopExecution, BodyReturningAVariableTwice) {
 }
 
 }  // namespace
+
+namespace {
+
+// A body result that is a constant (after optimization, the Const's own slot): the loop must
+// not move the constant out of the plan.
+TEST(LoopExecution, BodyReturningAConstant) {
+  auto f = function([](Tensor n) {
+    auto [i, s] = while_loop([&](Tensor i, Tensor) { return i < n; },
+                             [](Tensor i, Tensor) { return std::make_tuple(i + 1, constant(7)); },
+                             std::make_tuple(constant(0), constant(0)));
+    return i * 100 + s;
+  });
+  EXPECT_EQ(f(constant(3)).item<int32_t>(), 307);
+  EXPECT_EQ(f(constant(5)).item<int32_t>(), 507);
+  EXPECT_EQ(f(constant(0)).item<int32_t>(), 0);
+}
+
+}  // namespace
