@@ -36,4 +36,8 @@ void print(const Args&... args) {
   detail::print_pieces(std::vector<detail::PrintPiece>{detail::print_piece(args)...});
 }
 
+// A concrete tensor as print() writes it: numpy-like, at most `summarize` items at each end
+// of every dimension ("[1 2 ... 9 10]").
+std::string print_string(const Tensor& t, int summarize = 3);
+
 }  // namespace kiln

@@ -57,6 +57,9 @@ class Tensor {
   template <class T>
   T item() const;  // concrete, exactly one element
   explicit operator bool() const;
+  // The elements of a concrete tensor, row-major; valid while a handle to it lives. kiln
+  // does not change a tensor's elements once it is made, so this memory is read-only.
+  const void* data() const;
   // kiln.Tensor([[12.]], shape=(1, 1), dtype=float32) / Tensor("x:0", shape=(), dtype=float64)
   std::string str() const;
 
@@ -91,6 +94,15 @@ Tensor constant(std::vector<T> values) {
   const int64_t n = static_cast<int64_t>(values.size());
   return constant<T>(std::move(values), std::vector<int64_t>{n});
 }
+
+// A concrete tensor over memory kiln does not own (a numpy array, a DLPack tensor), with no
+// copy. `data` is row-major and aligned to the element size (InvalidArgumentError if not);
+// kiln never writes to it. The memory is kiln's to give back from the call on, whether it
+// returns or throws: `release(context)` runs exactly once, when no tensor uses the memory
+// any more (at once for a small tensor, which is copied), on whichever thread drops the
+// last handle.
+Tensor adopt_external(DType dtype, std::vector<int64_t> shape, const void* data, void (*release)(void*) noexcept,
+                      void* context);
 
 Tensor zeros(std::vector<int64_t> shape, DType = DType::Float32);
 Tensor ones(std::vector<int64_t> shape, DType = DType::Float32);

@@ -1,7 +1,10 @@
 // Tensor factories: constant, zeros, ones, fill, eye, range, random_*.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "api/api_util.h"
 #include "kiln/ops.h"
@@ -72,6 +75,42 @@ Tensor constant(int32_t v) { return trace::as_graph_constant(make_host<int32_t>(
 Tensor constant(int64_t v) { return trace::as_graph_constant(make_host<int64_t>({v}, {})); }
 Tensor constant(bool v) { return trace::as_graph_constant(make_host<bool>({v}, {})); }
 Tensor constant(double v, DType dtype) { return trace::as_graph_constant(api::host_scalar(v, dtype, "")); }
+
+Tensor adopt_external(DType dtype, std::vector<int64_t> shape, const void* data, void (*release)(void*) noexcept,
+                      void* context) {
+  Buffer* buffer = nullptr;
+  detail::TensorImpl* t = nullptr;
+  try {
+    const int64_t n = detail::checked_num_elements(shape.data(), shape.size());
+    const int64_t bytes = checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size");
+    if (n > 0 && (data == nullptr || reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) != 0))
+      throw InvalidArgumentError("adopt_external: the data of a " + std::string(dtype_name(dtype)) +
+                                 " tensor must be aligned to " + std::to_string(dtype_size(dtype)) + " bytes");
+    if (static_cast<size_t>(bytes) <= detail::kInlineBytes) {
+      // Small values live inside the handle: copying them is cheaper than tracking the owner.
+      t = detail::make_concrete_checked(dtype, shape.data(), shape.size(), n, bytes);
+      if (bytes > 0) std::memcpy(t->data, data, static_cast<size_t>(bytes));
+    } else {
+      buffer = buffer_adopt(const_cast<void*>(data), static_cast<size_t>(bytes), release, context);
+      t = new detail::TensorImpl;
+      t->dtype = dtype;
+      t->dims.assign(shape.data(), shape.data() + shape.size());
+      t->num_elements = n;
+      t->buffer = std::exchange(buffer, nullptr);
+      t->data = t->buffer->data;
+    }
+  } catch (...) {
+    if (buffer) {
+      buffer_release(buffer);  // gives the memory back through `release`
+    } else {
+      release(context);
+    }
+    throw;
+  }
+  Tensor result(t);
+  if (!t->buffer) release(context);  // copied inline: the owner's memory is no longer needed
+  return trace::as_graph_constant(std::move(result));
+}
 
 template <class T>
 Tensor constant(std::vector<T> values, std::vector<int64_t> shape) {

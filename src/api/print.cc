@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/api_util.h"
+#include "core/format.h"
 
 namespace kiln::detail {
 
@@ -24,3 +25,13 @@ void print_pieces(const std::vector<PrintPiece>& pieces) {
 }
 
 }  // namespace kiln::detail
+
+namespace kiln {
+std::string print_string(const Tensor& t, int summarize) {
+  const detail::TensorImpl& impl = detail::concrete(t);
+  if (impl.symbolic)
+    throw InvalidArgumentError("print_string needs a concrete tensor; " + t.str() +
+                               " is symbolic (inside a traced function use kiln::print)");
+  return detail::format_values_tf_print(impl, summarize);
+}
+}  // namespace kiln

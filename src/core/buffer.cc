@@ -143,8 +143,22 @@ Buffer* buffer_allocate(size_t bytes) {
   return system_allocate(size_t{1} << (c + kMinClassLog2), c);
 }
 
+Buffer* buffer_adopt(void* data, size_t bytes, ExternalRelease release, void* context) {
+  auto* b = new Buffer;
+  b->capacity = bytes;
+  b->data = data;
+  b->external_release = release;
+  b->external_context = context;
+  return b;
+}
+
 void buffer_release(Buffer* b) noexcept {
   if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (b->external_release) {
+    b->external_release(b->external_context);
+    delete b;
+    return;
+  }
   if (b->size_class >= 0 && reserve_cached(b->capacity)) {
     if (ThreadCache* tc = thread_cache()) {
       auto& list = tc->lists[b->size_class];

@@ -9,11 +9,18 @@ namespace kiln {
 
 inline constexpr size_t kBufferAlignment = 64;
 
+// Gives foreign memory back to its owner (a numpy array, a DLPack producer).
+using ExternalRelease = void (*)(void* context) noexcept;
+
 struct Buffer {
   std::atomic<int32_t> refs{1};
   size_t capacity = 0;  // bytes usable at data
   int size_class = -1;  // -1: not pooled
   void* data = nullptr;
+  // Set for memory kiln does not own: kiln never writes to it, and the last release calls
+  // this instead of freeing.
+  ExternalRelease external_release = nullptr;
+  void* external_context = nullptr;
 };
 
 // A buffer of at least `bytes` bytes (64-byte aligned). Throws InvalidArgumentError if the
@@ -22,6 +29,8 @@ struct Buffer {
 Buffer* buffer_allocate(size_t bytes);
 inline void buffer_retain(Buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
 void buffer_release(Buffer* b) noexcept;
+// A buffer over foreign memory; `release(context)` runs once, on the last release.
+Buffer* buffer_adopt(void* data, size_t bytes, ExternalRelease release, void* context);
 
 // Requests over this size are refused outright (protects against corrupt shapes).
 inline constexpr size_t kMaxBufferBytes = size_t{1} << 40;

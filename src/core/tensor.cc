@@ -111,6 +111,14 @@ Tensor::operator bool() const {
   return false;
 }
 
+const void* Tensor::data() const {
+  const TensorImpl& impl = detail::concrete(*this);
+  if (impl.symbolic)
+    throw InvalidArgumentError("data() needs a concrete tensor; " + str() +
+                               " is symbolic (inside a traced function values exist only at run time)");
+  return impl.data;
+}
+
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.str(); }
 
 }  // namespace kiln

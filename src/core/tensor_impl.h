@@ -43,6 +43,14 @@ struct alignas(64) TensorImpl : TensorImplBase {
   static void operator delete(void* p) noexcept;
 };
 
+// True when nothing but `t`'s one handle holds it or its memory, and that memory is kiln's:
+// then an op may write its result over it (buffer forwarding, in-place variable updates).
+inline bool exclusively_owned(const TensorImpl& t) {
+  if (t.refs.load(std::memory_order_acquire) != 1) return false;
+  if (!t.buffer) return true;
+  return t.buffer->refs.load(std::memory_order_acquire) == 1 && !t.buffer->external_release;
+}
+
 // Element count of `dims`, with overflow and negative-dim checks (InvalidArgumentError).
 int64_t checked_num_elements(const int64_t* dims, size_t rank);
 

@@ -481,8 +481,7 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
       int first = 0;
       if (st.forward_slot >= 0) {
         ops::TensorImpl* t = slots[st.forward_slot].impl();
-        if (t && t->refs.load(std::memory_order_acquire) == 1 &&
-            (!t->buffer || t->buffer->refs.load(std::memory_order_acquire) == 1)) {
+        if (t && detail::exclusively_owned(*t)) {
           slots[os[0]] = std::move(slots[st.forward_slot]);
           out[0] = t;
           first = 1;

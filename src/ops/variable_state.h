@@ -60,9 +60,7 @@ class VariableState : public Resource {
   }
   detail::TensorImpl& writable() {
     detail::TensorImpl& o = *value_.impl();
-    const bool unique = o.refs.load(std::memory_order_acquire) == 1 &&
-                        (!o.buffer || o.buffer->refs.load(std::memory_order_acquire) == 1);
-    if (unique) return o;
+    if (detail::exclusively_owned(o)) return o;
     detail::TensorImpl* copy = detail::make_concrete(o.dtype, o.dims);
     std::memcpy(copy->data, o.data, o.nbytes());
     value_ = Tensor(copy);
