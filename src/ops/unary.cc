@@ -60,7 +60,7 @@ struct SquareF {
 struct ReluF {
   template <class T>
   static T f(T x) {
-    return x > 0 ? x : T(0);
+    return x < 0 ? T(0) : x;  // as TensorFlow: NaN stays NaN, -0 stays -0
   }
 };
 struct FloorF {
