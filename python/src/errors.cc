@@ -1,0 +1,25 @@
+// kiln's C++ errors become the Python exception classes of kiln.errors (TensorFlow's names),
+// with the C++ message as their text.
+#include "convert.h"
+
+namespace kiln::python {
+
+void bind_errors(nb::module_&) {
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Error& e) {
+      nb::object classes = hooks().error_classes;
+      nb::object key = nb::cast(static_cast<int>(e.code()));
+      if (!classes.is_valid() || !nb::cast<nb::dict>(classes).contains(key)) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        return;
+      }
+      // TensorFlow's OpError(node_def, op, message, ...).
+      nb::object error = classes[key](nb::none(), nb::none(), e.what());
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+    }
+  });
+}
+
+}  // namespace kiln::python

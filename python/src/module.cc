@@ -1,0 +1,24 @@
+// kiln._core: the extension module. Each file binds one part of the C++ API.
+#include "convert.h"
+
+namespace kiln::python {
+void bind_errors(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_ops(nb::module_& m);
+}  // namespace kiln::python
+
+NB_MODULE(_core, m) {
+  namespace py = kiln::python;
+  m.doc() = "kiln's C++ core (internal: use the kiln package)";
+  py::bind_errors(m);
+  py::bind_tensor(m);
+  py::bind_ops(m);
+  m.def("_set_hooks", [](py::nb::object dtypes, py::nb::object convert, py::nb::object binary_operand,
+                         py::nb::object make_shape, py::nb::object error_classes) {
+    py::hooks() = py::Hooks{.dtypes = dtypes,
+                            .convert = convert,
+                            .binary_operand = binary_operand,
+                            .make_shape = make_shape,
+                            .error_classes = error_classes};
+  });
+}
