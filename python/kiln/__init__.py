@@ -1,0 +1,47 @@
+"""kiln: TensorFlow's eager + tf.function model on a C++ core. `import kiln as tf`."""
+__version__ = "0.1.0"
+
+import os as _os
+import sys as _sys
+
+# The extension and libkiln resolve their own dependencies first (RTLD_DEEPBIND): a process
+# that imported TensorFlow already has TF's private protobuf runtime in its global symbol
+# scope, and kiln's GraphDef code must keep using the protobuf it was built with.
+_flags = _sys.getdlopenflags()
+_sys.setdlopenflags(_os.RTLD_NOW | getattr(_os, "RTLD_DEEPBIND", 0))
+try:
+    from . import _core
+finally:
+    _sys.setdlopenflags(_flags)
+from . import _dtypes
+from . import _shape
+from . import errors
+from . import _convert
+from . import _tensor  # noqa: F401 (adds Tensor's Python methods)
+
+_core._set_hooks(_dtypes.ALL, _convert.convert_to_tensor, _convert.binary_operand, _shape.TensorShape,
+                 errors._BY_CPP_CODE)
+
+from ._core import Tensor  # noqa: E402
+from ._dtypes import DType, as_dtype, bool, int32, int64, float32, float64, double  # noqa: E402,A004
+from ._shape import TensorShape  # noqa: E402
+from ._convert import constant, convert_to_tensor  # noqa: E402
+from ._ops import (  # noqa: E402
+    add, add_n, subtract, multiply, divide, truediv, floordiv, maximum, minimum, equal, not_equal, greater,
+    greater_equal, less, less_equal, logical_and, logical_or, logical_not, negative, abs, sign, exp, sqrt, square,
+    round, tanh, sigmoid, cast, identity, zeros_like, ones_like, where, matmul, reduce_sum, reduce_mean, reduce_max,
+    reduce_min, reduce_prod, reduce_any, reduce_all, argmax, reshape, transpose, concat, stack, unstack, slice,
+    strided_slice, gather, expand_dims, squeeze, broadcast_to, tile, shape, size, rank, zeros, ones, fill, eye, range,
+    print, pow)
+from . import math, nn, random, debugging, experimental  # noqa: E402
+from ._random import set_seed as _set_seed  # noqa: E402,F401
+
+newaxis = None
+
+# tf names kiln does not have fail as AttributeError naming them (module __getattr__ runs only
+# for names not found above).
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError("module 'kiln' has no attribute '%s' (TensorFlow's tf.%s is not implemented in kiln)"
+                         % (name, name))

@@ -1,0 +1,127 @@
+"""Element types: kiln.float32 and friends, as TensorFlow's tf.DType objects."""
+import builtins
+
+import numpy as np
+
+# The order of kiln::DType (include/kiln/dtype.h).
+_NAMES = ("bool", "int32", "int64", "float32", "float64")
+_NUMPY = (np.bool_, np.int32, np.int64, np.float32, np.float64)
+
+
+class DType:
+    """An element type. Compares equal to its name and its numpy type, as tf.DType does."""
+
+    __slots__ = ("_enum",)
+
+    def __init__(self, enum):
+        self._enum = enum
+
+    @property
+    def name(self):
+        return _NAMES[self._enum]
+
+    @property
+    def as_numpy_dtype(self):
+        return _NUMPY[self._enum]
+
+    @property
+    def is_floating(self):
+        return self.name.startswith("float")
+
+    @property
+    def is_integer(self):
+        return self.name.startswith("int")
+
+    @property
+    def is_bool(self):
+        return self._enum == 0
+
+    @property
+    def is_numpy_compatible(self):
+        return True
+
+    @property
+    def base_dtype(self):
+        return self
+
+    @property
+    def size(self):
+        return np.dtype(self.as_numpy_dtype).itemsize
+
+    @property
+    def min(self):
+        if self.is_bool:
+            return False
+        info = np.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
+        return info.min
+
+    @property
+    def max(self):
+        if self.is_bool:
+            return True
+        info = np.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
+        return info.max
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        try:
+            return self._enum == as_dtype(other)._enum
+        except TypeError:
+            return False
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(("kiln.DType", self._enum))
+
+    def __repr__(self):
+        return "kiln." + self.name
+
+    def __str__(self):
+        return "<dtype: '%s'>" % self.name
+
+    def __reduce__(self):
+        return as_dtype, (self.name,)
+
+
+bool = DType(0)  # noqa: A001 (TensorFlow's name)
+int32 = DType(1)
+int64 = DType(2)
+float32 = DType(3)
+float64 = DType(4)
+ALL = (bool, int32, int64, float32, float64)
+double = float64
+
+# TensorFlow dtypes kiln does not have: named in errors rather than "unknown".
+_TF_ONLY = ("float16", "bfloat16", "half", "int8", "int16", "uint8", "uint16", "uint32", "uint64",
+            "complex64", "complex128", "string", "qint8", "quint8", "qint32", "resource", "variant")
+
+
+def as_dtype(type_value):
+    """A kiln DType from a DType, a name, a numpy dtype or numpy/Python type (tf.as_dtype)."""
+    if isinstance(type_value, DType):
+        return type_value
+    if isinstance(type_value, str):
+        if type_value in _NAMES:
+            return ALL[_NAMES.index(type_value)]
+        if type_value == "double":
+            return float64
+        if type_value in _TF_ONLY:
+            raise TypeError("kiln has no %s dtype (it has %s)" % (type_value, ", ".join(_NAMES)))
+        raise TypeError("Cannot convert the argument `type_value`: %r to a kiln DType." % (type_value,))
+    if type_value is float:
+        return float32
+    if type_value is int:
+        return int32
+    if type_value is builtins.bool:
+        return bool
+    try:
+        np_type = np.dtype(type_value)
+    except TypeError:
+        raise TypeError("Cannot convert the argument `type_value`: %r to a kiln DType." % (type_value,)) from None
+    for d in ALL:
+        if np.dtype(d.as_numpy_dtype) == np_type:
+            return d
+    raise TypeError("kiln has no %s dtype (it has %s)" % (np_type.name, ", ".join(_NAMES)))

@@ -1,0 +1,141 @@
+"""TensorShape: a possibly partial shape, as tf.TensorShape (dims are ints or None)."""
+
+
+def _dim(d):
+    if d is None:
+        return None
+    if hasattr(d, "value"):  # a tf.compat.v1 Dimension-like object
+        return d.value
+    try:
+        v = d.__index__()
+    except AttributeError:
+        raise TypeError("Dimension value must be integer or None, got %r" % (d,)) from None
+    if v < 0:
+        raise ValueError("Dimension %d must be >= 0" % v)
+    return v
+
+
+class TensorShape:
+    __slots__ = ("_dims",)
+
+    def __init__(self, dims):
+        if isinstance(dims, TensorShape):
+            self._dims = dims._dims
+        elif dims is None:
+            self._dims = None
+        elif isinstance(dims, (list, tuple)):
+            self._dims = tuple(_dim(d) for d in dims)
+        else:
+            try:
+                self._dims = tuple(_dim(d) for d in dims)
+            except TypeError:
+                self._dims = (_dim(dims),)
+
+    @property
+    def rank(self):
+        return None if self._dims is None else len(self._dims)
+
+    ndims = rank
+
+    @property
+    def dims(self):
+        return None if self._dims is None else list(self._dims)
+
+    def as_list(self):
+        if self._dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self._dims)
+
+    def is_fully_defined(self):
+        return self._dims is not None and all(d is not None for d in self._dims)
+
+    def num_elements(self):
+        if not self.is_fully_defined():
+            return None
+        n = 1
+        for d in self._dims:
+            n *= d
+        return n
+
+    def is_compatible_with(self, other):
+        other = as_shape(other)
+        if self._dims is None or other._dims is None:
+            return True
+        if len(self._dims) != len(other._dims):
+            return False
+        return all(a is None or b is None or a == b for a, b in zip(self._dims, other._dims))
+
+    def merge_with(self, other):
+        other = as_shape(other)
+        if self._dims is None:
+            return other
+        if other._dims is None:
+            return self
+        if not self.is_compatible_with(other):
+            raise ValueError("Shapes %s and %s are not compatible" % (self, other))
+        return TensorShape([a if a is not None else b for a, b in zip(self._dims, other._dims)])
+
+    def most_specific_compatible_shape(self, other):
+        other = as_shape(other)
+        if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):
+            return TensorShape(None)
+        return TensorShape([a if a == b else None for a, b in zip(self._dims, other._dims)])
+
+    def concatenate(self, other):
+        other = as_shape(other)
+        if self._dims is None or other._dims is None:
+            return TensorShape(None)
+        return TensorShape(self._dims + other._dims)
+
+    def __len__(self):
+        if self._dims is None:
+            raise ValueError("Cannot take the length of shape with unknown rank.")
+        return len(self._dims)
+
+    def __iter__(self):
+        if self._dims is None:
+            raise ValueError("Cannot iterate over a shape with unknown rank.")
+        return iter(self._dims)
+
+    def __getitem__(self, key):
+        if self._dims is None:
+            return TensorShape(None) if isinstance(key, slice) else None
+        if isinstance(key, slice):
+            return TensorShape(self._dims[key])
+        return self._dims[key]
+
+    def __bool__(self):
+        return self._dims is not None
+
+    def __eq__(self, other):
+        try:
+            other = as_shape(other)
+        except TypeError:
+            return NotImplemented
+        return self._dims == other._dims
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(self._dims)
+
+    def __repr__(self):
+        if self._dims is None:
+            return "TensorShape(None)"
+        return "TensorShape(%s)" % list(self._dims)
+
+    def __str__(self):
+        if self._dims is None:
+            return "<unknown>"
+        if len(self._dims) == 1:
+            return "(%s,)" % self._dims[0]
+        return "(%s)" % ", ".join(str(d) for d in self._dims)
+
+    def __reduce__(self):
+        return TensorShape, (self.dims,)
+
+
+def as_shape(shape):
+    return shape if isinstance(shape, TensorShape) else TensorShape(shape)

@@ -1,0 +1,145 @@
+"""The parts of kiln.Tensor written in Python: printing, indexing, iteration, equality.
+(Arithmetic operators and conversions are in C++: python/src/tensor.cc.)"""
+import numpy as np
+
+from . import _core
+from . import errors
+from ._convert import binary_operand, constant
+
+Tensor = _core.Tensor
+
+
+def _numpy_text(t, is_repr):
+    a = t.numpy()
+    if is_repr:
+        text = repr(a.item()) if a.ndim == 0 else repr(a)
+    else:
+        text = str(a)
+    return "\n" + text if "\n" in text else text
+
+
+def _repr(self):
+    if self.is_symbolic:
+        return "<kiln.Tensor '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
+    return "<kiln.Tensor: shape=%s, dtype=%s, numpy=%s>" % (self.shape, self.dtype.name, _numpy_text(self, True))
+
+
+def _str(self):
+    if self.is_symbolic:
+        return 'Tensor("%s", shape=%s, dtype=%s)' % (self.name, self.shape, self.dtype.name)
+    return "kiln.Tensor(%s, shape=%s, dtype=%s)" % (_numpy_text(self, False), self.shape, self.dtype.name)
+
+
+def _index_value(s):
+    if isinstance(s, Tensor):
+        if s.dtype.is_integer and s.ndim == 0 and not s.is_symbolic:
+            return int(s)
+    elif isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)):
+        return int(s)
+    raise TypeError("Only integers, slices (`:`), ellipsis (`...`), kiln.newaxis (`None`) and scalar "
+                    "kiln.int32/kiln.int64 tensors are valid indices, got %r" % (s,))
+
+
+def _getitem(self, key):
+    """NumPy/TensorFlow indexing through StridedSlice and its masks."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    begin, end, strides = [], [], []
+    begin_mask = end_mask = ellipsis_mask = new_axis_mask = shrink_axis_mask = 0
+    for i, s in enumerate(key):
+        bit = 1 << i
+        if isinstance(s, slice):
+            step = 1 if s.step is None else _index_value(s.step)
+            if s.start is None:
+                begin.append(0)
+                begin_mask |= bit
+            else:
+                begin.append(_index_value(s.start))
+            if s.stop is None:
+                end.append(0)
+                end_mask |= bit
+            else:
+                end.append(_index_value(s.stop))
+            strides.append(step)
+        elif s is Ellipsis:
+            begin.append(0), end.append(0), strides.append(1)
+            ellipsis_mask |= bit
+        elif s is None:
+            begin.append(0), end.append(0), strides.append(1)
+            new_axis_mask |= bit
+        else:
+            v = _index_value(s)
+            begin.append(v), end.append(v + 1), strides.append(1)
+            shrink_axis_mask |= bit
+    return _core.strided_slice(self, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
+                               shrink_axis_mask)
+
+
+def _iter(self):
+    shape = self._shape_tuple()
+    if shape is None:
+        raise TypeError("Cannot iterate over a tensor with unknown shape.")
+    if not shape:
+        raise TypeError("Cannot iterate over a scalar tensor.")
+    if shape[0] is None:
+        raise TypeError("Cannot iterate over a tensor with unknown first dimension.")
+    return (self[i] for i in range(shape[0]))
+
+
+def _compare(self, other, fn, op, incompatible):
+    if other is None:
+        return incompatible
+    other = binary_operand(other, self, op)
+    try:
+        return fn(self, other)
+    except errors.InvalidArgumentError as e:
+        # TF compares with incompatible_shape_error=False: shapes that do not broadcast are unequal.
+        if "Incompatible shapes" in str(e):
+            return constant(incompatible)
+        raise
+
+
+def _eq(self, other):
+    return _compare(self, other, _core.equal, "Equal", False)
+
+
+def _ne(self, other):
+    return _compare(self, other, _core.not_equal, "NotEqual", True)
+
+
+class _Reference:
+    """A hashable reference to a tensor (Tensor.ref()), as TF's."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def deref(self):
+        return self._tensor
+
+    def __hash__(self):
+        return id(self._tensor)
+
+    def __eq__(self, other):
+        return isinstance(other, _Reference) and other._tensor is self._tensor
+
+
+def _format(self, spec):
+    if self.ndim == 0 and not self.is_symbolic:
+        return format(self.numpy().item(), spec)
+    return format(str(self), spec)
+
+
+Tensor.__repr__ = _repr
+Tensor.__str__ = _str
+Tensor.__getitem__ = _getitem
+Tensor.__iter__ = _iter
+Tensor.__eq__ = _eq
+Tensor.__ne__ = _ne
+Tensor.__format__ = _format
+Tensor.ref = lambda self: _Reference(self)
+Tensor.experimental_ref = Tensor.ref
+Tensor.get_shape = lambda self: self.shape
+Tensor.__array_ufunc__ = None  # numpy ufuncs on tensors defer to the tensor's operators
+Tensor.__module__ = "kiln"

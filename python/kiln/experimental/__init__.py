@@ -1,0 +1,4 @@
+"""kiln.experimental."""
+from . import dlpack
+
+__all__ = ["dlpack"]

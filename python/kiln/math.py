@@ -1,0 +1,8 @@
+"""kiln.math: TensorFlow's tf.math names kiln has."""
+from ._ops import (add, add_n, subtract, multiply, divide, truediv, floordiv, floormod, mod, pow, maximum, minimum,
+                   squared_difference, atan2, equal, not_equal, greater, greater_equal, less, less_equal, logical_and,
+                   logical_or, logical_xor, logical_not, negative, abs, sign, exp, log, sqrt, rsqrt, square, floor,
+                   ceil, round, tanh, sigmoid, reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,
+                   reduce_any, reduce_all, argmax, unsorted_segment_sum, softmax, log_softmax)
+
+__all__ = [n for n in dir() if not n.startswith("_")]
