@@ -3,6 +3,7 @@ import numpy as np
 
 from . import _core
 from . import _dtypes
+from . import errors
 from ._dtypes import as_dtype
 
 Tensor = _core.Tensor
@@ -38,7 +39,7 @@ def _infer_python(value):
     if kind == "b":
         return arr
     if kind in "USO" and arr.dtype != object:
-        raise TypeError("kiln has no string tensors (tf.string): cannot convert %r" % (value,))
+        raise errors.UnsupportedDTypeError("kiln has no string tensors (tf.string): cannot convert %r" % (value,))
     if arr.dtype == object:
         if _mixed(value):
             raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
@@ -86,7 +87,7 @@ def _from_array(arr):
     """A tensor over a numpy array's memory when it can be shared, else over a copy."""
     as_dtype(arr.dtype)  # TypeError naming a dtype kiln lacks
     if not arr.flags.c_contiguous or not arr.flags.aligned:
-        arr = np.ascontiguousarray(arr)
+        arr = np.array(arr, order="C", copy=True)
     return Tensor._from_array(arr)
 
 

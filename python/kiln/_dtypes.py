@@ -109,7 +109,7 @@ def as_dtype(type_value):
         if type_value == "double":
             return float64
         if type_value in _TF_ONLY:
-            raise TypeError("kiln has no %s dtype (it has %s)" % (type_value, ", ".join(_NAMES)))
+            raise _unsupported(type_value)
         raise TypeError("Cannot convert the argument `type_value`: %r to a kiln DType." % (type_value,))
     if type_value is float:
         return float32
@@ -124,4 +124,10 @@ def as_dtype(type_value):
     for d in ALL:
         if np.dtype(d.as_numpy_dtype) == np_type:
             return d
-    raise TypeError("kiln has no %s dtype (it has %s)" % (np_type.name, ", ".join(_NAMES)))
+    raise _unsupported(np_type.name)
+
+
+def _unsupported(name):
+    from .errors import UnsupportedDTypeError
+
+    return UnsupportedDTypeError("kiln has no %s dtype (it has %s)" % (name, ", ".join(_NAMES)))

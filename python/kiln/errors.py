@@ -19,6 +19,11 @@ DATA_LOSS = 15
 UNAUTHENTICATED = 16
 
 
+class UnsupportedDTypeError(NotImplementedError, TypeError):
+    """A TensorFlow dtype kiln does not have (uint8, float16, string, ...): behaviour TF has and
+    kiln lacks is a NotImplementedError; it is also the TypeError TF raises for a dtype it lacks."""
+
+
 class OpError(Exception):
     """An op failed: the base class of kiln's (and TensorFlow's) runtime errors."""
 

@@ -150,10 +150,14 @@ Tensor matmul_fn(const Tensor& a, const Tensor& b) { return matmul(a, b); }
 // kiln has no bitwise ops: & | ^ are the logical ops, for bool tensors (TensorFlow's & on
 // integers is BitwiseAnd).
 void require_bool(const Tensor& a, const char* symbol, const char* op) {
-  if (a.dtype() != DType::Bool)
-    throw nb::type_error((std::string("kiln has no bitwise ops: ") + symbol + " is defined for bool tensors only (" +
-                          op + "), got " + nb::repr(dtype_object(a.dtype())).c_str())
-                             .c_str());
+  if (a.dtype() != DType::Bool) {
+    // Behaviour TensorFlow has and kiln lacks: NotImplementedError (nanobind has no C++ class).
+    const std::string message = std::string("kiln has no bitwise ops: ") + symbol +
+                                " is defined for bool tensors only (" + op + "), got " +
+                                nb::repr(dtype_object(a.dtype())).c_str();
+    PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+    throw nb::python_error();
+  }
 }
 Tensor and_fn(const Tensor& a, const Tensor& b) {
   require_bool(a, "&", "logical_and");
@@ -207,8 +211,9 @@ void bind_tensor(nb::module_& m) {
           },
           nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
       .def(
-          "__dlpack__", [](const Tensor& t, nb::kwargs) { return nb::cast(view_of(t)).attr("__dlpack__")(); },
-          nb::arg("kwargs"))
+          // A framework-less nanobind array casts to a DLPack capsule ("dltensor"), which
+          // consumers accept whatever max_version they ask for.
+          "__dlpack__", [](const Tensor& t, nb::kwargs) { return nb::cast(view_of(t)); }, nb::arg("kwargs"))
       .def("__dlpack_device__", [](const Tensor&) { return nb::make_tuple(1, 0); })  // kDLCPU, device 0
       .def("__float__", [](const Tensor& t) { return scalar_as<double>(t, "float"); })
       .def("__int__", [](const Tensor& t) { return scalar_as<int64_t>(t, "int"); })
@@ -230,8 +235,7 @@ void bind_tensor(nb::module_& m) {
       .def("__abs__", [](const Tensor& t) { return abs(t); })
       .def("__invert__",
            [](const Tensor& t) {
-             if (t.dtype() != DType::Bool)
-               throw nb::type_error("kiln has no bitwise ops: ~ is defined for bool tensors only (logical_not)");
+             require_bool(t, "~", "logical_not");
              return logical_not(t);
            })
       .def("__hash__",
