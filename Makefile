@@ -1,32 +1,53 @@
 # kiln: the two commands are `make demo` and `make test`.
 JOBS ?= $(shell nproc)
 BUILD ?= build
-# Local builds are tuned for this CPU; an installable build (plain cmake) is not.
-CMAKE_FLAGS ?= -DKILN_NATIVE=ON
+# Python packages (python/requirements.txt, pinned) live in this venv; pip's cache is the user's.
+VENV ?= .venv
+PYTHON := $(CURDIR)/$(VENV)/bin/python
+# Local builds are tuned for this CPU; an installable build (plain cmake, pip install .) is not.
+# They also build the Python extension into python/kiln, which the venv imports (kiln-dev.pth).
+CMAKE_FLAGS ?= -DKILN_NATIVE=ON -DKILN_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON)
 
-.PHONY: all deps build demo test bench asan tsan fuzz format format-check clean
+.PHONY: all deps venv build demo test pytest bench bench-python asan tsan fuzz format format-check clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
-$(BUILD)/Makefile:
+venv: $(VENV)/.installed
+$(VENV)/.installed: python/requirements.txt
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -q --upgrade pip
+	$(PYTHON) -m pip install -q -r python/requirements.txt
+	echo "$(CURDIR)/python" > "$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/kiln-dev.pth"
+	touch $@
+
+$(BUILD)/Makefile: | $(VENV)/.installed
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
-build: deps $(BUILD)/Makefile
+build: deps venv $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The guided tour of the library.
+# The guided tours: C++, then Python.
 demo: build
 	cd $(BUILD) && ./examples/tour
+	$(PYTHON) examples/tour.py
 
-# Every test.
+# Every test: ctest (C++), then pytest (Python, with TensorFlow as the oracle).
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory pytest
+
+pytest: build
+	$(PYTHON) -m pytest -q python/tests
 
 bench: build
 	./$(BUILD)/bench/kiln_bench --benchmark_min_time=0.2
+
+# Eager ops from Python against TensorFlow, numpy (and torch/jax when installed), in one run.
+bench-python: build
+	$(PYTHON) bench/python/bench_eager.py
 
 # ASan + UBSan build of the whole suite.
 asan: deps
@@ -58,4 +79,4 @@ format-check: deps
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz python/kiln/_core*.so

@@ -1,0 +1,66 @@
+"""A tour of kiln from Python: TensorFlow's eager API, `import kiln as tf`.
+
+Run it with `make demo` (after the C++ tour) or `.venv/bin/python examples/tour.py`."""
+import sys
+
+import numpy as np
+
+import kiln as tf
+
+
+def section(title):
+    print("\n== " + title)
+
+
+section("Tensors: tf.constant infers dtypes as TensorFlow does")
+x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+print(repr(x))
+print(tf.constant(3), tf.constant([True, False]), tf.constant(2**40).dtype, sep="\n")
+print("shape", x.shape, "dtype", x.dtype, "ndim", x.ndim, "len", len(x))
+
+section("numpy is a friend: no copies either way")
+a = np.arange(1_000_000, dtype=np.float32)
+t = tf.constant(a)  # shares a's memory
+back = t.numpy()  # a read-only view of the tensor's memory
+print("constant shares the array:", np.shares_memory(a, t.numpy()), "| numpy() shares the tensor:",
+      np.shares_memory(back, a), "| writable:", back.flags.writeable)
+print("np.asarray(x) ->", np.asarray(x).tolist(), "| DLPack:", np.from_dlpack(x).sum())
+
+section("Operators and Python numbers (they take the tensor's dtype)")
+print(x + 1, x * 2.5, x @ tf.transpose(x), -x, x ** 2, sep="\n")
+i = tf.constant([7, -7])
+print("int // and % as Python's:", (i // 2).numpy(), (i % 3).numpy(), "| int / int:", (i / 2).dtype)
+print("comparisons:", (x > 2).numpy().tolist(), "| logical:", (tf.constant(True) & (x[0, 0] < 2)).numpy())
+
+section("Indexing through StridedSlice")
+m = tf.reshape(tf.range(12), [3, 4])
+print(m[1], m[:, 1:3], m[::-1, -1], m[..., tf.newaxis].shape, m[1, 2].numpy(), sep="\n")
+
+section("Ops under TensorFlow's names")
+print(tf.reduce_sum(x), tf.reduce_mean(x, axis=0), tf.reduce_max(x, axis=1, keepdims=True), sep="\n")
+print(tf.concat([x, x], axis=0).shape, tf.stack([x, x]).shape, tf.gather(m, [2, 0]).numpy().tolist())
+print(tf.nn.softmax(x), tf.math.log(x), tf.nn.relu(x - 2.5), sep="\n")
+print(tf.where(x > 2, x, tf.zeros_like(x)), tf.cast(x, tf.int32), tf.eye(2), sep="\n")
+logits = tf.constant([[2.0, 1.0, 0.1]])
+print("cross entropy:", tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0]), logits=logits))
+
+section("Random numbers: tf.random with global and op seeds")
+tf.random.set_seed(42)
+print(tf.random.uniform([3]), tf.random.normal([2, 2], seed=1), sep="\n")
+
+section("tf.print, to stderr by default")
+tf.print("tf.print:", x, output_stream=sys.stdout)
+
+section("Errors: TensorFlow's classes, kiln's messages")
+try:
+    tf.constant([1, 2]) + tf.constant([1.0, 2.0])
+except tf.errors.InvalidArgumentError as e:
+    print("InvalidArgumentError:", e)
+try:
+    tf.constant([1, 2]) * 1.5
+except TypeError as e:
+    print("TypeError:", e)
+try:
+    tf.einsum
+except AttributeError as e:
+    print("AttributeError:", e)

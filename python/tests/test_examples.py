@@ -1,0 +1,26 @@
+"""The Python tour and the benchmark script run to the end (so neither rots)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_tour_runs():
+    r = run("examples/tour.py")
+    assert r.returncode == 0, r.stderr
+    assert "constant shares the array: True" in r.stdout
+    assert "InvalidArgumentError:" in r.stdout and "AttributeError:" in r.stdout
+
+
+def test_bench_runs_quick():
+    pytest.importorskip("tensorflow")
+    r = run("bench/python/bench_eager.py", "--quick")
+    assert r.returncode == 0, r.stderr
+    assert "scalar a + b" in r.stdout and "TensorFlow/kiln" in r.stdout
