@@ -50,6 +50,7 @@ struct FunctionOptions {
   size_t max_traces = 1024;                                  // bound of the trace cache (oldest evicted)
   size_t max_cached_calls = 4096;                            // bound of the call-key map (least recently used evicted)
   std::optional<OptimizerOptions> optimizer = std::nullopt;  // default: config::optimizer_options()
+  bool retracing_warning = true;  // false: the caller warns in its own words (the Python layer does)
 };
 
 namespace config {

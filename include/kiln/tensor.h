@@ -109,6 +109,9 @@ Tensor ones(std::vector<int64_t> shape, DType = DType::Float32);
 Tensor fill(std::vector<int64_t> shape, double value, DType = DType::Float32);
 Tensor eye(int64_t n, DType = DType::Float32);
 Tensor range(double start, double limit, double delta, DType dtype);
+// Range over scalar tensors of one dtype: symbolic ones inside a trace (the length is known
+// when the function runs).
+Tensor range(const Tensor& start, const Tensor& limit, const Tensor& delta);
 Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, DType = DType::Float32,
                       std::optional<uint64_t> seed = {});
 Tensor random_normal(std::vector<int64_t> shape, double mean = 0, double stddev = 1, DType = DType::Float32,

@@ -316,9 +316,25 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=_dtypes.float32, nam
     return _core.eye(int(num_rows), as_dtype(dtype))
 
 
+def _symbolic_range(start, limit, delta, dtype):
+    """Range inside a trace, over tensors: dtype from the tensors (or `dtype`), as TF infers."""
+    tensors = [v for v in (start, limit, delta) if isinstance(v, Tensor)]
+    if dtype is None:
+        dtype = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype.is_floating and not dtype.is_floating or t.dtype == _dtypes.float64 or (
+                    t.dtype == _dtypes.int64 and dtype == _dtypes.int32):
+                dtype = t.dtype
+    dtype = as_dtype(dtype)
+    args = [cast(v, dtype) if isinstance(v, Tensor) else convert_to_tensor(v, dtype=dtype) for v in (start, limit, delta)]
+    return _core.range_of_tensors(*args)
+
+
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     if limit is None:
         start, limit = 0, start
+    if any(isinstance(v, Tensor) and v.is_symbolic for v in (start, limit, delta)):
+        return _symbolic_range(start, limit, delta, dtype)
     values = [v.numpy().item() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
     if dtype is None:
         kinds = [_t(v).dtype if isinstance(v, Tensor) else None for v in (start, limit, delta)]

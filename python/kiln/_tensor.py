@@ -44,6 +44,8 @@ def _getitem(self, key):
     """NumPy/TensorFlow indexing through StridedSlice and its masks."""
     if not isinstance(key, tuple):
         key = (key,)
+    if any(isinstance(k, Tensor) and k.is_symbolic for k in key):
+        return _symbolic_index(self, key)
     begin, end, strides = [], [], []
     begin_mask = end_mask = ellipsis_mask = new_axis_mask = shrink_axis_mask = 0
     for i, s in enumerate(key):
@@ -75,7 +77,26 @@ def _getitem(self, key):
                                shrink_axis_mask)
 
 
+def _symbolic_index(x, key):
+    """x[i] and x[i, j] with scalar integer tensors of a trace (their values come at run time):
+    Gather along the first axis, once per index. Negative tensor indices are out of range."""
+    out = x
+    for k in key:
+        if isinstance(k, Tensor):
+            if not k.dtype.is_integer or k.ndim != 0:
+                raise TypeError("Only scalar integer tensors can index a tensor, got %r" % (k,))
+        elif not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+            raise NotImplementedError("kiln indexes with a tensor of a trace only in x[i] or x[i, j] form "
+                                      "(integers and scalar integer tensors), got %r" % (key,))
+        out = _core.gather(out, k if isinstance(k, Tensor) else constant(int(k)), 0)
+    return out
+
+
 def _iter(self):
+    if self.is_symbolic:
+        raise errors.OperatorNotAllowedInGraphError(
+            "Iterating over a symbolic `kiln.Tensor` is not allowed: its value exists only when the traced "
+            "function runs. With AutoGraph, `for` over a tensor becomes a kiln.while_loop.")
     shape = self._shape_tuple()
     if shape is None:
         raise TypeError("Cannot iterate over a tensor with unknown shape.")

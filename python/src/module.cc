@@ -5,6 +5,8 @@ namespace kiln::python {
 void bind_errors(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_ops(nb::module_& m);
+void bind_function(nb::module_& m);
+void bind_control_flow(nb::module_& m);
 }  // namespace kiln::python
 
 NB_MODULE(_core, m) {
@@ -13,6 +15,8 @@ NB_MODULE(_core, m) {
   py::bind_errors(m);
   py::bind_tensor(m);
   py::bind_ops(m);
+  py::bind_function(m);
+  py::bind_control_flow(m);
   m.def("_set_hooks", [](py::nb::object dtypes, py::nb::object convert, py::nb::object binary_operand,
                          py::nb::object make_shape, py::nb::object error_classes) {
     py::hooks() = py::Hooks{.dtypes = dtypes,

@@ -122,6 +122,8 @@ void bind_ops(nb::module_& m) {
   m.def("eye", [](int64_t n, nb::handle d) { return eye(n, dt(d)); });
   m.def("range",
         [](double start, double limit, double delta, nb::handle d) { return range(start, limit, delta, dt(d)); });
+  m.def("range_of_tensors",
+        [](const Tensor& start, const Tensor& limit, const Tensor& delta) { return range(start, limit, delta); });
   m.def(
       "random_uniform",
       [](std::vector<int64_t> shape, double lo, double hi, nb::handle d, std::optional<uint64_t> seed) {

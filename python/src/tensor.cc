@@ -225,6 +225,11 @@ void bind_tensor(nb::module_& m) {
            })
       .def("__bool__",
            [](const Tensor& t) {
+             if (t.is_symbolic())
+               throw OperatorNotAllowedInGraphError(
+                   "Using a symbolic `kiln.Tensor` as a Python `bool` is not allowed: its value exists only when "
+                   "the traced function runs. With AutoGraph (kiln.function's default), `if` and `while` on a "
+                   "tensor become kiln.cond and kiln.while_loop; without it, write those calls yourself.");
              if (!t.is_symbolic() && t.num_elements() != 1)
                throw nb::value_error(
                    "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()");

@@ -152,6 +152,10 @@ Tensor range(double start, double limit, double delta, DType dtype) {
   return trace::dispatch1(api::op::Range(), {&s, &l, &d}, trace::no_attrs(), "Range");
 }
 
+Tensor range(const Tensor& start, const Tensor& limit, const Tensor& delta) {
+  return trace::dispatch1(api::op::Range(), {&start, &limit, &delta}, trace::no_attrs(), "Range");
+}
+
 namespace {
 int64_t seed_attr(std::optional<uint64_t> seed) { return seed ? static_cast<int64_t>(*seed | (uint64_t{1} << 62)) : 0; }
 }  // namespace

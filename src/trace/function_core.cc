@@ -222,7 +222,7 @@ class FunctionCore {
     history.store(h, std::memory_order_relaxed);
     const uint32_t n = calls.load(std::memory_order_relaxed) + 1;
     calls.store(n, std::memory_order_relaxed);
-    if (n >= 10 && __builtin_popcount(h) >= 5 && !warned.exchange(true)) {
+    if (options.retracing_warning && n >= 10 && __builtin_popcount(h) >= 5 && !warned.exchange(true)) {
       std::string msg =
           "WARNING: " + std::to_string(__builtin_popcount(h)) + " out of the last 10 calls to " + name +
           " triggered kiln::function retracing. Tracing is expensive and the excessive number of tracings "

@@ -1,0 +1,655 @@
+"""kiln.function: TensorFlow's tf.function for Python callables.
+
+A call canonicalizes its arguments (defaults and keywords bound to parameters) and hands them
+to the C++ core (python/src/function.cc), which builds the call key, finds the cached concrete
+function and runs it. On a miss the core calls `_trace` here: the Python function runs once
+with placeholders in place of its tensor arguments, its ops recorded into a graph by the same
+C++ trace context as C++ code, and its outputs (any nesting of tuples, lists, dicts and
+namedtuples; Python values pass through) become the concrete function's structure."""
+import collections
+import functools
+import inspect
+import itertools
+import logging
+import sys
+import weakref
+
+import numpy as np
+
+from . import _core
+from . import _dtypes
+from ._convert import convert_to_tensor
+from ._spec import TensorSpec
+
+Tensor = _core.Tensor
+_P = inspect.Parameter
+
+_logger = logging.getLogger("kiln")
+if not _logger.handlers:
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter("%(levelname)s:kiln:%(message)s"))
+    _logger.addHandler(_handler)
+    _logger.propagate = False
+
+
+# -- other objects in a call key: by weak reference ------------------------------------------
+
+_serials = itertools.count(1)
+_by_id = {}  # id(obj) -> (serial, weakref): the entry dies with its object
+_by_value = {}  # objects that take no weak reference but hash: by value (as TF's Literal)
+
+
+def object_key(obj):
+    """A number for `obj` that no other object, alive or later, ever gets."""
+    entry = _by_id.get(id(obj))
+    if entry is not None and entry[1]() is obj:
+        return entry[0]
+    try:
+        i = id(obj)
+        ref = weakref.ref(obj, lambda _, i=i: _by_id.pop(i, None))
+    except TypeError:
+        try:
+            serial = _by_value.get(obj)
+            if serial is None:
+                serial = _by_value[obj] = next(_serials)
+            return serial
+        except TypeError:
+            raise TypeError("kiln.function cannot key an argument of type %s: it takes no weak reference and is "
+                            "not hashable. Pass tensors, Python literals, or objects that can be weakly "
+                            "referenced." % type(obj).__name__) from None
+    serial = next(_serials)
+    _by_id[i] = (serial, ref)
+    return serial
+
+
+_core._set_function_hooks(TensorSpec, object_key, np.ndarray, convert_to_tensor, __import__(
+    "kiln._spec", fromlist=["spec_fields"]).spec_fields)
+
+
+# -- structures: the same walk as the C++ key (python/src/function.cc) -----------------------
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+def _map_leaves(x, fn):
+    """x with every tensor-like leaf (tensor, numpy array, TensorSpec) replaced by fn(leaf), in the
+    order the C++ walk visits them: sequences in order, dicts by sorted key."""
+    if isinstance(x, (Tensor, np.ndarray, TensorSpec)):
+        return fn(x)
+    t = type(x)
+    if t is tuple:
+        return tuple(_map_leaves(v, fn) for v in x)
+    if t is list:
+        return [_map_leaves(v, fn) for v in x]
+    if t is dict:
+        out = {}
+        for k in sorted(x):
+            out[k] = _map_leaves(x[k], fn)
+        return {k: out[k] for k in x}  # the caller's key order
+    if _is_namedtuple(x):
+        return t(*(_map_leaves(v, fn) for v in x))
+    return x
+
+
+class _Slot:
+    """Where output tensor number `index` goes in a rebuilt structure."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _flatten_outputs(result):
+    """(tensors, structure with _Slot leaves). Python values stay in the structure."""
+    tensors = []
+
+    def leaf(x):
+        if isinstance(x, Tensor):
+            tensors.append(x)
+            return _Slot(len(tensors) - 1)
+        if isinstance(x, np.ndarray):
+            tensors.append(convert_to_tensor(x))
+            return _Slot(len(tensors) - 1)
+        if hasattr(x, "_kiln_tensor"):  # variables
+            tensors.append(x._kiln_tensor())
+            return _Slot(len(tensors) - 1)
+        return x
+
+    def walk(x):
+        t = type(x)
+        if t is tuple:
+            return tuple(walk(v) for v in x)
+        if t is list:
+            return [walk(v) for v in x]
+        if t is dict:
+            return {k: walk(v) for k, v in x.items()}
+        if _is_namedtuple(x):
+            return t(*(walk(v) for v in x))
+        return leaf(x)
+
+    return tensors, walk(result)
+
+
+def _rebuild(structure, values):
+    t = type(structure)
+    if t is _Slot:
+        return values[structure.index]
+    if t is tuple:
+        return tuple(_rebuild(v, values) for v in structure)
+    if t is list:
+        return [_rebuild(v, values) for v in structure]
+    if t is dict:
+        return {k: _rebuild(v, values) for k, v in structure.items()}
+    if _is_namedtuple(structure):
+        return t(*(_rebuild(v, values) for v in structure))
+    return structure
+
+
+# -- printing signatures as TensorFlow does --------------------------------------------------
+
+def _type_text(x):
+    if isinstance(x, TensorSpec):
+        return repr(x)
+    t = type(x)
+    if t is tuple:
+        return "Tuple[%s]" % ", ".join(_type_text(v) for v in x)
+    if t is list:
+        return "List[%s]" % ", ".join(_type_text(v) for v in x)
+    if t is dict:
+        return "Dict[%s]" % ", ".join("[%r, %s]" % (k, _type_text(v)) for k, v in x.items())
+    if _is_namedtuple(x):
+        return "%s[%s]" % (t.__name__, ", ".join("[%r, %s]" % (f, _type_text(v)) for f, v in zip(x._fields, x)))
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return "Literal[%r]" % (x,)
+    return "Weakref[%s]" % t.__name__ if hasattr(t, "__weakref__") else "Literal[%r]" % (x,)
+
+
+class _GraphTensor:
+    """A tensor of a traced graph as ConcreteFunction.inputs/outputs show it."""
+
+    __slots__ = ("name", "shape", "dtype")
+
+    def __init__(self, name, shape, dtype):
+        self.name, self.shape, self.dtype = name, shape, dtype
+
+    def __repr__(self):
+        return "<kiln.Tensor '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
+
+    def __str__(self):
+        return 'Tensor("%s", shape=%s, dtype=%s)' % (self.name, self.shape, self.dtype.name)
+
+
+class Operation:
+    """One node of a traced graph (graph.get_operations())."""
+
+    __slots__ = ("name", "type", "_inputs", "control_inputs", "node_def_attrs", "_outputs")
+
+    def __init__(self, d):
+        self.name, self.type = d["name"], d["type"]
+        self._inputs, self.control_inputs = d["inputs"], d["control_inputs"]
+        self.node_def_attrs, self._outputs = d["attrs"], d["outputs"]
+
+    @property
+    def inputs(self):
+        return list(self._inputs)
+
+    @property
+    def outputs(self):
+        return list(self._outputs)
+
+    def get_attr(self, name):
+        return self.node_def_attrs[name]
+
+    def __repr__(self):
+        return "<kiln.Operation '%s' type=%s>" % (self.name, self.type)
+
+
+class GraphDef:
+    """A traced graph as TensorFlow's GraphDef: str() is its protobuf text, SerializeToString()
+    its binary form (wire-compatible with tensorflow.core.framework.graph_pb2.GraphDef)."""
+
+    def __init__(self, text, data):
+        self._text, self._data = text, data
+
+    def __str__(self):
+        return self._text
+
+    def SerializeToString(self):  # noqa: N802 (protobuf's name)
+        return self._data
+
+
+class FuncGraph:
+    """The graph of a concrete function (cf.graph)."""
+
+    def __init__(self, concrete):
+        self._concrete = concrete
+
+    def get_operations(self):
+        return [Operation(d) for d in self._concrete._core.operations()]
+
+    def as_graph_def(self):
+        core = self._concrete._core
+        return GraphDef(core.graph_def_text(), core.graph_def_bytes())
+
+    @property
+    def inputs(self):
+        return self._concrete.inputs
+
+    @property
+    def outputs(self):
+        return self._concrete.outputs
+
+    @property
+    def name(self):
+        return self._concrete.name
+
+
+class ConcreteFunction:
+    """One trace of a kiln.function: a graph for one input signature, callable with arguments of
+    that signature (tf.types.experimental.ConcreteFunction)."""
+
+    def __init__(self, function, structured_input, structure, single):
+        # What it needs of its Function, not the Function: the C++ core holds this object, and a
+        # reference back would be a cycle through C++ that Python's collector cannot see.
+        self._function = _CallSpec(function)
+        self._structured_input = structured_input  # canonical args, tensor leaves as TensorSpecs
+        self._structure = structure
+        self._single = single
+        self._core = None
+
+    def _attach(self, core):
+        self._core = core
+
+    def _rebuild(self, values):
+        return _rebuild(self._structure, values)
+
+    @property
+    def name(self):
+        return self._core.name
+
+    @property
+    def graph(self):
+        return FuncGraph(self)
+
+    @property
+    def inputs(self):
+        return [_GraphTensor("%s:0" % (name or "arg%d" % i), _shape_of(dims), dtype)
+                for i, (dims, dtype, name) in enumerate(self._core.input_specs())]
+
+    @property
+    def outputs(self):
+        return [_GraphTensor("Identity%s:0" % ("" if i == 0 else "_%d" % i), _shape_of(dims), dtype)
+                for i, (dims, dtype, _) in enumerate(self._core.output_specs())]
+
+    @property
+    def structured_outputs(self):
+        return _rebuild(self._structure, self.outputs)
+
+    @property
+    def structured_input_signature(self):
+        f = self._function
+        args, kwargs = f._unbind(self._structured_input)
+        return tuple(args), kwargs
+
+    @property
+    def output_dtypes(self):
+        return _rebuild(self._structure, [t.dtype for t in self.outputs])
+
+    @property
+    def output_shapes(self):
+        return _rebuild(self._structure, [t.shape for t in self.outputs])
+
+    @property
+    def captured_inputs(self):
+        return list(self._core.captured_inputs())
+
+    @property
+    def function_type(self):
+        return self.pretty_printed_signature()
+
+    def pretty_printed_signature(self, verbose=True):
+        del verbose
+        lines = ["Input Parameters:"]
+        for p, value in zip(self._function._params, self._structured_input):
+            lines.append("  %s (%s): %s" % (p.name, p.kind.name, _type_text(_unnamed(value))))
+        lines.append("Output Type:")
+        specs = [TensorSpec(_shape_of(dims), dtype) for dims, dtype, _ in self._core.output_specs()]
+        lines.append("  " + _type_text(_rebuild(self._structure, specs)))
+        lines.append("Captures:")
+        captured = self.captured_inputs
+        if not captured:
+            lines.append("  None")
+        for t in captured:
+            lines.append("  %d: %r" % (id(t), TensorSpec(t.shape, t.dtype)))
+        return "\n".join(lines)
+
+    def __call__(self, *args, **kwargs):
+        canonical = self._function._canonicalize(args, kwargs)
+        tensors = []
+        _map_leaves(canonical, lambda x: tensors.append(x if isinstance(x, Tensor) else convert_to_tensor(x)))
+        expected = self._core.input_specs()
+        if len(tensors) != len(expected):
+            raise TypeError("%s takes %d tensor arguments (as traced), got %d" % (self.name, len(expected),
+                                                                                   len(tensors)))
+        for t, (dims, dtype, name) in zip(tensors, expected):
+            if t.dtype != dtype or not _shape_of(dims).is_compatible_with(t.shape):
+                raise TypeError("%s: argument %s must be %r, got a tensor of dtype %s and shape %s"
+                                % (self.name, name, TensorSpec(_shape_of(dims), dtype), t.dtype.name, t.shape))
+        return _rebuild(self._structure, self._core.call(tensors))
+
+    def __repr__(self):
+        return "<ConcreteFunction %s at 0x%X>" % (self.name, id(self))
+
+
+class _CallSpec:
+    """A Function's parameters, for its concrete functions' calls and signatures."""
+
+    __slots__ = ("_name", "_signature", "_params")
+
+    def __init__(self, function):
+        self._name, self._signature, self._params = function._name, function._signature, function._params
+
+    _canonicalize = None  # set below: the same code as Function's
+    _unbind = None
+
+
+def _unnamed(x):
+    """Signatures print their specs without names, as TensorFlow's do."""
+    return _map_leaves(x, lambda s: TensorSpec(s.shape, s.dtype) if isinstance(s, TensorSpec) else s)
+
+
+def _shape_of(dims):
+    from ._shape import TensorShape
+
+    return TensorShape(dims)
+
+
+# -- the Function object ---------------------------------------------------------------------
+
+_WARN_WINDOW = 10
+_WARN_THRESHOLD = 5
+_MAX_WARNINGS = 2
+
+
+class Function:
+    """A Python callable traced into graphs, one per input signature (tf.function's Function)."""
+
+    def __init__(self, python_function, name=None, input_signature=None, autograph=True, reduce_retracing=False,
+                 jit_compile=None):
+        if not callable(python_function):
+            raise TypeError("kiln.function expects a callable, got %r" % (python_function,))
+        self._python_function = python_function
+        self._name = name or getattr(python_function, "__name__", type(python_function).__name__)
+        self._autograph = autograph
+        self._reduce_retracing = bool(reduce_retracing)
+        self._jit_compile = jit_compile
+        self._signature = inspect.signature(python_function)
+        self._params = list(self._signature.parameters.values())
+        simple = all(p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD) for p in self._params)
+        self._fast_arity = len(self._params) if simple else -1
+        self._names = tuple(p.name for p in self._params)
+        self._input_signature = None
+        if input_signature is not None:
+            self._input_signature = _check_input_signature(input_signature, self._params)
+            self._fast_arity = -1
+        # The core reaches back through a weak reference: a strong one would be a cycle through C++.
+        self._core = _core.FunctionCore(functools.partial(_trace_through, weakref.ref(self)), self._name,
+                                        list(self._names), self._reduce_retracing)
+        self._converted = None
+        self._bound = weakref.WeakKeyDictionary()
+        self._traced_calls = collections.deque()
+        self._warnings = 0
+        functools.update_wrapper(self, python_function, updated=())
+
+    # -- calling
+    def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == self._fast_arity:
+            result = self._core.call(args, self._names)
+        else:
+            canonical = self._canonicalize(args, kwargs)
+            if self._input_signature is not None:
+                return self._call_with_signature(canonical, args, kwargs)
+            result = self._core.call(canonical, self._names)
+        if result is NotImplemented:
+            return self._call_directly(args, kwargs)
+        return result
+
+    def _call_directly(self, args, kwargs):
+        """Functions run eagerly, or this call is inside another trace (inlined there, converted
+        by AutoGraph as the outer function is), or an eager tape records it."""
+        if _core.tracing_active() and not _core.functions_run_eagerly():
+            return self._traced_callable()(*args, **kwargs)
+        return self._python_function(*args, **kwargs)
+
+    def _canonicalize(self, args, kwargs):
+        """The value of every parameter, in order (defaults applied): the call as the key sees it."""
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError("%s: %s" % (self._name, e)) from None
+        bound.apply_defaults()
+        return tuple(bound.arguments[p.name] if p.kind is not _P.VAR_POSITIONAL else tuple(bound.arguments[p.name])
+                     for p in self._params)
+
+    def _unbind(self, canonical):
+        """Positional and keyword arguments for the Python function from canonical values."""
+        args, kwargs = [], {}
+        for p, v in zip(self._params, canonical):
+            if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD):
+                args.append(v)
+            elif p.kind is _P.VAR_POSITIONAL:
+                args.extend(v)
+            elif p.kind is _P.KEYWORD_ONLY:
+                kwargs[p.name] = v
+            else:
+                kwargs.update(v)
+        return args, kwargs
+
+    # -- input_signature
+    def _call_with_signature(self, canonical, args, kwargs):
+        if _core.call_directly_now():
+            return self._call_directly(args, kwargs)
+        tensors = _bind_to_signature(self._name, self._input_signature, canonical, self._params)
+        concrete = self._signature_concrete()
+        return _rebuild(concrete._structure, concrete._core.call(tensors))
+
+    def _signature_concrete(self):
+        specs = tuple(self._input_signature) + tuple(
+            p.default for p in self._params[len(self._input_signature):])
+        return self._core.concrete(specs, self._names)
+
+    # -- tracing
+    def _traced_callable(self):
+        if not self._autograph:
+            return self._python_function
+        if self._converted is None:
+            from . import autograph
+
+            self._converted = autograph.to_graph(self._python_function, recursive=True)
+        return self._converted
+
+    def _trace(self, canonical, placeholders, call_index):
+        self._note_trace(call_index)
+        it = iter(placeholders)
+        traced = _map_leaves(canonical, lambda _: next(it))
+        structured_input = _map_leaves(traced, lambda t: TensorSpec(t.shape, t.dtype, _placeholder_name(t)))
+        args, kwargs = self._unbind(traced)
+        result = self._traced_callable()(*args, **kwargs)
+        tensors, structure = _flatten_outputs(result)
+        single = type(structure) is _Slot
+        return tensors, ConcreteFunction(self, structured_input, structure, single)
+
+    def _note_trace(self, call_index):
+        """TensorFlow's warning when most recent calls traced (at most twice per function)."""
+        calls = self._traced_calls
+        calls.append(call_index)
+        while calls and calls[0] <= call_index - _WARN_WINDOW:
+            calls.popleft()
+        if len(calls) >= _WARN_THRESHOLD and self._warnings < _MAX_WARNINGS:
+            self._warnings += 1
+            _logger.warning(
+                "%d out of the last %d calls to %r triggered kiln.function retracing. Tracing is expensive and the "
+                "excessive number of tracings could be due to (1) creating @kiln.function repeatedly in a loop, "
+                "(2) passing tensors with different shapes, (3) passing Python objects instead of tensors. For "
+                "(1), please define your @kiln.function outside of the loop. For (2), @kiln.function has "
+                "reduce_retracing=True option that can avoid unnecessary retracing. For (3), see why each trace "
+                "happened with experimental_trace_log().", len(calls), min(call_index, _WARN_WINDOW),
+                self._python_function)
+
+    # -- the rest of tf.function's surface
+    @property
+    def python_function(self):
+        return self._python_function
+
+    @property
+    def input_signature(self):
+        return self._input_signature
+
+    def get_concrete_function(self, *args, **kwargs):
+        if self._input_signature is not None:
+            if args or kwargs:
+                canonical = self._canonicalize(args, kwargs)
+                _bind_to_signature(self._name, self._input_signature, canonical, self._params, specs_ok=True)
+            return self._signature_concrete()
+        if not args and not kwargs and self._params:
+            raise ValueError("get_concrete_function() of %s needs its arguments (tensors or kiln.TensorSpec) or "
+                             "an input_signature" % self._name)
+        return self._core.concrete(self._canonicalize(args, kwargs), self._names)
+
+    def experimental_get_tracing_count(self):
+        return self._core.tracing_count()
+
+    def experimental_trace_log(self):
+        """Why each trace happened (kiln's own): one line per trace, in order."""
+        return list(self._core.trace_log())
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        return "\n\n".join(cf.pretty_printed_signature(verbose) for cf in self._core.records())
+
+    def _list_all_concrete_functions(self):
+        return list(self._core.records())
+
+    def __get__(self, instance, owner):
+        """A method: one Function per instance (its own traces), as TensorFlow does."""
+        if instance is None:
+            return self
+        try:
+            bound = self._bound.get(instance)
+        except TypeError:
+            bound = None
+        if bound is None:
+            bound = Function(self._python_function.__get__(instance, owner), name=self._name,
+                             input_signature=self._input_signature, autograph=self._autograph,
+                             reduce_retracing=self._reduce_retracing, jit_compile=self._jit_compile)
+            try:
+                self._bound[instance] = bound
+            except TypeError:
+                pass  # not weakly referenceable: a fresh Function per access
+        return bound
+
+    def __repr__(self):
+        return "<kiln.Function %s at 0x%X>" % (self._name, id(self))
+
+
+def _trace_through(function_ref, canonical, placeholders, call_index):
+    return function_ref()._trace(canonical, placeholders, call_index)
+
+
+_CallSpec._canonicalize = Function._canonicalize
+_CallSpec._unbind = Function._unbind
+
+
+def _placeholder_name(t):
+    try:
+        return t.name.split(":")[0]
+    except (AttributeError, ValueError):
+        return None
+
+
+def _check_input_signature(signature, params):
+    if not isinstance(signature, (list, tuple)):
+        raise TypeError("input_signature must be either a tuple or a list, got %s." % type(signature))
+    for leaf in _leaves(signature):
+        if not isinstance(leaf, TensorSpec):
+            raise TypeError("input_signature must be a possibly nested sequence of TensorSpec objects, got "
+                            "invalid args %r with type %s." % (leaf, type(leaf)))
+    positional = [p for p in params if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)]
+    if len(signature) > len(positional) and not any(p.kind is _P.VAR_POSITIONAL for p in params):
+        raise TypeError("input_signature has %d entries but the function takes %d positional arguments"
+                        % (len(signature), len(positional)))
+    return tuple(signature)
+
+
+def _leaves(x):
+    if isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _leaves(v)
+    elif isinstance(x, dict):
+        for k in sorted(x):
+            yield from _leaves(x[k])
+    else:
+        yield x
+
+
+def _bind_to_signature(name, signature, canonical, params, specs_ok=False):
+    """The flat tensors of a call under an input_signature (TensorFlow's errors when they do not fit)."""
+    if len(canonical) > len(signature) and any(
+            c is not p.default for c, p in zip(canonical[len(signature):], params[len(signature):])):
+        raise TypeError("%s has an input_signature of %d arguments; it was called with more" % (name, len(signature)))
+    tensors = []
+
+    def bind(spec, value, path):
+        if isinstance(spec, (list, tuple)):
+            if not isinstance(value, (list, tuple)) or len(value) != len(spec):
+                raise TypeError("%s: argument %s does not match the structure of the input_signature %r"
+                                % (name, path, spec))
+            for i, (s, v) in enumerate(zip(spec, value)):
+                bind(s, v, "%s[%d]" % (path, i))
+            return
+        if isinstance(spec, dict):
+            if not isinstance(value, dict) or sorted(value) != sorted(spec):
+                raise TypeError("%s: argument %s does not match the structure of the input_signature %r"
+                                % (name, path, spec))
+            for k in sorted(spec):
+                bind(spec[k], value[k], "%s[%r]" % (path, k))
+            return
+        if specs_ok and isinstance(value, TensorSpec):
+            if not spec.is_compatible_with(value):
+                raise ValueError("%s: %r is not compatible with the input_signature's %r" % (name, value, spec))
+            return
+        try:
+            t = convert_to_tensor(value, dtype=spec.dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError("%s: argument %s cannot be converted to %r: %s" % (name, path, spec, e)) from None
+        if not spec.shape.is_compatible_with(t.shape):
+            raise TypeError("%s: argument %s with shape %s is not compatible with the input_signature's %r"
+                            % (name, path, t.shape, spec))
+        tensors.append(t)
+
+    for p, spec, value in zip(params, signature, canonical):
+        bind(spec, value, p.name)
+    return tensors
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_implements=None, experimental_autograph_options=None, experimental_attributes=None,
+             experimental_relax_shapes=None, experimental_compile=None, experimental_follow_type_hints=None,
+             name=None):
+    """tf.function: `@kiln.function`, `@kiln.function(input_signature=...)` or `kiln.function(f)`."""
+    del experimental_implements, experimental_autograph_options, experimental_attributes
+    del experimental_follow_type_hints
+    if experimental_relax_shapes is not None:
+        reduce_retracing = reduce_retracing or experimental_relax_shapes
+    if experimental_compile is not None and jit_compile is None:
+        jit_compile = experimental_compile
+
+    def decorate(f):
+        return Function(f, name=name, input_signature=input_signature, autograph=autograph,
+                        reduce_retracing=reduce_retracing, jit_compile=jit_compile)
+
+    return decorate if func is None else decorate(func)
+
+
+del _dtypes

@@ -1,0 +1,60 @@
+"""TensorSpec: the dtype and (possibly partial) shape a tensor argument must have (tf.TensorSpec)."""
+from . import _core
+from ._dtypes import as_dtype, float32
+from ._shape import TensorShape
+
+
+class TensorSpec:
+    """A tensor's dtype and shape, and a name for the placeholder it becomes when traced."""
+
+    __slots__ = ("_shape", "_dtype", "_name")
+
+    def __init__(self, shape, dtype=float32, name=None):
+        self._shape = TensorShape(shape)
+        self._dtype = as_dtype(dtype)
+        if name is not None and not isinstance(name, str):
+            raise TypeError("TensorSpec name must be a string or None, got %r" % (name,))
+        self._name = name
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None):
+        if not isinstance(tensor, _core.Tensor):
+            raise ValueError("`tensor` should be a kiln.Tensor, but got %r." % (tensor,))
+        return cls(tensor.shape, tensor.dtype, name)
+
+    @property
+    def shape(self):
+        return self._shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def name(self):
+        return self._name
+
+    def is_compatible_with(self, spec_or_tensor):
+        """True when a tensor (or the tensors of a spec) fits this spec."""
+        return self._dtype == spec_or_tensor.dtype and self._shape.is_compatible_with(spec_or_tensor.shape)
+
+    def __repr__(self):
+        return "TensorSpec(shape=%s, dtype=%r, name=%r)" % (self._shape, self._dtype, self._name)
+
+    def __eq__(self, other):
+        return (type(other) is type(self) and self._shape == other._shape and self._dtype == other._dtype
+                and self._name == other._name)
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash((self._shape, self._dtype, self._name))
+
+    def __reduce__(self):
+        return TensorSpec, (self._shape, self._dtype, self._name)
+
+
+def spec_fields(spec):
+    """What the C++ call key reads of a spec: (dims or None, dtype number, name or None)."""
+    return spec._shape._dims, spec._dtype._enum, spec._name

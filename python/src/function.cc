@@ -1,0 +1,394 @@
+// kiln.function's C++ half: the call key of Python arguments, the cache lookup and the call
+// of the cached concrete function: the hot path of a traced call, with no Python frame. The
+// Python half (kiln/_function.py) canonicalizes arguments, traces, and owns the structures.
+//
+// The key follows TensorFlow's trace types: tensors and numpy arrays by dtype and shape,
+// bool/int/float/str/None by type and value, tuples, lists, dicts (sorted keys) and
+// namedtuples by structure, TensorSpecs as the tensors they stand for, any other object by
+// identity through the Python layer (a weak reference: a deleted object never matches again).
+#include "kiln/function.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "convert.h"
+
+namespace kiln::python {
+namespace {
+
+// Key words of the Python kinds the C++ core has no tag for (values far from its KeyTag).
+enum PyKeyTag : uint64_t {
+  kKeyNone = 0x7000,
+  kKeyTuple,
+  kKeyList,
+  kKeyDict,
+  kKeyNamedTuple,
+  kKeyObject,
+  kKeyBigInt,
+};
+
+// What walks the arguments: the key and the tensors to feed always; the signature (names,
+// dtypes, shapes, printable values) only on a miss.
+struct Walk {
+  detail::KeyBuilder& key;
+  detail::ArgTensors& tensors;
+  detail::CallSignature* sig;  // null on the hot path
+  bool specs_allowed;          // get_concrete_function: TensorSpecs stand for tensors
+  int leaf = 0;                // tensor leaves so far: names the nested ones
+};
+
+struct Hooks2 {
+  nb::object spec_type;    // kiln.TensorSpec
+  nb::object object_key;   // object_key(obj) -> int, unique for the object's lifetime
+  nb::object ndarray;      // numpy.ndarray
+  nb::object as_tensor;    // convert_to_tensor
+  nb::object spec_fields;  // spec -> (dims tuple or None, dtype enum, name or None)
+};
+Hooks2& hooks2() {
+  static Hooks2* h = new Hooks2();  // never destroyed (Python objects outlive no interpreter)
+  return *h;
+}
+
+void value_entry(Walk& w, const std::string& name, std::string text, std::string type) {
+  if (!w.sig) return;
+  detail::ArgEntry e;
+  e.kind = detail::ArgEntry::kValue;
+  e.name = name;
+  e.value = std::move(text);
+  e.value_type = std::move(type);
+  w.sig->entries.push_back(std::move(e));
+}
+
+std::string leaf_name(Walk& w, const std::string& name, bool top) {
+  const int i = w.leaf++;
+  return top ? name : name + "_" + std::to_string(i);
+}
+
+void tensor_leaf(Walk& w, const Tensor& t, const std::string& name, bool top) {
+  detail::key_tensor(w.key, t);
+  w.tensors.push_back(t);
+  if (w.sig) {
+    detail::ArgEntry e;
+    e.kind = detail::ArgEntry::kTensor;
+    e.name = leaf_name(w, name, top);
+    e.dtype = t.dtype();
+    e.shape = t.shape();
+    w.sig->entries.push_back(std::move(e));
+  } else {
+    ++w.leaf;
+  }
+}
+
+TensorSpec spec_of(nb::handle spec) {
+  nb::tuple f = nb::cast<nb::tuple>(hooks2().spec_fields(spec));
+  TensorSpec s;
+  if (f[0].is_none()) {
+    s.shape = TensorShape::unknown();
+  } else {
+    std::vector<int64_t> dims;
+    for (nb::handle d : f[0]) dims.push_back(d.is_none() ? -1 : nb::cast<int64_t>(d));
+    s.shape = TensorShape(dims);
+  }
+  s.dtype = static_cast<DType>(nb::cast<int>(f[1]));
+  if (!f[2].is_none()) s.name = nb::cast<std::string>(f[2]);
+  return s;
+}
+
+void walk(Walk& w, nb::handle obj, const std::string& name, bool top);
+
+void walk_sequence(Walk& w, nb::handle seq, uint64_t tag, const std::string& name, const char* what) {
+  const size_t n = nb::len(seq);
+  w.key.word(tag);
+  w.key.word(n);
+  value_entry(w, name, std::string(what) + "(" + std::to_string(n) + ")", what);
+  for (nb::handle item : seq) walk(w, item, name, false);
+}
+
+void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
+  PyObject* p = obj.ptr();
+  if (nb::isinstance<Tensor>(obj)) {
+    const Tensor& t = nb::cast<const Tensor&>(obj);
+    if (t.is_symbolic())
+      throw nb::type_error("A symbolic tensor of another trace was passed to a kiln.function from outside it.");
+    tensor_leaf(w, t, name, top);
+  } else if (p == Py_None) {
+    w.key.word(kKeyNone);
+    value_entry(w, name, "None", "NoneType");
+  } else if (PyBool_Check(p)) {
+    w.key.word(detail::kKeyNumber | detail::number_type_code<bool>() << 8);
+    w.key.word(p == Py_True);
+    value_entry(w, name, p == Py_True ? "True" : "False", "bool");
+  } else if (PyLong_CheckExact(p)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow) {
+      w.key.word(kKeyBigInt);
+      detail::key_string(w.key, nb::cast<std::string>(nb::str(obj)));
+    } else {
+      w.key.word(detail::kKeyNumber | detail::number_type_code<int64_t>() << 8);
+      w.key.word(static_cast<uint64_t>(v));
+    }
+    if (w.sig) value_entry(w, name, nb::cast<std::string>(nb::repr(obj)), "int");
+  } else if (PyFloat_CheckExact(p)) {
+    w.key.word(detail::kKeyNumber | detail::number_type_code<double>() << 8);
+    w.key.word(detail::number_bits(PyFloat_AS_DOUBLE(p)));
+    if (w.sig) value_entry(w, name, nb::cast<std::string>(nb::repr(obj)), "float");
+  } else if (PyUnicode_CheckExact(p)) {
+    Py_ssize_t size = 0;
+    const char* s = PyUnicode_AsUTF8AndSize(p, &size);
+    if (!s) throw nb::python_error();
+    detail::key_string(w.key, std::string_view(s, static_cast<size_t>(size)));
+    if (w.sig) value_entry(w, name, nb::cast<std::string>(nb::repr(obj)), "str");
+  } else if (PyTuple_CheckExact(p)) {
+    walk_sequence(w, obj, kKeyTuple, name, "tuple");
+  } else if (PyList_CheckExact(p)) {
+    walk_sequence(w, obj, kKeyList, name, "list");
+  } else if (PyDict_CheckExact(p)) {
+    // Key order is irrelevant (TensorFlow sorts the keys); keys are part of the structure.
+    nb::list keys = nb::steal<nb::list>(PyDict_Keys(p));
+    if (PyList_Sort(keys.ptr()) != 0) throw nb::python_error();
+    w.key.word(kKeyDict);
+    w.key.word(nb::len(keys));
+    value_entry(w, name, "dict" + nb::cast<std::string>(nb::repr(keys)), "dict");
+    for (nb::handle k : keys) {
+      walk(w, k, name, false);
+      walk(w, nb::handle(PyDict_GetItem(p, k.ptr())), name, false);
+    }
+  } else if (PyTuple_Check(p) && nb::hasattr(obj, "_fields")) {
+    // A namedtuple: its type (by identity) and its fields.
+    w.key.word(kKeyNamedTuple);
+    w.key.word(nb::cast<uint64_t>(hooks2().object_key(obj.type())));
+    walk_sequence(w, obj, kKeyTuple, name, nb::cast<std::string>(obj.type().attr("__name__")).c_str());
+  } else if (nb::isinstance(obj, hooks2().spec_type)) {
+    if (!w.specs_allowed)
+      throw nb::type_error(
+          "A TensorSpec stands for a tensor in get_concrete_function(); a call needs the tensor itself.");
+    const TensorSpec s = spec_of(obj);
+    detail::key_spec(w.key, s);
+    w.tensors.push_back(Tensor());
+    if (w.sig) {
+      detail::ArgEntry e;
+      e.kind = detail::ArgEntry::kTensor;
+      e.name = s.name.empty() ? leaf_name(w, name, top) : (++w.leaf, s.name);
+      e.dtype = s.dtype;
+      e.shape = s.shape;
+      w.sig->entries.push_back(std::move(e));
+    } else {
+      ++w.leaf;
+    }
+  } else if (nb::isinstance(obj, hooks2().ndarray)) {
+    tensor_leaf(w, nb::cast<Tensor>(hooks2().as_tensor(obj)), name, top);
+  } else {
+    w.key.word(kKeyObject);
+    w.key.word(nb::cast<uint64_t>(hooks2().object_key(obj)));
+    if (w.sig)
+      value_entry(w, name, nb::cast<std::string>(nb::repr(obj)), nb::cast<std::string>(obj.type().attr("__name__")));
+  }
+}
+
+// One traced concrete function as the Python layer sees it.
+struct Record {
+  nb::object record;  // kiln._function.ConcreteFunction
+  bool single = false;
+};
+
+class PyFunction {
+ public:
+  PyFunction(nb::object trace, std::string name, std::vector<std::string> arg_names, bool reduce_retracing)
+      : trace_(std::move(trace)),
+        core_(detail::make_function_core(
+            FunctionOptions{.name = name,
+                            .arg_names = std::move(arg_names),
+                            .reduce_retracing = reduce_retracing,
+                            .retracing_warning = false},  // kiln/_function.py warns in TF's words
+            name)) {}
+
+  // A call: the result, or NotImplemented when the Python function must run directly (run
+  // eagerly, inside another trace, under an eager tape).
+  nb::object call(nb::tuple args, nb::tuple names) {
+    if (detail::call_directly_now()) return nb::borrow(Py_NotImplemented);
+    ++calls_;
+    detail::KeyBuilder key;
+    detail::ArgTensors tensors;
+    Walk w{.key = key, .tensors = tensors, .sig = nullptr, .specs_allowed = false};
+    walk_args(w, args, names);
+    std::shared_ptr<detail::ConcreteImpl> cf = detail::cached_concrete(*core_, key);
+    if (!cf) cf = miss(key, args, names, false);
+    std::vector<Tensor> outs;
+    {
+      nb::gil_scoped_release unlocked;  // the graph may run on kiln's threads
+      outs = detail::call_concrete(*cf, tensors);
+    }
+    const Record& r = records_.at(cf.get());
+    if (r.single) return nb::cast(std::move(outs[0]));
+    return r.record.attr("_rebuild")(nb::cast(std::move(outs)));
+  }
+
+  // get_concrete_function: TensorSpecs allowed; the Python ConcreteFunction.
+  nb::object concrete(nb::tuple args, nb::tuple names) {
+    detail::KeyBuilder key;
+    detail::ArgTensors tensors;
+    Walk w{.key = key, .tensors = tensors, .sig = nullptr, .specs_allowed = true};
+    walk_args(w, args, names);
+    std::shared_ptr<detail::ConcreteImpl> cf = detail::cached_concrete(*core_, key);
+    if (!cf) cf = miss(key, args, names, true);
+    return records_.at(cf.get()).record;
+  }
+
+  // The Python ConcreteFunctions in trace order (evicted traces are gone).
+  nb::list records() const {
+    nb::list out;
+    for (const ConcreteFunction& c : detail::concrete_functions(*core_)) {
+      auto it = records_.find(c.impl().get());
+      if (it != records_.end()) out.append(it->second.record);
+    }
+    return out;
+  }
+  int tracing_count() const { return detail::tracing_count(*core_); }
+  uint64_t calls() const { return calls_; }
+  std::vector<std::string> trace_log() const { return detail::trace_log(*core_); }
+  void clear() {
+    detail::clear_cache(*core_);
+    records_.clear();
+  }
+
+ private:
+  static void walk_args(Walk& w, nb::tuple args, nb::tuple names) {
+    const size_t n = nb::len(args);
+    for (size_t i = 0; i < n; ++i) walk(w, args[i], nb::cast<std::string>(names[i]), true);
+  }
+
+  std::shared_ptr<detail::ConcreteImpl> miss(const detail::KeyBuilder& key, nb::tuple args, nb::tuple names,
+                                             bool specs_allowed) {
+    detail::CallSignature sig;
+    {
+      detail::KeyBuilder scratch;
+      detail::ArgTensors unused;
+      Walk w{.key = scratch, .tensors = unused, .sig = &sig, .specs_allowed = specs_allowed};
+      walk_args(w, args, names);
+    }
+    nb::object traced;  // the record of a trace made by this call
+    const uint64_t call_index = calls_;
+    detail::TraceBody body = [&](const std::vector<Tensor>& placeholders) {
+      nb::gil_scoped_acquire gil;
+      nb::list ph;
+      for (const Tensor& t : placeholders) ph.append(nb::cast(t));
+      nb::tuple result = nb::cast<nb::tuple>(trace_(args, ph, call_index));
+      traced = result[1];
+      return nb::cast<std::vector<Tensor>>(result[0]);
+    };
+    std::shared_ptr<detail::ConcreteImpl> cf;
+    {
+      nb::gil_scoped_release unlocked;  // another thread may be tracing this key: it needs the GIL
+      cf = detail::concrete_for(
+          *core_, key, [&] { return sig; }, body);
+    }
+    if (traced.is_valid()) {
+      traced.attr("_attach")(nb::cast(ConcreteFunction(cf)));
+      records_[cf.get()] = Record{.record = traced, .single = nb::cast<bool>(traced.attr("_single"))};
+    }
+    return cf;
+  }
+
+  nb::object trace_;  // trace(args, placeholders, call_index) -> (flat outputs, ConcreteFunction record)
+  std::shared_ptr<detail::FunctionCore> core_;
+  std::unordered_map<const detail::ConcreteImpl*, Record> records_;  // guarded by the GIL
+  uint64_t calls_ = 0;
+};
+
+nb::list operations_of(const GraphView& g) {
+  nb::list ops;
+  for (const Operation& op : g.operations) {
+    nb::dict d;
+    d["name"] = op.name;
+    d["type"] = op.type;
+    d["inputs"] = op.inputs;
+    d["control_inputs"] = op.control_inputs;
+    nb::dict attrs;
+    for (const auto& [k, v] : op.attrs) attrs[nb::str(k.c_str())] = v;
+    d["attrs"] = attrs;
+    d["outputs"] = op.outputs;
+    ops.append(d);
+  }
+  return ops;
+}
+
+nb::tuple spec_tuple(const TensorSpec& s) {
+  nb::object dims = nb::none();
+  if (s.shape.rank() >= 0) {
+    nb::list l;
+    for (int64_t d : s.shape.dims()) l.append(d < 0 ? nb::none() : nb::cast(d));
+    dims = nb::tuple(l);
+  }
+  return nb::make_tuple(dims, dtype_object(s.dtype), s.name);
+}
+
+}  // namespace
+
+void bind_function(nb::module_& m) {
+  m.def("_set_function_hooks", [](nb::object spec_type, nb::object object_key, nb::object ndarray, nb::object as_tensor,
+                                  nb::object spec_fields) {
+    hooks2() = Hooks2{.spec_type = spec_type,
+                      .object_key = object_key,
+                      .ndarray = ndarray,
+                      .as_tensor = as_tensor,
+                      .spec_fields = spec_fields};
+  });
+  m.def("run_functions_eagerly", &config::run_functions_eagerly, nb::arg("enabled"));
+  m.def("functions_run_eagerly", &config::functions_run_eagerly);
+  m.def("call_directly_now", &detail::call_directly_now);
+  m.def("tracing_active", &detail::tracing_active);
+
+  nb::class_<PyFunction>(m, "FunctionCore")
+      .def(nb::init<nb::object, std::string, std::vector<std::string>, bool>(), nb::arg("trace"), nb::arg("name"),
+           nb::arg("arg_names"), nb::arg("reduce_retracing"))
+      .def("call", &PyFunction::call)
+      .def("concrete", &PyFunction::concrete)
+      .def("records", &PyFunction::records)
+      .def("tracing_count", &PyFunction::tracing_count)
+      .def("calls", &PyFunction::calls)
+      .def("trace_log", &PyFunction::trace_log)
+      .def("clear", &PyFunction::clear);
+
+  nb::class_<ConcreteFunction>(m, "ConcreteFunctionCore")
+      .def(
+          "call",
+          [](const ConcreteFunction& cf, std::vector<Tensor> inputs) {
+            nb::gil_scoped_release unlocked;
+            return cf(inputs);
+          },
+          nb::arg("inputs"))
+      .def_prop_ro("name", &ConcreteFunction::name)
+      .def("operations", [](const ConcreteFunction& cf) { return operations_of(cf.graph()); })
+      .def("optimized_operations", [](const ConcreteFunction& cf) { return operations_of(cf.optimized_graph()); })
+      .def("graph_def_text", [](const ConcreteFunction& cf) { return cf.as_graph_def().str(); })
+      .def("graph_def_bytes",
+           [](const ConcreteFunction& cf) {
+             const std::string b = cf.as_graph_def().serialized();
+             return nb::bytes(b.data(), b.size());
+           })
+      .def("optimized_graph_def_text", [](const ConcreteFunction& cf) { return cf.optimized_graph_def().str(); })
+      .def("input_specs",
+           [](const ConcreteFunction& cf) {
+             nb::list l;
+             for (const TensorSpec& s : cf.input_specs()) l.append(spec_tuple(s));
+             return l;
+           })
+      .def("output_specs",
+           [](const ConcreteFunction& cf) {
+             nb::list l;
+             for (const TensorSpec& s : cf.output_specs()) l.append(spec_tuple(s));
+             return l;
+           })
+      .def("captured_inputs", &ConcreteFunction::captured_inputs)
+      .def("optimization_report", &ConcreteFunction::optimization_report)
+      .def("to_dot", &ConcreteFunction::to_dot);
+}
+
+}  // namespace kiln::python
