@@ -34,9 +34,10 @@ from ._ops import (  # noqa: E402
     strided_slice, gather, expand_dims, squeeze, broadcast_to, tile, shape, size, rank, zeros, ones, fill, eye, range,
     print, pow)
 from ._spec import TensorSpec  # noqa: E402
+from ._variable import Variable  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case  # noqa: E402
-from . import math, nn, random, debugging, experimental, config, autograph  # noqa: E402
+from . import math, nn, random, debugging, experimental, config, autograph, dtypes  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 
 newaxis = None

@@ -87,7 +87,9 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
         return run
 
-    p = _pred(pred)
+    from .autograph._runtime import _scalar_pred
+
+    p = _scalar_pred(_pred(pred))
     if p.dtype.name != "bool":
         raise TypeError("pred must be a bool tensor, got %s" % p.dtype.name)
     outs = _core.build_cond(p, branch(true_fn, "true_fn"), branch(false_fn, "false_fn"))
@@ -152,20 +154,18 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError("cond must be callable.")
     if not callable(body):
         raise TypeError("body must be callable.")
-    single = not isinstance(loop_vars, (list, tuple)) or (isinstance(loop_vars, tuple) and hasattr(loop_vars, "_fields"))
+    single = not isinstance(loop_vars, (list, tuple))
     packed = [loop_vars] if single else loop_vars
 
     def call(fn, vs):
-        return fn(*vs) if isinstance(vs, (list, tuple)) and not hasattr(vs, "_fields") else fn(vs)
+        return fn(vs) if single else fn(*vs)
 
     if not _core.tracing_active():
+        # As TensorFlow's eager loop: the body's result is the next loop_vars as it is.
         vs = loop_vars
         i = 0
-        while (maximum_iterations is None or i < int(maximum_iterations)) and bool(call(cond, [vs] if single else vs)):
-            out = call(body, [vs] if single else vs)
-            if not single and not isinstance(out, (list, tuple)):
-                out = [out]
-            vs = out if single else type(loop_vars)(out) if type(loop_vars) in (list, tuple) else out
+        while (maximum_iterations is None or i < int(maximum_iterations)) and bool(call(cond, vs)):
+            vs = call(body, vs)
             i += 1
         return vs
     from ._function import _rebuild
@@ -180,14 +180,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         return _rebuild(structure, vs)
 
     def cond_flat(vs):
-        r = call(cond, rebuild(vs))
+        r = call(cond, rebuild(vs)[0] if single else rebuild(vs))
         return r if isinstance(r, Tensor) else convert_to_tensor(r)
 
     def body_flat(vs):
-        out = call(body, rebuild(vs))
-        if single:
-            out = [out]
-        elif not isinstance(out, (list, tuple)):
+        out = call(body, rebuild(vs)[0] if single else rebuild(vs))
+        if single or not isinstance(out, (list, tuple)):
             out = [out]
         tensors, s = _flatten(list(out) if type(structure) is list else tuple(out) if type(structure) is tuple
                               else out)

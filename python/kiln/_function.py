@@ -62,7 +62,7 @@ def object_key(obj):
     return serial
 
 
-_core._set_function_hooks(TensorSpec, object_key, np.ndarray, convert_to_tensor, __import__(
+_core._set_function_hooks(TensorSpec, object_key, np.ndarray, np.generic, convert_to_tensor, __import__(
     "kiln._spec", fromlist=["spec_fields"]).spec_fields)
 
 
@@ -75,7 +75,7 @@ def _is_namedtuple(x):
 def _map_leaves(x, fn):
     """x with every tensor-like leaf (tensor, numpy array, TensorSpec) replaced by fn(leaf), in the
     order the C++ walk visits them: sequences in order, dicts by sorted key."""
-    if isinstance(x, (Tensor, np.ndarray, TensorSpec)):
+    if isinstance(x, (Tensor, np.ndarray, np.generic, TensorSpec)):
         return fn(x)
     t = type(x)
     if t is tuple:
@@ -109,7 +109,8 @@ def _flatten_outputs(result):
         if isinstance(x, Tensor):
             tensors.append(x)
             return _Slot(len(tensors) - 1)
-        if isinstance(x, np.ndarray):
+        if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+            # Numbers and arrays come back as tensors (graph constants), as TensorFlow's do.
             tensors.append(convert_to_tensor(x))
             return _Slot(len(tensors) - 1)
         if hasattr(x, "_kiln_tensor"):  # variables

@@ -11,6 +11,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -44,11 +45,12 @@ struct Walk {
 };
 
 struct Hooks2 {
-  nb::object spec_type;    // kiln.TensorSpec
-  nb::object object_key;   // object_key(obj) -> int, unique for the object's lifetime
-  nb::object ndarray;      // numpy.ndarray
-  nb::object as_tensor;    // convert_to_tensor
-  nb::object spec_fields;  // spec -> (dims tuple or None, dtype enum, name or None)
+  nb::object spec_type;     // kiln.TensorSpec
+  nb::object object_key;    // object_key(obj) -> int, unique for the object's lifetime
+  nb::object ndarray;       // numpy.ndarray
+  nb::object numpy_scalar;  // numpy.generic: numpy scalars are tensors too
+  nb::object as_tensor;     // convert_to_tensor
+  nb::object spec_fields;   // spec -> (dims tuple or None, dtype enum, name or None)
 };
 Hooks2& hooks2() {
   static Hooks2* h = new Hooks2();  // never destroyed (Python objects outlive no interpreter)
@@ -121,7 +123,8 @@ void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
     w.key.word(kKeyNone);
     value_entry(w, name, "None", "NoneType");
   } else if (PyBool_Check(p)) {
-    w.key.word(detail::kKeyNumber | detail::number_type_code<bool>() << 8);
+    // Python numbers key by value, as TensorFlow's literals compare: True == 1 == 1.0.
+    w.key.word(detail::kKeyNumber | detail::number_type_code<int64_t>() << 8);
     w.key.word(p == Py_True);
     value_entry(w, name, p == Py_True ? "True" : "False", "bool");
   } else if (PyLong_CheckExact(p)) {
@@ -136,8 +139,14 @@ void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
     }
     if (w.sig) value_entry(w, name, nb::cast<std::string>(nb::repr(obj)), "int");
   } else if (PyFloat_CheckExact(p)) {
-    w.key.word(detail::kKeyNumber | detail::number_type_code<double>() << 8);
-    w.key.word(detail::number_bits(PyFloat_AS_DOUBLE(p)));
+    const double v = PyFloat_AS_DOUBLE(p);
+    if (v == std::trunc(v) && std::fabs(v) < 9.2e18) {  // an integral float keys as the int it equals
+      w.key.word(detail::kKeyNumber | detail::number_type_code<int64_t>() << 8);
+      w.key.word(static_cast<uint64_t>(static_cast<int64_t>(v)));
+    } else {
+      w.key.word(detail::kKeyNumber | detail::number_type_code<double>() << 8);
+      w.key.word(detail::number_bits(v));
+    }
     if (w.sig) value_entry(w, name, nb::cast<std::string>(nb::repr(obj)), "float");
   } else if (PyUnicode_CheckExact(p)) {
     Py_ssize_t size = 0;
@@ -182,7 +191,7 @@ void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
     } else {
       ++w.leaf;
     }
-  } else if (nb::isinstance(obj, hooks2().ndarray)) {
+  } else if (nb::isinstance(obj, hooks2().ndarray) || nb::isinstance(obj, hooks2().numpy_scalar)) {
     tensor_leaf(w, nb::cast<Tensor>(hooks2().as_tensor(obj)), name, top);
   } else {
     w.key.word(kKeyObject);
@@ -332,11 +341,12 @@ nb::tuple spec_tuple(const TensorSpec& s) {
 }  // namespace
 
 void bind_function(nb::module_& m) {
-  m.def("_set_function_hooks", [](nb::object spec_type, nb::object object_key, nb::object ndarray, nb::object as_tensor,
-                                  nb::object spec_fields) {
+  m.def("_set_function_hooks", [](nb::object spec_type, nb::object object_key, nb::object ndarray,
+                                  nb::object numpy_scalar, nb::object as_tensor, nb::object spec_fields) {
     hooks2() = Hooks2{.spec_type = spec_type,
                       .object_key = object_key,
                       .ndarray = ndarray,
+                      .numpy_scalar = numpy_scalar,
                       .as_tensor = as_tensor,
                       .spec_fields = spec_fields};
   });

@@ -7,6 +7,7 @@ void bind_tensor(nb::module_& m);
 void bind_ops(nb::module_& m);
 void bind_function(nb::module_& m);
 void bind_control_flow(nb::module_& m);
+void bind_variable(nb::module_& m);
 }  // namespace kiln::python
 
 NB_MODULE(_core, m) {
@@ -17,6 +18,7 @@ NB_MODULE(_core, m) {
   py::bind_ops(m);
   py::bind_function(m);
   py::bind_control_flow(m);
+  py::bind_variable(m);
   m.def("_set_hooks", [](py::nb::object dtypes, py::nb::object convert, py::nb::object binary_operand,
                          py::nb::object make_shape, py::nb::object error_classes) {
     py::hooks() = py::Hooks{.dtypes = dtypes,

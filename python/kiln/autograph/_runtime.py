@@ -90,33 +90,48 @@ def _tensor_if(test, body, orelse, state, names):
         def branch():
             values = fn(*state)
             outcomes[which] = values
+            if len(outcomes) == 2:  # both branches seen: TensorFlow's errors before the builder's
+                _check_branches(names, outcomes["if"], outcomes["else"])
             return [_as_tensor(v) for v in values if _is_tensor_like(v)]
 
         return branch
 
-    pred = _as_tensor(test)
+    pred = _scalar_pred(_as_tensor(test))
     if pred.dtype.name != "bool":
         raise TypeError("The condition of an `if` statement must be a bool tensor, got %s" % pred.dtype.name)
     outs = _core.build_cond(pred, run(body, "if"), run(orelse, "else"))
-    a, b = outcomes["if"], outcomes["else"]
     result, k = [], 0
+    for x in outcomes["if"]:
+        if _is_tensor_like(x):
+            result.append(outs[k])
+            k += 1
+        else:
+            result.append(x)
+    return tuple(result)
+
+
+def _check_branches(names, a, b):
     for name, x, y in zip(names, a, b):
         tx, ty = _is_tensor_like(x), _is_tensor_like(y)
         if tx and ty:
-            result.append(outs[k])
-            k += 1
-        elif tx or ty:
+            continue
+        if tx or ty:
             missing = "else" if isinstance(y, Undefined) else "if" if isinstance(x, Undefined) else None
             if missing:
                 raise ValueError("'%s' must also be initialized in the %s branch" % (name, missing))
             raise TypeError("'%s' is a tensor in one branch of an `if` on a tensor and %r in the other"
                             % (name, y if tx else x))
-        elif x is y:
-            result.append(x)
-        else:
-            raise ValueError("'%s' holds different Python values after the branches of an `if` on a tensor (%r and %r)"
-                             "; only tensors can differ" % (name, x, y))
-    return tuple(result)
+        if x is not y:
+            raise ValueError("'%s' holds different Python values after the branches of an `if` on a tensor (%r and "
+                             "%r); only tensors can differ" % (name, x, y))
+
+
+def _scalar_pred(p):
+    """A one-element condition as the scalar the If node needs (TensorFlow accepts one element)."""
+    shape = p._shape_tuple()
+    if shape and all(d == 1 for d in shape):
+        return _core.reshape(p, convert_to_tensor([], dtype="int32"))
+    return p
 
 
 # -- while and for ---------------------------------------------------------------------------
@@ -159,7 +174,15 @@ def _tensor_loop(test, body, state, names, extra=()):
                 if not _is_tensor_like(v):
                     raise ValueError("'%s' must be a tensor in every iteration of a loop on a tensor, got %r"
                                      % (name, v))
-                out.append(_as_tensor(v))
+                t, before = _as_tensor(v), init[n_extra + loop_idx.index(i)]
+                if t.dtype != before.dtype:
+                    raise TypeError("'%s' has dtype %s before the loop, but dtype %s after one iteration"
+                                    % (name, before.dtype.name, t.dtype.name))
+                if not before.shape.is_compatible_with(t.shape):
+                    raise ValueError("'%s' has shape %s before the loop, but shape %s after one iteration. kiln "
+                                     "loops keep their variables' shapes; give the variable its final shape "
+                                     "before the loop" % (name, before.shape, t.shape))
+                out.append(t)
             elif v is not old and not isinstance(old, Undefined):
                 if _is_tensor_like(v):
                     raise ValueError("'%s' must be defined before the loop." % name)

@@ -430,10 +430,30 @@ def _function_node(f):
         tree = ast.parse(source)
     except SyntaxError:
         raise CannotConvert("the source of %r does not parse on its own" % (f,)) from None
+    if f.__name__ == "<lambda>":
+        return tree, _lambda_as_def(tree, f)
     nodes = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == f.__name__]
     if not nodes:
-        raise CannotConvert("%r is not a def statement (a lambda or a builtin)" % (f,))
+        raise CannotConvert("%r is not a def statement" % (f,))
     return tree, nodes[0]
+
+
+def _lambda_as_def(tree, f):
+    """The one lambda of the source lines with f's parameters, as `def <lambda>(...): return ...`
+    placed in the tree (several such lambdas on the lines: ambiguous, not converted)."""
+    code = f.__code__
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)
+             and [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs] == params]
+    if len(found) != 1:
+        raise CannotConvert("%d lambdas with these parameters on the source lines of %r" % (len(found), f))
+    lam = found[0]
+    node = ast.FunctionDef(name="__ag_lambda", args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[],
+                           returns=None, type_comment=None)
+    ast.copy_location(node, lam)
+    ast.fix_missing_locations(node)
+    tree.body = [node]
+    return node
 
 
 def convert(f):
@@ -480,7 +500,7 @@ def convert(f):
     ast.fix_missing_locations(module)
     code = compile(module, f.__code__.co_filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
-    inner_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == f.__name__)
+    inner_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     cells = dict(zip(freevars, f.__closure__ or ()))
     ag_cell = types.CellType(_runtime)
     closure = tuple(ag_cell if v == "ag__" else cells[v] for v in inner_code.co_freevars)

@@ -1,0 +1,173 @@
+"""kiln.Variable: mutable state (tf.Variable). Eagerly it holds a value; inside a kiln.function
+it is captured by reference, its reads and writes ops that run on every call, in order."""
+import numpy as np
+
+from . import _core
+from . import errors
+from ._convert import convert_to_tensor
+from ._dtypes import as_dtype
+
+Tensor = _core.Tensor
+
+
+class Variable:
+    """A tensor-valued variable: `v.assign(x)`, `v.assign_add(x)`, `v.numpy()`, operators."""
+
+    __array_priority__ = 100
+    __array_ufunc__ = None
+
+    def __init__(self, initial_value=None, trainable=None, validate_shape=True, name=None, dtype=None, shape=None,
+                 **kwargs):
+        del validate_shape, kwargs
+        if initial_value is None:
+            raise ValueError("The `initial_value` arg (`None`) must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = convert_to_tensor(initial_value, dtype=as_dtype(dtype) if dtype is not None else None)
+        if shape is not None:
+            from ._shape import TensorShape
+
+            if not TensorShape(shape).is_compatible_with(value.shape):
+                raise ValueError("The initial value's shape (%s) is not compatible with the explicitly supplied "
+                                 "`shape` argument (%s)." % (value.shape, TensorShape(shape)))
+        try:
+            self._core = _core.VariableCore(value, name or "")
+        except errors.FailedPreconditionError:
+            # TensorFlow's class and words (its check runs at the first call: it traces twice).
+            raise ValueError("kiln.function only supports singleton kiln.Variables created on the first call. Make "
+                             "sure the kiln.Variable is only created once or created outside kiln.function.") from None
+        self._name = (name or "Variable") + ":0"
+        self._trainable = True if trainable is None else bool(trainable)
+
+    # -- reading
+    def read_value(self):
+        return self._core.read()
+
+    value = read_value
+
+    def _kiln_tensor(self):
+        return self._core.read()
+
+    def numpy(self):
+        return self._core.read().numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None and not copy else np.array(a, dtype=dtype, copy=True)
+
+    # -- writing
+    def _value_for(self, value, op):
+        from ._convert import binary_operand
+
+        t = binary_operand(value, self._core.read(), op)
+        if t.dtype != self.dtype:
+            raise TypeError("Cannot assign a %s value to a %s variable %s" % (t.dtype.name, self.dtype.name, self._name))
+        shape, target = t._shape_tuple(), self._core._shape_tuple()
+        if shape is not None and target is not None and (len(shape) != len(target) or any(
+                a is not None and b is not None and a != b for a, b in zip(shape, target))):
+            raise ValueError("Cannot assign value to variable ' %s': Shape mismatch.The variable shape %s, and the "
+                             "assigned value shape %s are incompatible." % (self._name, _text(target), _text(shape)))
+        return t
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        self._core.assign(self._value_for(value, "AssignVariableOp"))
+        return self if read_value else None
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        self._core.assign_add(self._value_for(delta, "AssignAddVariableOp"))
+        return self if read_value else None
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        self._core.assign_sub(self._value_for(delta, "AssignSubVariableOp"))
+        return self if read_value else None
+
+    # -- what it is
+    @property
+    def dtype(self):
+        return self._core.dtype
+
+    @property
+    def shape(self):
+        from ._shape import TensorShape
+
+        return TensorShape(self._core._shape_tuple())
+
+    def get_shape(self):
+        return self.shape
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def ndim(self):
+        return self.shape.rank
+
+    def ref(self):
+        from ._tensor import _Reference
+
+        return _Reference(self)
+
+    experimental_ref = ref
+
+    def __hash__(self):
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key. (Variable: %r)" % (self,))
+
+    def __repr__(self):
+        if _core.tracing_active():
+            return "<kiln.Variable '%s' shape=%s dtype=%s>" % (self._name, self.shape, self.dtype.name)
+        from ._tensor import _numpy_text
+
+        return "<kiln.Variable '%s' shape=%s dtype=%s, numpy=%s>" % (self._name, self.shape, self.dtype.name,
+                                                                      _numpy_text(self.read_value(), True))
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        return bool(self.read_value())
+
+    def __int__(self):
+        return int(self.read_value())
+
+    def __float__(self):
+        return float(self.read_value())
+
+    def __index__(self):
+        return self.read_value().__index__()
+
+    def __len__(self):
+        return len(self.read_value())
+
+    def __iter__(self):
+        return iter(self.read_value())
+
+    def __getitem__(self, key):
+        return self.read_value()[key]
+
+    def __format__(self, spec):
+        return format(self.read_value(), spec)
+
+
+def _text(dims):
+    return "(%s)" % ", ".join("None" if d is None else str(d) for d in dims) if len(dims) != 1 else "(%s,)" % (
+        "None" if dims[0] is None else dims[0])
+
+
+def _forward(name):
+    def method(self, *args):
+        return getattr(self.read_value(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__",
+              "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
+              "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__invert__"):
+    setattr(Variable, _name, _forward(_name))
+Variable.__hash__ = Variable.__dict__["__hash__"]

@@ -1,0 +1,469 @@
+"""kiln.function against tf.function, in the same process: the behaviour categories of
+TensorFlow's own tf.function tests (retracing rules, input signatures, methods, variables,
+nested structures, errors) and AutoGraph's reference examples. Each case is a program of a
+module `m` run with kiln and with TensorFlow; values, tracing counts and exception classes
+must agree."""
+import collections
+
+import numpy as np
+import pytest
+
+Point = collections.namedtuple("Point", ["x", "y"])
+
+
+def counts(m, make, calls):
+    """Tracing count after each call of a fresh function: the retracing rule, observed."""
+    f = m.function(make(m))
+    out = []
+    for c in calls:
+        args, kwargs = c if isinstance(c, tuple) and len(c) == 2 and isinstance(c[1], dict) else (c, {})
+        f(*args(m), **kwargs) if callable(args) else f(*args, **kwargs)
+        out.append(f.experimental_get_tracing_count())
+    return out
+
+
+def identity_maker(m):
+    def f(x, y=None, *, z=1):
+        return x
+
+    return f
+
+
+RETRACING = {
+    "python ints by value": [((1,), {}), ((1,), {}), ((2,), {}), ((True,), {}), ((1.0,), {})],
+    "strings and None": [(("a",), {}), (("a",), {}), (("b",), {}), ((None,), {}), ((None,), {})],
+    "defaults and keywords are one call": [((1,), {}), ((1, None), {}), ((1,), {"y": None}), ((1,), {"z": 1}),
+                                           ((1,), {"z": 2})],
+    "tuples, lists and dicts by structure": [(((1, 2),), {}), (([1, 2],), {}), (((1, 2),), {}),
+                                             (({"a": 1, "b": 2},), {}), (({"b": 2, "a": 1},), {}),
+                                             ((Point(1, 2),), {}), (((1, 2),), {})],
+}
+
+
+@pytest.mark.parametrize("name", list(RETRACING))
+def test_retracing_rules_for_python_values(oracle, name):
+    oracle(lambda m: counts(m, identity_maker, RETRACING[name]), where=name)
+
+
+def test_retracing_rules_for_tensors_and_arrays(oracle):
+    def program(m):
+        f = m.function(lambda x: x + 1)
+        out = []
+        for v in [m.constant(1.0), m.constant(2.0), m.constant([1.0]), m.constant([1.0, 2.0]), m.constant(1),
+                  np.float32(3.0), np.array([1.0, 2.0], np.float32), np.array([5.0, 6.0], np.float32),
+                  np.array([1.0, 2.0]), m.constant([[1.0]])]:
+            f(v)
+            out.append(f.experimental_get_tracing_count())
+        return out
+
+    oracle(program)
+
+
+def test_reduce_retracing_generalizes_shapes(oracle):
+    def program(m):
+        f = m.function(lambda x: x * 2, reduce_retracing=True)
+        out = []
+        for n in [1, 2, 3, 4]:
+            f(m.ones([n]))
+            out.append(f.experimental_get_tracing_count())
+        f(m.ones([2, 2]))
+        out.append(f.experimental_get_tracing_count())
+        return out, f(m.ones([5])).shape.as_list()
+
+    oracle(program)
+
+
+def test_objects_are_keyed_by_identity(oracle):
+    class Config:
+        def __init__(self, scale):
+            self.scale = scale
+
+    def program(m):
+        @m.function
+        def f(x, cfg):
+            return x * cfg.scale
+
+        a, b = Config(2.0), Config(3.0)
+        r = [f(m.constant(1.0), a), f(m.constant(1.0), a), f(m.constant(1.0), b)]
+        a.scale = 10.0  # the trace for `a` keeps the value it saw
+        r.append(f(m.constant(1.0), a))
+        return r, f.experimental_get_tracing_count()
+
+    oracle(program)
+
+
+def test_globals_and_closures_are_not_in_the_key(oracle):
+    def program(m):
+        scale = [2.0]
+
+        @m.function
+        def f(x):
+            return x * scale[0]
+
+        first = f(m.constant(1.0))
+        scale[0] = 5.0
+        return first, f(m.constant(1.0)), f.experimental_get_tracing_count()
+
+    oracle(program)
+
+
+# -- input signatures --------------------------------------------------------------------------
+
+def test_input_signature_one_graph_and_conversion(oracle):
+    def program(m):
+        @m.function(input_signature=[m.TensorSpec([None], m.float32)])
+        def f(x):
+            return x * 2
+
+        return f(m.constant([1.0])), f([1.0, 2.0, 3.0]), f(np.ones(2, np.float32)), f.experimental_get_tracing_count()
+
+    oracle(program)
+
+
+@pytest.mark.parametrize("bad", ["dtype", "rank", "dim", "extra", "python float"])
+def test_input_signature_mismatches_raise_tensorflow_classes(oracle, bad):
+    def program(m):
+        @m.function(input_signature=[m.TensorSpec([2], m.float32)])
+        def f(x):
+            return x
+
+        arg = {"dtype": lambda: m.constant([1, 2]), "rank": lambda: m.constant([[1.0, 2.0]]),
+               "dim": lambda: m.constant([1.0, 2.0, 3.0]), "extra": None, "python float": lambda: 1.5}[bad]
+        if arg is None:
+            return f(m.constant([1.0, 2.0]), m.constant(1.0))
+        return f(arg())
+
+    oracle(program, where=bad)
+
+
+def test_nested_input_signature(oracle):
+    def program(m):
+        @m.function(input_signature=[(m.TensorSpec([], m.int32), [m.TensorSpec([None], m.float32)])])
+        def f(pair):
+            n, (v,) = pair
+            return m.cast(n, m.float32) * v
+
+        return f((m.constant(2), [m.constant([1.0, 2.0])])), f.experimental_get_tracing_count()
+
+    oracle(program)
+
+
+def test_input_signature_must_be_specs(oracle):
+    oracle(lambda m: m.function(lambda x: x, input_signature=[1]))
+
+
+# -- outputs -----------------------------------------------------------------------------------
+
+def test_nested_outputs_and_python_values(oracle):
+    def program(m):
+        @m.function
+        def f(x):
+            return {"a": x, "b": [x + 1, (x * 2, None)], "n": 3}, Point(x, 1.5)
+
+        return f(m.constant([1.0, 2.0]))
+
+    def flat(m):
+        (d, p) = program(m)
+        return d["a"], d["b"][0], d["b"][1][0], d["b"][1][1], d["n"], p.x, p.y, type(p).__name__
+
+    oracle(flat)
+
+
+def test_no_outputs_and_none(oracle):
+    def program(m):
+        f = m.function(lambda x: None)
+        g = m.function(lambda x: (x, None))
+        return f(m.constant(1)), g(m.constant(1))
+
+    oracle(program)
+
+
+# -- methods, variables, side effects ------------------------------------------------------------
+
+def test_methods_trace_per_instance(oracle):
+    def program(m):
+        class Scale:
+            def __init__(self, k):
+                self.k = m.Variable(k)
+
+            @m.function
+            def __call__(self, x):
+                return x * self.k
+
+        a, b = Scale(2.0), Scale(3.0)
+        r = [a(m.constant(1.0)), b(m.constant(1.0)), a(m.constant(2.0))]
+        a.k.assign(10.0)
+        r.append(a(m.constant(1.0)))
+        return r, a.__call__.experimental_get_tracing_count(), b.__call__.experimental_get_tracing_count()
+
+    oracle(program)
+
+
+def test_variables_are_captured_by_reference(oracle):
+    def program(m):
+        v = m.Variable(1.0)
+
+        @m.function
+        def step(x):
+            v.assign_add(x)
+            return v.read_value() * 2
+
+        r = [step(m.constant(1.0)), step(m.constant(2.0))]
+        v.assign(0.0)
+        r.append(step(m.constant(1.0)))
+        return r, v.numpy(), step.experimental_get_tracing_count()
+
+    oracle(program)
+
+
+def test_python_side_effects_run_while_tracing_only(oracle):
+    def program(m):
+        log = []
+
+        @m.function
+        def f(x):
+            log.append("traced")
+            return x + 1
+
+        for v in [1.0, 2.0, 3.0]:
+            f(m.constant(v))
+        f(m.constant([1.0]))
+        return log
+
+    oracle(program)
+
+
+def test_run_functions_eagerly(oracle):
+    def program(m):
+        log = []
+
+        @m.function
+        def f(x):
+            log.append(1)
+            return x * 2
+
+        m.config.run_functions_eagerly(True)
+        try:
+            r = [f(m.constant(1.0)), f(m.constant(1.0))]
+        finally:
+            m.config.run_functions_eagerly(False)
+        return r, len(log), f.experimental_get_tracing_count()
+
+    oracle(program)
+
+
+def test_nested_functions_are_inlined(oracle):
+    def program(m):
+        @m.function
+        def inner(x):
+            if x > 0:
+                return x
+            return -x
+
+        @m.function
+        def outer(x):
+            return inner(x) + inner(-x)
+
+        return outer(m.constant(3.0)), outer(m.constant(-2.0))
+
+    oracle(program)
+
+
+def test_a_function_called_in_a_trace_is_inlined():
+    # A deliberate difference: TensorFlow traces the inner Function as a function of its own
+    # (its tracing count becomes 1) and calls it; kiln inlines it into the caller's graph.
+    import kiln
+
+    inner = kiln.function(lambda x: x * 2)
+    outer = kiln.function(lambda x: inner(x) + 1)
+    assert float(outer(kiln.constant(1.0))) == 3.0
+    assert inner.experimental_get_tracing_count() == 0 and outer.experimental_get_tracing_count() == 1
+
+
+# -- concrete functions --------------------------------------------------------------------------
+
+def test_concrete_functions(oracle):
+    def program(m):
+        @m.function
+        def f(x, n):
+            return {"y": x * n}
+
+        cf = f.get_concrete_function(m.TensorSpec([None, 2], m.float32), 3)
+        args, kwargs = cf.structured_input_signature
+        return (cf(m.ones([4, 2]), 3)["y"], [str(t.shape) for t in cf.inputs], [str(t.shape) for t in cf.outputs],
+                len(args), kwargs, f.experimental_get_tracing_count(), cf.captured_inputs)
+
+    oracle(program)
+
+
+# -- AutoGraph ---------------------------------------------------------------------------------
+
+def ag_if_elif_else(m, x):
+    if x > 10:
+        y = x * 2
+    elif x > 0:
+        y = x + 100
+    else:
+        y = -x
+    return y
+
+
+def ag_while(m, x):
+    i = 0
+    while x < 100:
+        x = x * 2
+        i += 1
+    return x, i
+
+
+def ag_for_tensor(m, x):
+    total = m.constant(0.0)
+    for v in x:
+        total += v
+    return total
+
+
+def ag_for_range_break_continue(m, n):
+    s = m.constant(0)
+    for i in m.range(n):
+        if i > 7:
+            break
+        if i % 3 == 0:
+            continue
+        s += i
+    return s
+
+
+def ag_python_loop_unrolls(m, x):
+    for i in range(3):
+        x = x + i
+    return x
+
+
+def ag_return_in_branches(m, x):
+    if m.reduce_sum(x) > 0:
+        return x * x
+    return -x // 2
+
+
+def ag_bool_ops(m, x):
+    if x > 0 and x < 10 or not x > -5:
+        return x + 1
+    return x - 1
+
+
+def ag_enumerate_zip(m, x):
+    s = m.constant(0.0)
+    for i, v in enumerate(x):
+        s += m.cast(i, m.float32) * v
+    for a, b in zip(x, x):
+        s += a * b
+    return s
+
+
+def ag_if_expression(m, x):
+    return x * 2 if x > 0 else x * 3
+
+
+def ag_nested_loops(m, n):
+    s = m.constant(0)
+    i = m.constant(0)
+    while i < n:
+        j = m.constant(0)
+        while j < i:
+            s += j
+            j += 1
+        i += 1
+    return s
+
+
+def ag_python_condition_stays_python(m, x):
+    mode = "double"
+    if mode == "double":
+        x = x * 2
+    return x
+
+
+def ag_calls_user_function(m, x):
+    return ag_if_expression(m, x) + ag_return_in_branches(m, x)
+
+
+AUTOGRAPH = {
+    ag_if_elif_else: [20.0, 5.0, -3.0],
+    ag_while: [1.0, 150.0],
+    ag_for_tensor: [[1.0, 2.0, 3.0]],
+    ag_for_range_break_continue: [20, 5],
+    ag_python_loop_unrolls: [1.0],
+    ag_return_in_branches: [[1, 2], [-3, -4]],
+    ag_bool_ops: [5, 20, -10, -3],
+    ag_if_expression: [2.0, -2.0],
+    ag_nested_loops: [5],
+    ag_python_condition_stays_python: [3.0],
+    ag_calls_user_function: [[1.0], [-2.0]],
+}
+
+
+@pytest.mark.parametrize("fn", list(AUTOGRAPH), ids=lambda f: f.__name__)
+def test_autograph_matches_tensorflow_and_eager(oracle, fn):
+    for value in AUTOGRAPH[fn]:
+        def program(m, value=value):
+            f = m.function(lambda x: fn(m, x))
+            t = m.constant(value)
+            return f(t), fn(m, t)
+
+        oracle(program, where="%s(%r)" % (fn.__name__, value))
+
+
+def test_autograph_beyond_tensorflow():
+    # Deliberate differences: kiln's AutoGraph iterates enumerate() and zip() of tensors (TF
+    # raises OperatorNotAllowedInGraphError), and strings returned from a function stay Python
+    # strings (kiln has no string tensors).
+    import kiln
+
+    assert float(kiln.function(lambda x: ag_enumerate_zip(kiln, x))(kiln.constant([1.0, 2.0, 3.0]))) == 22.0
+    assert kiln.function(lambda x: (x, "text"))(kiln.constant(1))[1] == "text"
+
+
+def ag_undefined_in_else(m, x):
+    if x > 0:
+        y = x
+    return y
+
+
+def ag_dtype_changes_in_loop(m, x):
+    while x < 10:
+        x = m.cast(x, m.float32) * 2.5
+    return x
+
+
+def ag_bool_on_tensor_without_autograph(m, x):
+    if x > 0:
+        return x
+    return -x
+
+
+@pytest.mark.parametrize("fn", [ag_undefined_in_else, ag_dtype_changes_in_loop], ids=lambda f: f.__name__)
+def test_autograph_errors_are_tensorflow_classes(oracle, fn):
+    oracle(lambda m: m.function(lambda x: fn(m, x))(m.constant(1)), where=fn.__name__)
+
+
+def test_autograph_off_refuses_tensor_conditions(oracle):
+    oracle(lambda m: m.function(lambda x: ag_bool_on_tensor_without_autograph(m, x), autograph=False)(m.constant(1)))
+    oracle(lambda m: m.function(lambda x: [v for v in x], autograph=False)(m.constant([1, 2])))
+
+
+def test_cond_while_loop_switch_case_directly(oracle):
+    def program(m):
+        @m.function
+        def f(x):
+            a = m.cond(x > 0, lambda: x * 2, lambda: x * 3)
+            i, s = m.while_loop(lambda i, s: i < 5, lambda i, s: (i + 1, s + m.cast(i, m.float32)),
+                                (m.constant(0), m.constant(0.0)))
+            c = m.switch_case(m.constant(1), [lambda: x, lambda: x + 10, lambda: x + 20])
+            return a, i, s, c
+
+        return f(m.constant(2.0)), f(m.constant(-2.0))
+
+    oracle(program)
+    oracle(lambda m: m.cond(m.constant(True), lambda: 1, lambda: 2))
+    oracle(lambda m: m.while_loop(lambda i: i < 3, lambda i: i + 1, [m.constant(0)]))
