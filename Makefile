@@ -45,9 +45,11 @@ pytest: build
 bench: build
 	./$(BUILD)/bench/kiln_bench --benchmark_min_time=0.2
 
-# Eager ops from Python against TensorFlow, numpy (and torch/jax when installed), in one run.
+# From Python, in one run each: eager ops against TensorFlow, numpy, JAX (and torch when
+# installed); cached kiln.function calls against tf.function and jax.jit.
 bench-python: build
 	$(PYTHON) bench/python/bench_eager.py
+	$(PYTHON) bench/python/bench_function.py
 
 # ASan + UBSan build of the whole suite.
 asan: deps

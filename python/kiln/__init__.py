@@ -35,6 +35,8 @@ from ._ops import (  # noqa: E402
     print, pow)
 from ._spec import TensorSpec  # noqa: E402
 from ._variable import Variable  # noqa: E402
+from ._tape import GradientTape  # noqa: E402
+from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes  # noqa: E402

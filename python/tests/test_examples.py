@@ -24,3 +24,10 @@ def test_bench_runs_quick():
     r = run("bench/python/bench_eager.py", "--quick")
     assert r.returncode == 0, r.stderr
     assert "scalar a + b" in r.stdout and "TensorFlow/kiln" in r.stdout
+
+
+def test_function_bench_runs_quick():
+    pytest.importorskip("tensorflow")
+    r = run("bench/python/bench_function.py", "--quick")
+    assert r.returncode == 0, r.stderr
+    assert "f(x): x + 1" in r.stdout and "tf.function/kiln" in r.stdout
