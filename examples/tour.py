@@ -64,3 +64,63 @@ try:
     tf.einsum
 except AttributeError as e:
     print("AttributeError:", e)
+
+section("kiln.function: trace once per input signature, then run the graph")
+
+
+@tf.function
+def scaled_sum(x, scale):
+    print("  tracing scaled_sum for", x.shape, "scale", scale)  # Python: runs while tracing only
+    return tf.reduce_sum(x) * scale
+
+
+scaled_sum(tf.constant([1.0, 2.0]), 2)
+scaled_sum(tf.constant([3.0, 4.0]), 2)  # same signature: no trace
+scaled_sum(tf.constant([1.0, 2.0, 3.0]), 2)  # a new shape: a new trace
+scaled_sum(tf.constant([1.0, 2.0]), 3)  # a new Python value: a new trace
+print("traces:", scaled_sum.experimental_get_tracing_count())
+print("why each trace happened:", scaled_sum.experimental_trace_log())
+print(scaled_sum.pretty_printed_concrete_signatures().splitlines()[:5])
+
+section("AutoGraph: Python control flow on tensors becomes graph control flow")
+
+
+@tf.function
+def collatz_steps(n):
+    steps = tf.constant(0)
+    while n > 1:  # a while_loop in the graph
+        if n % 2 == 0:  # a cond in the graph
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+print("collatz_steps(27) =", collatz_steps(tf.constant(27)).numpy())
+print(tf.autograph.to_code(collatz_steps.python_function).splitlines()[0])
+cf = collatz_steps.get_concrete_function(tf.TensorSpec([], tf.int32))
+print("ops in its graph:", sorted({op.type for op in cf.graph.get_operations()}))
+
+section("A training loop: GradientTape inside a function, variables updated in place")
+rng = np.random.default_rng(0)
+features = rng.standard_normal((64, 3)).astype(np.float32)
+targets = features @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.3
+w = tf.Variable(tf.zeros([3, 1]), name="w")
+b = tf.Variable(0.0, name="b")
+
+
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(x @ w + b - y))
+    dw, db = tape.gradient(loss, [w, b])
+    w.assign_sub(0.1 * dw)
+    b.assign_sub(0.1 * db)
+    return loss
+
+
+for step in range(100):
+    loss = train_step(features, targets)
+print("loss %.6f, w %s, b %.3f, traces %d" % (float(loss), w.numpy().ravel().round(3), float(b),
+                                              train_step.experimental_get_tracing_count()))

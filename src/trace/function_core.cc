@@ -169,15 +169,34 @@ bool fits(const std::vector<ArgEntry>& traced, const std::vector<ArgEntry>& call
 // Why `call` needed a new trace, compared with the closest cached one.
 std::string retrace_reason(const std::vector<ArgEntry>& call, const std::vector<std::vector<ArgEntry>>& cached) {
   if (cached.empty()) return "first call";
-  const std::vector<ArgEntry>& last = cached.back();
+  // The closest trace: the fewest arguments that differ (the latest among equals). Its first
+  // difference is the reason; the latest trace alone may differ in an argument that did not.
+  auto distance = [&](const std::vector<ArgEntry>& t) {
+    size_t d = t.size() > call.size() ? t.size() - call.size() : call.size() - t.size();
+    for (size_t i = 0; i < std::min(call.size(), t.size()); ++i) {
+      const ArgEntry& a = call[i];
+      const ArgEntry& b = t[i];
+      d += a.kind != b.kind || a.value != b.value || a.value_type != b.value_type || a.dtype != b.dtype ||
+           a.shape != b.shape || a.list_size != b.list_size;
+    }
+    return d;
+  };
+  const std::vector<ArgEntry>* closest = &cached.back();
+  for (auto it = cached.rbegin(); it != cached.rend(); ++it)
+    if (distance(*it) < distance(*closest)) closest = &*it;
+  const std::vector<ArgEntry>& last = *closest;
   for (size_t i = 0; i < std::min(call.size(), last.size()); ++i) {
     const ArgEntry& a = call[i];
     const ArgEntry& b = last[i];
     if (a.kind != b.kind) return "argument " + a.name + ": a tensor in one call and a value in another";
     if (a.kind == ArgEntry::kValue && (a.value != b.value || a.value_type != b.value_type)) {
       std::string seen;
+      std::vector<std::string> values;
       for (const auto& c : cached)
-        if (i < c.size() && c[i].kind == ArgEntry::kValue) seen += (seen.empty() ? "" : ", ") + c[i].value;
+        if (i < c.size() && c[i].kind == ArgEntry::kValue &&
+            std::find(values.begin(), values.end(), c[i].value) == values.end())
+          values.push_back(c[i].value);
+      for (const auto& v : values) seen += (seen.empty() ? "" : ", ") + v;
       return "argument " + a.name + ": value " + a.value + ", cached traces have " + seen;
     }
     if (a.kind == ArgEntry::kTensor && a.dtype != b.dtype)
