@@ -4,6 +4,7 @@ Eagerly they run the Python branch or loop directly. Inside a trace they become 
 nodes (python/src/control_flow.cc): each branch or body is traced once as a graph function,
 over flat lists of tensors; the structures of outputs and loop variables are rebuilt here."""
 from . import _core
+from . import _nest
 from ._convert import convert_to_tensor
 from ._shape import TensorShape
 
@@ -12,27 +13,14 @@ Tensor = _core.Tensor
 
 def _flatten(x):
     """(tensors, structure): tuples, lists, dicts and namedtuples of tensors (or values TF
-    converts: numbers, numpy arrays)."""
-    from ._function import _Slot
+    converts: numbers, numpy arrays, variables); None stays None."""
 
-    tensors = []
-
-    def walk(v):
-        t = type(v)
-        if t is tuple:
-            return tuple(walk(e) for e in v)
-        if t is list:
-            return [walk(e) for e in v]
-        if t is dict:
-            return {k: walk(v[k]) for k in sorted(v)}
-        if isinstance(v, tuple) and hasattr(v, "_fields"):
-            return t(*(walk(e) for e in v))
+    def tensor_of(v):
         if v is None:
             return None
-        tensors.append(v._kiln_tensor() if hasattr(v, "_kiln_tensor") else convert_to_tensor(v))
-        return _Slot(len(tensors) - 1)
+        return v._kiln_tensor() if hasattr(v, "_kiln_tensor") else convert_to_tensor(v)
 
-    return tensors, walk(x)
+    return _nest.flatten_to_slots(x, tensor_of, sorted_dicts=True)
 
 
 def _same_structure(a, b):

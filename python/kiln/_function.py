@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _core
 from . import _dtypes
+from . import _nest
 from ._convert import convert_to_tensor
 from ._spec import TensorSpec
 
@@ -68,84 +69,33 @@ _core._set_function_hooks(TensorSpec, object_key, np.ndarray, np.generic, conver
 
 # -- structures: the same walk as the C++ key (python/src/function.cc) -----------------------
 
-def _is_namedtuple(x):
-    return isinstance(x, tuple) and hasattr(x, "_fields")
+_is_namedtuple = _nest.is_namedtuple
+_Slot = _nest.Slot
+_rebuild = _nest.rebuild
 
 
 def _map_leaves(x, fn):
-    """x with every tensor-like leaf (tensor, numpy array, TensorSpec) replaced by fn(leaf), in the
-    order the C++ walk visits them: sequences in order, dicts by sorted key."""
-    if isinstance(x, (Tensor, np.ndarray, np.generic, TensorSpec)):
-        return fn(x)
-    t = type(x)
-    if t is tuple:
-        return tuple(_map_leaves(v, fn) for v in x)
-    if t is list:
-        return [_map_leaves(v, fn) for v in x]
-    if t is dict:
-        out = {}
-        for k in sorted(x):
-            out[k] = _map_leaves(x[k], fn)
-        return {k: out[k] for k in x}  # the caller's key order
-    if _is_namedtuple(x):
-        return t(*(_map_leaves(v, fn) for v in x))
-    return x
+    """x with every tensor-like leaf (tensor, numpy array or scalar, TensorSpec) replaced by
+    fn(leaf), in the order the C++ walk visits them: sequences in order, dicts by sorted key."""
+    tensor_like = (Tensor, np.ndarray, np.generic, TensorSpec)
+    return _nest.map_structure(x, lambda v: fn(v) if isinstance(v, tensor_like) else v, sorted_dicts=True)
 
 
-class _Slot:
-    """Where output tensor number `index` goes in a rebuilt structure."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
+def _output_tensor(x):
+    """The tensor an output leaf becomes, or None for a Python value that passes through.
+    Numbers and arrays come back as tensors (graph constants), as TensorFlow's do."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+        return convert_to_tensor(x)
+    if hasattr(x, "_kiln_tensor"):  # variables
+        return x._kiln_tensor()
+    return None
 
 
 def _flatten_outputs(result):
-    """(tensors, structure with _Slot leaves). Python values stay in the structure."""
-    tensors = []
-
-    def leaf(x):
-        if isinstance(x, Tensor):
-            tensors.append(x)
-            return _Slot(len(tensors) - 1)
-        if isinstance(x, (np.ndarray, np.generic, bool, int, float)):
-            # Numbers and arrays come back as tensors (graph constants), as TensorFlow's do.
-            tensors.append(convert_to_tensor(x))
-            return _Slot(len(tensors) - 1)
-        if hasattr(x, "_kiln_tensor"):  # variables
-            tensors.append(x._kiln_tensor())
-            return _Slot(len(tensors) - 1)
-        return x
-
-    def walk(x):
-        t = type(x)
-        if t is tuple:
-            return tuple(walk(v) for v in x)
-        if t is list:
-            return [walk(v) for v in x]
-        if t is dict:
-            return {k: walk(v) for k, v in x.items()}
-        if _is_namedtuple(x):
-            return t(*(walk(v) for v in x))
-        return leaf(x)
-
-    return tensors, walk(result)
-
-
-def _rebuild(structure, values):
-    t = type(structure)
-    if t is _Slot:
-        return values[structure.index]
-    if t is tuple:
-        return tuple(_rebuild(v, values) for v in structure)
-    if t is list:
-        return [_rebuild(v, values) for v in structure]
-    if t is dict:
-        return {k: _rebuild(v, values) for k, v in structure.items()}
-    if _is_namedtuple(structure):
-        return t(*(_rebuild(v, values) for v in structure))
-    return structure
+    """(tensors, structure with Slot leaves). Python values stay in the structure."""
+    return _nest.flatten_to_slots(result, _output_tensor)
 
 
 # -- printing signatures as TensorFlow does --------------------------------------------------

@@ -355,13 +355,10 @@ class _Statements:
             return [s]
         n = next(self.counter)
         body, brk, cnt = self._lower_break_continue(s.body, n)
-        pre = []
+        pre = _flags_cleared(brk, cnt)
         test = s.test
         if brk:
-            pre.append(ast.Assign(targets=[_name(brk, ast.Store)], value=ast.Constant(value=False)))
             test = _call(_ag("and_"), _lambda(_call(_ag("not_"), _name(brk))), _lambda(test))
-        if cnt:
-            pre.append(ast.Assign(targets=[_name(cnt, ast.Store)], value=ast.Constant(value=False)))
         names = _with_flags(assigned(body), brk, cnt)
         body = self.block(body)
         t, b = "__ag_loop_test_%d" % n, "__ag_loop_body_%d" % n
@@ -378,11 +375,7 @@ class _Statements:
         body, brk, cnt = self._lower_break_continue(s.body, n)
         item = "__ag_item_%d" % n
         body = [ast.copy_location(ast.Assign(targets=[s.target], value=_name(item)), s)] + body
-        pre = []
-        if brk:
-            pre.append(ast.Assign(targets=[_name(brk, ast.Store)], value=ast.Constant(value=False)))
-        if cnt:
-            pre.append(ast.Assign(targets=[_name(cnt, ast.Store)], value=ast.Constant(value=False)))
+        pre = _flags_cleared(brk, cnt)
         names = _with_flags(assigned(body), brk, cnt)
         body = self.block(body)
         b, t = "__ag_loop_body_%d" % n, "__ag_loop_test_%d" % n
@@ -405,6 +398,11 @@ def _located(stmts, s):
                 n.lineno = n.end_lineno = s.lineno
                 n.col_offset = n.end_col_offset = s.col_offset
     return stmts
+
+
+def _flags_cleared(*flags):
+    """`flag = False` for each break/continue flag a loop uses, before the loop."""
+    return [ast.Assign(targets=[_name(f, ast.Store)], value=ast.Constant(value=False)) for f in flags if f]
 
 
 def _with_flags(names, *flags):
