@@ -427,10 +427,36 @@ class Function:
         traced = _map_leaves(canonical, lambda _: next(it))
         structured_input = _map_leaves(traced, lambda t: TensorSpec(t.shape, t.dtype, _placeholder_name(t)))
         args, kwargs = self._unbind(traced)
-        result = self._traced_callable()(*args, **kwargs)
+        from ._variable import creation
+
+        outer, creation.count = getattr(creation, "count", 0), 0
+        try:
+            result = self._traced_callable()(*args, **kwargs)
+        finally:
+            made, creation.count = creation.count, outer
+        if made and self._core.tracing_count() == 0:
+            self._trace_again_without_creating(canonical)
         tensors, structure = _flatten_outputs(result)
         single = type(structure) is _Slot
         return tensors, ConcreteFunction(self, structured_input, structure, single)
+
+    def _trace_again_without_creating(self, canonical):
+        """The first trace made variables: trace once more, in a scratch core, with creation
+        forbidden (TensorFlow's check that later calls would not make new ones)."""
+        from ._variable import creation
+
+        def trace(canonical, placeholders, call_index):
+            it = iter(placeholders)
+            args, kwargs = self._unbind(_map_leaves(canonical, lambda _: next(it)))
+            creation.forbidden = True
+            try:
+                result = self._traced_callable()(*args, **kwargs)
+            finally:
+                creation.forbidden = False
+            tensors, structure = _flatten_outputs(result)
+            return tensors, ConcreteFunction(self, canonical, structure, type(structure) is _Slot)
+
+        _core.FunctionCore(trace, self._name, list(self._names), False).concrete(canonical, self._names)
 
     def _note_trace(self, call_index):
         """TensorFlow's warning when most recent calls traced (at most twice per function)."""

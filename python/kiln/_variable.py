@@ -1,5 +1,7 @@
 """kiln.Variable: mutable state (tf.Variable). Eagerly it holds a value; inside a kiln.function
 it is captured by reference, its reads and writes ops that run on every call, in order."""
+import threading
+
 import numpy as np
 
 from . import _core
@@ -8,6 +10,13 @@ from ._convert import convert_to_tensor
 from ._dtypes import as_dtype
 
 Tensor = _core.Tensor
+
+# Variables made while tracing, per thread: kiln.function traces a function that made some a
+# second time with creation forbidden, as TensorFlow does, so that a function making a new
+# variable on every call fails on its first call.
+creation = threading.local()
+_SINGLETON_MESSAGE = ("kiln.function only supports singleton kiln.Variables created on the first call. Make sure the "
+                      "kiln.Variable is only created once or created outside kiln.function.")
 
 
 class Variable:
@@ -30,12 +39,15 @@ class Variable:
             if not TensorShape(shape).is_compatible_with(value.shape):
                 raise ValueError("The initial value's shape (%s) is not compatible with the explicitly supplied "
                                  "`shape` argument (%s)." % (value.shape, TensorShape(shape)))
+        if _core.tracing_active():
+            if getattr(creation, "forbidden", False):
+                raise ValueError(_SINGLETON_MESSAGE)
+            creation.count = getattr(creation, "count", 0) + 1
         try:
             self._core = _core.VariableCore(value, name or "")
         except errors.FailedPreconditionError:
             # TensorFlow's class and words (its check runs at the first call: it traces twice).
-            raise ValueError("kiln.function only supports singleton kiln.Variables created on the first call. Make "
-                             "sure the kiln.Variable is only created once or created outside kiln.function.") from None
+            raise ValueError(_SINGLETON_MESSAGE) from None
         self._name = (name or "Variable") + ":0"
         self._trainable = True if trainable is None else bool(trainable)
 

@@ -467,3 +467,54 @@ def test_cond_while_loop_switch_case_directly(oracle):
     oracle(program)
     oracle(lambda m: m.cond(m.constant(True), lambda: 1, lambda: 2))
     oracle(lambda m: m.while_loop(lambda i: i < 3, lambda i: i + 1, [m.constant(0)]))
+
+
+def test_retracing_warning_as_tensorflow(tf, capfd):
+    import logging
+
+    import kiln
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    handler = Keep()
+    logging.getLogger("kiln").addHandler(handler)
+    try:
+        f = kiln.function(lambda x: x + 1)
+        for n in range(1, 8):
+            f(kiln.ones([n]))
+    finally:
+        logging.getLogger("kiln").removeHandler(handler)
+    # TensorFlow warns at the 5th and 6th of 7 retracing calls, then stops.
+    assert [m.split(" calls")[0] for m in records] == ["5 out of the last 5", "6 out of the last 6"]
+    assert "triggered kiln.function retracing" in records[0] and "reduce_retracing=True" in records[0]
+
+
+def test_variables_made_in_a_function_on_its_first_call_only(oracle):
+    def lazy(m):
+        class Lazy:
+            def __init__(self):
+                self.v = None
+
+            @m.function
+            def __call__(self, x):
+                if self.v is None:
+                    self.v = m.Variable(2.0)
+                return x * self.v
+
+        f = Lazy()
+        return f(m.constant(1.0)), f(m.constant(3.0)), f(m.constant([1.0, 2.0]))
+
+    def every_call(m):
+        @m.function
+        def f(x):
+            v = m.Variable(1.0)
+            return x + v
+
+        return f(m.constant(1.0))
+
+    oracle(lazy)
+    oracle(every_call)
