@@ -34,6 +34,38 @@ def cases(mod, function, constant):
     }
 
 
+def power_table(quick):
+    """The guide's benchmark: power(x, 100), 100 int32 10x10 matmuls, eagerly and as a graph."""
+    import kiln
+
+    runs = [("kiln", kiln)]
+    try:
+        import tensorflow as tf
+
+        runs.append(("TensorFlow", tf))
+    except ImportError:
+        pass
+    number = 5 if quick else 100
+    x_np = (np.arange(100).reshape(10, 10) % 3 - 1).astype(np.int32)
+    print("the guide's power(x, 100): seconds for %d calls" % number)
+    print("%-12s%12s%12s%10s" % ("", "eager", "function", "speedup"))
+    for name, m in runs:
+        x = m.constant(x_np)
+
+        def power(x, y):
+            result = m.eye(10, dtype=m.int32)
+            for _ in range(y):
+                result = m.matmul(x, result)
+            return result
+
+        graph = m.function(power)
+        graph(x, 100)
+        eager_s = min(timeit.repeat(lambda: power(x, 100), number=number, repeat=3))
+        graph_s = min(timeit.repeat(lambda: graph(x, 100), number=number, repeat=3))
+        print("%-12s%12.4f%12.4f%9.1fx" % (name, eager_s, graph_s, eager_s / graph_s))
+    print()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -62,6 +94,7 @@ def main():
     except ImportError:
         pass
 
+    power_table(args.quick)
     names = [n for n, _ in peers]
     rows = list(peers[0][1])
     t = {(n, r): best_us(c[r], number, repeat) for n, c in peers for r in rows}
