@@ -83,11 +83,21 @@ def same_error_class(ke, te):
     return isinstance(ke, type(te))  # a subclass (UnsupportedDTypeError is a TypeError) is that class
 
 
+_COMPARISONS = [0]
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _COMPARISONS[0]:
+        terminalreporter.write_line("kiln vs TensorFlow: %d oracle comparisons (programs run by both)"
+                                    % _COMPARISONS[0])
+
+
 @pytest.fixture(scope="session")
 def oracle(tf):
     import kiln
 
     def check(fn, ulps=0, where=""):
+        _COMPARISONS[0] += 1
         kind_k, k = _outcome(fn, kiln)
         kind_t, t = _outcome(fn, tf)
         if kind_t == "error":
