@@ -518,3 +518,13 @@ def test_variables_made_in_a_function_on_its_first_call_only(oracle):
 
     oracle(lazy)
     oracle(every_call)
+
+
+def ag_shape_changes_in_loop(m, x):
+    while m.reduce_sum(x) < 10:
+        x = m.concat([x, x], 0)
+    return x
+
+
+def test_autograph_loop_shape_change_is_a_value_error(oracle):
+    oracle(lambda m: m.function(lambda x: ag_shape_changes_in_loop(m, x))(m.constant([1.0])))

@@ -179,9 +179,10 @@ def _tensor_loop(test, body, state, names, extra=()):
                     raise TypeError("'%s' has dtype %s before the loop, but dtype %s after one iteration"
                                     % (name, before.dtype.name, t.dtype.name))
                 if not before.shape.is_compatible_with(t.shape):
-                    raise ValueError("'%s' has shape %s before the loop, but shape %s after one iteration. kiln "
-                                     "loops keep their variables' shapes; give the variable its final shape "
-                                     "before the loop" % (name, before.shape, t.shape))
+                    raise ValueError("'%s' has shape %s before the loop, but shape %s after one iteration. "
+                                     "kiln's AutoGraph keeps loop variables' shapes (it has no "
+                                     "set_loop_options yet): use kiln.while_loop with shape_invariants"
+                                     % (name, before.shape, t.shape))
                 out.append(t)
             elif v is not old and not isinstance(old, Undefined):
                 if _is_tensor_like(v):
