@@ -8,7 +8,7 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 # They also build the Python extension into python/kiln, which the venv imports (kiln-dev.pth).
 CMAKE_FLAGS ?= -DKILN_NATIVE=ON -DKILN_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON)
 
-.PHONY: all deps venv build demo test pytest bench bench-python asan tsan fuzz format format-check clean
+.PHONY: all deps venv build demo test pytest bench bench-python bench-peers asan tsan fuzz format format-check clean
 
 all: build
 
@@ -50,6 +50,10 @@ bench: build
 bench-python: build
 	$(PYTHON) bench/python/bench_eager.py
 	$(PYTHON) bench/python/bench_function.py
+
+# The same workloads in kiln, TensorFlow (eager, tf.function, XLA) and JAX, one table (+ JSON).
+bench-peers: build
+	$(PYTHON) bench/python/bench_peers.py --json $(BUILD)/bench_peers.json
 
 # ASan + UBSan build of the whole suite.
 asan: deps

@@ -31,3 +31,10 @@ def test_function_bench_runs_quick():
     r = run("bench/python/bench_function.py", "--quick")
     assert r.returncode == 0, r.stderr
     assert "f(x): x + 1" in r.stdout and "tf.function/kiln" in r.stdout
+
+
+def test_peers_bench_runs_quick(tmp_path):
+    pytest.importorskip("tensorflow")
+    r = run("bench/python/bench_peers.py", "--quick", "--json", str(tmp_path / "peers.json"))
+    assert r.returncode == 0, r.stderr
+    assert "power(x,100) int32 10x10" in r.stdout and (tmp_path / "peers.json").exists()

@@ -1,0 +1,247 @@
+"""kiln against its peers from Python, the same workloads side by side in one run.
+
+    make bench-peers     (or: .venv/bin/python bench/python/bench_peers.py [--quick] [--json FILE])
+
+Peers: kiln (eager and kiln.function), TensorFlow (eager, tf.function, tf.function with
+jit_compile=True) and JAX (jax.jit) when installed. Each cell is the best of several timed
+repeats, in microseconds per call; the last columns give kiln's best over the best peer (below
+1: kiln is faster). Not a test: nothing here asserts a speed."""
+import argparse
+import json
+import os
+import sys
+import time
+import timeit
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def best_us(fn, number, repeat):
+    fn()
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+
+class Peer:
+    """One framework's way to run a workload: eagerly and/or compiled."""
+
+    def __init__(self, name, module, compile_fn, to_array, block=lambda r: r):
+        self.name, self.m, self.compile, self.to_array, self.block = name, module, compile_fn, to_array, block
+
+
+def peers():
+    import kiln
+
+    out = [Peer("kiln eager", kiln, None, np.asarray), Peer("kiln.function", kiln, kiln.function, np.asarray)]
+    try:
+        import tensorflow as tf
+
+        out += [Peer("TF eager", tf, None, np.asarray), Peer("tf.function", tf, tf.function, np.asarray),
+                Peer("tf.function+XLA", tf, lambda f: tf.function(f, jit_compile=True), np.asarray)]
+    except ImportError:
+        print("(TensorFlow not installed: its columns are skipped)")
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        class JaxOps:
+            """The few TF names the workloads use, for JAX."""
+
+            float32, int32 = jnp.float32, jnp.int32
+            constant = staticmethod(jnp.asarray)
+            matmul = staticmethod(jnp.matmul)
+            tanh = staticmethod(jnp.tanh)
+            eye = staticmethod(lambda n, dtype: jnp.eye(n, dtype=dtype))
+            reduce_mean = staticmethod(jnp.mean)
+            square = staticmethod(jnp.square)
+
+        out.append(Peer("jax.jit", JaxOps, jax.jit, np.asarray, block=lambda r: jax.block_until_ready(r)))
+    except ImportError:
+        print("(JAX not installed: its column is skipped)")
+    return out
+
+
+# -- workloads: each returns a zero-argument callable for a peer, or None (not applicable) ------
+
+def power(dtype):
+    x_np = (np.arange(100).reshape(10, 10) % 3 - 1).astype(dtype)
+
+    def make(p):
+        m = p.m
+        x = m.constant(x_np)
+        dt = m.int32 if dtype == "int32" else m.float32
+
+        def power_fn(x):
+            result = m.eye(10, dtype=dt)
+            for _ in range(100):
+                result = m.matmul(x, result)
+            return result
+
+        f = p.compile(power_fn) if p.compile else power_fn
+        return lambda: p.block(f(x))
+
+    return make
+
+
+def scalar_add(p):
+    if p.compile:
+        return None
+    a, b = p.m.constant(np.float32(1.5)), p.m.constant(np.float32(2.5))
+    return lambda: p.block(a + b)
+
+
+def matmul_10(p):
+    if p.compile:
+        return None
+    x = p.m.constant(np.ones((10, 10), np.float32))
+    return lambda: p.block(p.m.matmul(x, x))
+
+
+def cached_call(p):
+    if not p.compile:
+        return None
+    f = p.compile(lambda x: x + 1)
+    x = p.m.constant(np.float32(1.0))
+    return lambda: p.block(f(x))
+
+
+def chain_1m(p):
+    x = p.m.constant(np.linspace(-3, 3, 1_000_000, dtype=np.float32))
+
+    def chain(x):
+        return p.m.tanh(x * 0.5 + 1) * x - x / 3
+
+    f = p.compile(chain) if p.compile else chain
+    return lambda: p.block(f(x))
+
+
+def mlp_step(p):
+    """One SGD step of a 784-256-10 MLP on a batch of 64 (forward, gradients, update)."""
+    if not p.compile:
+        return None
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 784)).astype(np.float32)
+    y = rng.standard_normal((64, 10)).astype(np.float32)
+    w1 = (rng.standard_normal((784, 256)) * 0.05).astype(np.float32)
+    w2 = (rng.standard_normal((256, 10)) * 0.05).astype(np.float32)
+    if p.name == "jax.jit":
+        import jax
+        import jax.numpy as jnp
+
+        def loss(params, x, y):
+            h = jnp.tanh(x @ params[0])
+            return jnp.mean(jnp.square(h @ params[1] - y))
+
+        @jax.jit
+        def step(params, x, y):
+            g = jax.grad(loss)(params, x, y)
+            return [w - 0.01 * gw for w, gw in zip(params, g)]
+
+        state = [[jnp.asarray(w1), jnp.asarray(w2)]]
+        xs, ys = jnp.asarray(x), jnp.asarray(y)
+
+        def run():
+            state[0] = step(state[0], xs, ys)
+            jax.block_until_ready(state[0])
+
+        return run
+    m = p.m
+    v1, v2 = m.Variable(w1), m.Variable(w2)
+    xs, ys = m.constant(x), m.constant(y)
+
+    def step(x, y):
+        with m.GradientTape() as tape:
+            h = m.tanh(m.matmul(x, v1))
+            loss = m.reduce_mean(m.square(m.matmul(h, v2) - y))
+        g1, g2 = tape.gradient(loss, [v1, v2])
+        v1.assign_sub(0.01 * g1)
+        v2.assign_sub(0.01 * g2)
+        return loss
+
+    f = p.compile(step)
+    return lambda: p.block(f(xs, ys))
+
+
+def trace_1000_ops(p):
+    """Tracing (and, for kiln, optimizing and compiling) a fresh 1000-op function: µs per op."""
+    if not p.compile or p.name == "jax.jit":
+        return None
+    m = p.m
+
+    def body(x):
+        for _ in range(250):
+            x = m.tanh(x * 0.5 + 1.0) - x
+        return x
+
+    x = m.constant(np.ones(8, np.float32))
+
+    def run():
+        f = p.compile(body)
+        if hasattr(f, "get_concrete_function"):
+            f.get_concrete_function(x)
+        else:
+            f(x)
+
+    return run
+
+
+WORKLOADS = [
+    ("power(x,100) int32 10x10", power("int32"), 20),
+    ("power(x,100) f32 10x10", power("float32"), 20),
+    ("eager scalar a + b", scalar_add, 2000),
+    ("eager matmul 10x10 f32", matmul_10, 2000),
+    ("cached call f(x)=x+1", cached_call, 2000),
+    ("chain on 1M f32", chain_1m, 20),
+    ("MLP 64x784-256-10 step", mlp_step, 20),
+    ("trace 1000 ops (per op)", trace_1000_ops, 1),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run: few repeats")
+    parser.add_argument("--json", help="also write the table to this file")
+    args = parser.parse_args()
+    repeat = 2 if args.quick else 5
+    ps = peers()
+    table = {}
+    for name, make, number in WORKLOADS:
+        number = max(1, number // 10) if args.quick else number
+        for p in ps:
+            fn = make(p)
+            if fn is None:
+                continue
+            us = best_us(fn, number, repeat)
+            table[name, p.name] = us / 1000.0 if name.startswith("trace") else us
+    memory_floor = _memory_floor(repeat)
+
+    names = [p.name for p in ps]
+    print("\nkiln and its peers from Python: us per call (best of %d); python %s, %d cores"
+          % (repeat, sys.version.split()[0], os.cpu_count()))
+    header = "%-26s" % "workload" + "".join("%16s" % n for n in names) + "%16s" % "kiln/best peer"
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for name, _, _ in WORKLOADS:
+        cells = [table.get((name, n)) for n in names]
+        kiln_best = min([c for n, c in zip(names, cells) if c is not None and n.startswith("kiln")], default=None)
+        peer_best = min([c for n, c in zip(names, cells) if c is not None and not n.startswith("kiln")], default=None)
+        ratio = kiln_best / peer_best if kiln_best and peer_best else None
+        print("%-26s" % name + "".join("%16s" % ("-" if c is None else "%.3f" % c) for c in cells)
+              + "%16s" % ("-" if ratio is None else "%.2f" % ratio))
+        rows.append({"workload": name, "us": dict(zip(names, cells)), "kiln_over_best_peer": ratio})
+    print("memory floor for the 1M chain (numpy copy of 4 MB in, 4 MB out): %.1f us" % memory_floor)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "memory_floor_us": memory_floor, "time": time.time()}, f, indent=1)
+
+
+def _memory_floor(repeat):
+    a = np.linspace(-3, 3, 1_000_000, dtype=np.float32)
+    out = np.empty_like(a)
+    return best_us(lambda: np.copyto(out, a), 50, repeat)
+
+
+if __name__ == "__main__":
+    main()
