@@ -42,6 +42,7 @@ struct Walk {
   detail::CallSignature* sig;  // null on the hot path
   bool specs_allowed;          // get_concrete_function: TensorSpecs stand for tensors
   int leaf = 0;                // tensor leaves so far: names the nested ones
+  int depth = 0;               // nesting of the value being walked
 };
 
 struct Hooks2 {
@@ -112,7 +113,19 @@ void walk_sequence(Walk& w, nb::handle seq, uint64_t tag, const std::string& nam
   for (nb::handle item : seq) walk(w, item, name, false);
 }
 
+// Nesting deeper than this (or a list that contains itself) is refused, not a stack overflow.
+constexpr int kMaxDepth = 512;
+
 void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
+  if (++w.depth > kMaxDepth) {
+    PyErr_SetString(PyExc_RecursionError,
+                    "kiln.function: an argument nests deeper than 512 levels (or contains itself)");
+    throw nb::python_error();
+  }
+  struct Leave {
+    int& depth;
+    ~Leave() { --depth; }
+  } leave{w.depth};
   PyObject* p = obj.ptr();
   if (nb::isinstance<Tensor>(obj)) {
     const Tensor& t = nb::cast<const Tensor&>(obj);

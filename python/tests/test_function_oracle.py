@@ -528,3 +528,25 @@ def ag_shape_changes_in_loop(m, x):
 
 def test_autograph_loop_shape_change_is_a_value_error(oracle):
     oracle(lambda m: m.function(lambda x: ag_shape_changes_in_loop(m, x))(m.constant([1.0])))
+
+
+def test_hostile_arguments_are_errors_not_crashes():
+    import kiln
+
+    f = kiln.function(lambda x: 1)
+    loop = []
+    loop.append(loop)
+    deep = 1
+    for _ in range(2000):
+        deep = [deep]
+    for bad in (loop, deep):
+        with pytest.raises(RecursionError):
+            f(bad)
+    with pytest.raises(TypeError, match="weak reference"):
+        f(_Unkeyable())
+    assert int(f([[[1]]])) == 1
+
+
+class _Unkeyable:
+    __slots__ = ()
+    __hash__ = None
