@@ -19,7 +19,7 @@ from . import errors
 from . import _convert
 from . import _tensor  # noqa: F401 (adds Tensor's Python methods)
 
-_core._set_hooks(_dtypes.ALL, _convert.convert_to_tensor, _convert.binary_operand, _shape.TensorShape,
+_core._set_hooks(_dtypes.ALL, _convert.convert_to_tensor, _convert.binary_operand, _shape.TensorShape._from_dims,
                  errors._BY_CPP_CODE)
 
 from ._core import Tensor  # noqa: E402

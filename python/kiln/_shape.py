@@ -31,6 +31,13 @@ class TensorShape:
             except TypeError:
                 self._dims = (_dim(dims),)
 
+    @classmethod
+    def _from_dims(cls, dims):
+        """A shape from dims the C++ core already checked (a tuple, or None): no validation."""
+        shape = object.__new__(cls)
+        shape._dims = dims
+        return shape
+
     @property
     def rank(self):
         return None if self._dims is None else len(self._dims)
