@@ -38,21 +38,19 @@ constexpr T kExpClamp = std::is_same_v<T, float> ? T(-88.3762626647949) : T(-709
 template <class T>
 void exp_impl(const T* x, T* y, int64_t n) {
   OutArr<T>(y, n) = Arr<T>(x, n).exp();
+  // A vectorizable scan first: the scalar fix-up runs only for arrays that need it.
+  bool any_below = false;
+  for (int64_t i = 0; i < n; ++i) any_below |= x[i] < kExpClamp<T>;
+  if (!any_below) return;
   for (int64_t i = 0; i < n; ++i)
     if (x[i] < kExpClamp<T>) y[i] = std::exp(x[i]);
 }
-// sigmoid(x) = 1 / (1 + exp(-x)) over the accurate exp above: within 2 ulps everywhere. Eigen's
-// own logistic() returns exp(x) below x = -9 for float, thousands of ulps from the true value.
+// sigmoid(x) = 1 / (1 + exp(-x)): within 2 ulps everywhere. Eigen's own logistic() returns
+// exp(x) below x = -9 for float, thousands of ulps from the true value. Eigen's exp clamp
+// (above) does not matter here: where it bites, -x < -88.38, the result rounds to 1 anyway.
 template <class T>
 void sigmoid_impl(const T* x, T* y, int64_t n) {
-  constexpr int64_t kChunk = 256;
-  T minus_x[kChunk];
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t m = std::min(kChunk, n - start);
-    for (int64_t i = 0; i < m; ++i) minus_x[i] = -x[start + i];
-    exp_impl(minus_x, y + start, m);
-    OutArr<T>(y + start, m) = (T(1) + OutArr<T>(y + start, m)).inverse();
-  }
+  OutArr<T>(y, n) = (T(1) + (-Arr<T>(x, n)).exp()).inverse();
 }
 // A correctly rounded square root, as IEEE (and TensorFlow) give it: Eigen's fast-math
 // packet sqrt is an rsqrt estimate with a Newton step, 1 ulp off and NaN for +inf. The file
