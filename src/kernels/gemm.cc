@@ -10,6 +10,10 @@
 #include "kernels/blas.h"
 #include "kernels/eigen_core.h"
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace kiln::kernels {
 namespace {
 
@@ -105,6 +109,50 @@ void gemm_narrow(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) 
   }
 }
 
+#if defined(__AVX512F__)
+// N <= 16 with 32-bit elements: one row of C is one 512-bit register. B's rows are read
+// with masked loads straight from the caller's buffer (no packing: building padded rows
+// with scalar stores and reading them back as vectors stalled store forwarding, which was
+// half the time of a 10x10 product), and C's rows are written with masked stores.
+struct Lanes16F {
+  using Vec = __m512;
+  static Vec load(__mmask16 m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+  static void store(float* p, __mmask16 m, Vec v) { _mm512_mask_storeu_ps(p, m, v); }
+  static Vec zero() { return _mm512_setzero_ps(); }
+  static Vec madd(Vec acc, float a, Vec b) { return _mm512_fmadd_ps(_mm512_set1_ps(a), b, acc); }
+};
+struct Lanes16I {  // wraps on overflow, as TensorFlow
+  using Vec = __m512i;
+  static Vec load(__mmask16 m, const int32_t* p) { return _mm512_maskz_loadu_epi32(m, p); }
+  static void store(int32_t* p, __mmask16 m, Vec v) { _mm512_mask_storeu_epi32(p, m, v); }
+  static Vec zero() { return _mm512_setzero_si512(); }
+  static Vec madd(Vec acc, int32_t a, Vec b) { return _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(a), b)); }
+};
+
+template <class L, class T>
+void gemm_narrow16(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  using Vec = typename L::Vec;
+  const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
+  // Rows go in blocks of kRows: independent accumulators hide the multiply-add latency.
+  constexpr int kRows = 4;
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) {
+    Vec acc[kRows];
+    for (int r = 0; r < kRows; ++r) acc[r] = L::zero();
+    for (int64_t p = 0; p < k; ++p) {
+      const Vec bp = L::load(mask, b + p * n);
+      for (int r = 0; r < kRows; ++r) acc[r] = L::madd(acc[r], a[(i + r) * k + p], bp);
+    }
+    for (int r = 0; r < kRows; ++r) L::store(c + (i + r) * n, mask, acc[r]);
+  }
+  for (; i < m; ++i) {
+    Vec acc = L::zero();
+    for (int64_t p = 0; p < k; ++p) acc = L::madd(acc, a[i * k + p], L::load(mask, b + p * n));
+    L::store(c + i * n, mask, acc);
+  }
+}
+#endif
+
 // Eigen's GEMM; leading dimensions let A, B and C be blocks of larger matrices.
 template <class T>
 void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
@@ -193,6 +241,12 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
     transpose_into(b, n, k, pack_b.data());
     b = pack_b.data();
   }
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>)
+    if (n <= 16) return gemm_narrow16<Lanes16F>(m, n, k, a, b, c);
+  if constexpr (std::is_same_v<T, int32_t>)
+    if (n <= 16) return gemm_narrow16<Lanes16I>(m, n, k, a, b, c);
+#endif
   if (n <= 8) return gemm_narrow<T, 8>(m, n, k, a, b, c);
   if (n <= 16) return gemm_narrow<T, 16>(m, n, k, a, b, c);
   gemm_small(m, n, k, a, b, c);

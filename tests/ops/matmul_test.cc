@@ -57,6 +57,26 @@ TEST(MatMul, EachDtypeAndTranspose) {
   check_all_layouts<int32_t>(1, 33, 2);
 }
 
+// The narrow kernels (one register per row of C for N <= 16): every width, row counts that
+// are and are not multiples of the row block, K of 1 and beyond the packed-path limit.
+TEST(MatMul, NarrowProductsEveryWidth) {
+  for (int64_t n = 1; n <= 17; ++n)
+    for (int64_t m : {1, 3, 4, 5, 9})
+      for (int64_t k : {1, 6, 70}) {
+        check_all_layouts<float>(m, n, k);
+        check_all_layouts<int32_t>(m, n, k);
+      }
+}
+
+// Integer products wrap on overflow, as TensorFlow's do.
+TEST(MatMul, Int32Wraps) {
+  const int32_t big = 1 << 30;
+  Tensor A = constant<int32_t>({big, big, 3, 1}, {2, 2});
+  Tensor B = constant<int32_t>({4, 1, 1, 2}, {2, 2});
+  // Row 0: 2^30*4 + 2^30*1 = 5*2^30 wraps to 2^30; 2^30*1 + 2^30*2 = 3*2^30 wraps to -2^30.
+  expect_tensor<int32_t>(matmul(A, B), {big, -big, 13, 5}, {2, 2});
+}
+
 TEST(MatMul, LargeUsesTheBlasPathAndAgrees) {
   check_all_layouts<float>(64, 80, 72);
   check_all_layouts<double>(65, 66, 67);
