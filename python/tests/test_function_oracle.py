@@ -4,8 +4,10 @@ nested structures, errors) and AutoGraph's reference examples. Each case is a pr
 module `m` run with kiln and with TensorFlow; values, tracing counts and exception classes
 must agree."""
 import collections
+import types
 
 import numpy as np
+
 import pytest
 
 Point = collections.namedtuple("Point", ["x", "y"])
@@ -422,6 +424,31 @@ def test_autograph_beyond_tensorflow():
 
     assert float(kiln.function(lambda x: ag_enumerate_zip(kiln, x))(kiln.constant([1.0, 2.0, 3.0]))) == 22.0
     assert kiln.function(lambda x: (x, "text"))(kiln.constant(1))[1] == "text"
+
+
+def test_autograph_converts_each_source_once():
+    # A function made again from the same def (a closure per call, a method per instance) is
+    # converted once: the rewrite is cached by code object. Each conversion still binds its own
+    # closure cells, and a global that shadows a builtin gets its own conversion.
+    import kiln
+    from kiln.autograph import _transform
+
+    def make(scale):
+        def f(x):
+            if x > 0:
+                return x * scale
+            return -x
+        return f
+
+    before = len(_transform._converted_code)
+    assert float(kiln.function(make(2.0))(kiln.constant(3.0))) == 6.0
+    assert float(kiln.function(make(5.0))(kiln.constant(3.0))) == 15.0
+    assert float(kiln.function(make(5.0))(kiln.constant(-3.0))) == 3.0
+    assert len(_transform._converted_code) == before + 1
+    shadowing = types.FunctionType(make(1.0).__code__, {"len": lambda v: 0}, "f", None,
+                                   (types.CellType(1.0),))
+    _transform.convert(shadowing)
+    assert len(_transform._converted_code) == before + 2
 
 
 def ag_undefined_in_else(m, x):

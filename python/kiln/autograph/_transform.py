@@ -454,6 +454,14 @@ def _lambda_as_def(tree, f):
     return node
 
 
+# Converted code by (code object, file, which builtin-like names the globals shadow): the
+# rewrite reads only those, so a function made again from the same source (a closure, a
+# lambda built per call, a method per instance) is converted once. Failures are kept too.
+_SHADOWABLE = tuple(sorted(set(_BUILTINS) | _NO_CONVERTED_CALL))
+_converted_code = {}
+_CACHE_LIMIT = 512
+
+
 def convert(f):
     """The converted version of a Python function (a new function with the same globals,
     closure cells, defaults and line numbers), or CannotConvert."""
@@ -461,6 +469,35 @@ def convert(f):
         raise CannotConvert("%r is not a Python function" % (f,))
     if _runtime.is_generator_or_coroutine(f):
         raise CannotConvert("generators and coroutines keep their Python meaning")
+    shadowed = tuple(n for n in _SHADOWABLE if n in f.__globals__)
+    key = (f.__code__, f.__code__.co_filename, shadowed)
+    entry = _converted_code.get(key)
+    if entry is None:
+        try:
+            entry = _convert_code(f)
+        except CannotConvert as e:
+            entry = e
+        if len(_converted_code) >= _CACHE_LIMIT:
+            _converted_code.pop(next(iter(_converted_code)))  # the oldest
+        _converted_code[key] = entry
+    if isinstance(entry, CannotConvert):
+        raise CannotConvert(*entry.args)
+    inner_code, freevars, source = entry
+    cells = dict(zip(freevars, f.__closure__ or ()))
+    ag_cell = types.CellType(_runtime)
+    closure = tuple(ag_cell if v == "ag__" else cells[v] for v in inner_code.co_freevars)
+    converted = types.FunctionType(inner_code, f.__globals__, f.__name__, f.__defaults__, closure)
+    converted.__kwdefaults__ = f.__kwdefaults__
+    converted.__dict__.update(f.__dict__)
+    converted.__wrapped__ = f
+    converted.__qualname__ = f.__qualname__
+    converted.__module__ = f.__module__
+    converted.__kiln_autograph_source__ = source
+    return converted
+
+
+def _convert_code(f):
+    """(the converted function's code object, f's free variable names, its source)."""
     tree, node = _function_node(f)
     for n in ast.walk(node):
         if isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)):
@@ -499,14 +536,4 @@ def convert(f):
     code = compile(module, f.__code__.co_filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
-    cells = dict(zip(freevars, f.__closure__ or ()))
-    ag_cell = types.CellType(_runtime)
-    closure = tuple(ag_cell if v == "ag__" else cells[v] for v in inner_code.co_freevars)
-    converted = types.FunctionType(inner_code, f.__globals__, f.__name__, f.__defaults__, closure)
-    converted.__kwdefaults__ = f.__kwdefaults__
-    converted.__dict__.update(f.__dict__)
-    converted.__wrapped__ = f
-    converted.__qualname__ = f.__qualname__
-    converted.__module__ = f.__module__
-    converted.__kiln_autograph_source__ = ast.unparse(node)
-    return converted
+    return inner_code, freevars, ast.unparse(node)
