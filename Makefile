@@ -51,9 +51,13 @@ bench-python: build
 	$(PYTHON) bench/python/bench_eager.py
 	$(PYTHON) bench/python/bench_function.py
 
-# The same workloads in kiln, TensorFlow (eager, tf.function, XLA) and JAX, one table (+ JSON).
+# The same workloads in kiln, TensorFlow (eager, tf.function, XLA), JAX and ONNX Runtime: one
+# table, its JSON and a plot of the ratios. A peer that cannot be installed is skipped, saying so.
 bench-peers: build
+	$(PYTHON) -m pip install -q -r python/requirements-bench.txt || echo "(benchmark-only peers not installed: their columns are skipped)"
 	$(PYTHON) bench/python/bench_peers.py --json $(BUILD)/bench_peers.json
+	$(PYTHON) bench/python/plot_peers.py $(BUILD)/bench_peers.json $(BUILD)/bench_peers.png || echo "(matplotlib missing: no plot)"
+	@echo "table: above; JSON: $(BUILD)/bench_peers.json; plot: $(BUILD)/bench_peers.png"
 
 # ASan + UBSan build of the whole suite.
 asan: deps

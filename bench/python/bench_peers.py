@@ -3,10 +3,12 @@
     make bench-peers     (or: .venv/bin/python bench/python/bench_peers.py [--quick] [--json FILE])
 
 Peers: kiln (eager and kiln.function), TensorFlow (eager, tf.function, tf.function with
-jit_compile=True) and JAX (jax.jit) when installed. Each cell is the best of several timed
+jit_compile=True), JAX (jax.jit) and ONNX Runtime (the same graphs as ONNX models, see
+peers_onnx.py) when installed. Each cell is the best of several timed
 repeats, in microseconds per call; the last columns give kiln's best over the best peer (below
 1: kiln is faster). Not a test: nothing here asserts a speed."""
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -14,6 +16,8 @@ import time
 import timeit
 
 import numpy as np
+
+import peers_onnx
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -59,6 +63,10 @@ def peers():
         out.append(Peer("jax.jit", JaxOps, jax.jit, np.asarray, block=lambda r: jax.block_until_ready(r)))
     except ImportError:
         print("(JAX not installed: its column is skipped)")
+    if peers_onnx.available():
+        out.append(Peer("onnxruntime", None, None, np.asarray))
+    else:
+        print("(onnx/onnxruntime not installed: the ONNX Runtime column is skipped)")
     return out
 
 
@@ -68,6 +76,8 @@ def power(dtype):
     x_np = (np.arange(100).reshape(10, 10) % 3 - 1).astype(dtype)
 
     def make(p):
+        if p.name == "onnxruntime":
+            return peers_onnx.power(dtype, x_np)
         m = p.m
         x = m.constant(x_np)
         dt = m.int32 if dtype == "int32" else m.float32
@@ -85,20 +95,22 @@ def power(dtype):
 
 
 def scalar_add(p):
-    if p.compile:
+    if p.compile or p.m is None:
         return None
     a, b = p.m.constant(np.float32(1.5)), p.m.constant(np.float32(2.5))
     return lambda: p.block(a + b)
 
 
 def matmul_10(p):
-    if p.compile:
+    if p.compile or p.m is None:
         return None
     x = p.m.constant(np.ones((10, 10), np.float32))
     return lambda: p.block(p.m.matmul(x, x))
 
 
 def cached_call(p):
+    if p.name == "onnxruntime":
+        return peers_onnx.add_one(np.array(1.0, np.float32))
     if not p.compile:
         return None
     f = p.compile(lambda x: x + 1)
@@ -107,6 +119,8 @@ def cached_call(p):
 
 
 def chain_1m(p):
+    if p.name == "onnxruntime":
+        return peers_onnx.chain(np.linspace(-3, 3, 1_000_000, dtype=np.float32))
     x = p.m.constant(np.linspace(-3, 3, 1_000_000, dtype=np.float32))
 
     def chain(x):
@@ -118,7 +132,7 @@ def chain_1m(p):
 
 def mlp_step(p):
     """One SGD step of a 784-256-10 MLP on a batch of 64 (forward, gradients, update)."""
-    if not p.compile:
+    if not p.compile or p.m is None:
         return None
     rng = np.random.default_rng(0)
     x = rng.standard_normal((64, 784)).astype(np.float32)
@@ -165,7 +179,7 @@ def mlp_step(p):
 
 def trace_1000_ops(p):
     """Tracing (and, for kiln, optimizing and compiling) a fresh 1000-op function: µs per op."""
-    if not p.compile or p.name == "jax.jit":
+    if not p.compile or p.name in ("jax.jit", "onnxruntime"):
         return None
     m = p.m
 
@@ -186,6 +200,82 @@ def trace_1000_ops(p):
     return run
 
 
+LSTM_STEPS, LSTM_BATCH, LSTM_INPUT, LSTM_UNITS = 300, 8, 32, 64
+
+
+def _lstm_data():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((LSTM_BATCH, LSTM_INPUT)).astype(np.float32)
+    w = (rng.standard_normal((LSTM_INPUT + LSTM_UNITS, 4 * LSTM_UNITS)) * 0.1).astype(np.float32)
+    return x, w
+
+
+def _lstm_fn(p, salt=0):
+    """The recurrent loop as each framework writes it: an LSTM-like cell (one matmul over
+    [x, h], four gates) for 300 steps in the framework's own loop construct. A salt changes
+    the weights so that no framework can answer a trace from a cache of compiled programs."""
+    x_np, w_np = _lstm_data()
+    w_np = w_np + np.float32(salt * 1e-6)
+    u = LSTM_UNITS
+    if p.name == "jax.jit":
+        import jax
+        import jax.numpy as jnp
+
+        w = jnp.asarray(w_np)
+
+        def run_jax(x):
+            def cell(_, hc):
+                h, c = hc
+                z = jnp.concatenate([x, h], 1) @ w
+                i, f, o, g = z[:, :u], z[:, u:2 * u], z[:, 2 * u:3 * u], z[:, 3 * u:]
+                c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+                return jax.nn.sigmoid(o) * jnp.tanh(c), c
+
+            zeros = jnp.zeros((LSTM_BATCH, u), jnp.float32)
+            return jax.lax.fori_loop(0, LSTM_STEPS, cell, (zeros, zeros))[0]
+
+        return run_jax, jnp.asarray(x_np)
+    m = p.m
+    w = m.constant(w_np)
+    sigmoid = m.sigmoid if hasattr(m, "sigmoid") else m.math.sigmoid
+
+    def run(x):
+        def cell(i, h, c):
+            z = m.matmul(m.concat([x, h], 1), w)
+            ig, fg, og, g = z[:, :u], z[:, u:2 * u], z[:, 2 * u:3 * u], z[:, 3 * u:]
+            c = sigmoid(fg) * c + sigmoid(ig) * m.tanh(g)
+            return i + 1, sigmoid(og) * m.tanh(c), c
+
+        zeros = m.zeros([LSTM_BATCH, u])
+        return m.while_loop(lambda i, h, c: i < LSTM_STEPS, cell, [m.constant(0), zeros, zeros])[1]
+
+    return run, m.constant(x_np)
+
+
+def lstm_loop(p):
+    if p.name == "onnxruntime":
+        x, w = _lstm_data()
+        return peers_onnx.lstm_loop(x, w, LSTM_STEPS)
+    if not p.compile:
+        return None
+    fn, x = _lstm_fn(p)
+    f = p.compile(fn)
+    return lambda: p.block(f(x))
+
+
+def lstm_trace(p):
+    """Trace, optimize and compile the recurrent loop from scratch (ms), first call included."""
+    if not p.compile or p.m is None:
+        return None
+    salts = itertools.count(1)
+
+    def run():
+        fn, x = _lstm_fn(p, next(salts))
+        p.block(p.compile(fn)(x))
+
+    return run
+
+
 WORKLOADS = [
     ("power(x,100) int32 10x10", power("int32"), 20),
     ("power(x,100) f32 10x10", power("float32"), 20),
@@ -195,6 +285,8 @@ WORKLOADS = [
     ("chain on 1M f32", chain_1m, 20),
     ("MLP 64x784-256-10 step", mlp_step, 20),
     ("trace 1000 ops (per op)", trace_1000_ops, 1),
+    ("LSTM loop 300 steps", lstm_loop, 5),
+    ("LSTM loop: trace+1st call", lstm_trace, 1),
 ]
 
 
