@@ -126,29 +126,62 @@ struct Lanes16I {  // wraps on overflow, as TensorFlow
   static Vec load(__mmask16 m, const int32_t* p) { return _mm512_maskz_loadu_epi32(m, p); }
   static void store(int32_t* p, __mmask16 m, Vec v) { _mm512_mask_storeu_epi32(p, m, v); }
   static Vec zero() { return _mm512_setzero_si512(); }
-  static Vec madd(Vec acc, int32_t a, Vec b) { return _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(a), b)); }
+  static Vec madd(Vec acc, int32_t a, Vec b) {
+    return _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(a), b));
+  }
 };
+
+// kRows (<= 10) rows of C at once: independent accumulators hide the multiply-add latency
+// (a 10x10 product is one block). They are named variables, not an array: GCC stored an
+// accumulator array to the stack on every step of k, which halved the speed.
+template <class L, int kRows, class T>
+void narrow16_rows(int64_t i, int64_t n, int64_t k, __mmask16 mask, const T* a, const T* b, T* c) {
+  static_assert(kRows >= 1 && kRows <= 10);
+  using Vec = typename L::Vec;
+  Vec c0 = L::zero(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0, c8 = c0, c9 = c0;
+  const T* ar = a + i * k;
+  for (int64_t p = 0; p < k; ++p) {
+    const Vec bp = L::load(mask, b + p * n);
+#define KILN_ROW(r) \
+  if constexpr (kRows > r) c##r = L::madd(c##r, ar[r * k + p], bp);
+    KILN_ROW(0)
+    KILN_ROW(1) KILN_ROW(2) KILN_ROW(3) KILN_ROW(4) KILN_ROW(5) KILN_ROW(6) KILN_ROW(7) KILN_ROW(8) KILN_ROW(9)
+#undef KILN_ROW
+  }
+  T* cr = c + i * n;
+#define KILN_ROW(r) \
+  if constexpr (kRows > r) L::store(cr + r * n, mask, c##r);
+  KILN_ROW(0)
+  KILN_ROW(1) KILN_ROW(2) KILN_ROW(3) KILN_ROW(4) KILN_ROW(5) KILN_ROW(6) KILN_ROW(7) KILN_ROW(8) KILN_ROW(9)
+#undef KILN_ROW
+}
 
 template <class L, class T>
 void gemm_narrow16(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  using Vec = typename L::Vec;
   const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
-  // Rows go in blocks of kRows: independent accumulators hide the multiply-add latency.
-  constexpr int kRows = 4;
   int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) {
-    Vec acc[kRows];
-    for (int r = 0; r < kRows; ++r) acc[r] = L::zero();
-    for (int64_t p = 0; p < k; ++p) {
-      const Vec bp = L::load(mask, b + p * n);
-      for (int r = 0; r < kRows; ++r) acc[r] = L::madd(acc[r], a[(i + r) * k + p], bp);
-    }
-    for (int r = 0; r < kRows; ++r) L::store(c + (i + r) * n, mask, acc[r]);
-  }
-  for (; i < m; ++i) {
-    Vec acc = L::zero();
-    for (int64_t p = 0; p < k; ++p) acc = L::madd(acc, a[i * k + p], L::load(mask, b + p * n));
-    L::store(c + i * n, mask, acc);
+  for (; i + 10 <= m; i += 10) narrow16_rows<L, 10>(i, n, k, mask, a, b, c);
+  switch (m - i) {  // the last rows as one block too, so they do not run one latency chain each
+    case 9:
+      return narrow16_rows<L, 9>(i, n, k, mask, a, b, c);
+    case 8:
+      return narrow16_rows<L, 8>(i, n, k, mask, a, b, c);
+    case 7:
+      return narrow16_rows<L, 7>(i, n, k, mask, a, b, c);
+    case 6:
+      return narrow16_rows<L, 6>(i, n, k, mask, a, b, c);
+    case 5:
+      return narrow16_rows<L, 5>(i, n, k, mask, a, b, c);
+    case 4:
+      return narrow16_rows<L, 4>(i, n, k, mask, a, b, c);
+    case 3:
+      return narrow16_rows<L, 3>(i, n, k, mask, a, b, c);
+    case 2:
+      return narrow16_rows<L, 2>(i, n, k, mask, a, b, c);
+    case 1:
+      return narrow16_rows<L, 1>(i, n, k, mask, a, b, c);
+    default:
+      return;
   }
 }
 #endif

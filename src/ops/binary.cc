@@ -215,6 +215,10 @@ void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
   const T* y = b.as<T>();
   R* z = out.as<R>();
   const int64_t n = out.num_elements;
+  if (n == 1) {  // scalars (both inputs then have one element): skip the vector loop's set-up
+    *z = F::f(*x, *y);
+    return;
+  }
   if (a.num_elements == n && b.num_elements == n) {
     parallel_for(n, kParallelElements, [&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) z[i] = F::f(x[i], y[i]);
