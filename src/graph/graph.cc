@@ -1,7 +1,5 @@
 #include "graph/graph.h"
 
-#include <queue>
-
 #include "core/format.h"
 #include "eager/execute.h"
 #include "ops/helpers.h"
@@ -189,38 +187,47 @@ int Graph::compact_order(bool remove_dead) {
     for (const Output& in : x->inputs) mark(in.node);
     for (Node* c : x->control_inputs) mark(c);
   }
-  // Kahn's algorithm over live nodes, always taking the smallest old id that is ready.
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<int>> users(n);
-  for (auto& x : nodes_) {
-    if (!live[x->id]) continue;
-    for (const Output& in : x->inputs) {
-      ++pending[x->id];
-      users[in.node->id].push_back(x->id);
-    }
-    for (Node* c : x->control_inputs) {
-      ++pending[x->id];
-      users[c->id].push_back(x->id);
+  // Depth-first over live nodes in id order, each node after its inputs: a graph already in
+  // order keeps it, and a node a rewrite appended moves just before its first user. O(n), no
+  // allocation per node. Nothing moves until the order is known, so a cycle leaves the graph
+  // as it was.
+  enum : char { kNew, kOpen, kDone };
+  std::vector<char> state(n, kNew);
+  std::vector<int> order_ids;
+  order_ids.reserve(n);
+  struct Visit {
+    int id, next;  // next: index over inputs, then control inputs
+  };
+  std::vector<Visit> path;
+  for (size_t root = 0; root < n; ++root) {
+    if (!live[root] || state[root] != kNew) continue;
+    state[root] = kOpen;
+    path.push_back({static_cast<int>(root), 0});
+    while (!path.empty()) {
+      const int id = path.back().id;
+      const Node& x = *nodes_[id];
+      const int k = path.back().next++;
+      const int num_data = static_cast<int>(x.inputs.size());
+      if (k == num_data + static_cast<int>(x.control_inputs.size())) {
+        state[id] = kDone;
+        order_ids.push_back(id);
+        path.pop_back();
+        continue;
+      }
+      const int dep = k < num_data ? x.inputs[k].node->id : x.control_inputs[k - num_data]->id;
+      if (state[dep] == kNew) {
+        state[dep] = kOpen;
+        path.push_back({dep, 0});
+      } else if (state[dep] == kOpen) {  // a rewrite made a cycle: say so, never drop nodes
+        size_t on_cycle = 1;
+        while (path[path.size() - on_cycle].id != dep) ++on_cycle;
+        throw InternalError("compact_order: " + std::to_string(on_cycle) + " live nodes are on a cycle");
+      }
     }
   }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (size_t i = 0; i < n; ++i)
-    if (live[i] && pending[i] == 0) ready.push(static_cast<int>(i));
   std::vector<std::unique_ptr<Node>> order;
-  while (!ready.empty()) {
-    const int i = ready.top();
-    ready.pop();
-    for (int u : users[i])
-      if (--pending[u] == 0) ready.push(u);
-    order.push_back(std::move(nodes_[i]));
-  }
-  size_t live_count = 0;
-  for (size_t i = 0; i < n; ++i) live_count += live[i] ? 1 : 0;
-  if (order.size() != live_count) {  // a rewrite made a cycle: say so, never drop nodes
-    const size_t stuck = live_count - order.size();
-    for (auto& x : order) nodes_[x->id] = std::move(x);  // put the graph back as it was
-    throw InternalError("compact_order: " + std::to_string(stuck) + " live nodes are on a cycle");
-  }
+  order.reserve(order_ids.size());
+  for (int id : order_ids) order.push_back(std::move(nodes_[id]));
   const int removed = static_cast<int>(n - order.size());
   for (auto& x : nodes_)
     if (x) by_name_.erase(x->name);  // the dead (live nodes were moved out; their names stay)
