@@ -11,5 +11,6 @@
 #include "kiln/saved_model.h"
 #include "kiln/shape.h"
 #include "kiln/tensor.h"
+#include "kiln/threading.h"
 #include "kiln/train.h"
 #include "kiln/variable.h"

@@ -1,7 +1,9 @@
-"""kiln.config: run_functions_eagerly (tf.config.run_functions_eagerly)."""
+"""kiln.config: run_functions_eagerly (tf.config.run_functions_eagerly) and threading
+(tf.config.threading)."""
 from . import _core
+from . import _threading as threading
 
-__all__ = ["run_functions_eagerly", "functions_run_eagerly"]
+__all__ = ["run_functions_eagerly", "functions_run_eagerly", "threading"]
 
 
 def run_functions_eagerly(run_eagerly):

@@ -9,10 +9,20 @@
 #include <thread>
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace kiln {
 namespace {
 
+// The CPUs this process may run on (taskset, cgroups' cpusets), as TensorFlow counts them;
+// hardware_concurrency() counts the machine's and would oversubscribe a pinned process.
 int default_threads() {
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
   const unsigned hc = std::thread::hardware_concurrency();
   return hc == 0 ? 1 : static_cast<int>(hc);
 }
@@ -59,6 +69,7 @@ SerialKernelsScope::SerialKernelsScope() : previous_(t_serial_kernels) { t_seria
 SerialKernelsScope::~SerialKernelsScope() { t_serial_kernels = previous_; }
 
 void schedule_on_pool(std::function<void()> fn) { pool().Schedule(std::move(fn)); }
+int default_intra_op_threads() { return default_threads(); }
 void set_intra_op_threads(int n) { g_threads.store(std::max(1, std::min(n, default_threads()))); }
 
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {

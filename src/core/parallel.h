@@ -23,8 +23,10 @@ class SerialKernelsScope {
  private:
   bool previous_;
 };
-// Overrides the count (1 disables intra-op parallelism). For benchmarks and tests.
+// Overrides the count (1 disables intra-op parallelism), capped to the default.
 void set_intra_op_threads(int n);
+// The default count: the CPUs this process may run on.
+int default_intra_op_threads();
 
 // Runs fn on a pool thread (fire and forget; fn must own what it touches).
 void schedule_on_pool(std::function<void()> fn);

@@ -71,3 +71,19 @@ TEST(ParallelForSplit, EveryChunkRunsOnceWithoutErrors) {
 }
 
 }  // namespace
+
+// The public setting (tf.config.threading's): what was set is what get reports, 0 and below
+// mean the default, and the kernels' thread count follows it.
+TEST(IntraOpParallelism, PublicSettingDrivesTheKernels) {
+  EXPECT_EQ(kiln::config::get_intra_op_parallelism_threads(), 0);
+  kiln::config::set_intra_op_parallelism_threads(1);
+  EXPECT_EQ(kiln::config::get_intra_op_parallelism_threads(), 1);
+  EXPECT_EQ(kiln::intra_op_threads(), 1);
+  kiln::config::set_intra_op_parallelism_threads(1 << 20);  // capped to the CPUs we may use
+  EXPECT_EQ(kiln::intra_op_threads(), kiln::default_intra_op_threads());
+  kiln::config::set_intra_op_parallelism_threads(-3);
+  EXPECT_EQ(kiln::config::get_intra_op_parallelism_threads(), -3);
+  EXPECT_EQ(kiln::intra_op_threads(), kiln::default_intra_op_threads());
+  kiln::config::set_intra_op_parallelism_threads(0);
+  EXPECT_EQ(kiln::config::get_intra_op_parallelism_threads(), 0);
+}

@@ -1,0 +1,18 @@
+"""kiln.config.threading (tf.config.threading): how many threads share one big kernel."""
+import operator
+
+from . import _core
+
+__all__ = ["set_intra_op_parallelism_threads", "get_intra_op_parallelism_threads"]
+
+
+def set_intra_op_parallelism_threads(num_threads):
+    """At most num_threads threads split one kernel; 0 (or less) means one per CPU this process
+    may run on. Unlike TensorFlow, kiln accepts a change at any time, not only before the
+    first op."""
+    _core.set_intra_op_parallelism_threads(operator.index(num_threads))
+
+
+def get_intra_op_parallelism_threads():
+    """The value last set; 0 when never set (the default)."""
+    return _core.get_intra_op_parallelism_threads()
