@@ -34,12 +34,25 @@ class Peer:
         self.name, self.m, self.compile, self.to_array, self.block = name, module, compile_fn, to_array, block
 
 
-def peers():
+def peers(threads=0):
+    """threads > 0: every framework is told to use that many threads for one op (kiln and
+    TensorFlow through their threading config, JAX through XLA_FLAGS before it loads, ONNX
+    Runtime through its session options)."""
+    if threads > 0:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=%s"
+                                   % ("true" if threads > 1 else "false")).strip()
+        peers_onnx.THREADS = threads
     import kiln
+
+    if threads > 0:
+        kiln.config.threading.set_intra_op_parallelism_threads(threads)
 
     out = [Peer("kiln eager", kiln, None, np.asarray), Peer("kiln.function", kiln, kiln.function, np.asarray)]
     try:
         import tensorflow as tf
+
+        if threads > 0:
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
 
         out += [Peer("TF eager", tf, None, np.asarray), Peer("tf.function", tf, tf.function, np.asarray),
                 Peer("tf.function+XLA", tf, lambda f: tf.function(f, jit_compile=True), np.asarray)]
@@ -294,11 +307,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: few repeats")
     parser.add_argument("--json", help="also write the table to this file")
+    parser.add_argument("--only", help="run only the workloads whose name contains this text")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="threads per op for every framework (default: each one's own default)")
     args = parser.parse_args()
     repeat = 2 if args.quick else 5
-    ps = peers()
+    ps = peers(args.threads)
     table = {}
-    for name, make, number in WORKLOADS:
+    workloads = [w for w in WORKLOADS if not args.only or args.only in w[0]]
+    for name, make, number in workloads:
         number = max(1, number // 10) if args.quick else number
         for p in ps:
             fn = make(p)
@@ -309,13 +326,13 @@ def main():
     memory_floor = _memory_floor(repeat)
 
     names = [p.name for p in ps]
-    print("\nkiln and its peers from Python: us per call (best of %d); python %s, %d cores"
-          % (repeat, sys.version.split()[0], os.cpu_count()))
+    print("\nkiln and its peers from Python: us per call (best of %d); python %s, %d cores usable, threads per op: %s"
+          % (repeat, sys.version.split()[0], len(os.sched_getaffinity(0)), args.threads or "default"))
     header = "%-26s" % "workload" + "".join("%16s" % n for n in names) + "%16s" % "kiln/best peer"
     print(header)
     print("-" * len(header))
     rows = []
-    for name, _, _ in WORKLOADS:
+    for name, _, _ in workloads:
         cells = [table.get((name, n)) for n in names]
         kiln_best = min([c for n, c in zip(names, cells) if c is not None and n.startswith("kiln")], default=None)
         peer_best = min([c for n, c in zip(names, cells) if c is not None and not n.startswith("kiln")], default=None)
@@ -326,7 +343,8 @@ def main():
     print("memory floor for the 1M chain (numpy copy of 4 MB in, 4 MB out): %.1f us" % memory_floor)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "memory_floor_us": memory_floor, "time": time.time()}, f, indent=1)
+            json.dump({"rows": rows, "memory_floor_us": memory_floor, "threads": args.threads, "time": time.time()},
+                      f, indent=1)
 
 
 def _memory_floor(repeat):

@@ -6,6 +6,8 @@ node what the traced function computes, and run through one InferenceSession per
 mode, no training step (ONNX Runtime's inference sessions do not differentiate)."""
 import numpy as np
 
+THREADS = 0  # intra-op threads per session; 0: ONNX Runtime's default
+
 
 def available():
     try:
@@ -27,6 +29,7 @@ def _session(nodes, inputs, outputs, initializers=()):
     onnx.checker.check_model(model)
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    opts.intra_op_num_threads = THREADS
     return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
 
 
