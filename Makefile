@@ -54,6 +54,8 @@ bench-python: build
 # The same workloads in kiln, TensorFlow (eager, tf.function, XLA), JAX and ONNX Runtime: one
 # table, its JSON and a plot of the ratios. A peer that cannot be installed is skipped, saying so.
 bench-peers: build
+	KILN_BENCH_PEERS=1 bash scripts/install-deps.sh || echo "(libtorch-dev not installed: the LibTorch columns are skipped)"
+	cmake $(BUILD) >/dev/null && cmake --build $(BUILD) -j $(JOBS)
 	$(PYTHON) -m pip install -q -r python/requirements-bench.txt || echo "(benchmark-only peers not installed: their columns are skipped)"
 	$(PYTHON) bench/python/bench_peers.py --json $(BUILD)/bench_peers.json
 	$(PYTHON) bench/python/plot_peers.py $(BUILD)/bench_peers.json $(BUILD)/bench_peers.png || echo "(matplotlib missing: no plot)"

@@ -15,6 +15,9 @@ packages=(
   clang-format           # make format, make format-check (CI)
 )
 
+# `make bench-peers` only: LibTorch, a peer in the benchmark table (never needed by kiln).
+if [ "${KILN_BENCH_PEERS:-0}" = 1 ]; then packages+=(libtorch-dev); fi
+
 # Node.js runs the TensorFlow.js interop tests; any node >= 18 will do (Debian's or another).
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 

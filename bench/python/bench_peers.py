@@ -4,13 +4,15 @@
 
 Peers: kiln (eager and kiln.function), TensorFlow (eager, tf.function, tf.function with
 jit_compile=True), JAX (jax.jit) and ONNX Runtime (the same graphs as ONNX models, see
-peers_onnx.py) when installed. Each cell is the best of several timed
-repeats, in microseconds per call; the last columns give kiln's best over the best peer (below
-1: kiln is faster). Not a test: nothing here asserts a speed."""
+peers_onnx.py) when installed, and LibTorch 1.13 from Debian (C++, eager and TorchScript:
+bench/torch/torch_peer.cc, built when libtorch-dev is installed). Each cell is the best of
+several timed repeats, in microseconds per call; the last column gives kiln's best over the
+best peer (below 1: kiln is faster). Not a test: nothing here asserts a speed."""
 import argparse
 import itertools
 import json
 import os
+import subprocess
 import sys
 import time
 import timeit
@@ -20,6 +22,7 @@ import numpy as np
 import peers_onnx
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def best_us(fn, number, repeat):
@@ -310,6 +313,8 @@ def main():
     parser.add_argument("--only", help="run only the workloads whose name contains this text")
     parser.add_argument("--threads", type=int, default=0,
                         help="threads per op for every framework (default: each one's own default)")
+    parser.add_argument("--torch-peer", default=os.path.join(REPO, "build", "bench", "torch_peer"),
+                        help="the LibTorch peer program (built when libtorch-dev is installed)")
     args = parser.parse_args()
     repeat = 2 if args.quick else 5
     ps = peers(args.threads)
@@ -324,8 +329,8 @@ def main():
             us = best_us(fn, number, repeat)
             table[name, p.name] = us / 1000.0 if name.startswith("trace") else us
     memory_floor = _memory_floor(repeat)
+    names = [p.name for p in ps] + _torch_columns(args, table, {w[0] for w in workloads})
 
-    names = [p.name for p in ps]
     print("\nkiln and its peers from Python: us per call (best of %d); python %s, %d cores usable, threads per op: %s"
           % (repeat, sys.version.split()[0], len(os.sched_getaffinity(0)), args.threads or "default"))
     header = "%-26s" % "workload" + "".join("%16s" % n for n in names) + "%16s" % "kiln/best peer"
@@ -345,6 +350,28 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "memory_floor_us": memory_floor, "threads": args.threads, "time": time.time()},
                       f, indent=1)
+
+
+def _torch_columns(args, table, workload_names):
+    """Runs the LibTorch peer (C++: eager and TorchScript) and adds its cells to the table."""
+    if not os.access(args.torch_peer, os.X_OK):
+        print("(LibTorch peer not built: apt-get install libtorch-dev, then make build; its columns are skipped)")
+        return []
+    cmd = [args.torch_peer, "--threads", str(args.threads)] + (["--quick"] if args.quick else [])
+    try:
+        cells = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600).stdout)
+    except (subprocess.SubprocessError, ValueError) as e:
+        print("(LibTorch peer failed: %s; its columns are skipped)" % e)
+        return []
+    columns = []
+    for workload, by_column in cells.items():
+        if workload not in workload_names:
+            continue
+        for column, us in by_column.items():
+            table[workload, column] = us
+            if column not in columns:
+                columns.append(column)
+    return sorted(columns)
 
 
 def _memory_floor(repeat):
