@@ -310,16 +310,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: few repeats")
     parser.add_argument("--json", help="also write the table to this file")
-    parser.add_argument("--only", help="run only the workloads whose name contains this text")
+    parser.add_argument("--only", help="run only the workloads whose name contains one of these comma-separated texts")
     parser.add_argument("--threads", type=int, default=0,
                         help="threads per op for every framework (default: each one's own default)")
     parser.add_argument("--torch-peer", default=os.path.join(REPO, "build", "bench", "torch_peer"),
                         help="the LibTorch peer program (built when libtorch-dev is installed)")
+    parser.add_argument("--kiln-bench", default=os.path.join(REPO, "build", "bench", "kiln_bench"),
+                        help="kiln's C++ benchmark program, for the kiln C++ column")
     args = parser.parse_args()
     repeat = 2 if args.quick else 5
     ps = peers(args.threads)
     table = {}
-    workloads = [w for w in WORKLOADS if not args.only or args.only in w[0]]
+    workloads = [w for w in WORKLOADS if not args.only or any(t in w[0] for t in args.only.split(","))]
     for name, make, number in workloads:
         number = max(1, number // 10) if args.quick else number
         for p in ps:
@@ -329,7 +331,8 @@ def main():
             us = best_us(fn, number, repeat)
             table[name, p.name] = us / 1000.0 if name.startswith("trace") else us
     memory_floor = _memory_floor(repeat)
-    names = [p.name for p in ps] + _torch_columns(args, table, {w[0] for w in workloads})
+    names = [p.name for p in ps] + _kiln_cpp_column(args, table, {w[0] for w in workloads})
+    names += _torch_columns(args, table, {w[0] for w in workloads})
 
     print("\nkiln and its peers from Python: us per call (best of %d); python %s, %d cores usable, threads per op: %s"
           % (repeat, sys.version.split()[0], len(os.sched_getaffinity(0)), args.threads or "default"))
@@ -352,6 +355,40 @@ def main():
                       f, indent=1)
 
 
+# Rows that kiln's C++ benchmark measures the same way (bench/*.cc; one thread).
+KILN_CPP_ROWS = {
+    "power(x,100) int32 10x10": "BM_PowerFunction",
+    "power(x,100) f32 10x10": "BM_PowerFunctionF32",
+    "eager scalar a + b": "BM_EagerAddScalarF32",
+    "eager matmul 10x10 f32": "BM_EagerMatMul10x10F32",
+    "cached call f(x)=x+1": "BM_FunctionCallCached",
+    "trace 1000 ops (per op)": "BM_TraceCost1000Ops",
+}
+
+
+def _kiln_cpp_column(args, table, workload_names):
+    """kiln from C++ (kiln_bench, Google Benchmark): the rows it has, as one more column."""
+    rows = {w: b for w, b in KILN_CPP_ROWS.items() if w in workload_names}
+    if not rows or not os.access(args.kiln_bench, os.X_OK):
+        return []
+    cmd = [args.kiln_bench, "--benchmark_format=json", "--benchmark_min_time=%s" % (0.05 if args.quick else 0.3),
+           "--benchmark_filter=^(%s)$" % "|".join(rows.values())]
+    try:
+        runs = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=600).stdout)
+    except (subprocess.SubprocessError, ValueError) as e:
+        print("(kiln_bench failed: %s; the kiln C++ column is skipped)" % e)
+        return []
+    scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+    by_name = {b["name"]: b for b in runs["benchmarks"]}
+    for workload, bench in rows.items():
+        b = by_name.get(bench)
+        if b is None:
+            continue
+        us = b["real_time"] * scale[b["time_unit"]]
+        table[workload, "kiln C++"] = us / 1000.0 if workload.startswith("trace") else us
+    return ["kiln C++"]
+
+
 def _torch_columns(args, table, workload_names):
     """Runs the LibTorch peer (C++: eager and TorchScript) and adds its cells to the table."""
     if not os.access(args.torch_peer, os.X_OK):
@@ -368,6 +405,7 @@ def _torch_columns(args, table, workload_names):
         if workload not in workload_names:
             continue
         for column, us in by_column.items():
+            column = "LibTorch C++" if column == "LibTorch eager" else "TorchScript C++"
             table[workload, column] = us
             if column not in columns:
                 columns.append(column)
