@@ -336,18 +336,17 @@ def main():
 
     print("\nkiln and its peers from Python: us per call (best of %d); python %s, %d cores usable, threads per op: %s"
           % (repeat, sys.version.split()[0], len(os.sched_getaffinity(0)), args.threads or "default"))
-    header = "%-26s" % "workload" + "".join("%16s" % n for n in names) + "%16s" % "kiln/best peer"
+    header = ("%-26s" % "workload" + "".join("%16s" % n for n in names)
+              + "%16s%16s" % ("py: kiln/peer", "C++: kiln/peer"))
     print(header)
     print("-" * len(header))
     rows = []
     for name, _, _ in workloads:
-        cells = [table.get((name, n)) for n in names]
-        kiln_best = min([c for n, c in zip(names, cells) if c is not None and n.startswith("kiln")], default=None)
-        peer_best = min([c for n, c in zip(names, cells) if c is not None and not n.startswith("kiln")], default=None)
-        ratio = kiln_best / peer_best if kiln_best and peer_best else None
-        print("%-26s" % name + "".join("%16s" % ("-" if c is None else "%.3f" % c) for c in cells)
-              + "%16s" % ("-" if ratio is None else "%.2f" % ratio))
-        rows.append({"workload": name, "us": dict(zip(names, cells)), "kiln_over_best_peer": ratio})
+        cells = dict(zip(names, [table.get((name, n)) for n in names]))
+        ratios = {lang: ratio_in(cells, lang) for lang in ("py", "C++")}
+        print("%-26s" % name + "".join("%16s" % ("-" if c is None else "%.3f" % c) for c in cells.values())
+              + "".join("%16s" % ("-" if r is None else "%.2f" % r) for r in ratios.values()))
+        rows.append({"workload": name, "us": cells, "kiln_over_best_peer": ratios})
     print("memory floor for the 1M chain (numpy copy of 4 MB in, 4 MB out): %.1f us" % memory_floor)
     if args.json:
         with open(args.json, "w") as f:
@@ -364,6 +363,20 @@ KILN_CPP_ROWS = {
     "cached call f(x)=x+1": "BM_FunctionCallCached",
     "trace 1000 ops (per op)": "BM_TraceCost1000Ops",
 }
+
+
+def language(column):
+    """Which side of the language line a column is on: kiln from Python is compared with the
+    Python peers, kiln from C++ with LibTorch and TorchScript from C++."""
+    return "C++" if column.endswith("C++") else "py"
+
+
+def ratio_in(cells, lang):
+    """kiln's best time over the best peer's, among the columns of one language (below 1:
+    kiln is faster); None when either side has no number."""
+    mine = [t for c, t in cells.items() if t is not None and language(c) == lang and c.startswith("kiln")]
+    theirs = [t for c, t in cells.items() if t is not None and language(c) == lang and not c.startswith("kiln")]
+    return min(mine) / min(theirs) if mine and theirs else None
 
 
 def _kiln_cpp_column(args, table, workload_names):

@@ -1,5 +1,6 @@
-"""Draws bench_peers.py's JSON as a PNG: for each workload, how many times faster kiln's best
-column is than each peer (log scale; above 1: kiln is faster).
+"""Draws bench_peers.py's JSON as a PNG: for each workload, how many times faster kiln is than
+each peer, both from the same language (Python peers against kiln's best Python column, C++
+peers against kiln C++); log scale, above 1: kiln is faster.
 
     python bench/python/plot_peers.py build/bench_peers.json build/bench_peers.png"""
 import json
@@ -20,8 +21,10 @@ def main(json_path, png_path):
     labels = []
     for i, row in enumerate(rows):
         labels.append(row["workload"])
-        kiln_best = min([v for n, v in row["us"].items() if n.startswith("kiln") and v], default=None)
         for j, peer in enumerate(peer_names):
+            lang_cpp = peer.endswith("C++")
+            kiln_best = min([v for n, v in row["us"].items()
+                             if n.startswith("kiln") and v and n.endswith("C++") == lang_cpp], default=None)
             t = row["us"].get(peer)
             if kiln_best and t:
                 ax.barh(i + j * height - 0.4 + height / 2, t / kiln_best, height=height, color="C%d" % j,
