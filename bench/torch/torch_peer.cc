@@ -131,8 +131,11 @@ int main(int argc, char** argv) {
     torch::manual_seed(1);
     torch::Tensor x = torch::randn({8, 32}), w = torch::randn({96, 256}) * 0.1;
     table["LSTM loop 300 steps"]["LibTorch eager"] = best_us([&] { lstm_eager(x, w, 300); }, n(5));
-    table["LSTM loop 300 steps"]["TorchScript"] =
-        best_us([&] { cu->get_function("lstm")({x, w, int64_t{300}}); }, n(5));
+    table["LSTM loop 300 steps"]["TorchScript"] = best_us(
+        [&] {
+          cu->get_function("lstm")({x, w, int64_t{300}});
+        },
+        n(5));
     table["LSTM loop: trace+1st call"]["TorchScript"] = best_us(
         [&] {
           auto fresh = torch::jit::compile(kScript);
