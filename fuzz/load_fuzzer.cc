@@ -1,8 +1,9 @@
-// libFuzzer target for the loader. The first input byte picks which file of a valid saved
-// model (graph with control flow and variables) the rest of the input replaces; checksums
-// are not verified, so mutations reach the protobuf, JSON and safetensors parsers and the
-// graph importer. Any kiln::Error is a clean rejection; anything else (a crash, another
-// exception, a hang, a huge allocation) is a finding.
+// libFuzzer target for the file readers. The first input byte picks which file the rest of
+// the input replaces: one of a valid saved model (graph with control flow and variables;
+// checksums are not verified, so mutations reach the protobuf, JSON and safetensors parsers
+// and the graph importer), or the index or data file of a valid TensorFlow checkpoint (read
+// with CheckpointReader, every tensor fetched). Any kiln::Error is a clean rejection;
+// anything else (a crash, another exception, a hang, a huge allocation) is a finding.
 #include <kiln/kiln.h>
 
 #include <cstdint>
@@ -16,8 +17,31 @@
 
 namespace {
 
-const char* const kFiles[] = {"graph.pb", "manifest.json", "variables.safetensors"};
+const char* const kFiles[] = {"graph.pb", "manifest.json", "variables.safetensors", "ckpt.index",
+                              "ckpt.data-00000-of-00001"};
+constexpr int kNumFiles = 5;
+constexpr int kFirstCheckpointFile = 3;
 std::map<std::string, std::string>* g_baseline = nullptr;
+std::string* g_checkpoint_dir = nullptr;
+
+void write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+void read_checkpoint(const std::map<std::string, std::string>& files) {
+  for (int k = kFirstCheckpointFile; k < kNumFiles; ++k)
+    write(*g_checkpoint_dir + "/" + kFiles[k], files.at(kFiles[k]));
+  kiln::CheckpointReader reader(*g_checkpoint_dir + "/ckpt");
+  for (const std::string& name : reader.tensor_names()) {
+    try {
+      if (reader.dtype_name(name) == "string")
+        (void)reader.get_strings(name);
+      else
+        (void)reader.get_tensor(name);
+    } catch (const kiln::Error&) {
+    }
+  }
+}
 
 std::map<std::string, std::string> make_baseline() {
   using namespace kiln;
@@ -36,6 +60,9 @@ std::map<std::string, std::string> make_baseline() {
       },
       {.arg_names = {"x", "n"}});
   save(dir, f.get_concrete_function(ones({2, 2}), constant(2)));
+  write_checkpoint(dir + "/ckpt", {{"dense/kernel/.ATTRIBUTES/VARIABLE_VALUE", constant<float>({1, 2, 3, 4}, {2, 2})},
+                                   {"step", constant<int64_t>({7}, {})},
+                                   {"flags", constant<bool>({true, false}, {2})}});
   std::map<std::string, std::string> files;
   for (const char* name : kFiles) {
     std::ifstream in(dir + "/" + name, std::ios::binary);
@@ -49,10 +76,13 @@ std::map<std::string, std::string> make_baseline() {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_baseline = new std::map<std::string, std::string>(make_baseline());
+  g_checkpoint_dir = new std::string(
+      (std::filesystem::temp_directory_path() / ("kiln_fuzz_ckpt_" + std::to_string(::getpid()))).string());
+  std::filesystem::create_directories(*g_checkpoint_dir);
   // Seeds: each baseline file behind its selector byte.
   if (const char* seeds = std::getenv("KILN_FUZZ_SEED_DIR")) {
     std::filesystem::create_directories(seeds);
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < kNumFiles; ++k)
       std::ofstream(std::string(seeds) + "/seed_" + std::to_string(k), std::ios::binary)
           << static_cast<char>(k) << g_baseline->at(kFiles[k]);
   }
@@ -62,9 +92,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::map<std::string, std::string> files = *g_baseline;
-  files[kFiles[data[0] % 3]] = std::string(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const int which = data[0] % kNumFiles;
+  files[kFiles[which]] = std::string(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
-    kiln::io::load_from_files(files, false);
+    if (which >= kFirstCheckpointFile)
+      read_checkpoint(files);
+    else
+      kiln::io::load_from_files(files, false);
   } catch (const kiln::Error&) {
   }
   return 0;

@@ -1,5 +1,6 @@
 // kiln: eager tensors and traced, optimized graphs in C++. Include this header only.
 #pragma once
+#include "kiln/checkpoint.h"
 #include "kiln/control_flow.h"
 #include "kiln/dtype.h"
 #include "kiln/errors.h"

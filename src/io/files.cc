@@ -57,6 +57,57 @@ std::string read_file(const std::string& path, size_t max_bytes) {
   return out;
 }
 
+std::string read_file_range(const std::string& path, uint64_t offset, uint64_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw NotFoundError(sys_error("cannot open", path));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw DataLossError(path + " is not a regular file");
+  }
+  const auto file_size = static_cast<uint64_t>(st.st_size);
+  if (offset > file_size || size > file_size - offset) {
+    ::close(fd);
+    throw DataLossError(path + " has " + std::to_string(file_size) + " bytes; asked for " + std::to_string(size) +
+                        " at offset " + std::to_string(offset));
+  }
+  std::string out(static_cast<size_t>(size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n <= 0) {
+      ::close(fd);
+      throw DataLossError(sys_error("cannot read", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return out;
+}
+
+void write_file_atomically(const std::string& path, const std::string& bytes) {
+  std::string tmp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) throw InternalError(sys_error("cannot create a file beside", path));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw InternalError(sys_error("cannot write", tmp));
+    }
+    done += static_cast<size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0 && ::fchmod(fd, 0644) == 0;
+  ::close(fd);
+  if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string error = sys_error("cannot put in place", path);
+    ::unlink(tmp.c_str());
+    throw InternalError(error);
+  }
+}
+
 std::string sha256_hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;

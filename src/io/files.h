@@ -1,5 +1,6 @@
 // Files for saved models: bounded reads, SHA-256 checksums and atomic directory writes.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace kiln::io {
@@ -8,6 +9,11 @@ namespace kiln::io {
 // than max_bytes.
 std::string read_file(const std::string& path, size_t max_bytes);
 std::string sha256_hex(const std::string& bytes);
+// `size` bytes at `offset`; NotFoundError if the file cannot be opened, DataLossError if the
+// range is not inside it.
+std::string read_file_range(const std::string& path, uint64_t offset, uint64_t size);
+// Writes a temporary file beside `path`, fsyncs it and renames it into place.
+void write_file_atomically(const std::string& path, const std::string& bytes);
 
 // Builds a directory beside `target` and puts it in place with one rename (an atomic swap
 // when `target` exists), so readers see the old directory or the complete new one. Files

@@ -1,0 +1,274 @@
+// TensorBundle, TensorFlow's checkpoint format: see include/kiln/checkpoint.h. Layout facts
+// (field numbers, the table format, string encoding) are TensorFlow's; the code is kiln's.
+#include "kiln/checkpoint.h"
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "core/tensor_impl.h"
+#include "io/crc32c.h"
+#include "io/files.h"
+#include "io/limits.h"
+#include "io/sstable.h"
+#include "tensor_bundle.pb.h"  // generated from src/io/proto/tensor_bundle.proto
+
+namespace kiln {
+namespace {
+
+constexpr size_t kMaxIndexBytes = size_t{1} << 30;
+constexpr size_t kMaxIndexEntries = size_t{1} << 22;
+constexpr int kMaxShards = 1 << 16;
+constexpr int kBundleVersion = 1;  // TensorFlow's kTensorBundleVersion
+
+std::string data_file(const std::string& prefix, int shard, int num_shards) {
+  char suffix[48];
+  std::snprintf(suffix, sizeof suffix, ".data-%05d-of-%05d", shard, num_shards);
+  return prefix + suffix;
+}
+
+int dtype_code(DType d) {
+  switch (d) {
+    case DType::Float32:
+      return tensorflow::DT_FLOAT;
+    case DType::Float64:
+      return tensorflow::DT_DOUBLE;
+    case DType::Int32:
+      return tensorflow::DT_INT32;
+    case DType::Int64:
+      return tensorflow::DT_INT64;
+    case DType::Bool:
+      return tensorflow::DT_BOOL;
+  }
+  throw InternalError("unknown dtype");
+}
+
+bool kiln_dtype(int code, DType* out) {
+  switch (code) {
+    case tensorflow::DT_FLOAT:
+      *out = DType::Float32;
+      return true;
+    case tensorflow::DT_DOUBLE:
+      *out = DType::Float64;
+      return true;
+    case tensorflow::DT_INT32:
+      *out = DType::Int32;
+      return true;
+    case tensorflow::DT_INT64:
+      *out = DType::Int64;
+      return true;
+    case tensorflow::DT_BOOL:
+      *out = DType::Bool;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// TensorFlow's names (tf.DType.name) for the dtypes a checkpoint may hold.
+std::string tf_dtype_name(int code) {
+  static const std::map<int, const char*> names = {
+      {1, "float32"}, {2, "float64"},   {3, "int32"},      {4, "uint8"},    {5, "int16"},
+      {6, "int8"},    {7, "string"},    {8, "complex64"},  {9, "int64"},    {10, "bool"},
+      {14, "bfloat16"}, {17, "uint16"}, {18, "complex128"}, {19, "float16"}, {20, "resource"},
+      {21, "variant"}, {22, "uint32"},  {23, "uint64"}};
+  const auto it = names.find(code);
+  return it == names.end() ? "dtype " + std::to_string(code) : it->second;
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& prefix, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  if (prefix.empty()) throw InvalidArgumentError("write_checkpoint: the prefix is empty");
+  std::map<std::string, tensorflow::BundleEntryProto> entries;
+  std::string data;
+  for (const auto& [name, tensor] : tensors) {
+    if (name.empty()) throw InvalidArgumentError("write_checkpoint: a tensor name is empty (reserved for the header)");
+    if (entries.count(name)) throw InvalidArgumentError("write_checkpoint: the name \"" + name + "\" is used twice");
+    const detail::TensorImpl& t = detail::concrete(tensor);
+    tensorflow::BundleEntryProto e;
+    e.set_dtype(static_cast<tensorflow::DataType>(dtype_code(t.dtype)));
+    for (int64_t d : t.dims) e.mutable_shape()->add_dim()->set_size(d);
+    e.set_shard_id(0);
+    e.set_offset(static_cast<int64_t>(data.size()));
+    const size_t nbytes = static_cast<size_t>(t.num_elements) * dtype_size(t.dtype);
+    e.set_size(static_cast<int64_t>(nbytes));
+    e.set_crc32c(io::crc32c_mask(io::crc32c(t.data, nbytes)));
+    data.append(static_cast<const char*>(t.data), nbytes);
+    entries.emplace(name, std::move(e));
+  }
+  io::TableEntries table;
+  tensorflow::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.set_endianness(tensorflow::BundleHeaderProto::LITTLE);
+  header.mutable_version()->set_producer(kBundleVersion);
+  table.emplace_back("", header.SerializeAsString());
+  for (const auto& [name, e] : entries) table.emplace_back(name, e.SerializeAsString());
+
+  const std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  io::write_file_atomically(data_file(prefix, 0, 1), data);  // data first: an index means complete
+  io::write_file_atomically(prefix + ".index", io::build_table(table));
+}
+
+struct CheckpointReader::Impl {
+  std::string prefix;
+  int num_shards = 1;
+  std::map<std::string, tensorflow::BundleEntryProto> entries;
+
+  const tensorflow::BundleEntryProto& entry(const std::string& name) const {
+    const auto it = entries.find(name);
+    if (it == entries.end()) throw NotFoundError("Key " + name + " not found in checkpoint " + prefix);
+    return it->second;
+  }
+  std::string where(const std::string& name) const { return "checkpoint " + prefix + ", tensor \"" + name + "\""; }
+
+  // The entry's element count from its (checked) shape.
+  uint64_t elements(const std::string& name, const tensorflow::BundleEntryProto& e) const {
+    uint64_t n = 1;
+    for (const auto& d : e.shape().dim()) {
+      if (d.size() < 0) throw DataLossError(where(name) + ": negative dimension");
+      const auto size = static_cast<uint64_t>(d.size());
+      if (size != 0 && n > io::kMaxElements / size) throw DataLossError(where(name) + ": too many elements");
+      n *= size;
+    }
+    return n;
+  }
+
+  // The entry's bytes, checksum-verified.
+  std::string bytes(const std::string& name, const tensorflow::BundleEntryProto& e) const {
+    std::string b = io::read_file_range(data_file(prefix, e.shard_id(), num_shards), static_cast<uint64_t>(e.offset()),
+                                        static_cast<uint64_t>(e.size()));
+    if (io::crc32c_mask(io::crc32c(b.data(), b.size())) != e.crc32c())
+      throw DataLossError(where(name) + ": checksum mismatch (the data file is corrupt)");
+    return b;
+  }
+};
+
+CheckpointReader::CheckpointReader(const std::string& prefix) {
+  auto impl = std::make_shared<Impl>();
+  impl->prefix = prefix;
+  const io::TableEntries table = io::read_table(io::read_file(prefix + ".index", kMaxIndexBytes), kMaxIndexEntries);
+  if (table.empty() || !table.front().first.empty())
+    throw DataLossError("checkpoint " + prefix + ": the index has no header entry");
+  tensorflow::BundleHeaderProto header;
+  if (!header.ParseFromString(table.front().second))
+    throw DataLossError("checkpoint " + prefix + ": the header entry does not parse");
+  if (header.num_shards() < 1 || header.num_shards() > kMaxShards)
+    throw DataLossError("checkpoint " + prefix + ": bad shard count " + std::to_string(header.num_shards()));
+  if (header.endianness() != tensorflow::BundleHeaderProto::LITTLE)
+    throw UnimplementedError("checkpoint " + prefix + " was written on a big-endian machine");
+  const auto& version = header.version();
+  if (version.min_consumer() > kBundleVersion)
+    throw UnimplementedError("checkpoint " + prefix + " needs a reader of version " +
+                             std::to_string(version.min_consumer()) + " or later");
+  for (int bad : version.bad_consumers())
+    if (bad == kBundleVersion) throw UnimplementedError("checkpoint " + prefix + " refuses this reader's version");
+  impl->num_shards = header.num_shards();
+  for (size_t i = 1; i < table.size(); ++i) {
+    const std::string& name = table[i].first;
+    tensorflow::BundleEntryProto e;
+    if (!e.ParseFromString(table[i].second)) throw DataLossError(impl->where(name) + ": the entry does not parse");
+    if (e.shard_id() < 0 || e.shard_id() >= impl->num_shards || e.offset() < 0 || e.size() < 0 ||
+        e.shape().unknown_rank() || static_cast<size_t>(e.shape().dim_size()) > io::kMaxRank)
+      throw DataLossError(impl->where(name) + ": bad shard, offset, size or shape");
+    (void)impl->elements(name, e);
+    impl->entries.emplace(name, std::move(e));
+  }
+  impl_ = std::move(impl);
+}
+
+std::vector<std::string> CheckpointReader::tensor_names() const {
+  std::vector<std::string> names;
+  names.reserve(impl_->entries.size());
+  for (const auto& kv : impl_->entries) names.push_back(kv.first);
+  return names;
+}
+
+bool CheckpointReader::has_tensor(const std::string& name) const { return impl_->entries.count(name) != 0; }
+
+std::string CheckpointReader::dtype_name(const std::string& name) const {
+  return tf_dtype_name(impl_->entry(name).dtype());
+}
+
+std::vector<int64_t> CheckpointReader::shape(const std::string& name) const {
+  std::vector<int64_t> dims;
+  for (const auto& d : impl_->entry(name).shape().dim()) dims.push_back(d.size());
+  return dims;
+}
+
+Tensor CheckpointReader::get_tensor(const std::string& name) const {
+  const auto& e = impl_->entry(name);
+  if (e.slices_size() != 0) throw UnimplementedError(impl_->where(name) + " is partitioned (slices)");
+  DType dtype{};
+  if (!kiln_dtype(e.dtype(), &dtype))
+    throw UnimplementedError(impl_->where(name) + " has dtype " + tf_dtype_name(e.dtype()) + ", which kiln lacks" +
+                             (e.dtype() == tensorflow::DT_STRING ? " (read it with get_strings)" : ""));
+  const uint64_t n = impl_->elements(name, e);
+  if (static_cast<uint64_t>(e.size()) != n * dtype_size(dtype))
+    throw DataLossError(impl_->where(name) + ": " + std::to_string(e.size()) + " bytes for " + std::to_string(n) +
+                        " elements of " + tf_dtype_name(e.dtype()));
+  const std::string b = impl_->bytes(name, e);
+  Dims dims;
+  for (const auto& d : e.shape().dim()) dims.push_back(d.size());
+  detail::TensorImpl* impl = detail::make_concrete(dtype, dims);
+  Tensor t(impl);
+  std::memcpy(impl->data, b.data(), b.size());
+  if (dtype == DType::Bool)  // one byte each; anything but 0 is true
+    for (uint64_t i = 0; i < n; ++i) static_cast<unsigned char*>(impl->data)[i] = b[i] != 0;
+  return t;
+}
+
+// [varint64 length per element][fixed32: masked CRC of the lengths as little-endian uint32
+// (uint64 above 2^32 - 1)][the strings' bytes]. The entry's CRC covers the lengths in that
+// fixed-width form, the 4 checksum bytes and the strings.
+std::vector<std::string> CheckpointReader::get_strings(const std::string& name) const {
+  const auto& e = impl_->entry(name);
+  if (e.dtype() != tensorflow::DT_STRING)
+    throw InvalidArgumentError(impl_->where(name) + " has dtype " + tf_dtype_name(e.dtype()) + ", not string");
+  if (e.slices_size() != 0) throw UnimplementedError(impl_->where(name) + " is partitioned (slices)");
+  const uint64_t n = impl_->elements(name, e);
+  if (n > static_cast<uint64_t>(e.size())) throw DataLossError(impl_->where(name) + ": too small for its elements");
+  const std::string b = io::read_file_range(data_file(impl_->prefix, e.shard_id(), impl_->num_shards),
+                                            static_cast<uint64_t>(e.offset()), static_cast<uint64_t>(e.size()));
+  const auto* p = reinterpret_cast<const unsigned char*>(b.data());
+  const auto* end = p + b.size();
+  std::vector<uint64_t> lengths(static_cast<size_t>(n));
+  uint32_t length_crc = 0, entry_crc = 0;
+  uint64_t total = 0;
+  for (auto& len : lengths) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      if (p >= end || shift > 63) throw DataLossError(impl_->where(name) + ": bad string length");
+      v |= static_cast<uint64_t>(*p & 0x7f) << shift;
+      if (!(*p++ & 0x80)) break;
+    }
+    len = v;
+    if (v > b.size() || total > b.size() - v) throw DataLossError(impl_->where(name) + ": strings run past the entry");
+    total += v;
+    unsigned char fixed[8];
+    const size_t width = v > 0xffffffffull ? 8 : 4;
+    for (size_t i = 0; i < width; ++i) fixed[i] = static_cast<unsigned char>(v >> (8 * i));
+    length_crc = io::crc32c_extend(length_crc, fixed, width);
+    entry_crc = io::crc32c_extend(entry_crc, fixed, width);
+  }
+  if (end - p < 4 || static_cast<uint64_t>(end - p - 4) != total)
+    throw DataLossError(impl_->where(name) + ": the entry's size does not match its strings");
+  const uint32_t stored = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+                          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+  if (stored != io::crc32c_mask(length_crc)) throw DataLossError(impl_->where(name) + ": string length checksum mismatch");
+  entry_crc = io::crc32c_extend(entry_crc, p, 4);
+  p += 4;
+  entry_crc = io::crc32c_extend(entry_crc, p, static_cast<size_t>(total));
+  if (io::crc32c_mask(entry_crc) != e.crc32c()) throw DataLossError(impl_->where(name) + ": checksum mismatch");
+  std::vector<std::string> out;
+  out.reserve(lengths.size());
+  for (uint64_t len : lengths) {
+    out.emplace_back(reinterpret_cast<const char*>(p), static_cast<size_t>(len));
+    p += len;
+  }
+  return out;
+}
+
+}  // namespace kiln
