@@ -125,7 +125,10 @@ TEST(Checkpoint, WriterRefusesBadNames) {
   const std::string prefix = temp_prefix("bad_names");
   expect_error<InvalidArgumentError>([&] { write_checkpoint(prefix, {{"", constant(1.0f)}}); }, "name is empty");
   expect_error<InvalidArgumentError>(
-      [&] { write_checkpoint(prefix, {{"a", constant(1.0f)}, {"a", constant(2.0f)}}); }, "used twice");
+      [&] {
+        write_checkpoint(prefix, {{"a", constant(1.0f)}, {"a", constant(2.0f)}});
+      },
+      "used twice");
   expect_error<InvalidArgumentError>([] { write_checkpoint("", {}); }, "prefix is empty");
   expect_error<NotFoundError>([&] { CheckpointReader(prefix + "_missing"); }, "cannot open");
 }
