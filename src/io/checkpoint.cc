@@ -68,10 +68,9 @@ bool kiln_dtype(int code, DType* out) {
 // TensorFlow's names (tf.DType.name) for the dtypes a checkpoint may hold.
 std::string tf_dtype_name(int code) {
   static const std::map<int, const char*> names = {
-      {1, "float32"}, {2, "float64"},   {3, "int32"},      {4, "uint8"},    {5, "int16"},
-      {6, "int8"},    {7, "string"},    {8, "complex64"},  {9, "int64"},    {10, "bool"},
-      {14, "bfloat16"}, {17, "uint16"}, {18, "complex128"}, {19, "float16"}, {20, "resource"},
-      {21, "variant"}, {22, "uint32"},  {23, "uint64"}};
+      {1, "float32"},     {2, "float64"},   {3, "int32"},     {4, "uint8"},    {5, "int16"},     {6, "int8"},
+      {7, "string"},      {8, "complex64"}, {9, "int64"},     {10, "bool"},    {14, "bfloat16"}, {17, "uint16"},
+      {18, "complex128"}, {19, "float16"},  {20, "resource"}, {21, "variant"}, {22, "uint32"},   {23, "uint64"}};
   const auto it = names.find(code);
   return it == names.end() ? "dtype " + std::to_string(code) : it->second;
 }
@@ -257,7 +256,8 @@ std::vector<std::string> CheckpointReader::get_strings(const std::string& name) 
     throw DataLossError(impl_->where(name) + ": the entry's size does not match its strings");
   const uint32_t stored = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
                           static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-  if (stored != io::crc32c_mask(length_crc)) throw DataLossError(impl_->where(name) + ": string length checksum mismatch");
+  if (stored != io::crc32c_mask(length_crc))
+    throw DataLossError(impl_->where(name) + ": string length checksum mismatch");
   entry_crc = io::crc32c_extend(entry_crc, p, 4);
   p += 4;
   entry_crc = io::crc32c_extend(entry_crc, p, static_cast<size_t>(total));

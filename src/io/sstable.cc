@@ -10,8 +10,8 @@ namespace kiln::io {
 namespace {
 
 constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;
-constexpr size_t kFooterSize = 48;   // two block handles padded to 40 bytes, then the magic
-constexpr size_t kTrailerSize = 5;   // compression type, masked CRC
+constexpr size_t kFooterSize = 48;     // two block handles padded to 40 bytes, then the magic
+constexpr size_t kTrailerSize = 5;     // compression type, masked CRC
 constexpr size_t kBlockSize = 262144;  // TensorFlow's writer options
 constexpr int kDataRestartInterval = 16;
 

@@ -388,31 +388,29 @@ void select_grad(GradContext& c) {
 }
 
 // Division-like ops (integer division by zero raises) are not fused: their kernels check.
-#define KILN_BINARY_OP(Name, Functor, traits, Types, Grad)                                                           \
-  const OpDef& op::Name() {                                                                                          \
-    static const OpDef def =                                                                                         \
-        with_grad({#Name,                                                                                            \
-                   2,                                                                                                \
-                   1,                                                                                                \
-                   traits,                                                                                           \
-                   {},                                                                                               \
-                   infer_binary,                                                                                     \
-                   kernels_for<BinaryKernel<Functor, false>::K, Types>(),                                            \
-                   "T",                                                                                              \
-                   0,                                                                                                \
-                   true,                                                                                             \
-                   {},                                                                                               \
-                   nullptr,                                                                                          \
-                   is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>}, \
-                  Grad);                                                                                             \
-    return def;                                                                                                      \
+#define KILN_BINARY_OP(Name, Functor, Traits, Types, Grad)                                                        \
+  const OpDef& op::Name() {                                                                                       \
+    static const OpDef def = {                                                                                    \
+        .name = #Name,                                                                                            \
+        .num_inputs = 2,                                                                                          \
+        .num_outputs = 1,                                                                                         \
+        .traits = Traits,                                                                                         \
+        .infer = infer_binary,                                                                                    \
+        .kernels = kernels_for<BinaryKernel<Functor, false>::K, Types>(),                                         \
+        .chunk = is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>, \
+        .grad = Grad};                                                                                            \
+    return def;                                                                                                   \
   }
-#define KILN_COMPARE_OP(Name, Functor, traits, Types)                                                                  \
-  const OpDef& op::Name() {                                                                                            \
-    static const OpDef def = with_grad(                                                                                \
-        {#Name, 2, 1, traits, {}, infer_compare, kernels_for<BinaryKernel<Functor, true>::K, Types>(), "T", 0, false}, \
-        &no_gradient);                                                                                                 \
-    return def;                                                                                                        \
+#define KILN_COMPARE_OP(Name, Functor, Traits, Types)                                          \
+  const OpDef& op::Name() {                                                                    \
+    static const OpDef def = {.name = #Name,                                                   \
+                              .num_inputs = 2,                                                 \
+                              .num_outputs = 1,                                                \
+                              .traits = Traits,                                                \
+                              .infer = infer_compare,                                          \
+                              .kernels = kernels_for<BinaryKernel<Functor, true>::K, Types>(), \
+                              .grad = &no_gradient};                                           \
+    return def;                                                                                \
   }
 
 }  // namespace
@@ -477,9 +475,14 @@ void infer_select(InferContext& c) {
 }  // namespace
 
 const OpDef& op::SelectV2() {
-  static const OpDef def =
-      with_grad({"SelectV2", 3, 1, kElementwise, {}, infer_select, kernels_for<SelectKernel, KILN_ALL_TYPES>(), "T", 1},
-                &select_grad);
+  static const OpDef def = {.name = "SelectV2",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .traits = kElementwise,
+                            .infer = infer_select,
+                            .kernels = kernels_for<SelectKernel, KILN_ALL_TYPES>(),
+                            .type_attr_input = 1,
+                            .grad = &select_grad};
   return def;
 }
 

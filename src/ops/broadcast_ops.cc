@@ -109,23 +109,24 @@ struct BgaKernel {
 }  // namespace
 
 const OpDef& op::BroadcastTo() {
-  static const OpDef def = with_grad({"BroadcastTo",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_broadcast_to,
-                                      kernels_for<BroadcastToKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Tidx", 1}}},
-                                     &broadcast_to_grad);
+  static const OpDef def = {.name = "BroadcastTo",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_broadcast_to,
+                            .kernels = kernels_for<BroadcastToKernel, KILN_ALL_TYPES>(),
+                            .index_type_attrs = {{"Tidx", 1}},
+                            .grad = &broadcast_to_grad};
   return def;
 }
 const OpDef& op::BroadcastGradientArgs() {
-  static const OpDef def = with_grad(
-      {"BroadcastGradientArgs", 2, 2, kPure, {}, infer_bga, kernels_for<BgaKernel, int32_t, int64_t>()}, &no_gradient);
+  static const OpDef def = {.name = "BroadcastGradientArgs",
+                            .num_inputs = 2,
+                            .num_outputs = 2,
+                            .traits = kPure,
+                            .infer = infer_bga,
+                            .kernels = kernels_for<BgaKernel, int32_t, int64_t>(),
+                            .grad = &no_gradient};
   return def;
 }
 

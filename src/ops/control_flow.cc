@@ -47,11 +47,18 @@ void while_grad(GradContext& c) {
                            "GradientTape exists before the loop is built.");
 }
 
-#define KILN_CONTROL_FLOW_OP(Name, traits, attrs, runner, Grad)                                                       \
-  const OpDef& op::Name() {                                                                                           \
-    static const OpDef def = with_grad(                                                                               \
-        {#Name, -1, -1, traits | kControlFlow, attrs, infer_built_by_kiln, {}, nullptr, 0, false, {}, runner}, Grad); \
-    return def;                                                                                                       \
+#define KILN_CONTROL_FLOW_OP(Name, Traits, attrs, runner, Grad) \
+  const OpDef& op::Name() {                                     \
+    static const OpDef def = {.name = #Name,                    \
+                              .num_inputs = -1,                 \
+                              .num_outputs = -1,                \
+                              .traits = Traits | kControlFlow,  \
+                              .attr_names = attrs,              \
+                              .infer = infer_built_by_kiln,     \
+                              .type_attr = nullptr,             \
+                              .control_flow = runner,           \
+                              .grad = Grad};                    \
+    return def;                                                 \
   }
 }  // namespace
 

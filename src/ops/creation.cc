@@ -117,33 +117,47 @@ void fill_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::Const() {
-  static const OpDef def{
-      "Const", 0, 1, kConstValue, {"dtype", "value"}, infer_const, kernels_for<ConstKernel, KILN_ALL_TYPES>(), nullptr};
+  static const OpDef def = {.name = "Const",
+                            .num_inputs = 0,
+                            .num_outputs = 1,
+                            .traits = kConstValue,
+                            .attr_names = {"dtype", "value"},
+                            .infer = infer_const,
+                            .kernels = kernels_for<ConstKernel, KILN_ALL_TYPES>(),
+                            .type_attr = nullptr};
   return def;
 }
 const OpDef& op::Placeholder() {
-  static const OpDef def{"Placeholder",     0,  1,      kNoKernel, {"dtype", "shape", "_user_specified_name"},
-                         infer_placeholder, {}, nullptr};
+  static const OpDef def = {.name = "Placeholder",
+                            .num_inputs = 0,
+                            .num_outputs = 1,
+                            .traits = kNoKernel,
+                            .attr_names = {"dtype", "shape", "_user_specified_name"},
+                            .infer = infer_placeholder,
+                            .type_attr = nullptr};
   return def;
 }
 const OpDef& op::Fill() {
-  static const OpDef def = with_grad({"Fill",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_fill,
-                                      kernels_for<FillKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      1,
-                                      false,
-                                      {{"index_type", 0}}},
-                                     &fill_grad);
+  static const OpDef def = {.name = "Fill",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_fill,
+                            .kernels = kernels_for<FillKernel, KILN_ALL_TYPES>(),
+                            .type_attr_input = 1,
+                            .index_type_attrs = {{"index_type", 0}},
+                            .grad = &fill_grad};
   return def;
 }
 const OpDef& op::Range() {
-  static const OpDef def = with_grad(
-      {"Range", 3, 1, kPure, {}, infer_range, kernels_for<RangeKernel, KILN_NUMERIC>(), "Tidx", 0}, &no_gradient);
+  static const OpDef def = {.name = "Range",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_range,
+                            .kernels = kernels_for<RangeKernel, KILN_NUMERIC>(),
+                            .type_attr = "Tidx",
+                            .grad = &no_gradient};
   return def;
 }
 

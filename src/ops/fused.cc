@@ -85,9 +85,13 @@ struct FusedKernel {
 }  // namespace
 
 const OpDef& op::KilnFusedElementwise() {
-  static const OpDef def{
-      "KilnFusedElementwise",          -1, 1, kElementwise | kInternal, {"program", "output_shape"}, infer_fused,
-      kernels_for<FusedKernel, bool>()};
+  static const OpDef def = {.name = "KilnFusedElementwise",
+                            .num_inputs = -1,
+                            .num_outputs = 1,
+                            .traits = kElementwise | kInternal,
+                            .attr_names = {"program", "output_shape"},
+                            .infer = infer_fused,
+                            .kernels = kernels_for<FusedKernel, bool>()};
   return def;
 }
 

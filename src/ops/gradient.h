@@ -42,12 +42,6 @@ struct GradContext {
 
 using GradFn = void (*)(GradContext&);
 
-// Puts a gradient function on an op row: `static const OpDef def = with_grad({...}, &grad);`.
-inline OpDef with_grad(OpDef def, GradFn grad) {
-  def.grad = grad;
-  return def;
-}
-
 // For ops whose outputs carry no gradient (comparisons, Floor, random numbers): recorded,
 // but nothing flows back through them, as TensorFlow's NotDifferentiable.
 void no_gradient(GradContext& c);

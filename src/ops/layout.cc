@@ -295,53 +295,48 @@ void tile_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::Transpose() {
-  static const OpDef def = with_grad({"Transpose",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_transpose,
-                                      kernels_for<TransposeKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Tperm", 1}}},
-                                     &transpose_grad);
+  static const OpDef def = {.name = "Transpose",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_transpose,
+                            .kernels = kernels_for<TransposeKernel, KILN_ALL_TYPES>(),
+                            .index_type_attrs = {{"Tperm", 1}},
+                            .grad = &transpose_grad};
   return def;
 }
 const OpDef& op::ConcatV2() {
-  static const OpDef def = with_grad({"ConcatV2",
-                                      -1,
-                                      1,
-                                      kPure,
-                                      {"N"},
-                                      infer_concat,
-                                      kernels_for<ConcatKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Tidx", -1}}},
-                                     &concat_grad);
+  static const OpDef def = {.name = "ConcatV2",
+                            .num_inputs = -1,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"N"},
+                            .infer = infer_concat,
+                            .kernels = kernels_for<ConcatKernel, KILN_ALL_TYPES>(),
+                            .index_type_attrs = {{"Tidx", -1}},
+                            .grad = &concat_grad};
   return def;
 }
 const OpDef& op::Pack() {
-  static const OpDef def = with_grad(
-      {"Pack", -1, 1, kPure, {"N", "axis"}, infer_pack, kernels_for<PackKernel, KILN_ALL_TYPES>()}, &pack_grad);
+  static const OpDef def = {.name = "Pack",
+                            .num_inputs = -1,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"N", "axis"},
+                            .infer = infer_pack,
+                            .kernels = kernels_for<PackKernel, KILN_ALL_TYPES>(),
+                            .grad = &pack_grad};
   return def;
 }
 const OpDef& op::Tile() {
-  static const OpDef def = with_grad({"Tile",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_tile,
-                                      kernels_for<TileKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Tmultiples", 1}}},
-                                     &tile_grad);
+  static const OpDef def = {.name = "Tile",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_tile,
+                            .kernels = kernels_for<TileKernel, KILN_ALL_TYPES>(),
+                            .index_type_attrs = {{"Tmultiples", 1}},
+                            .grad = &tile_grad};
   return def;
 }
 

@@ -158,39 +158,27 @@ void matmul_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::MatMul() {
-  static const OpDef def = with_grad({"MatMul",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {"transpose_a", "transpose_b"},
-                                      infer_matmul,
-                                      kernels_for<MatMulKernel, KILN_NUMERIC>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {},
-                                      nullptr,
-                                      nullptr,
-                                      &matmul_cost},
-                                     &matmul_grad<false>);
+  static const OpDef def = {.name = "MatMul",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"transpose_a", "transpose_b"},
+                            .infer = infer_matmul,
+                            .kernels = kernels_for<MatMulKernel, KILN_NUMERIC>(),
+                            .cost = &matmul_cost,
+                            .grad = &matmul_grad<false>};
   return def;
 }
 const OpDef& op::BatchMatMulV2() {
-  static const OpDef def = with_grad({"BatchMatMulV2",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {"adj_x", "adj_y"},
-                                      infer_batch_matmul,
-                                      kernels_for<BatchMatMulKernel, KILN_NUMERIC>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {},
-                                      nullptr,
-                                      nullptr,
-                                      &matmul_cost},
-                                     &matmul_grad<true>);
+  static const OpDef def = {.name = "BatchMatMulV2",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"adj_x", "adj_y"},
+                            .infer = infer_batch_matmul,
+                            .kernels = kernels_for<BatchMatMulKernel, KILN_NUMERIC>(),
+                            .cost = &matmul_cost,
+                            .grad = &matmul_grad<true>};
   return def;
 }
 

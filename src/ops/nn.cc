@@ -86,18 +86,14 @@ void sparse_xent_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::SparseSoftmaxCrossEntropyWithLogits() {
-  static const OpDef def = with_grad({"SparseSoftmaxCrossEntropyWithLogits",
-                                      2,
-                                      2,
-                                      kPure,
-                                      {},
-                                      infer_sparse_xent,
-                                      kernels_for<SparseXentKernel, KILN_FLOATS>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Tlabels", 1}}},
-                                     &sparse_xent_grad);
+  static const OpDef def = {.name = "SparseSoftmaxCrossEntropyWithLogits",
+                            .num_inputs = 2,
+                            .num_outputs = 2,
+                            .traits = kPure,
+                            .infer = infer_sparse_xent,
+                            .kernels = kernels_for<SparseXentKernel, KILN_FLOATS>(),
+                            .index_type_attrs = {{"Tlabels", 1}},
+                            .grad = &sparse_xent_grad};
   return def;
 }
 

@@ -198,8 +198,6 @@ struct OpDef {
   // GraphDef: the name of the type attr derived from input `type_attr_input` ("T"), or null.
   const char* type_attr = "T";
   int type_attr_input = 0;
-  // Allows an output to reuse input 0's buffer when it dies here (in-place).
-  bool may_forward_input = false;
   // GraphDef: more type attrs taken from inputs' dtypes, e.g. {"Tidx", 1}; -1 is the last input.
   std::vector<std::pair<const char*, int>> index_type_attrs = {};
   // Control flow ops (kControlFlow): how the node runs its bodies.

@@ -63,19 +63,36 @@ struct AssertKernel {
 }  // namespace
 
 const OpDef& op::KilnAssert() {
-  static const OpDef def{"KilnAssert", 1, 0, kSideEffect, {"message"}, infer_assert, kernels_for<AssertKernel, bool>(),
-                         nullptr};
+  static const OpDef def = {.name = "KilnAssert",
+                            .num_inputs = 1,
+                            .num_outputs = 0,
+                            .traits = kSideEffect,
+                            .attr_names = {"message"},
+                            .infer = infer_assert,
+                            .kernels = kernels_for<AssertKernel, bool>(),
+                            .type_attr = nullptr};
   return def;
 }
 
 const OpDef& op::KilnPrint() {
-  static const OpDef def{
-      "KilnPrint", -1, 0, kSideEffect, {"template", "summarize"}, infer_print, kernels_for<PrintKernel, bool>(),
-      nullptr};
+  static const OpDef def = {.name = "KilnPrint",
+                            .num_inputs = -1,
+                            .num_outputs = 0,
+                            .traits = kSideEffect,
+                            .attr_names = {"template", "summarize"},
+                            .infer = infer_print,
+                            .kernels = kernels_for<PrintKernel, bool>(),
+                            .type_attr = nullptr};
   return def;
 }
 const OpDef& op::NoOp() {
-  static const OpDef def{"NoOp", 0, 0, kPure, {}, infer_noop, kernels_for<NoOpKernel, bool>(), nullptr};
+  static const OpDef def = {.name = "NoOp",
+                            .num_inputs = 0,
+                            .num_outputs = 0,
+                            .traits = kPure,
+                            .infer = infer_noop,
+                            .kernels = kernels_for<NoOpKernel, bool>(),
+                            .type_attr = nullptr};
   return def;
 }
 

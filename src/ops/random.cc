@@ -131,48 +131,43 @@ void infer_normal(InferContext& c) {
 }  // namespace
 
 const OpDef& op::RandomUniform() {
-  static const OpDef def = with_grad({"RandomUniform",
-                                      1,
-                                      1,
-                                      kStateful,
-                                      {"dtype", "seed", "seed2"},
-                                      infer_uniform,
-                                      kernels_for<UniformKernel, KILN_FLOATS>(),
-                                      nullptr,
-                                      0,
-                                      false,
-                                      {{"T", 0}}},
-                                     &no_gradient);
+  static const OpDef def = {.name = "RandomUniform",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kStateful,
+                            .attr_names = {"dtype", "seed", "seed2"},
+                            .infer = infer_uniform,
+                            .kernels = kernels_for<UniformKernel, KILN_FLOATS>(),
+                            .type_attr = nullptr,
+                            .index_type_attrs = {{"T", 0}},
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::RandomStandardNormal() {
-  static const OpDef def = with_grad({"RandomStandardNormal",
-                                      1,
-                                      1,
-                                      kStateful,
-                                      {"dtype", "seed", "seed2"},
-                                      infer_normal,
-                                      kernels_for<NormalKernel, KILN_FLOATS>(),
-                                      nullptr,
-                                      0,
-                                      false,
-                                      {{"T", 0}}},
-                                     &no_gradient);
+  static const OpDef def = {.name = "RandomStandardNormal",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kStateful,
+                            .attr_names = {"dtype", "seed", "seed2"},
+                            .infer = infer_normal,
+                            .kernels = kernels_for<NormalKernel, KILN_FLOATS>(),
+                            .type_attr = nullptr,
+                            .index_type_attrs = {{"T", 0}},
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::RandomUniformInt() {
-  static const OpDef def = with_grad({"RandomUniformInt",
-                                      3,
-                                      1,
-                                      kStateful,
-                                      {"seed", "seed2"},
-                                      infer_uniform_int,
-                                      kernels_for<UniformIntKernel, int32_t, int64_t>(),
-                                      "Tout",
-                                      1,
-                                      false,
-                                      {{"T", 0}}},
-                                     &no_gradient);
+  static const OpDef def = {.name = "RandomUniformInt",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .traits = kStateful,
+                            .attr_names = {"seed", "seed2"},
+                            .infer = infer_uniform_int,
+                            .kernels = kernels_for<UniformIntKernel, int32_t, int64_t>(),
+                            .type_attr = "Tout",
+                            .type_attr_input = 1,
+                            .index_type_attrs = {{"T", 0}},
+                            .grad = &no_gradient};
   return def;
 }
 

@@ -425,21 +425,18 @@ void log_softmax_grad(GradContext& c) {
   c.dx[0] = sub(c.b, c.dy[0], mul(c.b, sum(c.b, c.dy[0], {-1}, true), exp(c.b, c.y[0])));
 }
 
-#define KILN_REDUCE_OP(Name, R, Types, Grad)                                      \
-  const OpDef& op::Name() {                                                       \
-    static const OpDef def = with_grad({#Name,                                    \
-                                        2,                                        \
-                                        1,                                        \
-                                        kPure,                                    \
-                                        {"keep_dims"},                            \
-                                        infer_reduce,                             \
-                                        kernels_for<ReduceKernel<R>::K, Types>(), \
-                                        "T",                                      \
-                                        0,                                        \
-                                        false,                                    \
-                                        {{"Tidx", 1}}},                           \
-                                       Grad);                                     \
-    return def;                                                                   \
+#define KILN_REDUCE_OP(Name, R, Types, Grad)                                       \
+  const OpDef& op::Name() {                                                        \
+    static const OpDef def = {.name = #Name,                                       \
+                              .num_inputs = 2,                                     \
+                              .num_outputs = 1,                                    \
+                              .traits = kPure,                                     \
+                              .attr_names = {"keep_dims"},                         \
+                              .infer = infer_reduce,                               \
+                              .kernels = kernels_for<ReduceKernel<R>::K, Types>(), \
+                              .index_type_attrs = {{"Tidx", 1}},                   \
+                              .grad = Grad};                                       \
+    return def;                                                                    \
   }
 }  // namespace
 
@@ -450,29 +447,35 @@ KILN_REDUCE_OP(Min, MinR, KILN_NUMERIC, &extremum_grad)
 KILN_REDUCE_OP(Prod, ProdR, KILN_NUMERIC, &prod_grad)
 
 const OpDef& op::ArgMax() {
-  static const OpDef def = with_grad({"ArgMax",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {"output_type"},
-                                      infer_argmax,
-                                      kernels_for<ArgMaxKernel, KILN_NUMERIC>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Tidx", 1}}},
-                                     &no_gradient);
+  static const OpDef def = {.name = "ArgMax",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"output_type"},
+                            .infer = infer_argmax,
+                            .kernels = kernels_for<ArgMaxKernel, KILN_NUMERIC>(),
+                            .index_type_attrs = {{"Tidx", 1}},
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::Softmax() {
-  static const OpDef def = with_grad(
-      {"Softmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>()}, &softmax_grad);
+  static const OpDef def = {.name = "Softmax",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_softmax,
+                            .kernels = kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>(),
+                            .grad = &softmax_grad};
   return def;
 }
 const OpDef& op::LogSoftmax() {
-  static const OpDef def =
-      with_grad({"LogSoftmax", 1, 1, kPure, {}, infer_softmax, kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>()},
-                &log_softmax_grad);
+  static const OpDef def = {.name = "LogSoftmax",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_softmax,
+                            .kernels = kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>(),
+                            .grad = &log_softmax_grad};
   return def;
 }
 

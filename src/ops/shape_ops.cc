@@ -143,63 +143,68 @@ void reshape_grad(GradContext& c) { c.dx[0] = grad::reshape_like(c.b, c.dy[0], c
 }  // namespace
 
 const OpDef& op::Reshape() {
-  static const OpDef def = with_grad({"Reshape",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_reshape,
-                                      kernels_for<CopyKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      true,
-                                      {{"Tshape", 1}}},
-                                     &reshape_grad);
+  static const OpDef def = {.name = "Reshape",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_reshape,
+                            .kernels = kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                            .index_type_attrs = {{"Tshape", 1}},
+                            .grad = &reshape_grad};
   return def;
 }
 const OpDef& op::ExpandDims() {
-  static const OpDef def = with_grad({"ExpandDims",
-                                      2,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_expand_dims,
-                                      kernels_for<CopyKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      true,
-                                      {{"Tdim", 1}}},
-                                     &reshape_grad);
+  static const OpDef def = {.name = "ExpandDims",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_expand_dims,
+                            .kernels = kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                            .index_type_attrs = {{"Tdim", 1}},
+                            .grad = &reshape_grad};
   return def;
 }
 const OpDef& op::Squeeze() {
-  static const OpDef def = with_grad({"Squeeze",
-                                      1,
-                                      1,
-                                      kPure,
-                                      {"squeeze_dims"},
-                                      infer_squeeze,
-                                      kernels_for<CopyKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      true},
-                                     &reshape_grad);
+  static const OpDef def = {.name = "Squeeze",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"squeeze_dims"},
+                            .infer = infer_squeeze,
+                            .kernels = kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                            .grad = &reshape_grad};
   return def;
 }
 const OpDef& op::Shape() {
-  static const OpDef def = with_grad(
-      {"Shape", 1, 1, kShapeOnly, {"out_type"}, infer_shape, kernels_for<ShapeKernel, KILN_ALL_TYPES>()}, &no_gradient);
+  static const OpDef def = {.name = "Shape",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kShapeOnly,
+                            .attr_names = {"out_type"},
+                            .infer = infer_shape,
+                            .kernels = kernels_for<ShapeKernel, KILN_ALL_TYPES>(),
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::Size() {
-  static const OpDef def =
-      with_grad({"Size", 1, 1, kShapeOnly, {"out_type"}, infer_scalar_int, kernels_for<SizeKernel, KILN_ALL_TYPES>()},
-                &no_gradient);
+  static const OpDef def = {.name = "Size",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kShapeOnly,
+                            .attr_names = {"out_type"},
+                            .infer = infer_scalar_int,
+                            .kernels = kernels_for<SizeKernel, KILN_ALL_TYPES>(),
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::Rank() {
-  static const OpDef def = with_grad(
-      {"Rank", 1, 1, kShapeOnly, {}, infer_scalar_int, kernels_for<RankKernel, KILN_ALL_TYPES>()}, &no_gradient);
+  static const OpDef def = {.name = "Rank",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kShapeOnly,
+                            .infer = infer_scalar_int,
+                            .kernels = kernels_for<RankKernel, KILN_ALL_TYPES>(),
+                            .grad = &no_gradient};
   return def;
 }
 

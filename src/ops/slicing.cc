@@ -425,78 +425,65 @@ void strided_slice_grad_grad(GradContext& c) {
 }  // namespace
 
 const OpDef& op::Slice() {
-  static const OpDef def = with_grad({"Slice",
-                                      3,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_slice,
-                                      kernels_for<SliceKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Index", 1}}},
-                                     &slice_grad);
+  static const OpDef def = {.name = "Slice",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_slice,
+                            .kernels = kernels_for<SliceKernel, KILN_ALL_TYPES>(),
+                            .index_type_attrs = {{"Index", 1}},
+                            .grad = &slice_grad};
   return def;
 }
 const OpDef& op::StridedSlice() {
-  static const OpDef def = with_grad({"StridedSlice",
-                                      4,
-                                      1,
-                                      kPure,
-                                      {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
-                                      infer_strided_slice,
-                                      kernels_for<StridedSliceKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Index", 1}}},
-                                     &strided_slice_grad);
+  static const OpDef def = {
+      .name = "StridedSlice",
+      .num_inputs = 4,
+      .num_outputs = 1,
+      .traits = kPure,
+      .attr_names = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
+      .infer = infer_strided_slice,
+      .kernels = kernels_for<StridedSliceKernel, KILN_ALL_TYPES>(),
+      .index_type_attrs = {{"Index", 1}},
+      .grad = &strided_slice_grad};
   return def;
 }
 const OpDef& op::StridedSliceGrad() {
-  static const OpDef def = with_grad({"StridedSliceGrad",
-                                      5,
-                                      1,
-                                      kPure,
-                                      {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
-                                      infer_strided_slice_grad,
-                                      kernels_for<StridedSliceGradKernel, KILN_ALL_TYPES>(),
-                                      "T",
-                                      4,
-                                      false,
-                                      {{"Index", 0}}},
-                                     &strided_slice_grad_grad);
+  static const OpDef def = {
+      .name = "StridedSliceGrad",
+      .num_inputs = 5,
+      .num_outputs = 1,
+      .traits = kPure,
+      .attr_names = {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"},
+      .infer = infer_strided_slice_grad,
+      .kernels = kernels_for<StridedSliceGradKernel, KILN_ALL_TYPES>(),
+      .type_attr_input = 4,
+      .index_type_attrs = {{"Index", 0}},
+      .grad = &strided_slice_grad_grad};
   return def;
 }
 const OpDef& op::GatherV2() {
-  static const OpDef def = with_grad({"GatherV2",
-                                      3,
-                                      1,
-                                      kPure,
-                                      {"batch_dims"},
-                                      infer_gather,
-                                      kernels_for<GatherKernel, KILN_ALL_TYPES>(),
-                                      "Tparams",
-                                      0,
-                                      false,
-                                      {{"Tindices", 1}, {"Taxis", 2}}},
-                                     &gather_grad);
+  static const OpDef def = {.name = "GatherV2",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"batch_dims"},
+                            .infer = infer_gather,
+                            .kernels = kernels_for<GatherKernel, KILN_ALL_TYPES>(),
+                            .type_attr = "Tparams",
+                            .index_type_attrs = {{"Tindices", 1}, {"Taxis", 2}},
+                            .grad = &gather_grad};
   return def;
 }
 const OpDef& op::UnsortedSegmentSum() {
-  static const OpDef def = with_grad({"UnsortedSegmentSum",
-                                      3,
-                                      1,
-                                      kPure,
-                                      {},
-                                      infer_segment_sum,
-                                      kernels_for<SegmentSumKernel, KILN_NUMERIC>(),
-                                      "T",
-                                      0,
-                                      false,
-                                      {{"Tindices", 1}, {"Tnumsegments", 2}}},
-                                     &segment_sum_grad);
+  static const OpDef def = {.name = "UnsortedSegmentSum",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .infer = infer_segment_sum,
+                            .kernels = kernels_for<SegmentSumKernel, KILN_NUMERIC>(),
+                            .index_type_attrs = {{"Tindices", 1}, {"Tnumsegments", 2}},
+                            .grad = &segment_sum_grad};
   return def;
 }
 

@@ -171,36 +171,36 @@ struct AdamKernel {
 
 // No gradients: they have no outputs (a tape never records them).
 const OpDef& op::ResourceApplyGradientDescent() {
-  static const OpDef def = with_grad({"ResourceApplyGradientDescent",
-                                      2,
-                                      0,
-                                      kStateful,
-                                      {"_resource", "use_locking"},
-                                      infer_gradient_descent,
-                                      kernels_for<GradientDescentKernel, KILN_FLOATS>()},
-                                     &no_gradient);
+  static const OpDef def = {.name = "ResourceApplyGradientDescent",
+                            .num_inputs = 2,
+                            .num_outputs = 0,
+                            .traits = kStateful,
+                            .attr_names = {"_resource", "use_locking"},
+                            .infer = infer_gradient_descent,
+                            .kernels = kernels_for<GradientDescentKernel, KILN_FLOATS>(),
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::ResourceApplyKerasMomentum() {
-  static const OpDef def = with_grad({"ResourceApplyKerasMomentum",
-                                      3,
-                                      0,
-                                      kStateful,
-                                      {"_resource", "_accum", "use_locking", "use_nesterov"},
-                                      infer_keras_momentum,
-                                      kernels_for<KerasMomentumKernel, KILN_FLOATS>()},
-                                     &no_gradient);
+  static const OpDef def = {.name = "ResourceApplyKerasMomentum",
+                            .num_inputs = 3,
+                            .num_outputs = 0,
+                            .traits = kStateful,
+                            .attr_names = {"_resource", "_accum", "use_locking", "use_nesterov"},
+                            .infer = infer_keras_momentum,
+                            .kernels = kernels_for<KerasMomentumKernel, KILN_FLOATS>(),
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::ResourceApplyAdam() {
-  static const OpDef def = with_grad({"ResourceApplyAdam",
-                                      7,
-                                      0,
-                                      kStateful,
-                                      {"_resource", "_m", "_v", "use_locking", "use_nesterov"},
-                                      infer_adam,
-                                      kernels_for<AdamKernel, KILN_FLOATS>()},
-                                     &no_gradient);
+  static const OpDef def = {.name = "ResourceApplyAdam",
+                            .num_inputs = 7,
+                            .num_outputs = 0,
+                            .traits = kStateful,
+                            .attr_names = {"_resource", "_m", "_v", "use_locking", "use_nesterov"},
+                            .infer = infer_adam,
+                            .kernels = kernels_for<AdamKernel, KILN_FLOATS>(),
+                            .grad = &no_gradient};
   return def;
 }
 

@@ -255,23 +255,17 @@ void cast_grad(GradContext& c) {
   if (is_floating(c.x[0].dtype()) && is_floating(c.y[0].dtype())) c.dx[0] = cast(c.b, c.dy[0], c.x[0].dtype());
 }
 
-#define KILN_UNARY_OP(Name, Functor, Types, Grad)                                      \
-  const OpDef& op::Name() {                                                            \
-    static const OpDef def = with_grad({#Name,                                         \
-                                        1,                                             \
-                                        1,                                             \
-                                        kEw,                                           \
-                                        {},                                            \
-                                        infer_unary,                                   \
-                                        kernels_for<UnaryKernel<Functor>::K, Types>(), \
-                                        "T",                                           \
-                                        0,                                             \
-                                        true,                                          \
-                                        {},                                            \
-                                        nullptr,                                       \
-                                        &unary_chunk<Functor, Types>},                 \
-                                       Grad);                                          \
-    return def;                                                                        \
+#define KILN_UNARY_OP(Name, Functor, Types, Grad)                                       \
+  const OpDef& op::Name() {                                                             \
+    static const OpDef def = {.name = #Name,                                            \
+                              .num_inputs = 1,                                          \
+                              .num_outputs = 1,                                         \
+                              .traits = kEw,                                            \
+                              .infer = infer_unary,                                     \
+                              .kernels = kernels_for<UnaryKernel<Functor>::K, Types>(), \
+                              .chunk = &unary_chunk<Functor, Types>,                    \
+                              .grad = Grad};                                            \
+    return def;                                                                         \
   }
 }  // namespace
 
@@ -291,25 +285,28 @@ KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad)
 KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad)
 KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient)
 const OpDef& op::Identity() {
-  static const OpDef def = with_grad({"Identity",
-                                      1,
-                                      1,
-                                      kEw | kForwardsInput,
-                                      {},
-                                      infer_unary,
-                                      kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(),
-                                      "T",
-                                      0,
-                                      true},
-                                     &identity_grad);
+  static const OpDef def = {.name = "Identity",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kEw | kForwardsInput,
+                            .infer = infer_unary,
+                            .kernels = kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(),
+                            .grad = &identity_grad};
   return def;
 }
 KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient)
 KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient)
 
 const OpDef& op::Cast() {
-  static const OpDef def = with_grad(
-      {"Cast", 1, 1, kEw, {"DstT"}, infer_cast, kernels_for<CastKernel, KILN_ALL_TYPES>(), "SrcT", 0}, &cast_grad);
+  static const OpDef def = {.name = "Cast",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kEw,
+                            .attr_names = {"DstT"},
+                            .infer = infer_cast,
+                            .kernels = kernels_for<CastKernel, KILN_ALL_TYPES>(),
+                            .type_attr = "SrcT",
+                            .grad = &cast_grad};
   return def;
 }
 

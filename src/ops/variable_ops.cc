@@ -131,64 +131,64 @@ struct IsInitializedKernel {
 }  // namespace
 
 const OpDef& op::VarIsInitializedOp() {
-  static const OpDef def = with_grad({"VarIsInitializedOp",
-                                      0,
-                                      1,
-                                      kStateful,
-                                      {"_resource"},
-                                      infer_is_initialized,
-                                      kernels_for<IsInitializedKernel, bool>(),
-                                      nullptr},
-                                     &no_gradient);
+  static const OpDef def = {.name = "VarIsInitializedOp",
+                            .num_inputs = 0,
+                            .num_outputs = 1,
+                            .traits = kStateful,
+                            .attr_names = {"_resource"},
+                            .infer = infer_is_initialized,
+                            .kernels = kernels_for<IsInitializedKernel, bool>(),
+                            .type_attr = nullptr,
+                            .grad = &no_gradient};
   return def;
 }
 
 const OpDef& op::ReadVariableOp() {
-  static const OpDef def = with_grad({"ReadVariableOp",
-                                      0,
-                                      1,
-                                      kStateful | kReadsVariable | kOwnOutputs,
-                                      {"dtype", "_resource"},
-                                      infer_read,
-                                      kernels_for<ReadKernel, bool>(),
-                                      nullptr},
-                                     &no_gradient);  // tapes treat its output as the variable itself
+  static const OpDef def = {.name = "ReadVariableOp",
+                            .num_inputs = 0,
+                            .num_outputs = 1,
+                            .traits = kStateful | kReadsVariable | kOwnOutputs,
+                            .attr_names = {"dtype", "_resource"},
+                            .infer = infer_read,
+                            .kernels = kernels_for<ReadKernel, bool>(),
+                            .type_attr = nullptr,
+                            .grad = &no_gradient};  // tapes treat its output as the variable itself
   return def;
 }
 const OpDef& op::AssignVariableOp() {
-  static const OpDef def = with_grad({"AssignVariableOp",
-                                      1,
-                                      0,
-                                      kStateful,
-                                      {"dtype", "_resource"},
-                                      infer_assign,
-                                      kernels_for<AssignKernel, bool>(),
-                                      nullptr},
-                                     &no_gradient);
+  static const OpDef def = {.name = "AssignVariableOp",
+                            .num_inputs = 1,
+                            .num_outputs = 0,
+                            .traits = kStateful,
+                            .attr_names = {"dtype", "_resource"},
+                            .infer = infer_assign,
+                            .kernels = kernels_for<AssignKernel, bool>(),
+                            .type_attr = nullptr,
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::AssignAddVariableOp() {
-  static const OpDef def = with_grad({"AssignAddVariableOp",
-                                      1,
-                                      0,
-                                      kStateful,
-                                      {"dtype", "_resource"},
-                                      infer_assign_add,
-                                      kernels_for<AssignAddKernel<1>::K, bool>(),
-                                      nullptr},
-                                     &no_gradient);
+  static const OpDef def = {.name = "AssignAddVariableOp",
+                            .num_inputs = 1,
+                            .num_outputs = 0,
+                            .traits = kStateful,
+                            .attr_names = {"dtype", "_resource"},
+                            .infer = infer_assign_add,
+                            .kernels = kernels_for<AssignAddKernel<1>::K, bool>(),
+                            .type_attr = nullptr,
+                            .grad = &no_gradient};
   return def;
 }
 const OpDef& op::AssignSubVariableOp() {
-  static const OpDef def = with_grad({"AssignSubVariableOp",
-                                      1,
-                                      0,
-                                      kStateful,
-                                      {"dtype", "_resource"},
-                                      infer_assign_add,
-                                      kernels_for<AssignAddKernel<-1>::K, bool>(),
-                                      nullptr},
-                                     &no_gradient);
+  static const OpDef def = {.name = "AssignSubVariableOp",
+                            .num_inputs = 1,
+                            .num_outputs = 0,
+                            .traits = kStateful,
+                            .attr_names = {"dtype", "_resource"},
+                            .infer = infer_assign_add,
+                            .kernels = kernels_for<AssignAddKernel<-1>::K, bool>(),
+                            .type_attr = nullptr,
+                            .grad = &no_gradient};
   return def;
 }
 
