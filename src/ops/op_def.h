@@ -187,13 +187,15 @@ enum Trait : uint32_t {
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
+// Rows are written with designated initializers; every field has a default, so a row names
+// only what differs.
 struct OpDef {
-  const char* name;
-  int num_inputs;   // -1: variadic
-  int num_outputs;  // -1: decided by the shape function
-  uint32_t traits;
-  std::vector<const char*> attr_names;
-  ShapeFn infer;
+  const char* name = nullptr;
+  int num_inputs = 0;   // -1: variadic
+  int num_outputs = 0;  // -1: decided by the shape function
+  uint32_t traits = 0;
+  std::vector<const char*> attr_names = {};
+  ShapeFn infer = nullptr;
   std::array<KernelFn, kNumDTypes> kernels{};  // indexed by the kernel dtype
   // GraphDef: the name of the type attr derived from input `type_attr_input` ("T"), or null.
   const char* type_attr = "T";
