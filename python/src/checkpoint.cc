@@ -1,10 +1,9 @@
 // kiln.train's checkpoint reader (tf.train.load_checkpoint) over kiln::CheckpointReader, and
 // the writer (used by tests and kiln's savers).
+#include <kiln/checkpoint.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-
-#include <kiln/checkpoint.h>
 
 #include "convert.h"
 

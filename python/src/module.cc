@@ -11,6 +11,7 @@ void bind_variable(nb::module_& m);
 void bind_gradient(nb::module_& m);
 void bind_config(nb::module_& m);
 void bind_checkpoint(nb::module_& m);
+void bind_saved_model(nb::module_& m);
 }  // namespace kiln::python
 
 NB_MODULE(_core, m) {
@@ -25,6 +26,7 @@ NB_MODULE(_core, m) {
   py::bind_gradient(m);
   py::bind_config(m);
   py::bind_checkpoint(m);
+  py::bind_saved_model(m);
   m.def("_set_hooks", [](py::nb::object dtypes, py::nb::object convert, py::nb::object binary_operand,
                          py::nb::object make_shape, py::nb::object error_classes) {
     py::hooks() = py::Hooks{.dtypes = dtypes,

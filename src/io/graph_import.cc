@@ -6,6 +6,7 @@
 
 #include "io/limits.h"
 #include "io/proto_values.h"
+#include "ops/op_list.h"
 
 namespace kiln::io {
 namespace {
@@ -49,7 +50,7 @@ class Importer {
 
   // Fills `g` (empty) with function `name` called with inputs of these dtypes and shapes.
   void build(const std::string& name, Graph& g, const std::vector<DType>* dtypes,
-             const std::vector<ops::PartialShape>& shapes, int depth);
+             const std::vector<ops::PartialShape>& shapes, int depth, const ResourceBindings& resources = {});
 
  private:
   const VariableMap& variables_;
@@ -67,16 +68,27 @@ class Importer {
     std::vector<Node*> nodes;                    // by node_def position; null for handles
     std::unordered_map<int, std::shared_ptr<ops::VariableState>> handles;
     int depth;
+    std::string prefix = {};  // of node names, for the bodies of inlined calls
+    // DT_RESOURCE arguments: the variables they are bound to.
+    std::unordered_map<std::string, std::shared_ptr<ops::VariableState>> arg_handles = {};
+    // (Stateful)PartitionedCall nodes, inlined: their outputs, by node_def position.
+    std::unordered_map<int, std::vector<Output>> call_outputs = {};
   };
+
+  // Adds the nodes of `fd` to s.g in dependency order and returns its outputs.
+  std::vector<Output> add_function_nodes(Scope& s, const tensorflow::FunctionDef& fd, const std::string& fwhere);
+  // A call to a library function, inlined: its nodes join the caller's graph.
+  void inline_call(Scope& s, const tensorflow::NodeDef& nd, int position, const std::string& where);
 
   Ref parse_ref(const Scope& s, const std::string& text, const std::string& where) const;
   Output resolve(const Scope& s, const Ref& r, const std::string& where) const;
   void make_node(Scope& s, const tensorflow::NodeDef& nd, int position);
   Node* make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd, std::vector<Output> inputs,
-                          ops::Attrs attrs, std::vector<Node*> control, const std::string& where);
+                          ops::Attrs attrs, std::vector<Node*> control, const ResourceBindings& resources,
+                          const std::string& where);
   // Imports a body as a new library function of `g`; returns its outputs' dtypes/shapes.
   Graph* body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
-              const std::vector<ops::PartialShape>& shapes);
+              const std::vector<ops::PartialShape>& shapes, const ResourceBindings& resources = {});
 };
 
 Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::string& where) const {
@@ -90,7 +102,8 @@ Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::stri
   if (a == std::string::npos) {
     r.node = t;
     r.is_arg = !r.control;
-    if (r.is_arg && !s.args.count(t)) throw InvalidArgumentError(where + ": input '" + text + "' is not an argument");
+    if (r.is_arg && !s.args.count(t) && !s.arg_handles.count(t))
+      throw InvalidArgumentError(where + ": input '" + text + "' is not an argument");
     if (r.control && !s.index.count(t))
       throw InvalidArgumentError(where + ": control input '" + text + "' names no node");
     return r;
@@ -107,8 +120,19 @@ Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::stri
 }
 
 Output Importer::resolve(const Scope& s, const Ref& r, const std::string& where) const {
-  if (r.is_arg) return s.args.at(r.node);
-  Node* n = s.nodes[s.index.at(r.node)];
+  if (r.is_arg) {
+    if (s.arg_handles.count(r.node))
+      throw InvalidArgumentError(where + ": '" + r.node + "' is a variable handle, not a tensor");
+    return s.args.at(r.node);
+  }
+  const int position = s.index.at(r.node);
+  if (auto call = s.call_outputs.find(position); call != s.call_outputs.end()) {
+    if (r.index >= static_cast<int>(call->second.size()))
+      throw InvalidArgumentError(where + ": the call '" + r.node + "' has " + std::to_string(call->second.size()) +
+                                 " outputs; output " + std::to_string(r.index) + " does not exist");
+    return call->second[r.index];
+  }
+  Node* n = s.nodes[position];
   if (!n) throw InvalidArgumentError(where + ": '" + r.node + "' is a variable handle, not a tensor");
   if (r.index >= n->num_outputs())
     throw InvalidArgumentError(where + ": input '" + r.node + "' has " + std::to_string(n->num_outputs()) +
@@ -117,7 +141,7 @@ Output Importer::resolve(const Scope& s, const Ref& r, const std::string& where)
 }
 
 void Importer::build(const std::string& name, Graph& g, const std::vector<DType>* dtypes,
-                     const std::vector<ops::PartialShape>& shapes, int depth) {
+                     const std::vector<ops::PartialShape>& shapes, int depth, const ResourceBindings& resources) {
   auto it = functions_.find(name);
   if (it == functions_.end()) throw InvalidArgumentError("function '" + name + "' is not in the function library");
   if (depth > kMaxFunctionNesting)
@@ -129,29 +153,47 @@ void Importer::build(const std::string& name, Graph& g, const std::vector<DType>
   const tensorflow::FunctionDef& fd = *it->second;
   const auto& sig = fd.signature();
   const std::string fwhere = "function '" + name + "'";
-  if (static_cast<size_t>(sig.input_arg_size()) != shapes.size())
-    throw InvalidArgumentError(fwhere + " takes " + std::to_string(sig.input_arg_size()) + " arguments but is given " +
-                               std::to_string(shapes.size()));
+  size_t num_resources = 0;
+  for (const auto& arg : sig.input_arg()) num_resources += arg.type() == tensorflow::DT_RESOURCE ? 1 : 0;
+  const size_t num_tensors = static_cast<size_t>(sig.input_arg_size()) - num_resources;
+  if (num_tensors != shapes.size() || num_resources != resources.size())
+    throw InvalidArgumentError(fwhere + " takes " + std::to_string(num_tensors) + " tensor and " +
+                               std::to_string(num_resources) + " resource arguments but is given " +
+                               std::to_string(shapes.size()) + " and " + std::to_string(resources.size()));
   Scope s{name, g, {}, {}, {}, {}, depth};
-  for (int i = 0; i < sig.input_arg_size(); ++i) {
-    const auto& arg = sig.input_arg(i);
+  size_t next_resource = 0, next_tensor = 0;
+  for (const auto& arg : sig.input_arg()) {
     const std::string where = fwhere + " argument '" + arg.name() + "'";
     if (!arg.type_attr().empty() || !arg.number_attr().empty() || !arg.type_list_attr().empty())
       throw InvalidArgumentError(where + ": polymorphic arguments are not supported");
+    if (arg.name().empty() || s.args.count(arg.name()) || s.arg_handles.count(arg.name()))
+      throw InvalidArgumentError(where + ": empty or duplicate name");
+    if (arg.type() == tensorflow::DT_RESOURCE) {  // a captured variable, bound by the caller
+      s.arg_handles.emplace(arg.name(), resources[next_resource++]);
+      continue;
+    }
     const DType d = dtype_from_proto(arg.type(), where);
-    if (dtypes && (*dtypes)[i] != d)
+    const size_t t = next_tensor++;
+    if (dtypes && (*dtypes)[t] != d)
       throw InvalidArgumentError(where + " is " + std::string(dtype_name(d)) + " but the caller passes " +
-                                 std::string(dtype_name((*dtypes)[i])));
-    if (arg.name().empty() || s.args.count(arg.name())) throw InvalidArgumentError(where + ": empty or duplicate name");
-    Node* ph = g.add_placeholder(d, shapes[i], arg.name(), arg.name());
+                                 std::string(dtype_name((*dtypes)[t])));
+    Node* ph = g.add_placeholder(d, shapes[t], arg.name(), arg.name());
     if (ph->name != arg.name()) throw InvalidArgumentError(where + ": the name is taken");
     g.inputs.push_back(ph);
     s.args.emplace(arg.name(), Output{ph, 0});
   }
+  g.outputs = add_function_nodes(s, fd, fwhere);
+  stack_.pop_back();
+}
+
+std::vector<Output> Importer::add_function_nodes(Scope& s, const tensorflow::FunctionDef& fd,
+                                                 const std::string& fwhere) {
+  const auto& sig = fd.signature();
   const int n = fd.node_def_size();
   for (int i = 0; i < n; ++i) {
     const std::string& nm = fd.node_def(i).name();
-    if (nm.empty() || nm.find_first_of(":^") != std::string::npos || s.args.count(nm) || !s.index.emplace(nm, i).second)
+    if (nm.empty() || nm.find_first_of(":^") != std::string::npos || s.args.count(nm) || s.arg_handles.count(nm) ||
+        !s.index.emplace(nm, i).second)
       throw InvalidArgumentError(fwhere + ": node name '" + nm + "' is empty, malformed or not unique");
   }
   // Kahn's algorithm: producers first; whatever remains is on a cycle.
@@ -178,8 +220,8 @@ void Importer::build(const std::string& name, Graph& g, const std::vector<DType>
   }
   s.nodes.assign(n, nullptr);
   for (int i : order) make_node(s, fd.node_def(i), i);
-  for (int i = 0; i < sig.output_arg_size(); ++i) {
-    const auto& arg = sig.output_arg(i);
+  std::vector<Output> outputs;
+  for (const auto& arg : sig.output_arg()) {
     const std::string where = fwhere + " output '" + arg.name() + "'";
     auto r = fd.ret().find(arg.name());
     if (r == fd.ret().end()) throw InvalidArgumentError(where + " has no ret entry");
@@ -188,13 +230,78 @@ void Importer::build(const std::string& name, Graph& g, const std::vector<DType>
       throw InvalidArgumentError(where + " is declared " +
                                  std::string(dtype_name(dtype_from_proto(arg.type(), where))) + " but returns " +
                                  std::string(dtype_name(o.node->out_dtypes[o.index])));
-    g.outputs.push_back(o);
+    outputs.push_back(o);
   }
+  return outputs;
+}
+
+// TensorFlow calls a library function through (Stateful)PartitionedCall(args..., f). kiln
+// inlines the callee: its nodes join this graph under "<call node>/", its tensor arguments
+// are the call's inputs and its resource arguments the variables those inputs name.
+void Importer::inline_call(Scope& s, const tensorflow::NodeDef& nd, int position, const std::string& where) {
+  auto f = nd.attr().find("f");
+  if (f == nd.attr().end() || f->second.value_case() != tensorflow::AttrValue::kFunc)
+    throw InvalidArgumentError(where + " needs a function attr 'f'");
+  const std::string& name = f->second.func().name();
+  auto it = functions_.find(name);
+  if (it == functions_.end()) throw InvalidArgumentError(where + ": function '" + name + "' is not in the library");
+  if (s.depth + 1 > kMaxFunctionNesting)
+    throw InvalidArgumentError(where + ": calls are nested more than " + std::to_string(kMaxFunctionNesting) + " deep");
+  for (const auto& fn : stack_)
+    if (fn == name) throw InvalidArgumentError("function '" + name + "' calls itself (recursion is not supported)");
+  const tensorflow::FunctionDef& fd = *it->second;
+  const auto& sig = fd.signature();
+  std::vector<std::string> data_inputs;
+  std::vector<Node*> control;
+  for (const std::string& in : nd.input()) {
+    const Ref r = parse_ref(s, in, where);
+    if (!r.control) {
+      data_inputs.push_back(in);
+    } else if (Node* c = s.nodes[s.index.at(r.node)]) {
+      control.push_back(c);
+    }
+  }
+  if (static_cast<int>(data_inputs.size()) != sig.input_arg_size())
+    throw InvalidArgumentError(where + " passes " + std::to_string(data_inputs.size()) + " inputs to '" + name +
+                               "', which takes " + std::to_string(sig.input_arg_size()));
+  stack_.push_back(name);
+  Scope cs{name, s.g, {}, {}, {}, {}, s.depth + 1, s.prefix + nd.name() + "/"};
+  for (int i = 0; i < sig.input_arg_size(); ++i) {
+    const auto& arg = sig.input_arg(i);
+    const std::string awhere = where + " argument '" + arg.name() + "'";
+    if (!arg.type_attr().empty() || !arg.number_attr().empty() || !arg.type_list_attr().empty())
+      throw InvalidArgumentError(awhere + ": polymorphic arguments are not supported");
+    if (arg.name().empty() || cs.args.count(arg.name()) || cs.arg_handles.count(arg.name()))
+      throw InvalidArgumentError(awhere + ": empty or duplicate name");
+    const Ref r = parse_ref(s, data_inputs[i], where);
+    std::shared_ptr<ops::VariableState> handle;
+    if (r.is_arg && s.arg_handles.count(r.node)) handle = s.arg_handles.at(r.node);
+    if (!r.is_arg && s.handles.count(s.index.at(r.node))) handle = s.handles.at(s.index.at(r.node));
+    if (arg.type() == tensorflow::DT_RESOURCE) {
+      if (!handle) throw InvalidArgumentError(awhere + " is a resource but the call passes a tensor");
+      cs.arg_handles.emplace(arg.name(), handle);
+      continue;
+    }
+    if (handle) throw InvalidArgumentError(awhere + " is a tensor but the call passes a variable handle");
+    const Output o = resolve(s, r, where);
+    if (o.node->out_dtypes[o.index] != dtype_from_proto(arg.type(), awhere))
+      throw InvalidArgumentError(awhere + " is " + std::string(dtype_name(dtype_from_proto(arg.type(), awhere))) +
+                                 " but the call passes " + std::string(dtype_name(o.node->out_dtypes[o.index])));
+    // The call's control inputs order the callee's work after them: they go on an Identity.
+    if (!control.empty()) {
+      Node* id = s.g.add_node(ops::op::Identity(), cs.prefix + arg.name(), {o}, {}, control);
+      cs.args.emplace(arg.name(), Output{id, 0});
+    } else {
+      cs.args.emplace(arg.name(), o);
+    }
+  }
+  s.call_outputs[position] = add_function_nodes(cs, fd, "function '" + name + "' (called by " + where + ")");
   stack_.pop_back();
 }
 
 void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) {
   const std::string where = "node '" + nd.name() + "' (" + nd.op() + ") in function '" + s.fname + "'";
+  if (nd.op() == "StatefulPartitionedCall" || nd.op() == "PartitionedCall") return inline_call(s, nd, position, where);
   if (nd.op() == "VarHandleOp") {  // a variable: resolved here, no kiln node
     if (nd.input_size() != 0) throw InvalidArgumentError(where + " takes no inputs");
     auto sn = nd.attr().find("shared_name");
@@ -228,9 +335,15 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
       if (Node* c = s.nodes[s.index.at(r.node)]) control.push_back(c);
       continue;
     }
-    if (!r.is_arg && s.handles.count(s.index.at(r.node))) {
-      if (!data.empty()) throw InvalidArgumentError(where + ": variable handles must come before its other inputs");
-      handles.push_back(s.handles[s.index.at(r.node)]);
+    std::shared_ptr<ops::VariableState> handle;
+    if (r.is_arg && s.arg_handles.count(r.node)) handle = s.arg_handles.at(r.node);
+    if (!r.is_arg && s.handles.count(s.index.at(r.node))) handle = s.handles.at(s.index.at(r.node));
+    if (handle) {
+      // TensorFlow passes a branch's captured variables among the If/Case inputs; other ops
+      // take their variables first.
+      if (!data.empty() && !op->has(ops::kControlFlow))
+        throw InvalidArgumentError(where + ": variable handles must come before its other inputs");
+      handles.push_back(std::move(handle));
       continue;
     }
     data.push_back(resolve(s, r, where));
@@ -250,13 +363,18 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     }
     auto a = nd.attr().find(name);
     if (a == nd.attr().end()) {
+      ops::AttrValue fallback;
+      if (attr_default(name, &fallback)) {  // TensorFlow strips attrs that hold their default
+        attrs.push(std::move(fallback));
+        continue;
+      }
       if (name[0] != '_') throw InvalidArgumentError(where + ": NodeDef missing attr '" + name + "'");
       attrs.push(std::string());
       continue;
     }
     attrs.push(attr_from_proto(a->second, kind, where + " attr '" + name + "'"));
   }
-  if (next_handle != handles.size())
+  if (next_handle != handles.size() && !op->has(ops::kControlFlow))
     throw InvalidArgumentError(where + " takes " + std::to_string(next_handle) + " variable handle(s), got " +
                                std::to_string(handles.size()));
   // Attrs kiln derives on export (dtype attrs, control-flow signatures) are recomputed.
@@ -272,16 +390,16 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
   Node* node = nullptr;
   try {
     if (op->has(ops::kControlFlow)) {
-      node = make_control_flow(s, *op, nd, std::move(data), std::move(attrs), std::move(control), where);
+      node = make_control_flow(s, *op, nd, std::move(data), std::move(attrs), std::move(control), handles, where);
     } else {
-      node = s.g.add_node(*op, nd.name(), std::move(data), std::move(attrs), std::move(control));
+      node = s.g.add_node(*op, s.prefix + nd.name(), std::move(data), std::move(attrs), std::move(control));
     }
   } catch (const std::bad_variant_access&) {
     throw InvalidArgumentError(where + ": an attr has the wrong type");
   } catch (const Error& e) {
     throw InvalidArgumentError(where + ": " + e.what());
   }
-  if (node->name != nd.name()) throw InvalidArgumentError(where + ": the name is taken");
+  if (node->name != s.prefix + nd.name()) throw InvalidArgumentError(where + ": the name is taken");
   for (const auto& shape : node->out_shapes) {
     if (shape.unknown_rank) continue;
     if (shape.dims.size() > kMaxRank)
@@ -298,13 +416,14 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
 }
 
 Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
-                      const std::vector<ops::PartialShape>& shapes) {
+                      const std::vector<ops::PartialShape>& shapes, const ResourceBindings& resources) {
   std::string key = ref.name;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     key += '|';
     key += dtype_name(dtypes[i]);
     key += ops::partial_text(shapes[i]);
   }
+  for (const auto& r : resources) key += "|&" + std::to_string(reinterpret_cast<uintptr_t>(r.get()));
   if (auto it = built_.find(key); it != built_.end()) {
     if (!it->second)
       throw InvalidArgumentError("function '" + ref.name + "' calls itself (recursion is not supported)");
@@ -313,7 +432,7 @@ Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dty
   }
   built_[key] = nullptr;  // being built: a call back into it is recursion
   Graph* g = s.g.library().add(ref.name.empty() ? "f" : ref.name.substr(0, 128), nullptr);
-  build(ref.name, *g, &dtypes, shapes, s.depth + 1);
+  build(ref.name, *g, &dtypes, shapes, s.depth + 1, resources);
   built_[key] = g;
   ref.name = g->function_name();
   return g;
@@ -321,7 +440,7 @@ Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dty
 
 Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd,
                                   std::vector<Output> inputs, ops::Attrs attrs, std::vector<Node*> control,
-                                  const std::string& where) {
+                                  const ResourceBindings& resources, const std::string& where) {
   std::vector<DType> in_dtypes;
   std::vector<ops::PartialShape> in_shapes;
   for (const Output& o : inputs) {
@@ -332,6 +451,8 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
   std::vector<ops::PartialShape> out_shapes;
   const std::string first_attr = op.attr_names[0];
   if (first_attr == "cond") {  // While(vars...): cond, body
+    if (!resources.empty())
+      throw UnimplementedError(where + ": a while loop that carries a variable handle as a loop variable");
     std::vector<ops::PartialShape> invariants(inputs.size(), ops::PartialShape{{}, true});
     auto os = nd.attr().find("output_shapes");
     if (os != nd.attr().end() && os->second.list().shape_size() == static_cast<int>(inputs.size())) {
@@ -373,7 +494,7 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
       refs = {&std::get<ops::FuncRef>(attrs[0]), &std::get<ops::FuncRef>(attrs[1])};
     }
     for (size_t k = 0; k < refs.size(); ++k) {
-      Graph* b = body(s, *refs[k], arg_dtypes, arg_shapes);
+      Graph* b = body(s, *refs[k], arg_dtypes, arg_shapes, resources);
       if (k == 0) {
         for (const Output& o : b->outputs) {
           out_dtypes.push_back(o.node->out_dtypes[o.index]);
@@ -391,7 +512,7 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
       }
     }
   }
-  return s.g.add_node_with_outputs(op, nd.name(), std::move(inputs), std::move(attrs), std::move(out_dtypes),
+  return s.g.add_node_with_outputs(op, s.prefix + nd.name(), std::move(inputs), std::move(attrs), std::move(out_dtypes),
                                    std::move(out_shapes), std::move(control));
 }
 
@@ -400,9 +521,9 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
 std::unique_ptr<Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
                                        const std::vector<DType>& input_dtypes,
                                        const std::vector<ops::PartialShape>& input_shapes, const VariableMap& variables,
-                                       NodeBudget& budget) {
+                                       NodeBudget& budget, const ResourceBindings& resources) {
   auto g = std::make_unique<Graph>();
-  Importer(library, variables, budget).build(name, *g, &input_dtypes, input_shapes, 0);
+  Importer(library, variables, budget).build(name, *g, &input_dtypes, input_shapes, 0, resources);
   return g;
 }
 

@@ -23,12 +23,17 @@ struct NodeBudget {
   int64_t used = 0;
 };
 
-// A new root graph for function `name`: its inputs are the function's input args with the
-// given dtypes and shapes, its outputs the output args; control-flow bodies become its library.
-// VarHandleOp nodes resolve by shared_name in `variables`. Throws InvalidArgumentError.
+using ResourceBindings = std::vector<std::shared_ptr<ops::VariableState>>;
+
+// A new root graph for function `name`: its inputs are the function's tensor input args with
+// the given dtypes and shapes, its outputs the output args; control-flow bodies become its
+// library, and (Stateful)PartitionedCall nodes are inlined. VarHandleOp nodes resolve by
+// shared_name in `variables`; DT_RESOURCE input args (TensorFlow's captured variables) are
+// bound, in order, to `resources`. Throws InvalidArgumentError.
 std::unique_ptr<graph::Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
                                               const std::vector<DType>& input_dtypes,
                                               const std::vector<ops::PartialShape>& input_shapes,
-                                              const VariableMap& variables, NodeBudget& budget);
+                                              const VariableMap& variables, NodeBudget& budget,
+                                              const ResourceBindings& resources = {});
 
 }  // namespace kiln::io

@@ -113,6 +113,33 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
   return t;
 }
 
+bool attr_default(const std::string& name, ops::AttrValue* out) {
+  static const std::map<std::string, ops::AttrValue> defaults = {{"axis", int64_t{0}},
+                                                                 {"batch_dims", int64_t{0}},
+                                                                 {"begin_mask", int64_t{0}},
+                                                                 {"end_mask", int64_t{0}},
+                                                                 {"ellipsis_mask", int64_t{0}},
+                                                                 {"new_axis_mask", int64_t{0}},
+                                                                 {"shrink_axis_mask", int64_t{0}},
+                                                                 {"seed", int64_t{0}},
+                                                                 {"seed2", int64_t{0}},
+                                                                 {"summarize", int64_t{3}},
+                                                                 {"keep_dims", false},
+                                                                 {"transpose_a", false},
+                                                                 {"transpose_b", false},
+                                                                 {"adj_x", false},
+                                                                 {"adj_y", false},
+                                                                 {"use_locking", false},
+                                                                 {"use_nesterov", false},
+                                                                 {"out_type", DType::Int32},
+                                                                 {"output_type", DType::Int64},
+                                                                 {"squeeze_dims", std::vector<int64_t>{}}};
+  const auto it = defaults.find(name);
+  if (it == defaults.end()) return false;
+  *out = it->second;
+  return true;
+}
+
 AttrKind attr_kind(const std::string& name) {
   static const std::map<std::string, AttrKind> kinds = {{"N", AttrKind::kInt},
                                                         {"axis", AttrKind::kInt},

@@ -19,6 +19,9 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
 enum class AttrKind { kInt, kBool, kType, kIntList, kString, kShape, kTensor, kFunc, kFuncList, kResource, kUnknown };
 AttrKind attr_kind(const std::string& name);
 const char* attr_kind_name(AttrKind k);
+// TensorFlow's default for an attr name kiln's ops use, for NodeDefs written with default
+// attrs stripped (as TensorFlow's SavedModels are); false when the attr has no default.
+bool attr_default(const std::string& name, ops::AttrValue* out);
 // Converts a non-function, non-resource attr; function attrs get only their names here.
 ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, const std::string& where);
 

@@ -180,6 +180,7 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, boo
 }  // namespace io
 
 LoadedModel load(const std::string& dir, const LoadOptions& options) {
+  if (io::is_tf_saved_model(dir)) return io::load_tf_saved_model(dir, options);
   std::map<std::string, std::string> files;
   files[io::kManifestFile] = io::read_file(dir + "/" + io::kManifestFile, io::kMaxJsonBytes);
   for (const char* name : {io::kGraphFile, io::kVariablesFile})

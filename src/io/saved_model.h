@@ -27,4 +27,8 @@ inline constexpr const char* kManifestFile = "manifest.json";
 LoadedModel load_from_files(const std::map<std::string, std::string>& files, bool verify_checksums = true,
                             const LoadOptions& options = {});
 
+// SavedModels written by TensorFlow (a saved_model.pb in the directory): tf_saved_model.cc.
+bool is_tf_saved_model(const std::string& dir);
+LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& options);
+
 }  // namespace kiln::io

@@ -1,0 +1,75 @@
+"""kiln.saved_model.load (tf.saved_model.load): serves the signatures of a SavedModel written by
+TensorFlow (saved_model.pb + variables/), or of a directory kiln saved, without the code that
+made it. Each signature is called with keyword arguments and returns a dict of tensors, as in
+TensorFlow."""
+import os
+
+from . import _core
+from ._convert import convert_to_tensor
+
+__all__ = ["load"]
+
+
+class _Signature:
+    """One serving signature: f(**inputs) -> {output name: tensor}."""
+
+    def __init__(self, model, name):
+        self._model, self.name = model, name
+        self._inputs = model.input_specs(name)  # [(name, dtype, shape)], in call order
+        self._outputs = [spec[0] for spec in model.output_specs(name)]
+
+    @property
+    def structured_input_signature(self):
+        from ._spec import TensorSpec
+
+        return (), {n: TensorSpec(shape, dtype, name=n) for n, dtype, shape in self._inputs}
+
+    @property
+    def structured_outputs(self):
+        from ._spec import TensorSpec
+
+        return {n: TensorSpec(shape, dtype, name=n) for n, dtype, shape in self._model.output_specs(self.name)}
+
+    def __call__(self, *args, **kwargs):
+        names = [n for n, _, _ in self._inputs]
+        if len(args) > len(names):
+            raise TypeError("%s takes %d inputs, got %d positional arguments" % (self.name, len(names), len(args)))
+        bound = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError("Binding inputs to the signature failed due to `got an unexpected keyword argument "
+                                "'%s'`" % key)
+            if key in bound:
+                raise TypeError("Binding inputs to the signature failed due to `multiple values for argument '%s'`"
+                                % key)
+            bound[key] = value
+        for key in names:
+            if key not in bound:
+                raise TypeError("Binding inputs to the signature failed due to `missing a required argument: '%s'`"
+                                % key)
+        tensors = [bound[n] if isinstance(bound[n], _core.Tensor) else convert_to_tensor(bound[n], dtype=dtype)
+                   for n, dtype, _ in self._inputs]
+        return dict(zip(self._outputs, self._model.call(self.name, tensors)))
+
+    def __repr__(self):
+        return "<kiln.saved_model signature %r: (%s) -> (%s)>" % (
+            self.name, ", ".join(n for n, _, _ in self._inputs), ", ".join(self._outputs))
+
+
+class _Loaded:
+    """What load returns: .signatures (name -> callable) and .variables (name -> value)."""
+
+    def __init__(self, model):
+        self._model = model
+        self.signatures = {name: _Signature(model, name) for name in model.signatures()}
+
+    @property
+    def variables(self):
+        return self._model.variables()
+
+
+def load(export_dir, tags=None, options=None):
+    """Loads `export_dir`. tags and options are accepted for TensorFlow's signature; kiln reads
+    the one meta graph TensorFlow 2 writes."""
+    del tags, options
+    return _Loaded(_core.load_saved_model(os.fspath(export_dir)))

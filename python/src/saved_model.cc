@@ -1,0 +1,45 @@
+// kiln.saved_model.load's C++ half: a loaded model (kiln's own format, or a SavedModel written
+// by TensorFlow) with its signatures' names, specs and call.
+#include <kiln/saved_model.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+
+namespace kiln::python {
+
+namespace {
+// (name, dtype, shape tuple with None for unknown dims, or None for unknown rank) per spec.
+nb::list spec_list(const std::vector<TensorSpec>& specs) {
+  nb::list out;
+  for (const TensorSpec& s : specs) {
+    nb::object shape = nb::none();
+    if (s.shape.rank() >= 0) {
+      nb::list dims;
+      for (int64_t d : s.shape.dims()) dims.append(d < 0 ? nb::none() : nb::cast(d));
+      shape = nb::tuple(dims);
+    }
+    out.append(nb::make_tuple(s.name, dtype_object(s.dtype), shape));
+  }
+  return out;
+}
+}  // namespace
+
+void bind_saved_model(nb::module_& m) {
+  nb::class_<LoadedModel>(m, "LoadedModelCore")
+      .def("signatures", &LoadedModel::signatures)
+      .def("input_specs",
+           [](const LoadedModel& lm, const std::string& s) { return spec_list(lm.signature(s).input_specs()); })
+      .def("output_specs",
+           [](const LoadedModel& lm, const std::string& s) { return spec_list(lm.signature(s).output_specs()); })
+      .def("signature", &LoadedModel::signature, nb::arg("name"))
+      .def("call", &LoadedModel::call, nb::arg("signature"), nb::arg("inputs"),
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("variables", &LoadedModel::variables);
+  m.def(
+      "load_saved_model", [](const std::string& dir) { return load(dir); }, nb::arg("export_dir"),
+      nb::call_guard<nb::gil_scoped_release>());
+}
+
+}  // namespace kiln::python

@@ -1,0 +1,133 @@
+"""kiln serves SavedModels that TensorFlow wrote. Each model is made by TensorFlow in the
+test (never a committed binary), loaded by both, and called with the same inputs: the outputs
+must agree (bit for bit where the same arithmetic runs; float products and sums may round
+differently, so those compare within a few ulps)."""
+import numpy as np
+import pytest
+
+import kiln
+
+RNG = np.random.default_rng(3)
+
+
+def _tf_module_mlp(tf):
+    class MLP(tf.Module):
+        def __init__(self):
+            self.w1 = tf.Variable(RNG.standard_normal((3, 8)).astype(np.float32), name="w1")
+            self.b1 = tf.Variable(RNG.standard_normal(8).astype(np.float32), name="b1")
+            self.w2 = tf.Variable(RNG.standard_normal((8, 2)).astype(np.float32), name="w2")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+        def __call__(self, x):
+            return tf.matmul(tf.nn.relu(tf.matmul(x, self.w1) + self.b1), self.w2)
+
+    return MLP()
+
+
+def _both(tf, tmp_path, module, signatures=None):
+    path = str(tmp_path / "model")
+    tf.saved_model.save(module, path, signatures=signatures)
+    return tf.saved_model.load(path), kiln.saved_model.load(path), path
+
+
+def _close(a, b, ulps=4):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    if a.dtype.kind == "f":
+        np.testing.assert_array_max_ulp(a, b, maxulp=ulps)
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_module_with_variables(tf, tmp_path):
+    theirs, mine, _ = _both(tf, tmp_path, _tf_module_mlp(tf))
+    assert list(mine.signatures) == list(theirs.signatures) == ["serving_default"]
+    for batch in (1, 5):
+        x = RNG.standard_normal((batch, 3)).astype(np.float32)
+        want = theirs.signatures["serving_default"](x=tf.constant(x))
+        got = mine.signatures["serving_default"](x=x)
+        assert sorted(got) == sorted(want) == ["output_0"]
+        _close(got["output_0"].numpy(), want["output_0"].numpy())
+    # The variables come back with their values, named by their object path.
+    assert sorted(mine.variables) == ["b1", "w1", "w2"]
+    np.testing.assert_array_equal(mine.variables["w1"].numpy(), theirs.w1.numpy())
+    spec = mine.signatures["serving_default"].structured_input_signature[1]["x"]
+    assert spec.shape.as_list() == [None, 3] and spec.dtype == kiln.float32
+
+
+def test_control_flow_and_several_outputs(tf, tmp_path):
+    class Flow(tf.Module):
+        def __init__(self):
+            self.scale = tf.Variable(2.0)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="x"),
+                                      tf.TensorSpec([], tf.int32, name="n")])
+        def __call__(self, x, n):
+            y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * self.scale, lambda: -x)
+            _, y = tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, y * 0.5 + 1.0), [tf.constant(0), y])
+            return {"y": y, "count": n * 2}
+
+    theirs, mine, _ = _both(tf, tmp_path, Flow())
+    for x, n in [([1.0, -2.0, 3.0], 3), ([-1.0, -2.0], 0), ([4.0], 7)]:
+        want = theirs.signatures["serving_default"](x=tf.constant(x), n=tf.constant(n))
+        got = mine.signatures["serving_default"](x=np.array(x, np.float32), n=n)
+        assert sorted(got) == sorted(want) == ["count", "y"]
+        for key in want:
+            _close(got[key].numpy(), want[key].numpy(), ulps=0)
+
+
+def test_several_signatures_int_and_float(tf, tmp_path):
+    class Calc(tf.Module):
+        def __init__(self):
+            self.offset = tf.Variable(np.array([1, 2, 3], np.int64))
+
+        @tf.function(input_signature=[tf.TensorSpec([3], tf.int64, name="a")])
+        def shift(self, a):
+            return {"shifted": a + self.offset, "doubled": a * 2}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float64, name="m")])
+        def gram(self, m):
+            return tf.matmul(m, m, transpose_b=True)
+
+    calc = Calc()
+    theirs, mine, _ = _both(tf, tmp_path, calc, signatures={"shift": calc.shift, "gram": calc.gram})
+    assert sorted(mine.signatures) == sorted(theirs.signatures) == ["gram", "shift"]
+    a = np.array([5, -6, 2**40], np.int64)
+    want, got = theirs.signatures["shift"](a=tf.constant(a)), mine.signatures["shift"](a=a)
+    for key in want:
+        _close(got[key].numpy(), want[key].numpy(), ulps=0)
+    m = RNG.standard_normal((4, 3))
+    _close(mine.signatures["gram"](m=m)["output_0"].numpy(), theirs.signatures["gram"](m=tf.constant(m))["output_0"].numpy())
+
+
+def test_calls_that_do_not_fit_raise_tensorflows_classes(tf, tmp_path):
+    theirs, mine, _ = _both(tf, tmp_path, _tf_module_mlp(tf))
+    mine_sig, their_sig = mine.signatures["serving_default"], theirs.signatures["serving_default"]
+    for call in (lambda s, m: s(), lambda s, m: s(x=m.constant([[1.0, 2.0, 3.0]]), y=1)):
+        with pytest.raises(TypeError):
+            call(their_sig, tf)
+        with pytest.raises(TypeError):
+            call(mine_sig, kiln)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        their_sig(x=tf.constant([[1, 2, 3]]))
+    with pytest.raises(kiln.errors.InvalidArgumentError):
+        mine_sig(x=kiln.constant([[1, 2, 3]]))
+
+
+def test_damaged_files_are_errors(tf, tmp_path):
+    _, _, path = _both(tf, tmp_path, _tf_module_mlp(tf))
+    pb = tmp_path / "model" / "saved_model.pb"
+    good = pb.read_bytes()
+    pb.write_bytes(good[: len(good) // 2])
+    with pytest.raises((kiln.errors.DataLossError, kiln.errors.InvalidArgumentError)):
+        kiln.saved_model.load(path)
+    pb.write_bytes(good)
+    data = next((tmp_path / "model" / "variables").glob("variables.data-*"))
+    raw = bytearray(data.read_bytes())
+    raw[len(raw) // 2] ^= 0x10
+    data.write_bytes(bytes(raw))
+    with pytest.raises(kiln.errors.DataLossError):
+        kiln.saved_model.load(path)
+    (tmp_path / "model" / "variables" / "variables.index").unlink()
+    with pytest.raises(kiln.errors.NotFoundError):
+        kiln.saved_model.load(path)

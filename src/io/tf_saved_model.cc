@@ -1,0 +1,214 @@
+// SavedModels written by TensorFlow: saved_model.pb (one MetaGraphDef: the main graph, the
+// function library, signature_defs, the object graph) and variables/ (a TensorBundle).
+//
+// A signature's outputs name the main graph's call node, StatefulPartitionedCall(inputs...,
+// variable handles..., f = the signature wrapper). kiln imports f with its tensor arguments as
+// inputs and its resource arguments bound to variables; the object graph says which objects
+// those are (SavedConcreteFunction.bound_inputs: node ids) and the checkpoint's object graph,
+// whose node ids are the same, says under which key each variable's value is saved. The saver
+// functions (SaveV2, RestoreV2) are never run.
+#include <algorithm>
+#include <filesystem>
+
+#include "io/files.h"
+#include "io/graph_import.h"
+#include "io/limits.h"
+#include "io/proto_values.h"
+#include "io/saved_model.h"
+#include "kiln/checkpoint.h"
+#include "saved_model.pb.h"  // generated from src/io/proto/saved_model.proto
+
+namespace kiln::io {
+namespace {
+
+constexpr const char* kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
+constexpr const char* kValueSuffix = "/.ATTRIBUTES/VARIABLE_VALUE";
+
+// "node:3" or "node" -> (node, 3).
+std::pair<std::string, int> tensor_name(const std::string& text, const std::string& where) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return {text, 0};
+  const std::string digits = text.substr(colon + 1);
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos)
+    throw InvalidArgumentError(where + ": malformed tensor name '" + text + "'");
+  return {text.substr(0, colon), std::stoi(digits)};
+}
+
+// The saved variables, made on first use: by object node id.
+class Variables {
+ public:
+  explicit Variables(std::string dir) : dir_(std::move(dir)) {}
+
+  std::shared_ptr<ops::VariableState> get(int node_id, const tensorflow::NodeDef& handle, const std::string& where) {
+    if (auto it = by_node_.find(node_id); it != by_node_.end()) return it->second;
+    open();
+    if (node_id < 0 || node_id >= objects_.nodes_size())
+      throw InvalidArgumentError(where + ": captured object " + std::to_string(node_id) +
+                                 " is not in the checkpoint's object graph");
+    std::string key;
+    for (const auto& a : objects_.nodes(node_id).attributes())
+      if (a.name() == "VARIABLE_VALUE") key = a.checkpoint_key();
+    if (key.empty())
+      throw InvalidArgumentError(where + ": captured object " + std::to_string(node_id) +
+                                 " has no saved variable value (only variables are supported as captures)");
+    Tensor value = reader_->get_tensor(key);
+    auto dt = handle.attr().find("dtype");
+    if (dt != handle.attr().end() &&
+        std::get<DType>(attr_from_proto(dt->second, AttrKind::kType, where)) != value.dtype())
+      throw InvalidArgumentError(where + ": variable '" + key + "' is saved as " +
+                                 std::string(dtype_name(value.dtype())) + ", its handle says otherwise");
+    auto sh = handle.attr().find("shape");
+    if (sh != handle.attr().end() &&
+        !std::get<TensorShape>(attr_from_proto(sh->second, AttrKind::kShape, where)).is_compatible_with(value.shape()))
+      throw InvalidArgumentError(where + ": variable '" + key + "' is saved with shape " + value.shape().str() +
+                                 ", its handle says otherwise");
+    std::string name = key;
+    if (name.size() > std::string(kValueSuffix).size() &&
+        name.compare(name.size() - std::string(kValueSuffix).size(), std::string::npos, kValueSuffix) == 0)
+      name.resize(name.size() - std::string(kValueSuffix).size());
+    auto v = std::make_shared<ops::VariableState>(value, name);
+    by_node_.emplace(node_id, v);
+    by_name_[name] = v;
+    return v;
+  }
+  std::map<std::string, std::shared_ptr<ops::VariableState>> by_name() const { return by_name_; }
+
+ private:
+  void open() {
+    if (reader_) return;
+    reader_ = std::make_unique<CheckpointReader>(dir_ + "/variables/variables");
+    const std::vector<std::string> graph = reader_->get_strings(kObjectGraphKey);
+    if (graph.size() != 1 || !reader_->shape(kObjectGraphKey).empty())
+      throw DataLossError("the checkpoint's object graph is not a scalar string");
+    if (!objects_.ParseFromString(graph[0])) throw DataLossError("the checkpoint's object graph does not parse");
+  }
+
+  std::string dir_;
+  std::unique_ptr<CheckpointReader> reader_;
+  tensorflow::TrackableObjectGraph objects_;
+  std::map<int, std::shared_ptr<ops::VariableState>> by_node_;
+  std::map<std::string, std::shared_ptr<ops::VariableState>> by_name_;
+};
+
+std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraphDef& mg, const std::string& name,
+                                                     const tensorflow::SignatureDef& sig,
+                                                     const std::map<std::string, const tensorflow::NodeDef*>& nodes,
+                                                     Variables& variables, NodeBudget& budget) {
+  const std::string where = "signature '" + name + "'";
+  auto node_named = [&](const std::string& n) -> const tensorflow::NodeDef& {
+    auto it = nodes.find(n);
+    if (it == nodes.end()) throw InvalidArgumentError(where + ": the graph has no node '" + n + "'");
+    return *it->second;
+  };
+  // Outputs, in key order, and the one call node they come from.
+  std::vector<std::pair<std::string, int>> outputs;  // (key, output index of the call)
+  const tensorflow::NodeDef* call = nullptr;
+  std::vector<std::string> keys;
+  for (const auto& kv : sig.outputs()) keys.push_back(kv.first);
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& key : keys) {
+    const auto [node, index] = tensor_name(sig.outputs().at(key).name(), where);
+    const tensorflow::NodeDef& nd = node_named(node);
+    if (nd.op() != "StatefulPartitionedCall" && nd.op() != "PartitionedCall")
+      throw UnimplementedError(where + ": output '" + key + "' comes from a " + nd.op() +
+                               " node; kiln serves signatures that call a function (TensorFlow 2 SavedModels)");
+    if (call && call != &nd) throw UnimplementedError(where + ": its outputs come from more than one function call");
+    call = &nd;
+    outputs.emplace_back(key, index);
+  }
+  if (!call) throw InvalidArgumentError(where + " has no outputs");
+  auto f = call->attr().find("f");
+  if (f == call->attr().end() || f->second.value_case() != tensorflow::AttrValue::kFunc)
+    throw InvalidArgumentError(where + ": the call node has no function attr 'f'");
+  const std::string& function = f->second.func().name();
+  // The call's inputs: placeholders (the signature's inputs) and variable handles.
+  std::map<std::string, std::string> input_key;  // placeholder node -> signature input key
+  for (const auto& [key, info] : sig.inputs()) input_key[tensor_name(info.name(), where).first] = key;
+  auto cf = std::make_shared<detail::ConcreteImpl>();
+  cf->name = name;
+  std::vector<DType> dtypes;
+  std::vector<ops::PartialShape> shapes;
+  ResourceBindings resources;
+  std::vector<int> bound;
+  if (auto it = mg.object_graph_def().concrete_functions().find(function);
+      it != mg.object_graph_def().concrete_functions().end())
+    bound.assign(it->second.bound_inputs().begin(), it->second.bound_inputs().end());
+  for (const std::string& in : call->input()) {
+    if (!in.empty() && in[0] == '^') continue;
+    const tensorflow::NodeDef& nd = node_named(tensor_name(in, where).first);
+    if (nd.op() == "VarHandleOp") {
+      if (resources.size() >= bound.size())
+        throw InvalidArgumentError(where + ": the call captures more variables than the object graph binds");
+      resources.push_back(variables.get(bound[resources.size()], nd, where));
+      continue;
+    }
+    auto key = input_key.find(nd.name());
+    if (nd.op() != "Placeholder" || key == input_key.end())
+      throw UnimplementedError(where + ": the call's input '" + in + "' is neither a signature input nor a variable");
+    const tensorflow::TensorInfo& info = sig.inputs().at(key->second);
+    const std::string iwhere = where + " input '" + key->second + "'";
+    const DType dtype = dtype_from_proto(info.dtype(), iwhere);
+    const ops::PartialShape shape = shape_from_proto(info.tensor_shape(), iwhere);
+    dtypes.push_back(dtype);
+    shapes.push_back(shape);
+    cf->inputs.push_back(TensorSpec{full_shape(shape), dtype, key->second});
+    detail::ArgEntry arg;
+    arg.name = key->second;
+    arg.dtype = dtype;
+    arg.shape = full_shape(shape);
+    cf->signature.push_back(arg);
+  }
+  if (cf->inputs.size() != static_cast<size_t>(sig.inputs_size()))
+    throw UnimplementedError(where + ": some of its inputs do not reach the function call");
+  if (resources.size() != bound.size())
+    throw InvalidArgumentError(where + ": the object graph binds " + std::to_string(bound.size()) +
+                               " captures, the call passes " + std::to_string(resources.size()));
+  cf->graph = import_function(mg.graph_def().library(), function, dtypes, shapes, {}, budget, resources);
+  std::vector<graph::Output> all = cf->graph->outputs;
+  cf->graph->outputs.clear();
+  for (const auto& [key, index] : outputs) {
+    if (index < 0 || index >= static_cast<int>(all.size()))
+      throw InvalidArgumentError(where + ": output '" + key + "' is output " + std::to_string(index) +
+                                 " of a function with " + std::to_string(all.size()));
+    const graph::Output& o = all[index];
+    cf->graph->outputs.push_back(o);
+    cf->outputs.push_back(TensorSpec{full_shape(o.node->out_shapes[o.index]), o.node->out_dtypes[o.index], key});
+  }
+  cf->compile(config::optimizer_options());
+  return cf;
+}
+
+}  // namespace
+
+bool is_tf_saved_model(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(dir + "/saved_model.pb", ec);
+}
+
+LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& options) {
+  tensorflow::SavedModel sm;
+  if (!sm.ParseFromString(read_file(dir + "/saved_model.pb", kMaxFileBytes)))
+    throw DataLossError(dir + "/saved_model.pb is not a valid SavedModel");
+  if (sm.meta_graphs_size() != 1)
+    throw UnimplementedError(dir + ": kiln reads SavedModels with one meta graph; this one has " +
+                             std::to_string(sm.meta_graphs_size()));
+  const tensorflow::MetaGraphDef& mg = sm.meta_graphs(0);
+  std::map<std::string, const tensorflow::NodeDef*> nodes;
+  for (const auto& nd : mg.graph_def().node())
+    if (!nodes.emplace(nd.name(), &nd).second)
+      throw InvalidArgumentError(dir + ": the graph has two nodes named '" + nd.name() + "'");
+  auto model = std::make_shared<detail::LoadedModelImpl>();
+  Variables variables(dir);
+  NodeBudget budget{.max_nodes = options.max_nodes};
+  std::vector<std::string> names;
+  for (const auto& kv : mg.signature_def()) names.push_back(kv.first);
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    if (name.rfind("__", 0) == 0) continue;  // __saved_model_init_op and the like: not callable
+    model->signatures.emplace(name, load_signature(mg, name, mg.signature_def().at(name), nodes, variables, budget));
+  }
+  model->variables = variables.by_name();
+  return LoadedModel(model);
+}
+
+}  // namespace kiln::io
