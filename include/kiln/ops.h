@@ -127,6 +127,9 @@ KILN_REDUCE(reduce_prod)
 #undef KILN_REDUCE
 Tensor argmax(const Tensor& x, int64_t axis = 0);  // int64 result; first index among ties
 Tensor softmax(const Tensor& x, int64_t axis = -1);
+// value + bias along value's last dimension (tf.nn.bias_add, data_format NHWC): value of rank
+// >= 2, bias 1-D with as many elements as value's last dimension.
+Tensor bias_add(const Tensor& value, const Tensor& bias);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Per-example loss -log(softmax(logits)[label]): logits [batch, classes] float, labels
 // [batch] int32/int64 in [0, classes). Stable for large logits (TF's op of the same name).

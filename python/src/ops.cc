@@ -82,6 +82,7 @@ void bind_ops(nb::module_& m) {
   m.def("matmul", [](T a, T b, bool ta, bool tb) { return matmul(a, b, ta, tb); });
   m.def("argmax", [](T x, int64_t axis) { return argmax(x, axis); });
   m.def("softmax", [](T x, int64_t axis) { return softmax(x, axis); });
+  m.def("bias_add", [](T value, T bias) { return bias_add(value, bias); });
   m.def("log_softmax", [](T x, int64_t axis) { return log_softmax(x, axis); });
   m.def("sparse_softmax_cross_entropy_with_logits",
         [](T labels, T logits) { return sparse_softmax_cross_entropy_with_logits(labels, logits); });

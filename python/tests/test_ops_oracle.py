@@ -300,6 +300,23 @@ def test_matmul(oracle):
     oracle(lambda m: m.matmul(m.constant(np.zeros((0, 3), np.float32)), m.constant(np.zeros((3, 2), np.float32))))
 
 
+def test_bias_add(oracle):
+    rng = np.random.default_rng(5)
+    for dtype in NUMERIC:
+        v = rng.integers(-9, 9, (2, 3, 4)).astype(dtype)
+        b = rng.integers(-9, 9, 4).astype(dtype)
+        oracle(lambda m: m.nn.bias_add(m.constant(v), m.constant(b)), where=dtype)
+        oracle(lambda m: m.nn.bias_add(m.constant(v[0]), m.constant(b)), where=dtype + " rank 2")
+    big = np.array([[2**31 - 1, -(2**31)]], np.int32)
+    oracle(lambda m: m.nn.bias_add(m.constant(big), m.constant(np.array([1, -1], np.int32))), where="int32 wraps")
+    oracle(lambda m: m.nn.bias_add(m.constant(np.zeros((0, 3), np.float32)), m.constant([1.0, 2.0, 3.0])),
+           where="empty")
+    oracle(lambda m: m.nn.bias_add(m.constant([1.0, 2.0, 3.0]), m.constant([1.0])), where="rank 1 value")
+    oracle(lambda m: m.nn.bias_add(m.constant([[1.0, 2.0]]), m.constant([[1.0, 2.0]])), where="2-D bias")
+    oracle(lambda m: m.nn.bias_add(m.constant([[1.0, 2.0, 3.0]]), m.constant([1.0, 2.0])), where="bias size")
+    oracle(lambda m: m.nn.bias_add(m.constant([[True]]), m.constant([True])), where="bool")
+
+
 def test_unsorted_segment_sum_and_add_n(oracle):
     data = np.arange(12, dtype=np.float32).reshape(4, 3)
     ids = np.array([0, 2, 0, 1], np.int32)

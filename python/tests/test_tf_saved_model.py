@@ -131,3 +131,20 @@ def test_damaged_files_are_errors(tf, tmp_path):
     (tmp_path / "model" / "variables" / "variables.index").unlink()
     with pytest.raises(kiln.errors.NotFoundError):
         kiln.saved_model.load(path)
+
+
+def test_a_keras_model_export(tf, tmp_path):
+    keras = pytest.importorskip("keras")
+    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(3, activation="softmax")])
+    path = str(tmp_path / "keras_mlp")
+    model.export(path, verbose=False)
+    theirs, mine = tf.saved_model.load(path), kiln.saved_model.load(path)
+    assert sorted(mine.signatures) == sorted(theirs.signatures) == ["serve", "serving_default"]
+    (name,) = mine.signatures["serving_default"].structured_input_signature[1]
+    for batch in (1, 7):
+        x = RNG.standard_normal((batch, 8)).astype(np.float32)
+        want = theirs.signatures["serving_default"](**{name: tf.constant(x)})["output_0"].numpy()
+        got = mine.signatures["serving_default"](**{name: x})["output_0"].numpy()
+        _close(got, want, ulps=8)  # matmul, bias, relu, softmax: sums and exp round differently
+        np.testing.assert_allclose(model.predict(x, verbose=0), got, rtol=1e-5, atol=1e-7)

@@ -200,6 +200,11 @@ Tensor softmax_on_axis(const ops::OpDef& def, const char* hint, const Tensor& x,
 Tensor softmax(const Tensor& x, int64_t axis) { return softmax_on_axis(op::Softmax(), "Softmax", x, axis); }
 Tensor log_softmax(const Tensor& x, int64_t axis) { return softmax_on_axis(op::LogSoftmax(), "LogSoftmax", x, axis); }
 
+Tensor bias_add(const Tensor& value, const Tensor& bias) {
+  static const Attrs nhwc{std::string("NHWC")};
+  return trace::dispatch1(op::BiasAdd(), {&value, &bias}, nhwc, "BiasAdd");
+}
+
 Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits) {
   if (!labels.defined() || !logits.defined())
     throw InvalidArgumentError("sparse_softmax_cross_entropy_with_logits: empty Tensor");

@@ -133,7 +133,8 @@ bool attr_default(const std::string& name, ops::AttrValue* out) {
                                                                  {"use_nesterov", false},
                                                                  {"out_type", DType::Int32},
                                                                  {"output_type", DType::Int64},
-                                                                 {"squeeze_dims", std::vector<int64_t>{}}};
+                                                                 {"squeeze_dims", std::vector<int64_t>{}},
+                                                                 {"data_format", std::string("NHWC")}};
   const auto it = defaults.find(name);
   if (it == defaults.end()) return false;
   *out = it->second;
@@ -166,6 +167,7 @@ AttrKind attr_kind(const std::string& name) {
                                                         {"squeeze_dims", AttrKind::kIntList},
                                                         {"message", AttrKind::kString},
                                                         {"template", AttrKind::kString},
+                                                        {"data_format", AttrKind::kString},
                                                         {"_user_specified_name", AttrKind::kString},
                                                         {"shape", AttrKind::kShape},
                                                         {"value", AttrKind::kTensor},

@@ -1,4 +1,4 @@
-// Neural-network ops with their own kernels: SparseSoftmaxCrossEntropyWithLogits.
+// Neural-network ops with their own kernels: SparseSoftmaxCrossEntropyWithLogits, BiasAdd.
 #include <cmath>
 
 #include "kernels/vmath.h"
@@ -83,7 +83,67 @@ void sparse_xent_grad(GradContext& c) {
   c.dx[0] = grad::mul(c.b, dloss, c.y[1]);
 }
 
+// BiasAdd(value [..., C], bias [C]) with TensorFlow's default data_format NHWC: the bias
+// is added along the last dimension. NCHW is refused (kiln has no channels-first layout).
+void infer_bias_add(InferContext& c) {
+  require_same_dtypes(c, 0, 1);
+  if (c.in(0).dtype == DType::Bool) c.fail("BiasAdd does not support bool tensors");
+  const std::string& format = c.attrs.s(0);
+  if (!format.empty() && format != "NHWC")
+    throw UnimplementedError("BiasAdd with data_format " + format + " is not supported by kiln (only NHWC)");
+  const InputInfo& v = c.in(0);
+  const InputInfo& b = c.in(1);
+  if (!v.unknown_rank && v.dims->size() < 2) c.fail("Input tensor must be at least 2D: " + dims_text(*v.dims));
+  if (!b.unknown_rank && b.dims->size() != 1) c.fail("Biases must be 1D: " + dims_text(*b.dims));
+  if (!v.unknown_rank && !b.unknown_rank) {
+    const int64_t channels = v.dims->back(), biases = (*b.dims)[0];
+    if (channels >= 0 && biases >= 0 && channels != biases)
+      c.fail("Must provide as many biases as the last dimension of the input tensor: " + dims_text(*b.dims) + " vs. " +
+             dims_text(*v.dims));
+  }
+  c.out(0) = OutputInfo{v.dtype, v.unknown_rank ? PartialShape{{}, true} : PartialShape{*v.dims, false}};
+  c.kernel_dtype = v.dtype;
+}
+template <class T>
+struct BiasAddKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& v = c.in(0);
+    const int64_t channels = c.in(1).num_elements;
+    const T* x = v.as<T>();
+    const T* bias = c.in(1).as<T>();
+    T* y = c.out(0).as<T>();
+    const int64_t rows = channels ? v.num_elements / channels : 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < channels; ++j) {
+        if constexpr (std::is_integral_v<T>) {  // wraps on overflow, as TensorFlow
+          using U = std::make_unsigned_t<T>;
+          y[r * channels + j] = static_cast<T>(static_cast<U>(x[r * channels + j]) + static_cast<U>(bias[j]));
+        } else {
+          y[r * channels + j] = x[r * channels + j] + bias[j];
+        }
+      }
+  }
+};
+// d value = dy; d bias = dy summed over every dimension but the last (the bias broadcasts
+// along them, so this is the broadcast gradient summed back to the bias's shape).
+void bias_add_grad(GradContext& c) {
+  if (c.needs[0]) c.dx[0] = c.dy[0];
+  if (c.needs[1]) c.dx[1] = grad::sum_to(c.b, c.dy[0], c.x[1]);
+}
+
 }  // namespace
+
+const OpDef& op::BiasAdd() {
+  static const OpDef def = {.name = "BiasAdd",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"data_format"},
+                            .infer = infer_bias_add,
+                            .kernels = kernels_for<BiasAddKernel, KILN_NUMERIC>(),
+                            .grad = &bias_add_grad};
+  return def;
+}
 
 const OpDef& op::SparseSoftmaxCrossEntropyWithLogits() {
   static const OpDef def = {.name = "SparseSoftmaxCrossEntropyWithLogits",

@@ -17,7 +17,7 @@
   /* layout.cc */ X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                  \
   /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)           \
   /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
-  /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits)                                                        \
+  /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits) X(BiasAdd)                                             \
   /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range)                                                \
   /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                              \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \

@@ -146,6 +146,13 @@ TEST(GradientCheck, MatMul) {
                  {values({2, 4, 3}, 5), values({2, 2, 4}, 6)});
 }
 
+TEST(GradientCheck, BiasAdd) {
+  check_gradient("bias_add rank 2", [](const std::vector<Tensor>& x) { return bias_add(x[0], x[1]); },
+                 {values({3, 4}, 21), values({4}, 22)});
+  check_gradient("bias_add rank 4", [](const std::vector<Tensor>& x) { return bias_add(x[0], x[1]); },
+                 {values({2, 2, 3, 2}, 23), values({2}, 24)});
+}
+
 TEST(GradientCheck, Reductions) {
   const Tensor x = values({2, 3, 4}, 11);
   for (bool keep : {false, true}) {
