@@ -292,6 +292,43 @@ def lstm_trace(p):
     return run
 
 
+_KERAS_MLP = []
+
+
+def _keras_mlp_dir():
+    """A Keras MLP (784-256-10, relu, softmax) exported by TensorFlow, once per run."""
+    if not _KERAS_MLP:
+        import tempfile
+
+        import keras
+
+        model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(256, activation="relu"),
+                                  keras.layers.Dense(10, activation="softmax")])
+        path = os.path.join(tempfile.mkdtemp(prefix="kiln_bench_"), "keras_mlp")
+        model.export(path, verbose=False)
+        _KERAS_MLP.append(path)
+    return _KERAS_MLP[0]
+
+
+def serve_keras_mlp(batch):
+    """Serving the SavedModel's serving_default signature: kiln.saved_model.load against
+    TensorFlow's own tf.saved_model.load, on the same directory."""
+
+    def make(p):
+        if p.name not in ("kiln.function", "tf.function"):
+            return None
+        try:
+            path = _keras_mlp_dir()
+        except ImportError:
+            return None
+        sig = p.m.saved_model.load(path).signatures["serving_default"]
+        (name,) = sig.structured_input_signature[1]
+        x = p.m.constant(np.random.default_rng(0).standard_normal((batch, 784)).astype(np.float32))
+        return lambda: p.block(sig(**{name: x}))
+
+    return make
+
+
 WORKLOADS = [
     ("power(x,100) int32 10x10", power("int32"), 20),
     ("power(x,100) f32 10x10", power("float32"), 20),
@@ -303,6 +340,8 @@ WORKLOADS = [
     ("trace 1000 ops (per op)", trace_1000_ops, 1),
     ("LSTM loop 300 steps", lstm_loop, 5),
     ("LSTM loop: trace+1st call", lstm_trace, 1),
+    ("serve Keras MLP batch 1", serve_keras_mlp(1), 200),
+    ("serve Keras MLP batch 64", serve_keras_mlp(64), 50),
 ]
 
 
