@@ -148,3 +148,21 @@ def test_a_keras_model_export(tf, tmp_path):
         got = mine.signatures["serving_default"](**{name: x})["output_0"].numpy()
         _close(got, want, ulps=8)  # matmul, bias, relu, softmax: sums and exp round differently
         np.testing.assert_allclose(model.predict(x, verbose=0), got, rtol=1e-5, atol=1e-7)
+
+
+def test_ops_kiln_lacks_are_all_named_at_load(tf, tmp_path):
+    class Unusual(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
+        def __call__(self, x):
+            y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.math.cumsum(x), lambda: x)
+            return tf.math.erf(y) + tf.math.cumprod(x)
+
+    path = str(tmp_path / "unusual")
+    tf.saved_model.save(Unusual(), path)
+    with pytest.raises(kiln.errors.UnimplementedError) as e:
+        kiln.saved_model.load(path)
+    text = str(e.value)
+    assert "3 op(s) kiln does not have" in text
+    for op in ("Cumprod", "Cumsum", "Erf"):
+        assert "\n  %s (in " % op in text
+    assert "cond_true" in text  # the branch function it appears in

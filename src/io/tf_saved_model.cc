@@ -9,6 +9,7 @@
 // functions (SaveV2, RestoreV2) are never run.
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "io/files.h"
 #include "io/graph_import.h"
@@ -16,6 +17,7 @@
 #include "io/proto_values.h"
 #include "io/saved_model.h"
 #include "kiln/checkpoint.h"
+#include "ops/op_def.h"
 #include "saved_model.pb.h"  // generated from src/io/proto/saved_model.proto
 
 namespace kiln::io {
@@ -90,6 +92,45 @@ class Variables {
   std::map<std::string, std::shared_ptr<ops::VariableState>> by_name_;
 };
 
+// Every op kiln lacks in the functions `root` reaches (through call and control-flow attrs),
+// with the functions it appears in: one UnimplementedError listing them all, before any
+// import, rather than the first one found.
+void check_ops(const tensorflow::FunctionDefLibrary& library, const std::string& root, const std::string& where) {
+  std::map<std::string, const tensorflow::FunctionDef*> functions;
+  for (const auto& f : library.function()) functions.emplace(f.signature().name(), &f);
+  std::map<std::string, std::set<std::string>> missing;  // op -> functions
+  std::set<std::string> seen{root};
+  std::vector<std::string> todo{root};
+  while (!todo.empty()) {
+    const std::string name = todo.back();
+    todo.pop_back();
+    auto it = functions.find(name);
+    if (it == functions.end()) continue;  // the importer reports a missing function
+    for (const auto& nd : it->second->node_def()) {
+      const std::string& op = nd.op();
+      const bool handled = op == "StatefulPartitionedCall" || op == "PartitionedCall" || op == "VarHandleOp";
+      const ops::OpDef* def = ops::find_op(op);
+      if (!handled && (!def || def->has(ops::kInternal) || def->has(ops::kNoKernel))) missing[op].insert(name);
+      for (const auto& [attr, value] : nd.attr()) {
+        std::vector<std::string> callees;
+        if (value.value_case() == tensorflow::AttrValue::kFunc) callees.push_back(value.func().name());
+        if (value.value_case() == tensorflow::AttrValue::kList)
+          for (const auto& f : value.list().func()) callees.push_back(f.name());
+        for (const std::string& callee : callees)
+          if (seen.insert(callee).second) todo.push_back(callee);
+      }
+    }
+  }
+  if (missing.empty()) return;
+  std::string text;
+  for (const auto& [op, in] : missing) {
+    text += "\n  " + op + " (in";
+    for (const std::string& f : in) text += " " + f;
+    text += ")";
+  }
+  throw UnimplementedError(where + " uses " + std::to_string(missing.size()) + " op(s) kiln does not have:" + text);
+}
+
 std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraphDef& mg, const std::string& name,
                                                      const tensorflow::SignatureDef& sig,
                                                      const std::map<std::string, const tensorflow::NodeDef*>& nodes,
@@ -163,6 +204,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
   if (resources.size() != bound.size())
     throw InvalidArgumentError(where + ": the object graph binds " + std::to_string(bound.size()) +
                                " captures, the call passes " + std::to_string(resources.size()));
+  check_ops(mg.graph_def().library(), function, where);
   cf->graph = import_function(mg.graph_def().library(), function, dtypes, shapes, {}, budget, resources);
   std::vector<graph::Output> all = cf->graph->outputs;
   cf->graph->outputs.clear();
