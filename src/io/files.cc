@@ -30,59 +30,57 @@ void fsync_path(const std::string& path, int flags) {
 
 }  // namespace
 
-std::string read_file(const std::string& path, size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw NotFoundError(sys_error("cannot open", path));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw DataLossError(path + " is not a regular file");
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    throw DataLossError(path + " is " + std::to_string(st.st_size) + " bytes, more than the " +
-                        std::to_string(max_bytes) + " allowed");
-  }
-  std::string out(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      throw DataLossError(sys_error("cannot read", path));
+namespace {
+// A regular file open for reading, closed when it goes out of scope.
+class ReadOnlyFile {
+ public:
+  explicit ReadOnlyFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw NotFoundError(sys_error("cannot open", path));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      throw DataLossError(path + " is not a regular file");
     }
-    done += static_cast<size_t>(n);
+    size_ = static_cast<uint64_t>(st.st_size);
   }
-  ::close(fd);
-  return out;
+  ~ReadOnlyFile() { ::close(fd_); }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+
+  uint64_t size() const { return size_; }
+  // `n` bytes at `offset`, which the caller has checked lie inside the file.
+  std::string read(uint64_t offset, uint64_t n) const {
+    std::string out(static_cast<size_t>(n), '\0');
+    size_t done = 0;
+    while (done < out.size()) {
+      const ssize_t got = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (got <= 0) throw DataLossError(sys_error("cannot read", path_));
+      done += static_cast<size_t>(got);
+    }
+    return out;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+  uint64_t size_ = 0;
+};
+}  // namespace
+
+std::string read_file(const std::string& path, size_t max_bytes) {
+  const ReadOnlyFile file(path);
+  if (file.size() > max_bytes)
+    throw DataLossError(path + " is " + std::to_string(file.size()) + " bytes, more than the " +
+                        std::to_string(max_bytes) + " allowed");
+  return file.read(0, file.size());
 }
 
 std::string read_file_range(const std::string& path, uint64_t offset, uint64_t size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw NotFoundError(sys_error("cannot open", path));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw DataLossError(path + " is not a regular file");
-  }
-  const auto file_size = static_cast<uint64_t>(st.st_size);
-  if (offset > file_size || size > file_size - offset) {
-    ::close(fd);
-    throw DataLossError(path + " has " + std::to_string(file_size) + " bytes; asked for " + std::to_string(size) +
+  const ReadOnlyFile file(path);
+  if (offset > file.size() || size > file.size() - offset)
+    throw DataLossError(path + " has " + std::to_string(file.size()) + " bytes; asked for " + std::to_string(size) +
                         " at offset " + std::to_string(offset));
-  }
-  std::string out(static_cast<size_t>(size), '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-    if (n <= 0) {
-      ::close(fd);
-      throw DataLossError(sys_error("cannot read", path));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return out;
+  return file.read(offset, size);
 }
 
 void write_file_atomically(const std::string& path, const std::string& bytes) {
