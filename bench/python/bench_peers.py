@@ -292,25 +292,33 @@ def lstm_trace(p):
     return run
 
 
-_KERAS_MLP = []
+_KERAS_MODELS = {}
 
 
-def _keras_mlp_dir():
-    """A Keras MLP (784-256-10, relu, softmax) exported by TensorFlow, once per run."""
-    if not _KERAS_MLP:
+def _keras_model_dir(kind):
+    """A Keras model exported by TensorFlow (model.export), once per run: "mlp" (784-256-10,
+    relu, softmax) or "cnn" (28x28x1: conv 32 3x3 relu, max pool, conv 64 3x3 relu, max pool,
+    dense 10 softmax)."""
+    if kind not in _KERAS_MODELS:
         import tempfile
 
         import keras
 
-        model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(256, activation="relu"),
-                                  keras.layers.Dense(10, activation="softmax")])
-        path = os.path.join(tempfile.mkdtemp(prefix="kiln_bench_"), "keras_mlp")
+        layers = keras.layers
+        if kind == "mlp":
+            model = keras.Sequential([keras.Input((784,)), layers.Dense(256, activation="relu"),
+                                      layers.Dense(10, activation="softmax")])
+        else:
+            model = keras.Sequential([keras.Input((28, 28, 1)), layers.Conv2D(32, 3, activation="relu"),
+                                      layers.MaxPooling2D(2), layers.Conv2D(64, 3, activation="relu"),
+                                      layers.MaxPooling2D(2), layers.Flatten(), layers.Dense(10, activation="softmax")])
+        path = os.path.join(tempfile.mkdtemp(prefix="kiln_bench_"), "keras_" + kind)
         model.export(path, verbose=False)
-        _KERAS_MLP.append(path)
-    return _KERAS_MLP[0]
+        _KERAS_MODELS[kind] = path
+    return _KERAS_MODELS[kind]
 
 
-def serve_keras_mlp(batch):
+def serve_keras(kind, batch):
     """Serving the SavedModel's serving_default signature: kiln.saved_model.load against
     TensorFlow's own tf.saved_model.load, on the same directory."""
 
@@ -318,12 +326,13 @@ def serve_keras_mlp(batch):
         if p.name not in ("kiln.function", "tf.function"):
             return None
         try:
-            path = _keras_mlp_dir()
+            path = _keras_model_dir(kind)
         except ImportError:
             return None
         sig = p.m.saved_model.load(path).signatures["serving_default"]
         (name,) = sig.structured_input_signature[1]
-        x = p.m.constant(np.random.default_rng(0).standard_normal((batch, 784)).astype(np.float32))
+        shape = (batch, 784) if kind == "mlp" else (batch, 28, 28, 1)
+        x = p.m.constant(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
         return lambda: p.block(sig(**{name: x}))
 
     return make
@@ -340,8 +349,10 @@ WORKLOADS = [
     ("trace 1000 ops (per op)", trace_1000_ops, 1),
     ("LSTM loop 300 steps", lstm_loop, 5),
     ("LSTM loop: trace+1st call", lstm_trace, 1),
-    ("serve Keras MLP batch 1", serve_keras_mlp(1), 200),
-    ("serve Keras MLP batch 64", serve_keras_mlp(64), 50),
+    ("serve Keras MLP batch 1", serve_keras("mlp", 1), 200),
+    ("serve Keras MLP batch 64", serve_keras("mlp", 64), 50),
+    ("serve Keras CNN batch 1", serve_keras("cnn", 1), 100),
+    ("serve Keras CNN batch 64", serve_keras("cnn", 64), 10),
 ]
 
 

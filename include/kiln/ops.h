@@ -130,6 +130,15 @@ Tensor softmax(const Tensor& x, int64_t axis = -1);
 // value + bias along value's last dimension (tf.nn.bias_add, data_format NHWC): value of rank
 // >= 2, bias 1-D with as many elements as value's last dimension.
 Tensor bias_add(const Tensor& value, const Tensor& bias);
+// 2-D convolution and pooling over NHWC images (tf.nn.conv2d, max_pool2d, avg_pool2d).
+// strides, dilations and ksize have 4 entries ([1, h, w, 1]); padding is "SAME" or "VALID".
+// Windows never count padding: a max ignores it, a mean divides by the pixels inside.
+Tensor conv2d(const Tensor& input, const Tensor& filters, const std::vector<int64_t>& strides,
+              const std::string& padding, const std::vector<int64_t>& dilations = {1, 1, 1, 1});
+Tensor max_pool2d(const Tensor& input, const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                  const std::string& padding);
+Tensor avg_pool2d(const Tensor& input, const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                  const std::string& padding);
 Tensor log_softmax(const Tensor& x, int64_t axis = -1);
 // Per-example loss -log(softmax(logits)[label]): logits [batch, classes] float, labels
 // [batch] int32/int64 in [0, classes). Stable for large logits (TF's op of the same name).

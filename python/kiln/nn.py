@@ -5,15 +5,62 @@ from ._ops import relu, sigmoid, tanh, softmax, log_softmax, sparse_softmax_cros
 from ._random import get_seed
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "dropout",
-           "bias_add"]
+           "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool"]
+
+
+def _four(value, name):
+    """TensorFlow's 2-D window arguments: an int or 1, 2 or 4 ints -> [1, h, w, 1] (NHWC)."""
+    if isinstance(value, int):
+        return [1, value, value, 1]
+    value = [int(v) for v in value]
+    if len(value) == 1:
+        return [1, value[0], value[0], 1]
+    if len(value) == 2:
+        return [1, value[0], value[1], 1]
+    if len(value) == 4:
+        return value
+    raise ValueError("%s should be of length 1, 2 or 4. Received: %s=%s of length %d" % (name, name, value, len(value)))
+
+
+def _nhwc(data_format):
+    if data_format not in (None, "NHWC"):
+        raise NotImplementedError("kiln supports data_format NHWC only, got %r" % (data_format,))
+
+
+def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
+    """2-D convolution of NHWC images with [height, width, in, out] filters (tf.nn.conv2d)."""
+    _nhwc(data_format)
+    if not isinstance(padding, str):
+        raise NotImplementedError("kiln.nn.conv2d takes padding 'SAME' or 'VALID'")
+    return _core.conv2d(convert_to_tensor(input), convert_to_tensor(filters), _four(strides, "strides"), padding,
+                        _four(1 if dilations is None else dilations, "dilations"))
+
+
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    _nhwc(data_format)
+    return _core.max_pool2d(convert_to_tensor(input), _four(ksize, "ksize"), _four(strides, "strides"), padding)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    _nhwc(data_format)
+    return _core.avg_pool2d(convert_to_tensor(input), _four(ksize, "ksize"), _four(strides, "strides"), padding)
+
+
+def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """tf.nn.max_pool for 4-D (NHWC) inputs."""
+    return max_pool2d(input, ksize, strides, padding, data_format)
+
+
+def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """tf.nn.avg_pool for 4-D (NHWC) inputs."""
+    return avg_pool2d(input, ksize, strides, padding, data_format)
 
 
 def bias_add(value, bias, data_format=None, name=None):
     """value + bias along value's last dimension (NHWC; NCHW is not supported by kiln)."""
     if data_format not in (None, "NHWC", "N..C"):
         raise NotImplementedError("kiln.nn.bias_add supports data_format NHWC only, got %r" % (data_format,))
-    value = convert_to_tensor(value)
-    return _core.bias_add(value, convert_to_tensor(bias, dtype=value.dtype))
+    return _core.bias_add(convert_to_tensor(value), convert_to_tensor(bias))
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):

@@ -83,6 +83,14 @@ void bind_ops(nb::module_& m) {
   m.def("argmax", [](T x, int64_t axis) { return argmax(x, axis); });
   m.def("softmax", [](T x, int64_t axis) { return softmax(x, axis); });
   m.def("bias_add", [](T value, T bias) { return bias_add(value, bias); });
+  m.def("conv2d", [](T input, T filters, std::vector<int64_t> strides, std::string padding,
+                     std::vector<int64_t> dilations) { return conv2d(input, filters, strides, padding, dilations); });
+  m.def("max_pool2d", [](T input, std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string padding) {
+    return max_pool2d(input, ksize, strides, padding);
+  });
+  m.def("avg_pool2d", [](T input, std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string padding) {
+    return avg_pool2d(input, ksize, strides, padding);
+  });
   m.def("log_softmax", [](T x, int64_t axis) { return log_softmax(x, axis); });
   m.def("sparse_softmax_cross_entropy_with_logits",
         [](T labels, T logits) { return sparse_softmax_cross_entropy_with_logits(labels, logits); });

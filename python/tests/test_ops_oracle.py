@@ -6,6 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
+import kiln
+
 # Denormals are left out here: TensorFlow flushes them to zero on CPU (FTZ/DAZ), kiln keeps
 # IEEE arithmetic; test_denormals_are_kept pins that deliberate difference.
 FLOAT_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 7.0, -7.0, 1e-30, -3e-30, 1e30, -1e30, np.inf, -np.inf, np.nan]
@@ -315,6 +317,75 @@ def test_bias_add(oracle):
     oracle(lambda m: m.nn.bias_add(m.constant([[1.0, 2.0]]), m.constant([[1.0, 2.0]])), where="2-D bias")
     oracle(lambda m: m.nn.bias_add(m.constant([[1.0, 2.0, 3.0]]), m.constant([1.0, 2.0])), where="bias size")
     oracle(lambda m: m.nn.bias_add(m.constant([[True]]), m.constant([True])), where="bool")
+    oracle(lambda m: m.nn.bias_add(m.constant([[1, 2]]), m.constant([1.0, 2.0])), where="mixed dtypes")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_conv2d(oracle, dtype):
+    rng = np.random.default_rng(11)
+    # Integer-valued inputs: every sum is exact, so any summation order gives the same bits.
+    for shape, kernel, strides, padding, dilations in [
+        ((1, 5, 5, 1), (3, 3, 1, 1), 1, "VALID", 1),
+        ((2, 6, 7, 3), (3, 2, 3, 4), 1, "SAME", 1),
+        ((2, 7, 7, 2), (3, 3, 2, 5), 2, "SAME", 1),
+        ((1, 8, 9, 2), (2, 3, 2, 3), [2, 3], "VALID", 1),
+        ((1, 9, 9, 1), (3, 3, 1, 2), 1, "SAME", 2),
+        ((3, 4, 4, 3), (1, 1, 3, 6), 1, "VALID", 1),
+        ((1, 2, 2, 1), (3, 3, 1, 1), 1, "SAME", 1),
+    ]:
+        x = rng.integers(-3, 4, shape).astype(dtype)
+        k = rng.integers(-3, 4, kernel).astype(dtype)
+        oracle(lambda m: m.nn.conv2d(m.constant(x), m.constant(k), strides, padding, dilations=dilations),
+               where="%s %s %s %s %s" % (shape, kernel, strides, padding, dilations))
+
+
+def test_conv2d_cases_tensorflow_gets_wrong():
+    empty = kiln.nn.conv2d(kiln.constant(np.zeros((0, 4, 4, 1), np.float32)),
+                           kiln.constant(np.ones((2, 2, 1, 1), np.float32)), 1, "VALID")
+    assert empty.shape == (0, 3, 3, 1)
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="Computed output size would be negative"):
+        kiln.nn.conv2d(kiln.constant(np.ones((1, 4, 4, 3), np.float32)),
+                       kiln.constant(np.ones((5, 5, 3, 1), np.float32)), 1, "VALID")
+
+
+def test_conv2d_bad_inputs(oracle):
+    x = np.ones((1, 4, 4, 3), np.float32)
+    oracle(lambda m: m.nn.conv2d(m.constant(x), m.constant(np.ones((3, 3, 2, 1), np.float32)), 1, "VALID"),
+           where="depth not divisible")
+    # (A rank-3 input aborts TensorFlow 2.21's process, a CHECK in its oneDNN path: kiln's
+    # InvalidArgumentError for it is tested in tests/ops/conv_test.cc.)
+    # Not compared: a filter larger than the image (VALID) and an empty batch. TensorFlow 2.21's
+    # oneDNN kernel returns uninitialized memory for the first and the input's spatial shape for
+    # the second; kiln raises / returns (0, 3, 3, 1) (tests/ops/conv_test.cc, below).
+    oracle(lambda m: m.nn.conv2d(m.constant(x), m.constant(np.ones((1, 1, 3, 1), np.float64)), 1, "VALID"),
+           where="mixed dtypes")
+    oracle(lambda m: m.nn.conv2d(m.constant(x), m.constant(np.ones((1, 1, 3, 1), np.float32)), [1, 2, 3], "VALID"),
+           where="three strides")
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_pooling(oracle, pool):
+    rng = np.random.default_rng(12)
+    for dtype in (FLOATS if pool == "avg_pool2d" else NUMERIC):
+        for shape, ksize, strides, padding in [
+            ((1, 4, 4, 1), 2, 2, "VALID"),
+            ((2, 5, 7, 3), 3, 2, "SAME"),
+            ((1, 6, 6, 2), [2, 3], [1, 2], "SAME"),
+            ((1, 3, 3, 1), 3, 1, "SAME"),
+            ((1, 5, 5, 2), 2, 3, "VALID"),
+        ]:
+            x = rng.integers(-50, 50, shape).astype(dtype)
+            oracle(lambda m: getattr(m.nn, pool)(m.constant(x), ksize, strides, padding),
+                   ulps=2, where="%s %s %s %s %s" % (dtype, shape, ksize, strides, padding))
+    x = np.ones((1, 2, 2, 1), np.float32)
+    # (A VALID window larger than the image kills TensorFlow 2.21's process with SIGFPE; kiln's
+    # InvalidArgumentError for it is tested in tests/ops/conv_test.cc.)
+    oracle(lambda m: getattr(m.nn, pool)(m.constant(x[0]), 1, 1, "VALID"), where="rank 3")
+
+
+def test_max_pool_propagates_nan(oracle):
+    x = np.array([1.0, np.nan, 3.0, -np.inf], np.float32).reshape(1, 2, 2, 1)
+    oracle(lambda m: m.nn.max_pool2d(m.constant(x), 2, 1, "VALID"))
 
 
 def test_unsorted_segment_sum_and_add_n(oracle):

@@ -166,3 +166,27 @@ def test_ops_kiln_lacks_are_all_named_at_load(tf, tmp_path):
     for op in ("Cumprod", "Cumsum", "Erf"):
         assert "\n  %s (in " % op in text
     assert "cond_true" in text  # the branch function it appears in
+
+
+def test_a_keras_cnn_export(tf, tmp_path):
+    keras = pytest.importorskip("keras")
+    model = keras.Sequential([
+        keras.Input((12, 12, 3)),
+        keras.layers.Conv2D(4, 3, padding="same", activation="relu"),
+        keras.layers.MaxPooling2D(2),
+        keras.layers.BatchNormalization(),
+        keras.layers.Conv2D(5, 3, strides=2, padding="valid"),
+        keras.layers.AveragePooling2D(2, padding="same"),
+        keras.layers.Dropout(0.3),
+        keras.layers.Flatten(),
+        keras.layers.Dense(3, activation="softmax"),
+    ])
+    path = str(tmp_path / "keras_cnn")
+    model.export(path, verbose=False)
+    theirs, mine = tf.saved_model.load(path), kiln.saved_model.load(path)
+    (name,) = mine.signatures["serving_default"].structured_input_signature[1]
+    for batch in (1, 4):
+        x = RNG.standard_normal((batch, 12, 12, 3)).astype(np.float32)
+        want = theirs.signatures["serving_default"](**{name: tf.constant(x)})["output_0"].numpy()
+        got = mine.signatures["serving_default"](**{name: x})["output_0"].numpy()
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)  # conv sums round differently

@@ -205,6 +205,24 @@ Tensor bias_add(const Tensor& value, const Tensor& bias) {
   return trace::dispatch1(op::BiasAdd(), {&value, &bias}, nhwc, "BiasAdd");
 }
 
+Tensor conv2d(const Tensor& input, const Tensor& filters, const std::vector<int64_t>& strides,
+              const std::string& padding, const std::vector<int64_t>& dilations) {
+  const Attrs attrs{strides, padding, std::vector<int64_t>{}, std::string("NHWC"), dilations, true};
+  return trace::dispatch1(op::Conv2D(), {&input, &filters}, attrs, "Conv2D");
+}
+
+Tensor max_pool2d(const Tensor& input, const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                  const std::string& padding) {
+  const Attrs attrs{ksize, strides, padding, std::vector<int64_t>{}, std::string("NHWC")};
+  return trace::dispatch1(op::MaxPool(), {&input}, attrs, "MaxPool");
+}
+
+Tensor avg_pool2d(const Tensor& input, const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                  const std::string& padding) {
+  const Attrs attrs{ksize, strides, padding, std::string("NHWC")};
+  return trace::dispatch1(op::AvgPool(), {&input}, attrs, "AvgPool");
+}
+
 Tensor sparse_softmax_cross_entropy_with_logits(const Tensor& labels, const Tensor& logits) {
   if (!labels.defined() || !logits.defined())
     throw InvalidArgumentError("sparse_softmax_cross_entropy_with_logits: empty Tensor");

@@ -134,7 +134,10 @@ bool attr_default(const std::string& name, ops::AttrValue* out) {
                                                                  {"out_type", DType::Int32},
                                                                  {"output_type", DType::Int64},
                                                                  {"squeeze_dims", std::vector<int64_t>{}},
-                                                                 {"data_format", std::string("NHWC")}};
+                                                                 {"data_format", std::string("NHWC")},
+                                                                 {"dilations", std::vector<int64_t>{1, 1, 1, 1}},
+                                                                 {"explicit_paddings", std::vector<int64_t>{}},
+                                                                 {"use_cudnn_on_gpu", true}};
   const auto it = defaults.find(name);
   if (it == defaults.end()) return false;
   *out = it->second;
@@ -168,6 +171,12 @@ AttrKind attr_kind(const std::string& name) {
                                                         {"message", AttrKind::kString},
                                                         {"template", AttrKind::kString},
                                                         {"data_format", AttrKind::kString},
+                                                        {"padding", AttrKind::kString},
+                                                        {"strides", AttrKind::kIntList},
+                                                        {"ksize", AttrKind::kIntList},
+                                                        {"dilations", AttrKind::kIntList},
+                                                        {"explicit_paddings", AttrKind::kIntList},
+                                                        {"use_cudnn_on_gpu", AttrKind::kBool},
                                                         {"_user_specified_name", AttrKind::kString},
                                                         {"shape", AttrKind::kShape},
                                                         {"value", AttrKind::kTensor},

@@ -1,6 +1,7 @@
 // Neural-network ops with their own kernels: SparseSoftmaxCrossEntropyWithLogits, BiasAdd.
 #include <cmath>
 
+#include "core/parallel.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -113,15 +114,18 @@ struct BiasAddKernel {
     const T* bias = c.in(1).as<T>();
     T* y = c.out(0).as<T>();
     const int64_t rows = channels ? v.num_elements / channels : 0;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < channels; ++j) {
-        if constexpr (std::is_integral_v<T>) {  // wraps on overflow, as TensorFlow
-          using U = std::make_unsigned_t<T>;
-          y[r * channels + j] = static_cast<T>(static_cast<U>(x[r * channels + j]) + static_cast<U>(bias[j]));
-        } else {
-          y[r * channels + j] = x[r * channels + j] + bias[j];
-        }
-      }
+    parallel_for(
+        rows, std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(channels, 1)), [&](int64_t lo, int64_t hi) {
+          for (int64_t r = lo; r < hi; ++r)
+            for (int64_t j = 0; j < channels; ++j) {
+              if constexpr (std::is_integral_v<T>) {  // wraps on overflow, as TensorFlow
+                using U = std::make_unsigned_t<T>;
+                y[r * channels + j] = static_cast<T>(static_cast<U>(x[r * channels + j]) + static_cast<U>(bias[j]));
+              } else {
+                y[r * channels + j] = x[r * channels + j] + bias[j];
+              }
+            }
+        });
   }
 };
 // d value = dy; d bias = dy summed over every dimension but the last (the bias broadcasts

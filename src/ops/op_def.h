@@ -46,12 +46,15 @@ class Attrs {
  public:
   Attrs() = default;
   Attrs(std::initializer_list<AttrValue> values) {
-    for (auto& v : values) values_[count_++] = v;
+    for (auto& v : values) push(v);
   }
   int size() const { return count_; }
   const AttrValue& operator[](int i) const { return values_[i]; }
   AttrValue& operator[](int i) { return values_[i]; }
-  void push(AttrValue v) { values_[count_++] = std::move(v); }
+  void push(AttrValue v) {
+    if (count_ == kMaxAttrs) throw InternalError("an op row has more than kMaxAttrs attrs");
+    values_[count_++] = std::move(v);
+  }
 
   int64_t i(int k) const { return std::get<int64_t>(values_[k]); }
   double f(int k) const { return std::get<double>(values_[k]); }

@@ -1,0 +1,316 @@
+// Convolution and pooling over NHWC images: Conv2D, MaxPool, AvgPool, with TensorFlow's
+// attrs (strides, padding SAME/VALID/EXPLICIT, dilations, ksize) and output sizes.
+// Conv2D is im2col plus one GEMM; the pools take the max or the mean of the window's
+// elements inside the image (padding is never part of a window's max or count, as in
+// TensorFlow). Channels-first layouts are refused. No gradients yet.
+#include <algorithm>
+#include <limits>
+
+#include "core/parallel.h"
+#include "kernels/gemm.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+// Work per thread below which an image op stays on the calling thread (elements touched).
+constexpr int64_t kParallelWork = 64 * 1024;
+
+// One spatial dimension of a window: output size and the padding before it.
+struct Window {
+  int64_t out = -1, pad_before = 0;
+};
+
+// TensorFlow's GetWindowedOutputSize: VALID: ceil((in - eff + 1) / s); SAME: ceil(in / s)
+// with the padding split evenly (the extra pixel after); EXPLICIT: the given paddings.
+Window window(const InferContext& c, int64_t in, int64_t k, int64_t dilation, int64_t stride,
+              const std::string& padding, int64_t explicit_before, int64_t explicit_after) {
+  Window w;
+  if (in < 0) return w;  // unknown
+  const int64_t eff = (k - 1) * dilation + 1;
+  if (padding == "VALID" || padding == "EXPLICIT") {
+    const int64_t padded = in + explicit_before + explicit_after;
+    if (padded < eff)
+      c.fail("Computed output size would be negative: " + std::to_string((padded - eff + stride) / stride - 1) +
+             " [input_size: " + std::to_string(in) + ", effective_filter_size: " + std::to_string(eff) +
+             ", stride: " + std::to_string(stride) + "]");
+    w.out = (padded - eff) / stride + 1;
+    w.pad_before = explicit_before;
+  } else {  // SAME
+    w.out = (in + stride - 1) / stride;
+    const int64_t total = std::max<int64_t>((w.out - 1) * stride + eff - in, 0);
+    w.pad_before = total / 2;
+  }
+  return w;
+}
+
+struct Geometry {
+  int64_t n, h, w, c;  // input
+  int64_t kh, kw;      // window
+  int64_t sh, sw, dh, dw;
+  Window y, x;
+};
+
+const std::vector<int64_t>& four(const InferContext& c, int k, const char* what) {
+  const auto& v = c.attrs.list(k);
+  if (v.size() != 4)
+    c.fail(std::string(what) + " field must specify 4 dimensions, got " + std::to_string(v.size()));
+  for (int64_t s : v)
+    if (s < 1) c.fail(std::string(what) + " must be positive, got " + std::to_string(s));
+  return v;
+}
+
+void check_format(const InferContext& c, int k) {
+  const std::string& format = c.attrs.s(k);
+  if (!format.empty() && format != "NHWC")
+    throw UnimplementedError(std::string(c.op.name) + " with data_format " + format +
+                             " is not supported by kiln (only NHWC)");
+}
+
+void check_padding(const InferContext& c, const std::string& padding, const std::vector<int64_t>& explicit_paddings) {
+  if (padding != "SAME" && padding != "VALID" && padding != "EXPLICIT")
+    c.fail("padding must be SAME, VALID or EXPLICIT, got '" + padding + "'");
+  if (padding == "EXPLICIT") {
+    if (explicit_paddings.size() != 8) c.fail("explicit_paddings must have 8 values for EXPLICIT padding");
+    for (int64_t p : explicit_paddings)
+      if (p < 0) c.fail("All elements of explicit_paddings must be nonnegative");
+    if (explicit_paddings[0] || explicit_paddings[1] || explicit_paddings[6] || explicit_paddings[7])
+      c.fail("Nonzero explicit padding in the batch or depth dimensions is not supported");
+  } else if (!explicit_paddings.empty()) {
+    c.fail("explicit_paddings must be empty unless padding is EXPLICIT");
+  }
+}
+
+const Dims* image(const InferContext& c, int i, const char* what) {
+  if (c.in(i).unknown_rank) return nullptr;
+  const Dims& d = *c.in(i).dims;
+  if (d.size() != 4) c.fail(std::string(what) + " must be 4-dimensional" + dims_text(d));
+  return &d;
+}
+
+// Conv2D(input [N,H,W,C], filter [KH,KW,C,OC]): attrs strides, padding, explicit_paddings,
+// data_format, dilations, use_cudnn_on_gpu.
+void infer_conv2d(InferContext& c) {
+  require_same_dtypes(c, 0, 1);
+  if (!is_floating(c.in(0).dtype))
+    c.fail(std::string("Conv2D supports float and double, got ") + tf_type_name(c.in(0).dtype));
+  const auto& strides = four(c, 0, "strides");
+  const std::string& padding = c.attrs.s(1);
+  check_padding(c, padding, c.attrs.list(2));
+  check_format(c, 3);
+  const auto& dilations = four(c, 4, "dilations");
+  if (strides[0] != 1 || strides[3] != 1)
+    c.fail("Current implementation does not yet support strides in the batch and depth dimensions.");
+  if (dilations[0] != 1 || dilations[3] != 1)
+    c.fail("Current implementation does not yet support dilations in the batch and depth dimensions.");
+  const Dims* in = image(c, 0, "input");
+  const Dims* f = image(c, 1, "filter");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  if (in && f && (*in)[3] >= 0 && (*f)[2] >= 0 && (*in)[3] != (*f)[2]) {
+    if ((*f)[2] > 0 && (*in)[3] % (*f)[2] == 0)
+      throw UnimplementedError("Conv2D with groups (input depth " + std::to_string((*in)[3]) + ", filter depth " +
+                               std::to_string((*f)[2]) + ") is not supported by kiln");
+    c.fail("input depth must be evenly divisible by filter depth: " + std::to_string((*in)[3]) + " vs " +
+           std::to_string((*f)[2]));
+  }
+  const auto& ep = c.attrs.list(2);
+  const bool ex = padding == "EXPLICIT";
+  Dims out{in ? (*in)[0] : -1, -1, -1, f ? (*f)[3] : -1};
+  if (in && f && (*f)[0] >= 0 && (*f)[1] >= 0) {
+    out[1] = window(c, (*in)[1], (*f)[0], dilations[1], strides[1], padding, ex ? ep[2] : 0, ex ? ep[3] : 0).out;
+    out[2] = window(c, (*in)[2], (*f)[1], dilations[2], strides[2], padding, ex ? ep[4] : 0, ex ? ep[5] : 0).out;
+  }
+  c.out(0).shape = (in || f) ? PartialShape{out, false} : PartialShape{{}, true};
+}
+
+Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vector<int64_t>& strides,
+                  const std::vector<int64_t>& dilations, const std::string& padding,
+                  const std::vector<int64_t>& ep) {
+  const TensorImpl& in = c.in(0);
+  const TensorImpl& out = c.out(0);
+  Geometry g{.n = in.dims[0],
+             .h = in.dims[1],
+             .w = in.dims[2],
+             .c = in.dims[3],
+             .kh = kh,
+             .kw = kw,
+             .sh = strides[1],
+             .sw = strides[2],
+             .dh = dilations[1],
+             .dw = dilations[2],
+             .y = {.out = out.dims[1], .pad_before = 0},
+             .x = {.out = out.dims[2], .pad_before = 0}};
+  const bool ex = padding == "EXPLICIT";
+  auto before = [&](int64_t in_size, int64_t k, int64_t d, int64_t s, int64_t out_size, int64_t explicit_before) {
+    if (ex) return explicit_before;
+    if (padding == "VALID") return int64_t{0};
+    return std::max<int64_t>((out_size - 1) * s + (k - 1) * d + 1 - in_size, 0) / 2;
+  };
+  g.y.pad_before = before(g.h, kh, g.dh, g.sh, g.y.out, ex ? ep[2] : 0);
+  g.x.pad_before = before(g.w, kw, g.dw, g.sw, g.x.out, ex ? ep[4] : 0);
+  return g;
+}
+
+template <class T>
+struct Conv2DKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& f = c.in(1);
+    const Geometry g = geometry(c, f.dims[0], f.dims[1], c.attrs.list(0), c.attrs.list(4), c.attrs.s(1),
+                                c.attrs.list(2));
+    const int64_t oc = f.dims[3], patch = g.kh * g.kw * g.c, rows = g.n * g.y.out * g.x.out;
+    if (rows == 0 || oc == 0) return;
+    const T* x = c.in(0).as<T>();
+    // im2col: one row per output pixel, the window's pixels (zeros outside the image) in
+    // the filter's [KH, KW, C] order; rows are independent, so threads split them.
+    thread_local std::vector<T> cols;
+    cols.resize(static_cast<size_t>(rows * patch));
+    T* const col_data = cols.data();
+    parallel_for(rows, std::max<int64_t>(1, kParallelWork / std::max<int64_t>(patch, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t ox = r % g.x.out, oy = (r / g.x.out) % g.y.out, b = r / (g.x.out * g.y.out);
+        T* row = col_data + r * patch;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.y.pad_before + ky * g.dh;
+          const bool row_inside = iy >= 0 && iy < g.h;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t ix = ox * g.sw - g.x.pad_before + kx * g.dw;
+            T* dst = row + (ky * g.kw + kx) * g.c;
+            if (!row_inside || ix < 0 || ix >= g.w) {
+              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = T(0);
+              continue;
+            }
+            // A plain loop, not std::copy: with few channels a library call per pixel costs
+            // more than the copy.
+            const T* __restrict src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+            T* __restrict out = dst;
+            for (int64_t ch = 0; ch < g.c; ++ch) out[ch] = src[ch];
+          }
+        }
+      }
+    });
+    kernels::gemm<T>(false, false, rows, oc, patch, cols.data(), f.as<T>(), c.out(0).as<T>());
+  }
+};
+
+// MaxPool(input): attrs ksize, strides, padding, explicit_paddings, data_format. AvgPool has
+// no explicit_paddings attr (as in TensorFlow).
+bool has_explicit_paddings(const OpDef& op) { return op.attr_names.size() == 5; }
+const std::vector<int64_t>& pool_explicit_paddings(const Attrs& attrs, const OpDef& op) {
+  static const std::vector<int64_t> none;
+  return has_explicit_paddings(op) ? attrs.list(3) : none;
+}
+
+void infer_pool(InferContext& c) {
+  if (c.in(0).dtype == DType::Bool) c.fail(std::string(c.op.name) + " does not support bool tensors");
+  if (c.op.name == std::string("AvgPool") && !is_floating(c.in(0).dtype))
+    c.fail(std::string("AvgPool supports float and double, got ") + tf_type_name(c.in(0).dtype));
+  const auto& ksize = four(c, 0, "ksize");
+  const auto& strides = four(c, 1, "strides");
+  const std::string& padding = c.attrs.s(2);
+  check_padding(c, padding, pool_explicit_paddings(c.attrs, c.op));
+  check_format(c, has_explicit_paddings(c.op) ? 4 : 3);
+  if (ksize[0] != 1 || ksize[3] != 1 || strides[0] != 1 || strides[3] != 1)
+    c.fail("Pooling is not yet supported on the batch nor depth dimensions.");
+  const Dims* in = image(c, 0, "input");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  if (!in) {
+    c.out(0).shape = PartialShape{{}, true};
+    return;
+  }
+  const auto& ep = pool_explicit_paddings(c.attrs, c.op);
+  const bool ex = padding == "EXPLICIT";
+  const int64_t oh = window(c, (*in)[1], ksize[1], 1, strides[1], padding, ex ? ep[2] : 0, ex ? ep[3] : 0).out;
+  const int64_t ow = window(c, (*in)[2], ksize[2], 1, strides[2], padding, ex ? ep[4] : 0, ex ? ep[5] : 0).out;
+  c.out(0).shape = PartialShape{Dims{(*in)[0], oh, ow, (*in)[3]}, false};
+}
+
+template <bool kMax>
+struct PoolKernel {
+  template <class T>
+  struct K {
+    static void run(KernelContext& c) {
+      const auto& ksize = c.attrs.list(0);
+      static const std::vector<int64_t> ones{1, 1, 1, 1};
+      const Geometry g =
+          geometry(c, ksize[1], ksize[2], c.attrs.list(1), ones, c.attrs.s(2), pool_explicit_paddings(c.attrs, c.op));
+      const T* x = c.in(0).as<T>();
+      T* y = c.out(0).as<T>();
+      const int64_t out_rows = g.n * g.y.out;
+      const int64_t work_per_row = std::max<int64_t>(1, g.x.out * g.kh * g.kw * g.c);
+      parallel_for(out_rows, std::max<int64_t>(1, kParallelWork / work_per_row), [&](int64_t lo, int64_t hi) {
+        std::vector<T> acc(static_cast<size_t>(g.c));
+        for (int64_t row = lo; row < hi; ++row) {
+          const int64_t b = row / g.y.out, oy = row % g.y.out;
+          for (int64_t ox = 0; ox < g.x.out; ++ox) {
+            std::fill(acc.begin(), acc.end(), kMax ? std::numeric_limits<T>::lowest() : T(0));
+            int64_t count = 0;
+            for (int64_t ky = 0; ky < g.kh; ++ky) {
+              const int64_t iy = oy * g.sh - g.y.pad_before + ky;
+              if (iy < 0 || iy >= g.h) continue;
+              for (int64_t kx = 0; kx < g.kw; ++kx) {
+                const int64_t ix = ox * g.sw - g.x.pad_before + kx;
+                if (ix < 0 || ix >= g.w) continue;
+                const T* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+                for (int64_t ch = 0; ch < g.c; ++ch) {
+                  if constexpr (kMax) {
+                    // NaN wins, as in TensorFlow's max pooling.
+                    if (!(src[ch] <= acc[ch])) acc[ch] = src[ch];
+                  } else {
+                    acc[ch] += src[ch];
+                  }
+                }
+                ++count;
+              }
+            }
+            T* dst = y + ((b * g.y.out + oy) * g.x.out + ox) * g.c;
+            for (int64_t ch = 0; ch < g.c; ++ch) {
+              if constexpr (kMax)
+                dst[ch] = acc[ch];
+              else
+                dst[ch] = count ? acc[ch] / static_cast<T>(count) : T(0);
+            }
+          }
+        }
+      });
+    }
+  };
+};
+
+}  // namespace
+
+const OpDef& op::Conv2D() {
+  static const OpDef def = {
+      .name = "Conv2D",
+      .num_inputs = 2,
+      .num_outputs = 1,
+      .traits = kPure,
+      .attr_names = {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"},
+      .infer = infer_conv2d,
+      .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
+  return def;
+}
+const OpDef& op::MaxPool() {
+  static const OpDef def = {.name = "MaxPool",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"ksize", "strides", "padding", "explicit_paddings", "data_format"},
+                            .infer = infer_pool,
+                            .kernels = kernels_for<PoolKernel<true>::K, KILN_NUMERIC>()};
+  return def;
+}
+const OpDef& op::AvgPool() {
+  static const OpDef def = {.name = "AvgPool",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .traits = kPure,
+                            .attr_names = {"ksize", "strides", "padding", "data_format"},
+                            .infer = infer_pool,
+                            .kernels = kernels_for<PoolKernel<false>::K, KILN_FLOATS>()};
+  return def;
+}
+
+}  // namespace kiln::ops
