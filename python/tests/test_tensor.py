@@ -196,7 +196,7 @@ def test_names_tensorflow_has_and_kiln_lacks_are_attribute_errors():
     with pytest.raises(AttributeError, match="einsum"):
         kiln.einsum
     with pytest.raises(AttributeError):
-        kiln.nn.conv2d
+        kiln.nn.conv3d
     assert not hasattr(kiln, "Variable_that_never_was")
 
 
