@@ -54,8 +54,7 @@ struct Geometry {
 
 const std::vector<int64_t>& four(const InferContext& c, int k, const char* what) {
   const auto& v = c.attrs.list(k);
-  if (v.size() != 4)
-    c.fail(std::string(what) + " field must specify 4 dimensions, got " + std::to_string(v.size()));
+  if (v.size() != 4) c.fail(std::string(what) + " field must specify 4 dimensions, got " + std::to_string(v.size()));
   for (int64_t s : v)
     if (s < 1) c.fail(std::string(what) + " must be positive, got " + std::to_string(s));
   return v;
@@ -126,8 +125,7 @@ void infer_conv2d(InferContext& c) {
 }
 
 Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vector<int64_t>& strides,
-                  const std::vector<int64_t>& dilations, const std::string& padding,
-                  const std::vector<int64_t>& ep) {
+                  const std::vector<int64_t>& dilations, const std::string& padding, const std::vector<int64_t>& ep) {
   const TensorImpl& in = c.in(0);
   const TensorImpl& out = c.out(0);
   Geometry g{.n = in.dims[0],
@@ -157,8 +155,8 @@ template <class T>
 struct Conv2DKernel {
   static void run(KernelContext& c) {
     const TensorImpl& f = c.in(1);
-    const Geometry g = geometry(c, f.dims[0], f.dims[1], c.attrs.list(0), c.attrs.list(4), c.attrs.s(1),
-                                c.attrs.list(2));
+    const Geometry g =
+        geometry(c, f.dims[0], f.dims[1], c.attrs.list(0), c.attrs.list(4), c.attrs.s(1), c.attrs.list(2));
     const int64_t oc = f.dims[3], patch = g.kh * g.kw * g.c, rows = g.n * g.y.out * g.x.out;
     if (rows == 0 || oc == 0) return;
     const T* x = c.in(0).as<T>();

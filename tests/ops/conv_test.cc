@@ -27,22 +27,45 @@ TEST(Conv2D, EagerAndTracedAgree) {
 
 TEST(Conv2D, BadInputs) {
   const Tensor x = ones({1, 4, 4, 3});
-  expect_error<InvalidArgumentError>([&] { conv2d(x, ones({3, 3, 2, 1}), {1, 1, 1, 1}, "VALID"); },
-                                     "input depth must be evenly divisible by filter depth: 3 vs 2");
-  expect_error<InvalidArgumentError>([&] { conv2d(ones({4, 4, 3}), ones({1, 1, 3, 1}), {1, 1, 1, 1}, "VALID"); },
-                                     "input must be 4-dimensional");
-  expect_error<InvalidArgumentError>([&] { conv2d(x, ones({5, 5, 3, 1}), {1, 1, 1, 1}, "VALID"); },
-                                     "Computed output size would be negative");
-  expect_error<InvalidArgumentError>([&] { conv2d(x, ones({1, 1, 3, 1}), {2, 1, 1, 1}, "VALID"); },
-                                     "strides in the batch and depth dimensions");
-  expect_error<InvalidArgumentError>([&] { conv2d(x, ones({1, 1, 3, 1}), {1, 1, 1}, "VALID"); },
-                                     "strides field must specify 4 dimensions");
-  expect_error<InvalidArgumentError>([&] { conv2d(x, ones({1, 1, 3, 1}), {1, 1, 1, 1}, "FULL"); },
-                                     "padding must be SAME, VALID or EXPLICIT");
-  expect_error<InvalidArgumentError>([&] { conv2d(x, ones({1, 1, 3, 1}, DType::Float64), {1, 1, 1, 1}, "VALID"); },
-                                     "was expected to be a float tensor");
   expect_error<InvalidArgumentError>(
-      [&] { conv2d(ones({1, 2, 2, 1}, DType::Int32), ones({1, 1, 1, 1}, DType::Int32), {1, 1, 1, 1}, "VALID"); },
+      [&] {
+        conv2d(x, ones({3, 3, 2, 1}), {1, 1, 1, 1}, "VALID");
+      },
+      "input depth must be evenly divisible by filter depth: 3 vs 2");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        conv2d(ones({4, 4, 3}), ones({1, 1, 3, 1}), {1, 1, 1, 1}, "VALID");
+      },
+      "input must be 4-dimensional");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        conv2d(x, ones({5, 5, 3, 1}), {1, 1, 1, 1}, "VALID");
+      },
+      "Computed output size would be negative");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        conv2d(x, ones({1, 1, 3, 1}), {2, 1, 1, 1}, "VALID");
+      },
+      "strides in the batch and depth dimensions");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        conv2d(x, ones({1, 1, 3, 1}), {1, 1, 1}, "VALID");
+      },
+      "strides field must specify 4 dimensions");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        conv2d(x, ones({1, 1, 3, 1}), {1, 1, 1, 1}, "FULL");
+      },
+      "padding must be SAME, VALID or EXPLICIT");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        conv2d(x, ones({1, 1, 3, 1}, DType::Float64), {1, 1, 1, 1}, "VALID");
+      },
+      "was expected to be a float tensor");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        conv2d(ones({1, 2, 2, 1}, DType::Int32), ones({1, 1, 1, 1}, DType::Int32), {1, 1, 1, 1}, "VALID");
+      },
       "supports float and double");
 }
 
@@ -52,13 +75,22 @@ TEST(Pooling, ByHand) {
   // SAME: the windows at the edge hold fewer pixels; the mean divides by those only.
   expect_tensor<float>(avg_pool2d(x, {1, 2, 2, 1}, {1, 2, 2, 1}, "SAME"), {3, 4.5f, 7.5f, 9}, {1, 2, 2, 1});
   expect_tensor<float>(max_pool2d(x, {1, 2, 2, 1}, {1, 2, 2, 1}, "SAME"), {5, 6, 8, 9}, {1, 2, 2, 1});
-  expect_tensor<int32_t>(max_pool2d(constant<int32_t>({-5, -3, -9, -1}, {1, 2, 2, 1}), {1, 2, 2, 1}, {1, 1, 1, 1},
-                                    "VALID"),
-                         {-1}, {1, 1, 1, 1});
-  expect_error<InvalidArgumentError>([&] { max_pool2d(x, {1, 4, 4, 1}, {1, 1, 1, 1}, "VALID"); },
-                                     "Computed output size would be negative");
-  expect_error<InvalidArgumentError>([&] { max_pool2d(x, {2, 2, 2, 1}, {1, 1, 1, 1}, "VALID"); },
-                                     "Pooling is not yet supported on the batch nor depth dimensions");
-  expect_error<InvalidArgumentError>([&] { avg_pool2d(constant<int32_t>({1}, {1, 1, 1, 1}), {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID"); },
-                                     "AvgPool supports float and double");
+  expect_tensor<int32_t>(
+      max_pool2d(constant<int32_t>({-5, -3, -9, -1}, {1, 2, 2, 1}), {1, 2, 2, 1}, {1, 1, 1, 1}, "VALID"), {-1},
+      {1, 1, 1, 1});
+  expect_error<InvalidArgumentError>(
+      [&] {
+        max_pool2d(x, {1, 4, 4, 1}, {1, 1, 1, 1}, "VALID");
+      },
+      "Computed output size would be negative");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        max_pool2d(x, {2, 2, 2, 1}, {1, 1, 1, 1}, "VALID");
+      },
+      "Pooling is not yet supported on the batch nor depth dimensions");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        avg_pool2d(constant<int32_t>({1}, {1, 1, 1, 1}), {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID");
+      },
+      "AvgPool supports float and double");
 }
