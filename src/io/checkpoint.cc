@@ -7,10 +7,13 @@
 #include <map>
 
 #include "core/tensor_impl.h"
+#include "graph/graph_def.h"
 #include "io/crc32c.h"
 #include "io/files.h"
 #include "io/limits.h"
+#include "io/proto_values.h"
 #include "io/sstable.h"
+#include "io/varint.h"
 #include "tensor_bundle.pb.h"  // generated from src/io/proto/tensor_bundle.proto
 
 namespace kiln {
@@ -25,44 +28,6 @@ std::string data_file(const std::string& prefix, int shard, int num_shards) {
   char suffix[48];
   std::snprintf(suffix, sizeof suffix, ".data-%05d-of-%05d", shard, num_shards);
   return prefix + suffix;
-}
-
-int dtype_code(DType d) {
-  switch (d) {
-    case DType::Float32:
-      return tensorflow::DT_FLOAT;
-    case DType::Float64:
-      return tensorflow::DT_DOUBLE;
-    case DType::Int32:
-      return tensorflow::DT_INT32;
-    case DType::Int64:
-      return tensorflow::DT_INT64;
-    case DType::Bool:
-      return tensorflow::DT_BOOL;
-  }
-  throw InternalError("unknown dtype");
-}
-
-bool kiln_dtype(int code, DType* out) {
-  switch (code) {
-    case tensorflow::DT_FLOAT:
-      *out = DType::Float32;
-      return true;
-    case tensorflow::DT_DOUBLE:
-      *out = DType::Float64;
-      return true;
-    case tensorflow::DT_INT32:
-      *out = DType::Int32;
-      return true;
-    case tensorflow::DT_INT64:
-      *out = DType::Int64;
-      return true;
-    case tensorflow::DT_BOOL:
-      *out = DType::Bool;
-      return true;
-    default:
-      return false;
-  }
 }
 
 // TensorFlow's names (tf.DType.name) for the dtypes a checkpoint may hold.
@@ -86,7 +51,7 @@ void write_checkpoint(const std::string& prefix, const std::vector<std::pair<std
     if (entries.count(name)) throw InvalidArgumentError("write_checkpoint: the name \"" + name + "\" is used twice");
     const detail::TensorImpl& t = detail::concrete(tensor);
     tensorflow::BundleEntryProto e;
-    e.set_dtype(static_cast<tensorflow::DataType>(dtype_code(t.dtype)));
+    e.set_dtype(static_cast<tensorflow::DataType>(graph::dtype_to_proto(t.dtype)));
     for (int64_t d : t.dims) e.mutable_shape()->add_dim()->set_size(d);
     e.set_shard_id(0);
     e.set_offset(static_cast<int64_t>(data.size()));
@@ -201,7 +166,7 @@ Tensor CheckpointReader::get_tensor(const std::string& name) const {
   const auto& e = impl_->entry(name);
   if (e.slices_size() != 0) throw UnimplementedError(impl_->where(name) + " is partitioned (slices)");
   DType dtype{};
-  if (!kiln_dtype(e.dtype(), &dtype))
+  if (!io::kiln_dtype_of(e.dtype(), &dtype))
     throw UnimplementedError(impl_->where(name) + " has dtype " + tf_dtype_name(e.dtype()) + ", which kiln lacks" +
                              (e.dtype() == tensorflow::DT_STRING ? " (read it with get_strings)" : ""));
   const uint64_t n = impl_->elements(name, e);
@@ -238,11 +203,7 @@ std::vector<std::string> CheckpointReader::get_strings(const std::string& name) 
   uint64_t total = 0;
   for (auto& len : lengths) {
     uint64_t v = 0;
-    for (int shift = 0;; shift += 7) {
-      if (p >= end || shift > 63) throw DataLossError(impl_->where(name) + ": bad string length");
-      v |= static_cast<uint64_t>(*p & 0x7f) << shift;
-      if (!(*p++ & 0x80)) break;
-    }
+    if (!io::get_varint64(p, end, &v)) throw DataLossError(impl_->where(name) + ": bad string length");
     len = v;
     if (v > b.size() || total > b.size() - v) throw DataLossError(impl_->where(name) + ": strings run past the entry");
     total += v;
@@ -254,8 +215,7 @@ std::vector<std::string> CheckpointReader::get_strings(const std::string& name) 
   }
   if (end - p < 4 || static_cast<uint64_t>(end - p - 4) != total)
     throw DataLossError(impl_->where(name) + ": the entry's size does not match its strings");
-  const uint32_t stored = static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-                          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+  const uint32_t stored = io::get_fixed32(p);
   if (stored != io::crc32c_mask(length_crc))
     throw DataLossError(impl_->where(name) + ": string length checksum mismatch");
   entry_crc = io::crc32c_extend(entry_crc, p, 4);

@@ -7,21 +7,32 @@
 
 namespace kiln::io {
 
-DType dtype_from_proto(int type, const std::string& where) {
+bool kiln_dtype_of(int type, DType* out) {
   switch (type) {
     case tensorflow::DT_FLOAT:
-      return DType::Float32;
+      *out = DType::Float32;
+      return true;
     case tensorflow::DT_DOUBLE:
-      return DType::Float64;
+      *out = DType::Float64;
+      return true;
     case tensorflow::DT_INT32:
-      return DType::Int32;
+      *out = DType::Int32;
+      return true;
     case tensorflow::DT_INT64:
-      return DType::Int64;
+      *out = DType::Int64;
+      return true;
     case tensorflow::DT_BOOL:
-      return DType::Bool;
+      *out = DType::Bool;
+      return true;
     default:
-      throw InvalidArgumentError(where + ": unsupported dtype " + std::to_string(type));
+      return false;
   }
+}
+
+DType dtype_from_proto(int type, const std::string& where) {
+  DType d{};
+  if (!kiln_dtype_of(type, &d)) throw InvalidArgumentError(where + ": unsupported dtype " + std::to_string(type));
+  return d;
 }
 
 ops::PartialShape shape_from_proto(const tensorflow::TensorShapeProto& p, const std::string& where) {

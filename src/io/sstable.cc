@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "io/crc32c.h"
+#include "io/varint.h"
 #include "kiln/errors.h"
 
 namespace kiln::io {
@@ -100,20 +101,10 @@ struct Cursor {
   const unsigned char* end;
   uint64_t varint(const char* what) {
     uint64_t v = 0;
-    for (int shift = 0; shift <= 63; shift += 7) {
-      if (p >= end) corrupt(std::string("truncated ") + what);
-      const unsigned char b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    corrupt(std::string("over-long varint in ") + what);
+    if (!get_varint64(p, end, &v)) corrupt(std::string("truncated or over-long varint in ") + what);
+    return v;
   }
 };
-
-uint32_t get_fixed32(const unsigned char* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
-         static_cast<uint32_t>(p[3]) << 24;
-}
 
 struct Handle {
   uint64_t offset, size;

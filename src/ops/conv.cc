@@ -22,6 +22,15 @@ struct Window {
   int64_t out = -1, pad_before = 0;
 };
 
+// The padding before a dimension whose output size is known: EXPLICIT gives it, VALID has
+// none, SAME splits the padding evenly (the extra pixel after), as TensorFlow does.
+int64_t pad_before(int64_t in, int64_t eff, int64_t stride, int64_t out, const std::string& padding,
+                   int64_t explicit_before) {
+  if (padding == "EXPLICIT") return explicit_before;
+  if (padding == "VALID") return 0;
+  return std::max<int64_t>((out - 1) * stride + eff - in, 0) / 2;
+}
+
 // TensorFlow's GetWindowedOutputSize: VALID: ceil((in - eff + 1) / s); SAME: ceil(in / s)
 // with the padding split evenly (the extra pixel after); EXPLICIT: the given paddings.
 Window window(const InferContext& c, int64_t in, int64_t k, int64_t dilation, int64_t stride,
@@ -36,12 +45,10 @@ Window window(const InferContext& c, int64_t in, int64_t k, int64_t dilation, in
              " [input_size: " + std::to_string(in) + ", effective_filter_size: " + std::to_string(eff) +
              ", stride: " + std::to_string(stride) + "]");
     w.out = (padded - eff) / stride + 1;
-    w.pad_before = explicit_before;
   } else {  // SAME
     w.out = (in + stride - 1) / stride;
-    const int64_t total = std::max<int64_t>((w.out - 1) * stride + eff - in, 0);
-    w.pad_before = total / 2;
   }
+  w.pad_before = pad_before(in, eff, stride, w.out, padding, explicit_before);
   return w;
 }
 
@@ -141,13 +148,8 @@ Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vec
              .y = {.out = out.dims[1], .pad_before = 0},
              .x = {.out = out.dims[2], .pad_before = 0}};
   const bool ex = padding == "EXPLICIT";
-  auto before = [&](int64_t in_size, int64_t k, int64_t d, int64_t s, int64_t out_size, int64_t explicit_before) {
-    if (ex) return explicit_before;
-    if (padding == "VALID") return int64_t{0};
-    return std::max<int64_t>((out_size - 1) * s + (k - 1) * d + 1 - in_size, 0) / 2;
-  };
-  g.y.pad_before = before(g.h, kh, g.dh, g.sh, g.y.out, ex ? ep[2] : 0);
-  g.x.pad_before = before(g.w, kw, g.dw, g.sw, g.x.out, ex ? ep[4] : 0);
+  g.y.pad_before = pad_before(g.h, (kh - 1) * g.dh + 1, g.sh, g.y.out, padding, ex ? ep[2] : 0);
+  g.x.pad_before = pad_before(g.w, (kw - 1) * g.dw + 1, g.sw, g.x.out, padding, ex ? ep[4] : 0);
   return g;
 }
 
