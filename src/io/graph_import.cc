@@ -1,5 +1,6 @@
 #include "io/graph_import.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -33,6 +34,7 @@ ops::PartialShape common_shape(const ops::PartialShape& a, const ops::PartialSha
 // A parsed input reference: an argument ("x"), a node output ("n:output:0") or "^n".
 struct Ref {
   std::string node;
+  std::string arg;  // the output arg of "node:arg:index"
   int index = 0;
   bool is_arg = false;
   bool control = false;
@@ -114,6 +116,7 @@ Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::stri
       digits.find_first_not_of("0123456789") != std::string::npos)
     throw InvalidArgumentError(where + ": malformed input '" + text + "' (expected node:output:index)");
   r.node = t.substr(0, a);
+  r.arg = t.substr(a + 1, b - a - 1);
   r.index = std::stoi(digits);
   if (!s.index.count(r.node)) throw InvalidArgumentError(where + ": input '" + text + "' names no node");
   return r;
@@ -134,10 +137,21 @@ Output Importer::resolve(const Scope& s, const Ref& r, const std::string& where)
   }
   Node* n = s.nodes[position];
   if (!n) throw InvalidArgumentError(where + ": '" + r.node + "' is a variable handle, not a tensor");
-  if (r.index >= n->num_outputs())
+  // Ops with several output args (SparseSoftmaxCrossEntropyWithLogits: loss, backprop) number
+  // each arg's tensors from 0; kiln numbers all outputs.
+  int index = r.index;
+  const auto& args = n->op->output_args;
+  if (args.size() > 1) {
+    const auto arg = std::find_if(args.begin(), args.end(), [&](const char* a) { return r.arg == a; });
+    if (arg == args.end() || r.index != 0)
+      throw InvalidArgumentError(where + ": input '" + r.node + ":" + r.arg + ":" + std::to_string(r.index) +
+                                 "' names no output of " + n->op->name);
+    index = static_cast<int>(arg - args.begin());
+  }
+  if (index >= n->num_outputs())
     throw InvalidArgumentError(where + ": input '" + r.node + "' has " + std::to_string(n->num_outputs()) +
-                               " outputs; output " + std::to_string(r.index) + " does not exist");
-  return Output{n, r.index};
+                               " outputs; output " + std::to_string(index) + " does not exist");
+  return Output{n, index};
 }
 
 void Importer::build(const std::string& name, Graph& g, const std::vector<DType>* dtypes,

@@ -388,7 +388,7 @@ void select_grad(GradContext& c) {
 }
 
 // Division-like ops (integer division by zero raises) are not fused: their kernels check.
-#define KILN_BINARY_OP(Name, Functor, Traits, Types, Grad)                                                        \
+#define KILN_BINARY_OP(Name, Functor, Traits, Types, Grad, Out)                                                   \
   const OpDef& op::Name() {                                                                                       \
     static const OpDef def = {                                                                                    \
         .name = #Name,                                                                                            \
@@ -398,7 +398,8 @@ void select_grad(GradContext& c) {
         .infer = infer_binary,                                                                                    \
         .kernels = kernels_for<BinaryKernel<Functor, false>::K, Types>(),                                         \
         .chunk = is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>, \
-        .grad = Grad};                                                                                            \
+        .grad = Grad,                                                                                             \
+        .output_args = {Out}};                                                                                    \
     return def;                                                                                                   \
   }
 #define KILN_COMPARE_OP(Name, Functor, Traits, Types)                                          \
@@ -409,24 +410,25 @@ void select_grad(GradContext& c) {
                               .traits = Traits,                                                \
                               .infer = infer_compare,                                          \
                               .kernels = kernels_for<BinaryKernel<Functor, true>::K, Types>(), \
-                              .grad = &no_gradient};                                           \
+                              .grad = &no_gradient,                                            \
+                              .output_args = {"z"}};                                           \
     return def;                                                                                \
   }
 
 }  // namespace
 
-KILN_BINARY_OP(AddV2, AddF, kEwC, KILN_NUMERIC, &add_grad)
-KILN_BINARY_OP(Sub, SubF, kEw, KILN_NUMERIC, &sub_grad)
-KILN_BINARY_OP(Mul, MulF, kEwC, KILN_NUMERIC, &mul_grad)
-KILN_BINARY_OP(RealDiv, DivF, kEw, KILN_FLOATS, &div_grad)
-KILN_BINARY_OP(FloorDiv, FloorDivF, kEw, KILN_NUMERIC, &no_gradient)
-KILN_BINARY_OP(FloorMod, FloorModF, kEw, KILN_NUMERIC, &floormod_grad)
-KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC, &pow_grad)
-KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC, &extremum_grad<true>)
-KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC, &extremum_grad<false>)
-KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC, &sqdiff_grad)
-KILN_BINARY_OP(Atan2, Atan2F, kEw, KILN_FLOATS, &atan2_grad)
-KILN_BINARY_OP(ReluGrad, ReluGradF, kEw, KILN_NUMERIC, &relu_grad_grad)
+KILN_BINARY_OP(AddV2, AddF, kEwC, KILN_NUMERIC, &add_grad, "z")
+KILN_BINARY_OP(Sub, SubF, kEw, KILN_NUMERIC, &sub_grad, "z")
+KILN_BINARY_OP(Mul, MulF, kEwC, KILN_NUMERIC, &mul_grad, "z")
+KILN_BINARY_OP(RealDiv, DivF, kEw, KILN_FLOATS, &div_grad, "z")
+KILN_BINARY_OP(FloorDiv, FloorDivF, kEw, KILN_NUMERIC, &no_gradient, "z")
+KILN_BINARY_OP(FloorMod, FloorModF, kEw, KILN_NUMERIC, &floormod_grad, "z")
+KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC, &pow_grad, "z")
+KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC, &extremum_grad<true>, "z")
+KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC, &extremum_grad<false>, "z")
+KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC, &sqdiff_grad, "z")
+KILN_BINARY_OP(Atan2, Atan2F, kEw, KILN_FLOATS, &atan2_grad, "z")
+KILN_BINARY_OP(ReluGrad, ReluGradF, kEw, KILN_NUMERIC, &relu_grad_grad, "backprops")
 KILN_COMPARE_OP(Greater, GreaterF, kEw, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw, KILN_NUMERIC)

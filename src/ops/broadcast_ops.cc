@@ -126,7 +126,8 @@ const OpDef& op::BroadcastGradientArgs() {
                             .traits = kPure,
                             .infer = infer_bga,
                             .kernels = kernels_for<BgaKernel, int32_t, int64_t>(),
-                            .grad = &no_gradient};
+                            .grad = &no_gradient,
+                            .output_args = {"r0", "r1"}};
   return def;
 }
 

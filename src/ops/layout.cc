@@ -302,7 +302,8 @@ const OpDef& op::Transpose() {
                             .infer = infer_transpose,
                             .kernels = kernels_for<TransposeKernel, KILN_ALL_TYPES>(),
                             .index_type_attrs = {{"Tperm", 1}},
-                            .grad = &transpose_grad};
+                            .grad = &transpose_grad,
+                            .output_args = {"y"}};
   return def;
 }
 const OpDef& op::ConcatV2() {

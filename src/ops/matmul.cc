@@ -166,7 +166,8 @@ const OpDef& op::MatMul() {
                             .infer = infer_matmul,
                             .kernels = kernels_for<MatMulKernel, KILN_NUMERIC>(),
                             .cost = &matmul_cost,
-                            .grad = &matmul_grad<false>};
+                            .grad = &matmul_grad<false>,
+                            .output_args = {"product"}};
   return def;
 }
 const OpDef& op::BatchMatMulV2() {

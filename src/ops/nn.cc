@@ -157,7 +157,8 @@ const OpDef& op::SparseSoftmaxCrossEntropyWithLogits() {
                             .infer = infer_sparse_xent,
                             .kernels = kernels_for<SparseXentKernel, KILN_FLOATS>(),
                             .index_type_attrs = {{"Tlabels", 1}},
-                            .grad = &sparse_xent_grad};
+                            .grad = &sparse_xent_grad,
+                            .output_args = {"loss", "backprop"}};
   return def;
 }
 

@@ -211,6 +211,10 @@ struct OpDef {
   ChunkFn chunk = nullptr;
   CostFn cost = nullptr;
   GradFn grad = nullptr;
+  // TensorFlow's output arg names, which function bodies use to name outputs
+  // ("node:arg:index"). One name: every output belongs to it (a list output, as If's, or a
+  // single tensor). Several: output i is arg i.
+  std::vector<const char*> output_args = {"output"};
 
   bool has(Trait t) const { return (traits & t) != 0; }
   bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }

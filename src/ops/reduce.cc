@@ -465,7 +465,8 @@ const OpDef& op::Softmax() {
                             .traits = kPure,
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>(),
-                            .grad = &softmax_grad};
+                            .grad = &softmax_grad,
+                            .output_args = {"softmax"}};
   return def;
 }
 const OpDef& op::LogSoftmax() {
@@ -475,7 +476,8 @@ const OpDef& op::LogSoftmax() {
                             .traits = kPure,
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>(),
-                            .grad = &log_softmax_grad};
+                            .grad = &log_softmax_grad,
+                            .output_args = {"logsoftmax"}};
   return def;
 }
 

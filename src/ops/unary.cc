@@ -255,7 +255,7 @@ void cast_grad(GradContext& c) {
   if (is_floating(c.x[0].dtype()) && is_floating(c.y[0].dtype())) c.dx[0] = cast(c.b, c.dy[0], c.x[0].dtype());
 }
 
-#define KILN_UNARY_OP(Name, Functor, Types, Grad)                                       \
+#define KILN_UNARY_OP(Name, Functor, Types, Grad, Out)                                  \
   const OpDef& op::Name() {                                                             \
     static const OpDef def = {.name = #Name,                                            \
                               .num_inputs = 1,                                          \
@@ -264,26 +264,27 @@ void cast_grad(GradContext& c) {
                               .infer = infer_unary,                                     \
                               .kernels = kernels_for<UnaryKernel<Functor>::K, Types>(), \
                               .chunk = &unary_chunk<Functor, Types>,                    \
-                              .grad = Grad};                                            \
+                              .grad = Grad,                                             \
+                              .output_args = {Out}};                                    \
     return def;                                                                         \
   }
 }  // namespace
 
-KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC, &neg_grad)
-KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad)
-KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient)
-KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad)
-KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad)
-KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient)
-KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS, &no_gradient)
-KILN_UNARY_OP(Round, RoundF, KILN_FLOATS, &no_gradient)
-KILN_UNARY_OP(Exp, ExpF, KILN_FLOATS, &exp_grad)
-KILN_UNARY_OP(Log, LogF, KILN_FLOATS, &log_grad)
-KILN_UNARY_OP(Tanh, TanhF, KILN_FLOATS, &tanh_grad)
-KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS, &sigmoid_grad)
-KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad)
-KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad)
-KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient)
+KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC, &neg_grad, "y")
+KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad, "y")
+KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient, "y")
+KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad, "y")
+KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad, "activations")
+KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient, "y")
+KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS, &no_gradient, "y")
+KILN_UNARY_OP(Round, RoundF, KILN_FLOATS, &no_gradient, "y")
+KILN_UNARY_OP(Exp, ExpF, KILN_FLOATS, &exp_grad, "y")
+KILN_UNARY_OP(Log, LogF, KILN_FLOATS, &log_grad, "y")
+KILN_UNARY_OP(Tanh, TanhF, KILN_FLOATS, &tanh_grad, "y")
+KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS, &sigmoid_grad, "y")
+KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad, "y")
+KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad, "y")
+KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient, "y")
 const OpDef& op::Identity() {
   static const OpDef def = {.name = "Identity",
                             .num_inputs = 1,
@@ -294,8 +295,8 @@ const OpDef& op::Identity() {
                             .grad = &identity_grad};
   return def;
 }
-KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient)
-KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient)
+KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient, "y")
+KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient, "y")
 
 const OpDef& op::Cast() {
   static const OpDef def = {.name = "Cast",
@@ -306,7 +307,8 @@ const OpDef& op::Cast() {
                             .infer = infer_cast,
                             .kernels = kernels_for<CastKernel, KILN_ALL_TYPES>(),
                             .type_attr = "SrcT",
-                            .grad = &cast_grad};
+                            .grad = &cast_grad,
+                            .output_args = {"y"}};
   return def;
 }
 

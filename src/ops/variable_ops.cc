@@ -139,7 +139,8 @@ const OpDef& op::VarIsInitializedOp() {
                             .infer = infer_is_initialized,
                             .kernels = kernels_for<IsInitializedKernel, bool>(),
                             .type_attr = nullptr,
-                            .grad = &no_gradient};
+                            .grad = &no_gradient,
+                            .output_args = {"is_initialized"}};
   return def;
 }
 
@@ -152,7 +153,8 @@ const OpDef& op::ReadVariableOp() {
                             .infer = infer_read,
                             .kernels = kernels_for<ReadKernel, bool>(),
                             .type_attr = nullptr,
-                            .grad = &no_gradient};  // tapes treat its output as the variable itself
+                            .grad = &no_gradient,  // tapes treat its output as the variable itself
+                            .output_args = {"value"}};
   return def;
 }
 const OpDef& op::AssignVariableOp() {
