@@ -71,7 +71,9 @@ void tensor_proto(const ops::TensorImpl& t, tensorflow::TensorProto* p) {
 std::string input_name(const Output& o, bool in_function) {
   if (in_function) {
     if (o.node->op->has(ops::kNoKernel)) return o.node->name;
-    return o.node->name + ":output:" + std::to_string(o.index);
+    const auto& args = o.node->op->output_args;
+    if (args.size() > 1 && o.index < static_cast<int>(args.size())) return o.node->name + ":" + args[o.index] + ":0";
+    return o.node->name + ":" + (args.empty() ? "output" : args[0]) + ":" + std::to_string(o.index);
   }
   return o.index == 0 ? o.node->name : o.node->name + ":" + std::to_string(o.index);
 }
@@ -104,13 +106,13 @@ class Writer {
 
   void graph(const Graph& g) {
     library_ = &g.library();
-    Scope scope{g, false, {}};
+    Scope scope{.g = g, .in_function = false};
     for (const auto& n : g.nodes()) emit(scope, *n, def_->mutable_node());
     drain();
   }
   void function(const Graph& f, const std::string& name) {
     library_ = &f.library();
-    function_proto(f, name);
+    function_proto(f, name, options_.resource_args != nullptr);
     drain();
   }
 
@@ -118,7 +120,11 @@ class Writer {
   struct Scope {
     const Graph& g;
     bool in_function;
-    std::unordered_map<const Resource*, std::string> handles;  // VarHandleOp node names
+    std::unordered_map<const Resource*, std::string> handles = {};  // how nodes name each variable's handle
+    std::unordered_set<std::string> handle_names = {};              // the handles' node or argument names
+    // The root function of ExportOptions::resource_args: variables become its trailing
+    // resource args instead of VarHandleOp nodes.
+    tensorflow::FunctionDef* args_of = nullptr;
   };
   tensorflow::GraphDef* def_;
   const ExportOptions& options_;
@@ -134,7 +140,7 @@ class Writer {
   void drain() {
     for (size_t i = 0; i < queue_.size(); ++i) {  // in first-reference order
       const Graph* f = queue_[i];
-      function_proto(*f, function_name(f->function_name()));
+      function_proto(*f, function_name(f->function_name()), false);
     }
     queue_.clear();
   }
@@ -175,33 +181,40 @@ class Writer {
         v);
   }
 
-  // The VarHandleOp node of a variable in this scope, written before its first use.
+  // How a node in this scope names a variable's handle: a VarHandleOp node written before
+  // its first use or, in a root function with resource args, an argument.
   std::string handle_of(Scope& scope, const Resource* r, google::protobuf::RepeatedPtrField<tensorflow::NodeDef>* out) {
     auto it = scope.handles.find(r);
     if (it != scope.handles.end()) return it->second;
+    if (scope.in_function && options_.resource_args && !scope.args_of)
+      throw UnimplementedError("saving a variable used inside a control-flow body ('" + scope.g.function_name() +
+                               "') for TensorFlow is not supported yet: use the variable outside the branch or loop");
     const std::string shared = options_.variable_name ? options_.variable_name(r) : r->resource_name();
     std::string base;
     for (char ch : shared) base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.') ? ch : '_';
     if (base.empty() || !std::isalnum(static_cast<unsigned char>(base[0]))) base = "v" + base;
     std::string name = base;
-    auto taken = [&](const std::string& n) {
-      if (scope.g.find(n)) return true;
-      for (const auto& [res, h] : scope.handles)
-        if (h == n) return true;
-      return false;
-    };
+    auto taken = [&](const std::string& n) { return scope.g.find(n) || scope.handle_names.count(n); };
     for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
-    scope.handles[r] = name;
+    scope.handle_names.insert(name);
+    const auto* var = static_cast<const ops::VariableState*>(r);
+    if (scope.args_of) {
+      auto* arg = scope.args_of->mutable_signature()->add_input_arg();
+      arg->set_name(name);
+      arg->set_type(tensorflow::DT_RESOURCE);
+      options_.resource_args->push_back(r);
+      return scope.handles[r] = name;
+    }
+    scope.handles[r] = scope.in_function ? name + ":resource:0" : name;
     tensorflow::NodeDef* h = out->Add();
     h->set_name(name);
     h->set_op("VarHandleOp");
     auto& a = *h->mutable_attr();
-    const auto* var = static_cast<const ops::VariableState*>(r);
     a["dtype"].set_type(to_proto(var->dtype()));
     shape_proto(ops::PartialShape{Dims(var->shape().dims()), false}, a["shape"].mutable_shape());
     a["shared_name"].set_s(shared);
     a["container"].set_s("");
-    return name;
+    return scope.handles[r];
   }
 
   // Appends n's NodeDef to `out`, after the VarHandleOp it may need.
@@ -219,8 +232,7 @@ class Writer {
     for (int i = 0; i < n.attrs.size() && i < static_cast<int>(n.op->attr_names.size()); ++i) {
       const std::string key = n.op->attr_names[i];
       if (const auto* res = std::get_if<ops::ResourceRef>(&n.attrs[i])) {
-        std::string handle = handle_of(scope, res->resource.get(), out);
-        p->add_input(scope.in_function ? handle + ":resource:0" : handle);
+        p->add_input(handle_of(scope, res->resource.get(), out));
         continue;
       }
       if (key == "_user_specified_name" && std::get<std::string>(n.attrs[i]).empty()) continue;
@@ -240,14 +252,17 @@ class Writer {
     }
   }
 
-  void function_proto(const Graph& f, const std::string& name) {
+  void function_proto(const Graph& f, const std::string& name, bool resource_args) {
     tensorflow::FunctionDef* p = def_->mutable_library()->add_function();
     auto* sig = p->mutable_signature();
     sig->set_name(name);
+    // The argument shapes, which TensorFlow's loader gives its placeholders (a resource: scalar).
+    auto* input_shapes = (*p->mutable_attr())["_input_shapes"].mutable_list();
     for (const Node* in : f.inputs) {
       auto* arg = sig->add_input_arg();
       arg->set_name(in->name);
       arg->set_type(to_proto(in->out_dtypes[0]));
+      shape_proto(in->out_shapes[0], input_shapes->add_shape());
     }
     for (size_t i = 0; i < f.outputs.size(); ++i) {
       const Output& o = f.outputs[i];
@@ -256,13 +271,14 @@ class Writer {
       arg->set_type(to_proto(o.node->out_dtypes[o.index]));
       (*p->mutable_ret())[arg->name()] = input_name(o, true);
     }
-    Scope scope{f, true, {}};
+    Scope scope{.g = f, .in_function = true, .args_of = resource_args ? p : nullptr};
     bool stateful = false;
     for (const auto& n : f.nodes()) {
       stateful |= n->stateful;
       if (n->op->has(ops::kNoKernel)) continue;
       emit(scope, *n, p->mutable_node_def());
     }
+    for (int i = static_cast<int>(f.inputs.size()); i < sig->input_arg_size(); ++i) input_shapes->add_shape();
     sig->set_is_stateful(stateful);
   }
 };

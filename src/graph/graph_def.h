@@ -2,6 +2,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "kiln/function.h"
@@ -19,6 +20,11 @@ struct ExportOptions {
   // Prepended to every library function's name (definitions and references), so the
   // libraries of several root graphs can share one FunctionDefLibrary.
   std::string function_prefix;
+  // write_function_library only: when set, the root function takes each variable it uses as
+  // a trailing DT_RESOURCE argument (TensorFlow's captured variables), appended here in
+  // argument order, instead of making a VarHandleOp. A variable used inside a control-flow
+  // body is then an UnimplementedError (it would have to be threaded through the body).
+  std::vector<const Resource*>* resource_args = nullptr;
 };
 
 // The graph's nodes, plus every function its control-flow nodes reach (transitively) as
