@@ -1,9 +1,9 @@
 // libFuzzer target for the file readers. The first input byte picks which file the rest of
-// the input replaces: one of a valid saved model (graph with control flow and variables;
-// checksums are not verified, so mutations reach the protobuf, JSON and safetensors parsers
-// and the graph importer), or the index or data file of a valid TensorFlow checkpoint (read
-// with CheckpointReader, every tensor fetched). Any kiln::Error is a clean rejection;
-// anything else (a crash, another exception, a hang, a huge allocation) is a finding.
+// the input replaces: one of a valid SavedModel kiln saved (saved_model.pb with control flow
+// and variables, its variables' TensorBundle index and data: mutations reach the protobuf
+// parser, the object graph, the checkpoint reader and the graph importer), or the index or
+// data file of a valid TensorFlow checkpoint (read with CheckpointReader, every tensor fetched). Any kiln::Error is a
+// clean rejection; anything else (a crash, another exception, a hang, a huge allocation) is a finding.
 #include <kiln/kiln.h>
 
 #include <cstdint>
@@ -17,8 +17,8 @@
 
 namespace {
 
-const char* const kFiles[] = {"graph.pb", "manifest.json", "variables.safetensors", "ckpt.index",
-                              "ckpt.data-00000-of-00001"};
+const char* const kFiles[] = {kiln::io::kSavedModelFile, kiln::io::kVariablesIndexFile, kiln::io::kVariablesDataFile,
+                              "ckpt.index", "ckpt.data-00000-of-00001"};
 constexpr int kNumFiles = 5;
 constexpr int kFirstCheckpointFile = 3;
 std::map<std::string, std::string>* g_baseline = nullptr;
@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (which >= kFirstCheckpointFile)
       read_checkpoint(files);
     else
-      kiln::io::load_from_files(files, false);
+      kiln::io::load_from_files(files);
   } catch (const kiln::Error&) {
   }
   return 0;

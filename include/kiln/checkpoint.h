@@ -24,6 +24,8 @@ class CheckpointReader {
  public:
   // Reads and checks the index (NotFoundError without it, DataLossError if malformed).
   explicit CheckpointReader(const std::string& prefix);
+  // The same checks over a one-shard checkpoint's two files already in memory.
+  static CheckpointReader from_bytes(const std::string& index, std::string data);
 
   std::vector<std::string> tensor_names() const;  // sorted bytewise
   bool has_tensor(const std::string& name) const;
@@ -38,6 +40,7 @@ class CheckpointReader {
   std::vector<std::string> get_strings(const std::string& name) const;
 
  private:
+  CheckpointReader(const std::string& prefix, const std::string& index, std::shared_ptr<const std::string> data);
   struct Impl;
   std::shared_ptr<const Impl> impl_;
 };

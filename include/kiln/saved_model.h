@@ -1,6 +1,7 @@
-// Saving and loading functions: a saved directory holds the graph (GraphDef-compatible
-// protobuf with a FunctionDef per signature), a JSON manifest and the variables as
-// safetensors. A loaded model needs none of the original C++ code.
+// Saving and loading functions in TensorFlow's SavedModel format: saved_model.pb (the function
+// library, signature_defs, the object graph) and variables/ (a TensorBundle checkpoint).
+// TensorFlow loads what save() writes (tf.saved_model.load, saved_model_cli, TF Serving); load()
+// reads what TensorFlow writes. A loaded model needs none of the original code.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -36,7 +37,10 @@ class LoadedModel {
 };
 
 // Writes `dir` atomically: into a temporary directory beside it, fsynced, then renamed
-// over it. Input names are the function's arg_names.
+// over it. Input names are the function's arg_names (the signature's keyword arguments);
+// outputs are output_0, output_1, ... Each variable the functions use is saved once, as an
+// object at the path its name gives ("dense/kernel": child "kernel" of object "dense").
+// A variable used inside an If/While body is an UnimplementedError for now.
 void save(const std::string& dir, const ConcreteFunction& function, std::string signature = "serving_default");
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures);
 struct LoadOptions {
@@ -49,6 +53,19 @@ struct LoadOptions {
 // Every file is checked (checksums, formats, the graph); errors are DataLossError for
 // corrupt files and InvalidArgumentError for graphs kiln cannot run.
 LoadedModel load(const std::string& dir, const LoadOptions& options = {});
+
+// What a SavedModel declares, read without building its graphs: each signature's inputs and
+// outputs (sorted by name; a dtype kiln lacks shows as float32 with unknown shape) and the ops
+// kiln lacks, "Op (in function ...)" — empty when kiln can serve it. For `kiln show`.
+struct SavedModelInfo {
+  struct Signature {
+    std::string name;
+    std::vector<TensorSpec> inputs = {}, outputs = {};
+    std::vector<std::string> missing_ops = {};
+  };
+  std::vector<Signature> signatures;
+};
+SavedModelInfo inspect(const std::string& dir);
 
 // Writes a TensorFlow.js GraphModel (model.json + weight shards) of one signature of a
 // saved model into `out_dir`. Variables are frozen; graphs tfjs cannot run are refused

@@ -8,6 +8,7 @@
 
 #include "core/tensor_impl.h"
 #include "graph/graph_def.h"
+#include "io/bundle.h"
 #include "io/crc32c.h"
 #include "io/files.h"
 #include "io/limits.h"
@@ -42,24 +43,60 @@ std::string tf_dtype_name(int code) {
 
 }  // namespace
 
-void write_checkpoint(const std::string& prefix, const std::vector<std::pair<std::string, Tensor>>& tensors) {
-  if (prefix.empty()) throw InvalidArgumentError("write_checkpoint: the prefix is empty");
+namespace io {
+
+BundleFiles build_bundle(const std::vector<std::pair<std::string, Tensor>>& tensors,
+                         const std::vector<std::pair<std::string, std::string>>& strings) {
   std::map<std::string, tensorflow::BundleEntryProto> entries;
-  std::string data;
+  BundleFiles out;
+  auto add = [&](const std::string& name, tensorflow::BundleEntryProto e, const std::string& caller) {
+    if (name.empty()) throw InvalidArgumentError(caller + ": a tensor name is empty (reserved for the header)");
+    if (entries.count(name)) throw InvalidArgumentError(caller + ": the name \"" + name + "\" is used twice");
+    entries.emplace(name, std::move(e));
+  };
   for (const auto& [name, tensor] : tensors) {
-    if (name.empty()) throw InvalidArgumentError("write_checkpoint: a tensor name is empty (reserved for the header)");
-    if (entries.count(name)) throw InvalidArgumentError("write_checkpoint: the name \"" + name + "\" is used twice");
     const detail::TensorImpl& t = detail::concrete(tensor);
     tensorflow::BundleEntryProto e;
     e.set_dtype(static_cast<tensorflow::DataType>(graph::dtype_to_proto(t.dtype)));
     for (int64_t d : t.dims) e.mutable_shape()->add_dim()->set_size(d);
-    e.set_shard_id(0);
-    e.set_offset(static_cast<int64_t>(data.size()));
+    e.set_offset(static_cast<int64_t>(out.data.size()));
     const size_t nbytes = static_cast<size_t>(t.num_elements) * dtype_size(t.dtype);
     e.set_size(static_cast<int64_t>(nbytes));
     e.set_crc32c(io::crc32c_mask(io::crc32c(t.data, nbytes)));
-    data.append(static_cast<const char*>(t.data), nbytes);
-    entries.emplace(name, std::move(e));
+    out.data.append(static_cast<const char*>(t.data), nbytes);
+    add(name, std::move(e), "write_checkpoint");
+  }
+  // A scalar string: [varint64 length][fixed32 masked CRC of the length as 4 little-endian
+  // bytes][bytes]; the entry's CRC covers the 4-byte length, the checksum and the bytes.
+  for (const auto& [name, value] : strings) {
+    if (value.size() > 0xffffffffull)
+      throw InvalidArgumentError("build_bundle: string entry \"" + name + "\" is too long");
+    unsigned char fixed[4];
+    for (int i = 0; i < 4; ++i) fixed[i] = static_cast<unsigned char>(value.size() >> (8 * i));
+    const uint32_t length_crc = io::crc32c_mask(io::crc32c(fixed, 4));
+    unsigned char stored[4];
+    for (int i = 0; i < 4; ++i) stored[i] = static_cast<unsigned char>(length_crc >> (8 * i));
+    std::string bytes;
+    for (uint64_t v = value.size();; v >>= 7) {
+      if (v < 0x80) {
+        bytes += static_cast<char>(v);
+        break;
+      }
+      bytes += static_cast<char>((v & 0x7f) | 0x80);
+    }
+    bytes.append(reinterpret_cast<const char*>(stored), 4);
+    bytes += value;
+    uint32_t crc = io::crc32c_extend(0, fixed, 4);
+    crc = io::crc32c_extend(crc, stored, 4);
+    crc = io::crc32c_extend(crc, value.data(), value.size());
+    tensorflow::BundleEntryProto e;
+    e.set_dtype(tensorflow::DT_STRING);
+    e.mutable_shape();  // a scalar
+    e.set_offset(static_cast<int64_t>(out.data.size()));
+    e.set_size(static_cast<int64_t>(bytes.size()));
+    e.set_crc32c(io::crc32c_mask(crc));
+    out.data += bytes;
+    add(name, std::move(e), "build_bundle");
   }
   io::TableEntries table;
   tensorflow::BundleHeaderProto header;
@@ -68,16 +105,27 @@ void write_checkpoint(const std::string& prefix, const std::vector<std::pair<std
   header.mutable_version()->set_producer(kBundleVersion);
   table.emplace_back("", header.SerializeAsString());
   for (const auto& [name, e] : entries) table.emplace_back(name, e.SerializeAsString());
+  out.index = io::build_table(table);
+  return out;
+}
 
+std::string bundle_data_file(const std::string& prefix) { return data_file(prefix, 0, 1); }
+
+}  // namespace io
+
+void write_checkpoint(const std::string& prefix, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  if (prefix.empty()) throw InvalidArgumentError("write_checkpoint: the prefix is empty");
+  const io::BundleFiles files = io::build_bundle(tensors, {});
   const std::filesystem::path parent = std::filesystem::path(prefix).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  io::write_file_atomically(data_file(prefix, 0, 1), data);  // data first: an index means complete
-  io::write_file_atomically(prefix + ".index", io::build_table(table));
+  io::write_file_atomically(io::bundle_data_file(prefix), files.data);  // data first: an index means complete
+  io::write_file_atomically(prefix + ".index", files.index);
 }
 
 struct CheckpointReader::Impl {
   std::string prefix;
+  std::shared_ptr<const std::string> data;  // the one data file, when read from memory
   int num_shards = 1;
   std::map<std::string, tensorflow::BundleEntryProto> entries;
 
@@ -100,20 +148,37 @@ struct CheckpointReader::Impl {
     return n;
   }
 
+  // The entry's bytes as stored.
+  std::string range(const tensorflow::BundleEntryProto& e) const {
+    const auto offset = static_cast<uint64_t>(e.offset()), size = static_cast<uint64_t>(e.size());
+    if (!data) return io::read_file_range(data_file(prefix, e.shard_id(), num_shards), offset, size);
+    if (offset > data->size() || size > data->size() - offset)
+      throw DataLossError("checkpoint " + prefix + ": an entry runs past the end of the data");
+    return data->substr(offset, size);
+  }
   // The entry's bytes, checksum-verified.
   std::string bytes(const std::string& name, const tensorflow::BundleEntryProto& e) const {
-    std::string b = io::read_file_range(data_file(prefix, e.shard_id(), num_shards), static_cast<uint64_t>(e.offset()),
-                                        static_cast<uint64_t>(e.size()));
+    std::string b = range(e);
     if (io::crc32c_mask(io::crc32c(b.data(), b.size())) != e.crc32c())
       throw DataLossError(where(name) + ": checksum mismatch (the data file is corrupt)");
     return b;
   }
 };
 
-CheckpointReader::CheckpointReader(const std::string& prefix) {
+CheckpointReader::CheckpointReader(const std::string& prefix)
+    : CheckpointReader(prefix, io::read_file(prefix + ".index", kMaxIndexBytes), nullptr) {}
+
+CheckpointReader CheckpointReader::from_bytes(const std::string& index, std::string data) {
+  return CheckpointReader("(in memory)", index, std::make_shared<const std::string>(std::move(data)));
+}
+
+CheckpointReader::CheckpointReader(const std::string& prefix, const std::string& index,
+                                   std::shared_ptr<const std::string> data) {
   auto impl = std::make_shared<Impl>();
   impl->prefix = prefix;
-  const io::TableEntries table = io::read_table(io::read_file(prefix + ".index", kMaxIndexBytes), kMaxIndexEntries);
+  impl->data = std::move(data);
+  if (index.size() > kMaxIndexBytes) throw DataLossError("checkpoint " + prefix + ": the index is too large");
+  const io::TableEntries table = io::read_table(index, kMaxIndexEntries);
   if (table.empty() || !table.front().first.empty())
     throw DataLossError("checkpoint " + prefix + ": the index has no header entry");
   tensorflow::BundleHeaderProto header;
@@ -130,6 +195,8 @@ CheckpointReader::CheckpointReader(const std::string& prefix) {
   for (int bad : version.bad_consumers())
     if (bad == kBundleVersion) throw UnimplementedError("checkpoint " + prefix + " refuses this reader's version");
   impl->num_shards = header.num_shards();
+  if (impl->data && impl->num_shards != 1)
+    throw DataLossError("checkpoint " + prefix + ": " + std::to_string(impl->num_shards) + " shards, one was given");
   for (size_t i = 1; i < table.size(); ++i) {
     const std::string& name = table[i].first;
     tensorflow::BundleEntryProto e;
@@ -194,8 +261,7 @@ std::vector<std::string> CheckpointReader::get_strings(const std::string& name) 
   if (e.slices_size() != 0) throw UnimplementedError(impl_->where(name) + " is partitioned (slices)");
   const uint64_t n = impl_->elements(name, e);
   if (n > static_cast<uint64_t>(e.size())) throw DataLossError(impl_->where(name) + ": too small for its elements");
-  const std::string b = io::read_file_range(data_file(impl_->prefix, e.shard_id(), impl_->num_shards),
-                                            static_cast<uint64_t>(e.offset()), static_cast<uint64_t>(e.size()));
+  const std::string b = impl_->range(e);
   const auto* p = reinterpret_cast<const unsigned char*>(b.data());
   const auto* end = p + b.size();
   std::vector<uint64_t> lengths(static_cast<size_t>(n));

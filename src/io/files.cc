@@ -154,7 +154,14 @@ void AtomicDirWriter::write(const std::string& name, const std::string& bytes) {
   if (rc != 0) throw InternalError(sys_error("fsync failed for", path));
 }
 
+void AtomicDirWriter::make_dir(const std::string& name) {
+  const std::string path = tmp_ + "/" + name;
+  if (::mkdir(path.c_str(), 0755) != 0) throw InternalError(sys_error("cannot create", path));
+  dirs_.push_back(path);
+}
+
 void AtomicDirWriter::commit() {
+  for (const std::string& d : dirs_) fsync_path(d, O_RDONLY | O_DIRECTORY);
   fsync_path(tmp_, O_RDONLY | O_DIRECTORY);
   std::error_code ec;
   if (fs::exists(target_, ec)) {

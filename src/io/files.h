@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln::io {
 
@@ -24,11 +25,14 @@ class AtomicDirWriter {
   ~AtomicDirWriter();
   AtomicDirWriter(const AtomicDirWriter&) = delete;
   AtomicDirWriter& operator=(const AtomicDirWriter&) = delete;
+  // `name` may be inside a directory made by make_dir.
   void write(const std::string& name, const std::string& bytes);
+  void make_dir(const std::string& name);
   void commit();
 
  private:
   std::string target_, tmp_;
+  std::vector<std::string> dirs_;  // made inside tmp_, fsynced at commit
   bool committed_ = false;
 };
 

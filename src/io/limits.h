@@ -8,7 +8,6 @@ namespace kiln::io {
 
 inline constexpr size_t kMaxRank = 32;
 inline constexpr uint64_t kMaxElements = uint64_t{1} << 32;  // per tensor
-inline constexpr size_t kMaxJsonBytes = 64u << 20;           // manifest and safetensors header
 inline constexpr size_t kMaxFileBytes = size_t{1} << 34;     // any one file
 inline constexpr int kMaxFunctionNesting = 32;               // control flow inside control flow
 inline constexpr int64_t kMaxFilledConstElements = 1 << 24;  // a Const filled from one value

@@ -1,4 +1,4 @@
-// The loader's in-memory entry point, shared by load() and the fuzz target.
+// The loaded model, and the loader's entry points shared by load(), the tests and the fuzz target.
 #pragma once
 #include <map>
 #include <string>
@@ -18,17 +18,17 @@ struct LoadedModelImpl {
 
 namespace kiln::io {
 
-inline constexpr const char* kGraphFile = "graph.pb";
-inline constexpr const char* kVariablesFile = "variables.safetensors";
-inline constexpr const char* kManifestFile = "manifest.json";
+// A SavedModel's files, by path inside its directory.
+inline constexpr const char* kSavedModelFile = "saved_model.pb";
+inline constexpr const char* kVariablesIndexFile = "variables/variables.index";
+inline constexpr const char* kVariablesDataFile = "variables/variables.data-00000-of-00001";
 
-// Loads from file contents by name. With verify_checksums off (fuzzing), the manifest's
-// sizes and SHA-256 sums are not compared, so mutations reach the parsers behind them.
-LoadedModel load_from_files(const std::map<std::string, std::string>& files, bool verify_checksums = true,
-                            const LoadOptions& options = {});
-
-// SavedModels written by TensorFlow (a saved_model.pb in the directory): tf_saved_model.cc.
+// SavedModels as TensorFlow writes them (tf_saved_model.cc); save() writes the same format
+// (tf_saved_model_writer.cc).
 bool is_tf_saved_model(const std::string& dir);
 LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& options);
+SavedModelInfo inspect_tf_saved_model(const std::string& dir);
+// The same from file contents by path (the fuzz target and the malformed-file tests).
+LoadedModel load_from_files(const std::map<std::string, std::string>& files, const LoadOptions& options = {});
 
 }  // namespace kiln::io

@@ -9,7 +9,9 @@
 // functions (SaveV2, RestoreV2) are never run.
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
+#include <tuple>
 
 #include "io/files.h"
 #include "io/graph_import.h"
@@ -39,7 +41,7 @@ std::pair<std::string, int> tensor_name(const std::string& text, const std::stri
 // The saved variables, made on first use: by object node id.
 class Variables {
  public:
-  explicit Variables(std::string dir) : dir_(std::move(dir)) {}
+  explicit Variables(std::function<CheckpointReader()> open) : open_(std::move(open)) {}
 
   std::shared_ptr<ops::VariableState> get(int node_id, const tensorflow::NodeDef& handle, const std::string& where) {
     if (auto it = by_node_.find(node_id); it != by_node_.end()) return it->second;
@@ -78,14 +80,14 @@ class Variables {
  private:
   void open() {
     if (reader_) return;
-    reader_ = std::make_unique<CheckpointReader>(dir_ + "/variables/variables");
+    reader_ = std::make_unique<CheckpointReader>(open_());
     const std::vector<std::string> graph = reader_->get_strings(kObjectGraphKey);
     if (graph.size() != 1 || !reader_->shape(kObjectGraphKey).empty())
       throw DataLossError("the checkpoint's object graph is not a scalar string");
     if (!objects_.ParseFromString(graph[0])) throw DataLossError("the checkpoint's object graph does not parse");
   }
 
-  std::string dir_;
+  std::function<CheckpointReader()> open_;
   std::unique_ptr<CheckpointReader> reader_;
   tensorflow::TrackableObjectGraph objects_;
   std::map<int, std::shared_ptr<ops::VariableState>> by_node_;
@@ -93,9 +95,9 @@ class Variables {
 };
 
 // Every op kiln lacks in the functions `root` reaches (through call and control-flow attrs),
-// with the functions it appears in: one UnimplementedError listing them all, before any
-// import, rather than the first one found.
-void check_ops(const tensorflow::FunctionDefLibrary& library, const std::string& root, const std::string& where) {
+// with the functions it appears in.
+std::map<std::string, std::set<std::string>> missing_ops(const tensorflow::FunctionDefLibrary& library,
+                                                         const std::string& root) {
   std::map<std::string, const tensorflow::FunctionDef*> functions;
   for (const auto& f : library.function()) functions.emplace(f.signature().name(), &f);
   std::map<std::string, std::set<std::string>> missing;  // op -> functions
@@ -121,14 +123,56 @@ void check_ops(const tensorflow::FunctionDefLibrary& library, const std::string&
       }
     }
   }
+  return missing;
+}
+
+std::vector<std::string> missing_list(const std::map<std::string, std::set<std::string>>& missing) {
+  std::vector<std::string> out;
+  for (const auto& [op, in] : missing) {
+    std::string line = op + " (in";
+    for (const std::string& f : in) line += " " + f;
+    out.push_back(line + ")");
+  }
+  return out;
+}
+
+// One UnimplementedError listing every op kiln lacks, before any import, rather than the
+// first one found.
+void check_ops(const tensorflow::FunctionDefLibrary& library, const std::string& root, const std::string& where) {
+  const auto missing = missing_ops(library, root);
   if (missing.empty()) return;
   std::string text;
-  for (const auto& [op, in] : missing) {
-    text += "\n  " + op + " (in";
-    for (const std::string& f : in) text += " " + f;
-    text += ")";
-  }
+  for (const std::string& line : missing_list(missing)) text += "\n  " + line;
   throw UnimplementedError(where + " uses " + std::to_string(missing.size()) + " op(s) kiln does not have:" + text);
+}
+
+// Positional calls (LoadedModel::call) take the inputs in the order of the signature function's
+// keywords (the traced function's parameters), not the sorted order TensorFlow passes them in.
+void follow_keyword_order(const tensorflow::SavedObjectGraph& objects, const std::string& function,
+                          detail::ConcreteImpl& cf) {
+  for (const auto& node : objects.nodes()) {
+    if (!node.has_bare_concrete_function() || node.bare_concrete_function().concrete_function_name() != function)
+      continue;
+    const auto& keywords = node.bare_concrete_function().argument_keywords();
+    if (static_cast<size_t>(keywords.size()) != cf.inputs.size()) return;
+    std::vector<size_t> order;  // order[i]: the input that goes i-th
+    for (const std::string& k : keywords) {
+      const auto it =
+          std::find_if(cf.inputs.begin(), cf.inputs.end(), [&](const TensorSpec& s) { return s.name == k; });
+      if (it == cf.inputs.end()) return;  // not a permutation: keep the call's order
+      order.push_back(static_cast<size_t>(it - cf.inputs.begin()));
+    }
+    if (std::set<size_t>(order.begin(), order.end()).size() != order.size()) return;
+    auto inputs = cf.inputs;
+    auto signature = cf.signature;
+    auto nodes = cf.graph->inputs;
+    for (size_t i = 0; i < order.size(); ++i) {
+      cf.inputs[i] = inputs[order[i]];
+      cf.signature[i] = signature[order[i]];
+      cf.graph->inputs[i] = nodes[order[i]];
+    }
+    return;
+  }
 }
 
 std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraphDef& mg, const std::string& name,
@@ -144,11 +188,14 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
   // Outputs, in key order, and the one call node they come from.
   std::vector<std::pair<std::string, int>> outputs;  // (key, output index of the call)
   const tensorflow::NodeDef* call = nullptr;
-  std::vector<std::string> keys;
-  for (const auto& kv : sig.outputs()) keys.push_back(kv.first);
+  // In the order of the call's outputs (what kiln's positional results follow), then by key.
+  std::vector<std::tuple<int, std::string, std::string>> keys;  // (index, key, node)
+  for (const auto& [key, info] : sig.outputs()) {
+    const auto [node, index] = tensor_name(info.name(), where);
+    keys.emplace_back(index, key, node);
+  }
   std::sort(keys.begin(), keys.end());
-  for (const std::string& key : keys) {
-    const auto [node, index] = tensor_name(sig.outputs().at(key).name(), where);
+  for (const auto& [index, key, node] : keys) {
     const tensorflow::NodeDef& nd = node_named(node);
     if (nd.op() != "StatefulPartitionedCall" && nd.op() != "PartitionedCall")
       throw UnimplementedError(where + ": output '" + key + "' comes from a " + nd.op() +
@@ -156,6 +203,16 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
     if (call && call != &nd) throw UnimplementedError(where + ": its outputs come from more than one function call");
     call = &nd;
     outputs.emplace_back(key, index);
+  }
+  if (!call) {  // no outputs (a step run for its effects): the call its inputs feed
+    std::set<std::string> placeholders;
+    for (const auto& [key, info] : sig.inputs()) placeholders.insert(tensor_name(info.name(), where).first);
+    for (const auto& [node_name, nd] : nodes) {
+      if (nd->op() != "StatefulPartitionedCall" && nd->op() != "PartitionedCall") continue;
+      for (const std::string& in : nd->input())
+        if (placeholders.count(tensor_name(in, where).first)) call = nd;
+      if (call) break;
+    }
   }
   if (!call) throw InvalidArgumentError(where + " has no outputs");
   auto f = call->attr().find("f");
@@ -206,6 +263,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
                                " captures, the call passes " + std::to_string(resources.size()));
   check_ops(mg.graph_def().library(), function, where);
   cf->graph = import_function(mg.graph_def().library(), function, dtypes, shapes, {}, budget, resources);
+  follow_keyword_order(mg.object_graph_def(), function, *cf);
   std::vector<graph::Output> all = cf->graph->outputs;
   cf->graph->outputs.clear();
   for (const auto& [key, index] : outputs) {
@@ -227,9 +285,12 @@ bool is_tf_saved_model(const std::string& dir) {
   return std::filesystem::exists(dir + "/saved_model.pb", ec);
 }
 
-LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& options) {
+namespace {
+
+LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir,
+                       std::function<CheckpointReader()> open_checkpoint, const LoadOptions& options) {
   tensorflow::SavedModel sm;
-  if (!sm.ParseFromString(read_file(dir + "/saved_model.pb", kMaxFileBytes)))
+  if (saved_model_pb.size() > kMaxFileBytes || !sm.ParseFromString(saved_model_pb))
     throw DataLossError(dir + "/saved_model.pb is not a valid SavedModel");
   if (sm.meta_graphs_size() != 1)
     throw UnimplementedError(dir + ": kiln reads SavedModels with one meta graph; this one has " +
@@ -240,7 +301,7 @@ LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& optio
     if (!nodes.emplace(nd.name(), &nd).second)
       throw InvalidArgumentError(dir + ": the graph has two nodes named '" + nd.name() + "'");
   auto model = std::make_shared<detail::LoadedModelImpl>();
-  Variables variables(dir);
+  Variables variables(std::move(open_checkpoint));
   NodeBudget budget{.max_nodes = options.max_nodes};
   std::vector<std::string> names;
   for (const auto& kv : mg.signature_def()) names.push_back(kv.first);
@@ -251,6 +312,74 @@ LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& optio
   }
   model->variables = variables.by_name();
   return LoadedModel(model);
+}
+
+}  // namespace
+
+SavedModelInfo inspect_tf_saved_model(const std::string& dir) {
+  tensorflow::SavedModel sm;
+  if (!sm.ParseFromString(read_file(dir + "/saved_model.pb", kMaxFileBytes)))
+    throw DataLossError(dir + "/saved_model.pb is not a valid SavedModel");
+  if (sm.meta_graphs_size() != 1)
+    throw UnimplementedError(dir + ": kiln reads SavedModels with one meta graph; this one has " +
+                             std::to_string(sm.meta_graphs_size()));
+  const tensorflow::MetaGraphDef& mg = sm.meta_graphs(0);
+  std::map<std::string, const tensorflow::NodeDef*> nodes;
+  for (const auto& nd : mg.graph_def().node()) nodes.emplace(nd.name(), &nd);
+  SavedModelInfo info;
+  std::vector<std::string> names;
+  for (const auto& kv : mg.signature_def()) names.push_back(kv.first);
+  std::sort(names.begin(), names.end());
+  auto specs = [&](const google::protobuf::Map<std::string, tensorflow::TensorInfo>& m, const std::string& where) {
+    std::vector<TensorSpec> out;
+    for (const auto& [key, t] : m) {
+      DType dtype{};
+      const bool known = kiln_dtype_of(t.dtype(), &dtype);
+      out.push_back(TensorSpec{.shape = known ? full_shape(shape_from_proto(t.tensor_shape(), where)) : TensorShape(),
+                               .dtype = dtype,
+                               .name = key});
+    }
+    std::sort(out.begin(), out.end(), [](const TensorSpec& a, const TensorSpec& b) { return a.name < b.name; });
+    return out;
+  };
+  for (const std::string& name : names) {
+    if (name.rfind("__", 0) == 0) continue;
+    const tensorflow::SignatureDef& sig = mg.signature_def().at(name);
+    const std::string where = "signature '" + name + "'";
+    SavedModelInfo::Signature s{
+        .name = name, .inputs = specs(sig.inputs(), where), .outputs = specs(sig.outputs(), where)};
+    std::set<std::string> functions;  // what its outputs' call nodes call
+    for (const auto& [key, t] : sig.outputs()) {
+      auto it = nodes.find(tensor_name(t.name(), where).first);
+      if (it == nodes.end()) continue;
+      auto f = it->second->attr().find("f");
+      if (f != it->second->attr().end() && f->second.value_case() == tensorflow::AttrValue::kFunc)
+        functions.insert(f->second.func().name());
+    }
+    std::map<std::string, std::set<std::string>> missing;
+    for (const std::string& f : functions)
+      for (auto& [op, in] : missing_ops(mg.graph_def().library(), f)) missing[op].insert(in.begin(), in.end());
+    s.missing_ops = missing_list(missing);
+    info.signatures.push_back(std::move(s));
+  }
+  return info;
+}
+
+LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& options) {
+  return load_model(
+      read_file(dir + "/saved_model.pb", kMaxFileBytes), dir,
+      [dir] { return CheckpointReader(dir + "/variables/variables"); }, options);
+}
+
+LoadedModel load_from_files(const std::map<std::string, std::string>& files, const LoadOptions& options) {
+  auto file = [&](const std::string& name) -> const std::string& {
+    auto it = files.find(name);
+    if (it == files.end()) throw NotFoundError("the saved model has no " + name);
+    return it->second;
+  };
+  return load_model(
+      file(kSavedModelFile), "(in memory)",
+      [&] { return CheckpointReader::from_bytes(file(kVariablesIndexFile), file(kVariablesDataFile)); }, options);
 }
 
 }  // namespace kiln::io

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "graph.pb.h"
+#include "io/saved_files.h"
 #include "io/saved_model.h"
 #include "test_util.h"
 
@@ -73,10 +74,7 @@ class NestedIf : public ::testing::Test {
     const std::string dir = temp_path("nested_if");
     save(dir, function([](Tensor x) { return x + 1.0f; }, {.arg_names = {"x"}})
                   .get_concrete_function(TensorSpec{{}, DType::Float32}));
-    for (const char* name : {"graph.pb", "manifest.json", "variables.safetensors"}) {
-      std::ifstream in(dir + "/" + name, std::ios::binary);
-      files_[name] = std::string(std::istreambuf_iterator<char>(in), {});
-    }
+    files_ = read_saved_files(dir);
     std::filesystem::remove_all(dir);
   }
 
@@ -100,10 +98,9 @@ class NestedIf : public ::testing::Test {
     (*f.mutable_ret())[f.signature().output_arg(0).name()] = in;
   }
 
-  // The saved model's graph.pb with its signature function replaced by the nested calls.
+  // The saved model with its signature function replaced by the nested calls.
   static std::map<std::string, std::string> files(int depth) {
-    tensorflow::GraphDef def;
-    EXPECT_TRUE(def.ParseFromString(files_.at("graph.pb")));
+    tensorflow::GraphDef def = saved_graph(files_);
     tensorflow::FunctionDef* main = nullptr;
     for (auto& f : *def.mutable_library()->mutable_function())
       if (f.signature().name().rfind("__inference_", 0) == 0) main = &f;
@@ -126,9 +123,7 @@ class NestedIf : public ::testing::Test {
       y->add_input("x");
       (*f->mutable_ret())[f->signature().output_arg(0).name()] = "y:z:0";
     }
-    auto out = files_;
-    def.SerializeToString(&out["graph.pb"]);
-    return out;
+    return with_graph(files_, def);
   }
 
   static std::map<std::string, std::string> files_;
@@ -142,7 +137,7 @@ long peak_rss_kb() {
 }
 
 TEST_F(NestedIf, EachFunctionIsBuiltOnce) {
-  LoadedModel m = io::load_from_files(files(4), false);
+  LoadedModel m = io::load_from_files(files(4));
   // The signature calls f_4 twice: x * 2^(2^5), from 2^5 calls of f_0.
   EXPECT_EQ(m.call("serving_default", {constant(1.0f)})[0].item<float>(), 4294967296.0f);
   const std::string text = m.signature("serving_default").as_graph_def().str();
@@ -154,34 +149,32 @@ TEST_F(NestedIf, TwentyLevelsLoadFast) {
     const auto input = files(depth);
     const long rss_before = peak_rss_kb();
     const auto t0 = std::chrono::steady_clock::now();
-    LoadedModel m = io::load_from_files(input, false);
+    LoadedModel m = io::load_from_files(input);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // Reported, not asserted (timings are the benchmarks' job): see the closing note.
-    std::printf("nested If depth %d: graph.pb %zu bytes, load %.2f ms, peak RSS %+ld KB\n", depth,
-                input.at("graph.pb").size(), ms, peak_rss_kb() - rss_before);
+    std::printf("nested If depth %d: saved_model.pb %zu bytes, load %.2f ms, peak RSS %+ld KB\n", depth,
+                input.at(io::kSavedModelFile).size(), ms, peak_rss_kb() - rss_before);
     EXPECT_EQ(count_in(m.signature("serving_default").as_graph_def().str(), "signature {"), depth + 1);
   }
 }
 
 TEST_F(NestedIf, NodeBudgetRefusesBigModels) {
-  expect_error<InvalidArgumentError>([&] { io::load_from_files(files(20), false, LoadOptions{.max_nodes = 40}); },
+  expect_error<InvalidArgumentError>([&] { io::load_from_files(files(20), LoadOptions{.max_nodes = 40}); },
                                      "more than 40 nodes, the node budget of a load (LoadOptions::max_nodes)");
-  EXPECT_NO_THROW(
-      io::load_from_files(files(20), false, LoadOptions{.max_nodes = 70}));  // 3 per function, 21+1 functions
+  EXPECT_NO_THROW(io::load_from_files(files(20), LoadOptions{.max_nodes = 70}));  // 3 per function, 21+1 functions
 }
 
 TEST_F(NestedIf, MutualRecursionIsRefused) {
   auto input = files(2);
-  tensorflow::GraphDef def;
-  ASSERT_TRUE(def.ParseFromString(input.at("graph.pb")));
+  tensorflow::GraphDef def = saved_graph(input);
   for (auto& f : *def.mutable_library()->mutable_function())
     if (f.signature().name() == "f_0") {  // f_0 calls f_2, which calls f_1, which calls f_0
       f.clear_node_def();
       f.clear_ret();
       call_twice(f, "f_2");
     }
-  def.SerializeToString(&input["graph.pb"]);
-  expect_error<InvalidArgumentError>([&] { io::load_from_files(input, false); }, "calls itself");
+  input = with_graph(input, def);
+  expect_error<InvalidArgumentError>([&] { io::load_from_files(input); }, "calls itself");
 }
 
 }  // namespace

@@ -19,9 +19,9 @@ TEST(SaveLoad, MatMulAddFromTheGuide) {
   Tensor x = constant<float>({1, 2}, {1, 2}), y = constant<float>({2, 3}, {2, 1}), b = constant(4.0f);
   const std::string dir = temp_dir("matmul");
   save(dir, f.get_concrete_function(x, y, b));
-  EXPECT_TRUE(fs::exists(dir + "/graph.pb"));
-  EXPECT_TRUE(fs::exists(dir + "/manifest.json"));
-  EXPECT_TRUE(fs::exists(dir + "/variables.safetensors"));
+  EXPECT_TRUE(fs::exists(dir + "/saved_model.pb"));
+  EXPECT_TRUE(fs::exists(dir + "/variables/variables.index"));
+  EXPECT_TRUE(fs::exists(dir + "/variables/variables.data-00000-of-00001"));
   LoadedModel m = load(dir);
   EXPECT_EQ(m.signatures(), std::vector<std::string>{"serving_default"});
   expect_tensor<float>(m.call("serving_default", {x, y, b})[0], {12.0f}, {1, 1});

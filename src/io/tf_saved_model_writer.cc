@@ -1,0 +1,319 @@
+// kiln::save: a SavedModel as TensorFlow 2 writes one, so tf.saved_model.load, saved_model_cli
+// and TensorFlow Serving read it, and kiln::load reads it back through the same reader as a
+// TensorFlow-written model (tf_saved_model.cc).
+//
+// Layout: saved_model.pb holds one MetaGraphDef ("serve") whose library has a function per
+// signature (its tensor arguments, then each variable it uses as a DT_RESOURCE argument) and
+// the If/While bodies they reach; the main graph calls each one from a StatefulPartitionedCall
+// fed by Placeholders and VarHandleOps, which the signature_defs name. The object graph is
+// root -> {variables..., "signatures" -> {name -> signature function}}, and each signature's
+// SavedConcreteFunction binds its resource arguments to the variable nodes. variables/ is a
+// TensorBundle whose object graph has the same node ids, each variable's value under
+// "<child name>/.ATTRIBUTES/VARIABLE_VALUE".
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "graph.pb.h"
+#include "graph/graph_def.h"
+#include "io/bundle.h"
+#include "io/files.h"
+#include "io/saved_model.h"
+#include "ops/variable_state.h"
+#include "saved_model.pb.h"  // generated from src/io/proto/saved_model.proto
+
+namespace kiln {
+namespace {
+
+constexpr const char* kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
+constexpr const char* kValueSuffix = "/.ATTRIBUTES/VARIABLE_VALUE";
+
+bool valid_signature_name(const std::string& s) {
+  if (s.empty() || s.size() > 128) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
+  return true;
+}
+
+// A name made of letters, digits and '_' (object graph child names become checkpoint keys,
+// where TensorFlow escapes '/' and '.'), starting with a letter.
+std::string identifier(const std::string& s, const char* fallback) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty()) return fallback;
+  if (!std::isalpha(static_cast<unsigned char>(out[0]))) out = fallback + ("_" + out);
+  return out;
+}
+
+std::string unique(const std::string& base, std::set<std::string>& taken) {
+  std::string name = base;
+  for (int k = 1; taken.count(name); ++k) name = base + "_" + std::to_string(k);
+  taken.insert(name);
+  return name;
+}
+
+// A copy of the traced graph whose captured constants are Consts, so the function's only
+// extra arguments are the variables.
+std::unique_ptr<graph::Graph> standalone_graph(const detail::ConcreteImpl& cf) {
+  auto g = cf.graph->clone();
+  const size_t num_args = cf.inputs.size();
+  std::map<std::pair<const graph::Node*, int>, graph::Output> replace;
+  for (size_t k = 0; k < cf.captures.size(); ++k) {
+    graph::Node* ph = g->inputs[num_args + k];
+    graph::Node* c = g->add_const(cf.captures[k], ph->name + "_value");
+    replace[{ph, 0}] = graph::Output{c, 0};
+  }
+  g->replace_uses(replace);
+  g->inputs.resize(num_args);
+  g->compact_order(true);
+  return g;
+}
+
+void set_shape(const TensorShape& s, tensorflow::TensorShapeProto* p) {
+  if (s.rank() < 0) {
+    p->set_unknown_rank(true);
+    return;
+  }
+  for (int64_t d : s.dims()) p->add_dim()->set_size(d);
+}
+
+tensorflow::DataType proto_dtype(DType d) { return static_cast<tensorflow::DataType>(graph::dtype_to_proto(d)); }
+
+void tensor_spec(const TensorSpec& s, tensorflow::StructuredValue* v) {
+  auto* spec = v->mutable_tensor_spec_value();
+  spec->set_name(s.name);
+  set_shape(s.shape, spec->mutable_shape());
+  spec->set_dtype(proto_dtype(s.dtype));
+}
+
+void user_object(tensorflow::SavedObject* o, const char* identifier) {
+  auto* u = o->mutable_user_object();
+  u->set_identifier(identifier);
+  u->mutable_version()->set_producer(1);
+  u->mutable_version()->set_min_consumer(1);
+}
+
+// TensorFlow calls a signature with its keyword arguments flattened as a dict, in sorted key
+// order: the function's tensor arguments (its first ones) are put in that order (`order[i]`: the
+// argument that goes i-th). The body names arguments, not positions, so only the signature's
+// list and the shapes attr move.
+void reorder_tensor_args(tensorflow::GraphDef& def, const std::string& function, const std::vector<size_t>& order) {
+  for (auto& f : *def.mutable_library()->mutable_function()) {
+    if (f.signature().name() != function) continue;
+    auto* args = f.mutable_signature()->mutable_input_arg();
+    auto* shapes = (*f.mutable_attr())["_input_shapes"].mutable_list()->mutable_shape();
+    const auto old_args = *args;
+    const auto old_shapes = *shapes;
+    for (size_t i = 0; i < order.size(); ++i) {
+      *args->Mutable(static_cast<int>(i)) = old_args.Get(static_cast<int>(order[i]));
+      *shapes->Mutable(static_cast<int>(i)) = old_shapes.Get(static_cast<int>(order[i]));
+    }
+  }
+}
+
+struct SavedSignature {
+  std::string name, function;
+  std::vector<std::string> keywords = {};  // the inputs in the traced function's order
+  std::vector<TensorSpec> inputs = {}, outputs = {};
+  std::vector<const Resource*> variables = {};  // the function's trailing resource arguments
+};
+
+}  // namespace
+
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures) {
+  if (signatures.empty()) throw InvalidArgumentError("save: no signatures to save");
+  tensorflow::SavedModel model;
+  model.set_saved_model_schema_version(1);
+  tensorflow::MetaGraphDef& mg = *model.add_meta_graphs();
+  mg.mutable_meta_info_def()->add_tags("serve");
+  tensorflow::GraphDef& def = *mg.mutable_graph_def();
+
+  // The functions, each variable an argument.
+  std::vector<SavedSignature> saved;
+  int k = 0;
+  for (const auto& [sig, cf] : signatures) {
+    if (!valid_signature_name(sig))
+      throw InvalidArgumentError("save: signature name '" + sig + "' must be 1-128 letters, digits, '_', '-' or '.'");
+    if (!cf.impl()) throw InvalidArgumentError("save: signature '" + sig + "' is an empty ConcreteFunction");
+    const detail::ConcreteImpl& impl = *cf.impl();
+    SavedSignature s{.name = sig, .function = "__inference_" + sig + "_" + std::to_string(k)};
+    graph::ExportOptions options;
+    options.function_prefix = "s" + std::to_string(k) + "_";
+    options.resource_args = &s.variables;
+    graph::write_function_library(*standalone_graph(impl), s.function, &def, options);
+    std::set<std::string> keys;
+    for (const TensorSpec& in : impl.inputs) {
+      if (!keys.insert(in.name).second)
+        throw InvalidArgumentError("save: signature '" + sig + "' has two inputs named '" + in.name + "'");
+      s.keywords.push_back(in.name);
+      s.inputs.push_back(in);
+    }
+    std::vector<size_t> order(s.inputs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.keywords[a] < s.keywords[b]; });
+    reorder_tensor_args(def, s.function, order);
+    std::vector<TensorSpec> sorted;
+    for (size_t i : order) sorted.push_back(s.inputs[i]);
+    s.inputs = std::move(sorted);
+    for (size_t i = 0; i < impl.outputs.size(); ++i)
+      s.outputs.push_back(TensorSpec{
+          .shape = impl.outputs[i].shape, .dtype = impl.outputs[i].dtype, .name = "output_" + std::to_string(i)});
+    saved.push_back(std::move(s));
+    ++k;
+  }
+
+  // The objects: root, the variables (in first-use order), the signature map, the signatures.
+  tensorflow::SavedObjectGraph& objects = *mg.mutable_object_graph_def();
+  tensorflow::TrackableObjectGraph checkpoint_graph;
+  auto add_node = [&]() -> tensorflow::SavedObject* {
+    checkpoint_graph.add_nodes();
+    return objects.add_nodes();
+  };
+  auto add_child = [&](int parent, int child, const std::string& name) {
+    for (auto* children : {objects.mutable_nodes(parent)->mutable_children(),
+                           checkpoint_graph.mutable_nodes(parent)->mutable_children()}) {
+      auto* ref = children->Add();
+      ref->set_node_id(child);
+      ref->set_local_name(name);
+    }
+  };
+  user_object(add_node(), "_generic_user_object");
+  // Child names taken under each object; the objects made for name prefixes ("dense/").
+  std::map<int, std::set<std::string>> children{{0, {"signatures"}}};
+  std::map<std::pair<int, std::string>, std::pair<int, std::string>> containers;  // (parent, part) -> (node, name)
+  std::map<const Resource*, int> variable_node;
+  std::map<const Resource*, std::string> handle_node;  // VarHandleOp in the main graph
+  std::vector<std::pair<std::string, Tensor>> values;
+  std::set<std::string> graph_names;
+  for (const SavedSignature& s : saved)
+    for (const Resource* r : s.variables) {
+      if (variable_node.count(r)) continue;
+      const auto* var = static_cast<const ops::VariableState*>(r);
+      // "dense/kernel" is the child "kernel" of an object "dense", as a tf.Module saves it.
+      std::vector<std::string> path;
+      for (size_t start = 0;;) {
+        const size_t slash = r->resource_name().find('/', start);
+        path.push_back(r->resource_name().substr(start, slash == std::string::npos ? slash : slash - start));
+        if (slash == std::string::npos) break;
+        start = slash + 1;
+      }
+      int parent = 0;
+      std::string prefix;
+      for (size_t i = 0; i + 1 < path.size(); ++i) {
+        const std::string part = identifier(path[i], "object");
+        auto it = containers.find({parent, part});
+        if (it == containers.end()) {
+          const std::string name = unique(part, children[parent]);
+          const int node = objects.nodes_size();
+          user_object(add_node(), "_generic_user_object");
+          add_child(parent, node, name);
+          it = containers.emplace(std::make_pair(parent, part), std::make_pair(node, name)).first;
+        }
+        parent = it->second.first;
+        prefix += it->second.second + "/";
+      }
+      const std::string leaf = unique(identifier(path.back(), "variable"), children[parent]);
+      const std::string child = prefix + leaf;
+      const int id = objects.nodes_size();
+      auto* v = add_node()->mutable_variable();
+      v->set_dtype(proto_dtype(var->dtype()));
+      set_shape(var->shape(), v->mutable_shape());
+      v->set_trainable(true);
+      v->set_name(r->resource_name().empty() ? child : r->resource_name());
+      add_child(parent, id, leaf);
+      auto* attr = checkpoint_graph.mutable_nodes(id)->add_attributes();
+      attr->set_name("VARIABLE_VALUE");
+      attr->set_full_name(v->name());
+      attr->set_checkpoint_key(child + kValueSuffix);
+      values.emplace_back(attr->checkpoint_key(), var->read());
+      variable_node[r] = id;
+      // Its handle in the main graph, which the signatures' call nodes take.
+      const std::string handle = unique(identifier(child, "variable"), graph_names);
+      handle_node[r] = handle;
+      tensorflow::NodeDef* h = def.add_node();
+      h->set_name(handle);
+      h->set_op("VarHandleOp");
+      auto& a = *h->mutable_attr();
+      a["dtype"].set_type(proto_dtype(var->dtype()));
+      set_shape(var->shape(), a["shape"].mutable_shape());
+      a["shared_name"].set_s(v->name());
+      a["container"].set_s("");
+    }
+  const int signature_map = objects.nodes_size();
+  user_object(add_node(), "signature_map");
+  add_child(0, signature_map, "signatures");
+
+  for (const SavedSignature& s : saved) {
+    const int id = objects.nodes_size();
+    auto* bare = add_node()->mutable_bare_concrete_function();
+    bare->set_concrete_function_name(s.function);
+    for (const std::string& keyword : s.keywords) bare->add_argument_keywords(keyword);
+    add_child(signature_map, id, s.name);
+
+    tensorflow::SavedConcreteFunction& fn = (*objects.mutable_concrete_functions())[s.function];
+    for (const Resource* r : s.variables) fn.add_bound_inputs(variable_node.at(r));
+    auto* args = fn.mutable_canonicalized_input_signature()->mutable_tuple_value();
+    args->add_values()->mutable_tuple_value();  // no positional arguments
+    auto& kwargs = *args->add_values()->mutable_dict_value()->mutable_fields();
+    for (const TensorSpec& in : s.inputs) tensor_spec(in, &kwargs[in.name]);
+    auto& outs = *fn.mutable_output_signature()->mutable_dict_value()->mutable_fields();
+    for (const TensorSpec& out : s.outputs) tensor_spec(out, &outs[out.name]);
+
+    // The main graph: Placeholders and handles into a call of the function.
+    tensorflow::SignatureDef& sd = (*mg.mutable_signature_def())[s.name];
+    sd.set_method_name("tensorflow/serving/predict");
+    const std::string call_name = unique("StatefulPartitionedCall", graph_names);
+    tensorflow::NodeDef call;
+    call.set_name(call_name);
+    call.set_op("StatefulPartitionedCall");
+    auto& ca = *call.mutable_attr();
+    for (const TensorSpec& in : s.inputs) {
+      const std::string ph_name = unique(identifier(s.name, "signature") + "_" + in.name, graph_names);
+      tensorflow::NodeDef* ph = def.add_node();
+      ph->set_name(ph_name);
+      ph->set_op("Placeholder");
+      (*ph->mutable_attr())["dtype"].set_type(proto_dtype(in.dtype));
+      set_shape(in.shape, (*ph->mutable_attr())["shape"].mutable_shape());
+      call.add_input(ph_name);
+      ca["Tin"].mutable_list()->add_type(proto_dtype(in.dtype));
+      tensorflow::TensorInfo& info = (*sd.mutable_inputs())[in.name];
+      info.set_name(ph_name + ":0");
+      info.set_dtype(proto_dtype(in.dtype));
+      set_shape(in.shape, info.mutable_tensor_shape());
+    }
+    for (const Resource* r : s.variables) {
+      call.add_input(handle_node.at(r));
+      ca["Tin"].mutable_list()->add_type(tensorflow::DT_RESOURCE);
+    }
+    for (size_t i = 0; i < s.outputs.size(); ++i) {
+      const TensorSpec& out = s.outputs[i];
+      ca["Tout"].mutable_list()->add_type(proto_dtype(out.dtype));
+      tensorflow::TensorInfo& info = (*sd.mutable_outputs())[out.name];
+      info.set_name(call_name + ":" + std::to_string(i));
+      info.set_dtype(proto_dtype(out.dtype));
+      set_shape(out.shape, info.mutable_tensor_shape());
+    }
+    ca["Tin"].mutable_list();
+    ca["Tout"].mutable_list();
+    ca["f"].mutable_func()->set_name(s.function);
+    ca["config"].set_s("");
+    ca["config_proto"].set_s("");
+    ca["executor_type"].set_s("");
+    *def.add_node() = std::move(call);
+  }
+
+  const io::BundleFiles bundle = io::build_bundle(values, {{kObjectGraphKey, checkpoint_graph.SerializeAsString()}});
+  io::AtomicDirWriter out(dir);
+  out.make_dir("variables");
+  out.write("variables/variables.index", bundle.index);
+  out.write(io::bundle_data_file("variables/variables"), bundle.data);
+  out.write("saved_model.pb", model.SerializeAsString());
+  out.commit();
+}
+
+void save(const std::string& dir, const ConcreteFunction& function, std::string signature) {
+  save(dir, std::map<std::string, ConcreteFunction>{{std::move(signature), function}});
+}
+
+}  // namespace kiln
