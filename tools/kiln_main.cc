@@ -102,9 +102,34 @@ void need_positional(const Args& a, size_t n, const char* command) {
                 "; see kiln " + command + " --help");
 }
 
+std::string spec_list(const std::vector<TensorSpec>& specs) {
+  std::string out;
+  for (size_t i = 0; i < specs.size(); ++i)
+    out +=
+        (i ? ", " : "") + specs[i].name + ": " + std::string(dtype_name(specs[i].dtype)) + " " + specs[i].shape.str();
+  return out;
+}
+
+// A model kiln cannot serve: its signatures as declared, and the ops each one lacks.
+int show_unservable(const std::string& dir, const UnimplementedError& why) {
+  const SavedModelInfo info = inspect(dir);
+  std::cout << "kiln cannot serve this SavedModel yet: " << why.what() << "\n\n";
+  for (const auto& s : info.signatures) {
+    std::cout << "signature '" << s.name << "': (" << spec_list(s.inputs) << ") -> (" << spec_list(s.outputs) << ")\n";
+    if (s.missing_ops.empty()) std::cout << "  missing ops: none\n";
+    for (const std::string& op : s.missing_ops) std::cout << "  missing op: " << op << "\n";
+  }
+  return 0;
+}
+
 int show(const Args& a) {
   need_positional(a, 1, "show");
-  LoadedModel m = load(a.positional[0]);
+  LoadedModel m;
+  try {
+    m = load(a.positional[0]);
+  } catch (const UnimplementedError& e) {
+    return show_unservable(a.positional[0], e);
+  }
   for (const std::string& name : m.signatures()) {
     ConcreteFunction cf = m.signature(name);
     std::cout << "signature '" << name << "':\n" << cf.pretty_printed_signature();
@@ -146,7 +171,9 @@ int run(const Args& a) {
     inputs.push_back(it->second);
   }
   const auto outputs = m.call(sig, inputs);
-  for (size_t i = 0; i < outputs.size(); ++i) std::cout << "output_" << i << ": " << outputs[i] << "\n";
+  const auto names = m.signature(sig).output_specs();  // the signature's output keys
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::cout << (i < names.size() ? names[i].name : "output_" + std::to_string(i)) << ": " << outputs[i] << "\n";
   return 0;
 }
 

@@ -1,13 +1,13 @@
-"""kiln.saved_model.load (tf.saved_model.load): serves the signatures of a SavedModel written by
-TensorFlow (saved_model.pb + variables/), or of a directory kiln saved, without the code that
-made it. Each signature is called with keyword arguments and returns a dict of tensors, as in
-TensorFlow."""
+"""kiln.saved_model (tf.saved_model): save writes a SavedModel in TensorFlow's format
+(saved_model.pb + variables/), which tf.saved_model.load and TensorFlow Serving read; load serves
+the signatures of a SavedModel written by TensorFlow or kiln, without the code that made it. Each
+signature is called with keyword arguments and returns a dict of tensors, as in TensorFlow."""
 import os
 
 from . import _core
 from ._convert import convert_to_tensor
 
-__all__ = ["load"]
+__all__ = ["load", "save"]
 
 
 class _Signature:
@@ -73,3 +73,42 @@ def load(export_dir, tags=None, options=None):
     the one meta graph TensorFlow 2 writes."""
     del tags, options
     return _Loaded(_core.load_saved_model(os.fspath(export_dir)))
+
+
+def _concrete(name, f):
+    from ._function import ConcreteFunction, Function
+
+    if isinstance(f, Function):
+        if f._input_signature is None:
+            raise ValueError("Expected a TensorFlow function for which to generate a signature, but got a "
+                             "kiln.function without an input_signature for signature '%s': pass "
+                             "f.get_concrete_function(...) or give the function an input_signature" % name)
+        f = f.get_concrete_function()
+    if not isinstance(f, ConcreteFunction):
+        raise ValueError("Expected a TensorFlow function for which to generate a signature, but got %r for "
+                         "signature '%s'" % (f, name))
+    return f._core
+
+
+def save(obj, export_dir, signatures=None, options=None):
+    """Writes `export_dir` (tf.saved_model.save). `signatures`: a kiln.function with an
+    input_signature, a ConcreteFunction, or a dict of them by signature name; without it, the one
+    kiln.function with an input_signature among obj's attributes is "serving_default". Outputs are
+    named output_0, output_1, ...; variables are saved at the paths their names give."""
+    del options
+    from ._function import Function
+
+    if signatures is None:
+        found = [v for v in vars(obj).values() if isinstance(v, Function) and v._input_signature is not None] \
+            if hasattr(obj, "__dict__") else []
+        found += [getattr(type(obj), k).__get__(obj, type(obj)) for k, v in vars(type(obj)).items()
+                  if isinstance(v, Function) and v._input_signature is not None]
+        if isinstance(obj, Function) and obj._input_signature is not None:
+            found = [obj]
+        if len(found) != 1:
+            raise ValueError("save needs signatures=: %s has %d kiln.functions with an input_signature"
+                             % (type(obj).__name__, len(found)))
+        signatures = found[0]
+    if not isinstance(signatures, dict):
+        signatures = {"serving_default": signatures}
+    _core.save_saved_model(os.fspath(export_dir), {k: _concrete(k, f) for k, f in signatures.items()})

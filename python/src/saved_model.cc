@@ -1,5 +1,5 @@
-// kiln.saved_model.load's C++ half: a loaded model (kiln's own format, or a SavedModel written
-// by TensorFlow) with its signatures' names, specs and call.
+// kiln.saved_model's C++ half: save (a SavedModel TensorFlow loads) and a loaded model (written
+// by kiln or TensorFlow) with its signatures' names, specs and call.
 #include <kiln/saved_model.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
@@ -37,6 +37,10 @@ void bind_saved_model(nb::module_& m) {
       .def("call", &LoadedModel::call, nb::arg("signature"), nb::arg("inputs"),
            nb::call_guard<nb::gil_scoped_release>())
       .def("variables", &LoadedModel::variables);
+  m.def(
+      "save_saved_model",
+      [](const std::string& dir, std::map<std::string, ConcreteFunction> signatures) { save(dir, signatures); },
+      nb::arg("export_dir"), nb::arg("signatures"), nb::call_guard<nb::gil_scoped_release>());
   m.def(
       "load_saved_model", [](const std::string& dir) { return load(dir); }, nb::arg("export_dir"),
       nb::call_guard<nb::gil_scoped_release>());

@@ -2,6 +2,9 @@
 test (never a committed binary), loaded by both, and called with the same inputs: the outputs
 must agree (bit for bit where the same arithmetic runs; float products and sums may round
 differently, so those compare within a few ulps)."""
+import os
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -166,6 +169,16 @@ def test_ops_kiln_lacks_are_all_named_at_load(tf, tmp_path):
     for op in ("Cumprod", "Cumsum", "Erf"):
         assert "\n  %s (in " % op in text
     assert "cond_true" in text  # the branch function it appears in
+    # `kiln show` describes the model anyway: its signature and what each one lacks.
+    cli = os.path.join(os.path.dirname(__file__), "..", "..", "build", "tools", "kiln")
+    if not os.path.exists(cli):
+        pytest.skip("the kiln program is not built (make build)")
+    out = subprocess.run([cli, "show", path], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "kiln cannot serve this SavedModel yet" in out.stdout
+    assert "signature 'serving_default': (x: float32 (None,)) -> (output_0: float32 (None,))" in out.stdout
+    for op in ("Cumprod", "Cumsum", "Erf"):
+        assert "  missing op: %s (in " % op in out.stdout
 
 
 def test_a_keras_cnn_export(tf, tmp_path):
