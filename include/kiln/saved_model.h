@@ -4,6 +4,7 @@
 // reads what TensorFlow writes. A loaded model needs none of the original code.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,14 @@ class LoadedModel {
   // Runs a signature. Inputs are positional, in the order of the signature's input names;
   // a mismatch raises InvalidArgumentError listing the signatures that exist.
   std::vector<Tensor> call(const std::string& signature, std::vector<Tensor> inputs) const;
+  // call("s", {x, y}): positional (a brace list of tensors is not a map).
+  std::vector<Tensor> call(const std::string& signature, std::initializer_list<Tensor> inputs) const {
+    return call(signature, std::vector<Tensor>(inputs));
+  }
+  // By name, as TensorFlow's signatures are called: every input by its name, the outputs by
+  // theirs (output_0, ... or the keys TensorFlow saved). A missing or unknown name raises
+  // InvalidArgumentError listing the signature's inputs.
+  std::map<std::string, Tensor> call(const std::string& signature, const std::map<std::string, Tensor>& inputs) const;
   std::vector<std::string> signatures() const;
   // The signature as a ConcreteFunction: its graphs, specs and pretty-printed signature.
   ConcreteFunction signature(const std::string& name) const;

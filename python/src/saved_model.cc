@@ -34,7 +34,10 @@ void bind_saved_model(nb::module_& m) {
       .def("output_specs",
            [](const LoadedModel& lm, const std::string& s) { return spec_list(lm.signature(s).output_specs()); })
       .def("signature", &LoadedModel::signature, nb::arg("name"))
-      .def("call", &LoadedModel::call, nb::arg("signature"), nb::arg("inputs"),
+      .def("call",
+           static_cast<std::vector<Tensor> (LoadedModel::*)(const std::string&, std::vector<Tensor>) const>(
+               &LoadedModel::call),
+           nb::arg("signature"), nb::arg("inputs"),
            nb::call_guard<nb::gil_scoped_release>())
       .def("variables", &LoadedModel::variables);
   m.def(

@@ -2,6 +2,7 @@
 // tf_saved_model.cc and written by save() in tf_saved_model_writer.cc.
 #include "io/saved_model.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace kiln {
@@ -65,6 +66,31 @@ std::vector<Tensor> LoadedModel::call(const std::string& signature, std::vector<
     throw InvalidArgumentError("Could not find matching function to call loaded from the SavedModel for signature '" +
                                signature + "': " + mismatch + ". Signatures that exist:\n" + listing(*impl_));
   return ConcreteFunction(it->second)(inputs);
+}
+
+std::map<std::string, Tensor> LoadedModel::call(const std::string& signature,
+                                                const std::map<std::string, Tensor>& inputs) const {
+  const ConcreteFunction cf = this->signature(signature);
+  const auto specs = cf.input_specs();
+  std::string names;
+  for (const TensorSpec& s : specs) names += (names.empty() ? "" : ", ") + s.name;
+  std::vector<Tensor> positional;
+  for (const TensorSpec& s : specs) {
+    auto it = inputs.find(s.name);
+    if (it == inputs.end())
+      throw InvalidArgumentError("signature '" + signature + "' needs input '" + s.name + "' (its inputs: " + names +
+                                 ")");
+    positional.push_back(it->second);
+  }
+  for (const auto& [name, value] : inputs)
+    if (std::none_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; }))
+      throw InvalidArgumentError("signature '" + signature + "' has no input '" + name + "' (its inputs: " + names +
+                                 ")");
+  const std::vector<Tensor> outputs = call(signature, std::move(positional));
+  const auto out_specs = cf.output_specs();
+  std::map<std::string, Tensor> named;
+  for (size_t i = 0; i < outputs.size(); ++i) named[out_specs[i].name] = outputs[i];
+  return named;
 }
 
 std::vector<std::string> LoadedModel::signatures() const {

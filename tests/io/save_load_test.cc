@@ -25,6 +25,17 @@ TEST(SaveLoad, MatMulAddFromTheGuide) {
   LoadedModel m = load(dir);
   EXPECT_EQ(m.signatures(), std::vector<std::string>{"serving_default"});
   expect_tensor<float>(m.call("serving_default", {x, y, b})[0], {12.0f}, {1, 1});
+  // By name, as TensorFlow calls signatures.
+  const std::map<std::string, Tensor> named = m.call("serving_default", {{"b", b}, {"x", x}, {"y", y}});
+  ASSERT_EQ(named.size(), 1u);
+  expect_tensor<float>(named.at("output_0"), {12.0f}, {1, 1});
+  expect_error<InvalidArgumentError>([&] { m.call("serving_default", {{"x", x}, {"y", y}}); },
+                                     "needs input 'b' (its inputs: x, y, b)");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        m.call("serving_default", {{"b", b}, {"x", x}, {"y", y}, {"z", b}});
+      },
+      "has no input 'z'");
   EXPECT_NE(m.signature("serving_default").pretty_printed_signature().find("x: float32 Tensor, shape=(1, 2)"),
             std::string::npos);
   fs::remove_all(dir);
