@@ -49,7 +49,8 @@ class LoadedModel {
 // over it. Input names are the function's arg_names (the signature's keyword arguments);
 // outputs are output_0, output_1, ... Each variable the functions use is saved once, as an
 // object at the path its name gives ("dense/kernel": child "kernel" of object "dense").
-// A variable used inside an If/While body is an UnimplementedError for now.
+// A variable used inside an If/While body is passed to it as a resource argument (a While
+// carries it as a loop variable), as TensorFlow does.
 void save(const std::string& dir, const ConcreteFunction& function, std::string signature = "serving_default");
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures);
 struct LoadOptions {

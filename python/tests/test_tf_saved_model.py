@@ -79,6 +79,30 @@ def test_control_flow_and_several_outputs(tf, tmp_path):
             _close(got[key].numpy(), want[key].numpy(), ulps=0)
 
 
+def test_a_while_loop_that_uses_and_updates_variables(tf, tmp_path):
+    class Loop(tf.Module):
+        def __init__(self):
+            self.rate = tf.Variable(0.75)
+            self.calls = tf.Variable(0, dtype=tf.int64)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="x"),
+                                      tf.TensorSpec([], tf.int32, name="n")])
+        def __call__(self, x, n):
+            def body(i, y):
+                self.calls.assign_add(1)
+                return i + 1, y * self.rate + x
+
+            _, y = tf.while_loop(lambda i, y: i < n, body, [tf.constant(0), x])
+            return y
+
+    theirs, mine, _ = _both(tf, tmp_path, Loop())
+    for x, n in [([1.0, -2.0], 3), ([0.5], 0), ([4.0, 1.0, 2.0], 5)]:
+        want = theirs.signatures["serving_default"](x=tf.constant(x), n=tf.constant(n))["output_0"]
+        got = mine.signatures["serving_default"](x=np.array(x, np.float32), n=n)["output_0"]
+        _close(got.numpy(), want.numpy(), ulps=0)
+    assert mine.variables["calls"].numpy() == theirs.calls.numpy() == 8  # both counted their own loops
+
+
 def test_several_signatures_int_and_float(tf, tmp_path):
     class Calc(tf.Module):
         def __init__(self):

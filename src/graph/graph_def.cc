@@ -2,8 +2,11 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -84,19 +87,29 @@ void type_list(tensorflow::AttrValue& a, const std::vector<DType>& types) {
 }
 
 // Control flow nodes: the type and shape lists TensorFlow's If/While/Case carry.
-void control_flow_attrs(const Node& n, google::protobuf::Map<std::string, tensorflow::AttrValue>& attrs) {
+// `resources`: variables passed after the tensors (ExportOptions::resource_args), which a
+// While also returns.
+void control_flow_attrs(const Node& n, google::protobuf::Map<std::string, tensorflow::AttrValue>& attrs,
+                        size_t resources) {
   std::vector<DType> in_types;
   for (const Output& in : n.inputs) in_types.push_back(in.node->out_dtypes[in.index]);
-  const bool is_loop = std::string(n.op->attr_names[0]) == "cond";
+  const bool is_loop = n.op->has(ops::kLoop);
+  auto add_resources = [&](tensorflow::AttrValue& list) {
+    for (size_t i = 0; i < resources; ++i) list.mutable_list()->add_type(tensorflow::DT_RESOURCE);
+  };
   if (is_loop) {
     type_list(attrs["T"], in_types);
+    add_resources(attrs["T"]);
   } else {
     if (std::string(n.op->attr_names[0]) == "then_branch") attrs["Tcond"].set_type(to_proto(in_types[0]));
     type_list(attrs["Tin"], std::vector<DType>(in_types.begin() + 1, in_types.end()));
+    add_resources(attrs["Tin"]);
     type_list(attrs["Tout"], n.out_dtypes);
   }
   auto* shapes = attrs["output_shapes"].mutable_list();
   for (const auto& s : n.out_shapes) shape_proto(s, shapes->add_shape());
+  if (is_loop)
+    for (size_t i = 0; i < resources; ++i) shapes->add_shape();  // a handle is a scalar
 }
 
 // Writes nodes and functions into one GraphDef; each reachable library function once.
@@ -126,21 +139,80 @@ class Writer {
     // resource args instead of VarHandleOp nodes.
     tensorflow::FunctionDef* args_of = nullptr;
   };
+  // A library function to write: with ExportOptions::resource_args, a body takes the
+  // variables it (or a body inside it) uses after its tensors, and a While body returns them
+  // (they are loop variables), so one body may be written in several variants.
+  struct Pending {
+    const Graph* g;
+    std::string name;
+    std::vector<const Resource*> resources;
+    bool returns_resources;
+  };
+  using VariantKey = std::tuple<std::string, std::vector<const Resource*>, bool>;
   tensorflow::GraphDef* def_;
   const ExportOptions& options_;
-  const FunctionLibrary* library_ = nullptr;  // where the FuncRefs being written resolve
-  std::unordered_set<std::string> written_;   // library functions, each written once
-  std::vector<const Graph*> queue_;
+  const FunctionLibrary* library_ = nullptr;   // where the FuncRefs being written resolve
+  std::map<VariantKey, std::string> written_;  // library functions, each variant written once
+  std::unordered_set<std::string> written_names_;
+  std::vector<Pending> queue_;
+  std::unordered_map<const Graph*, std::vector<const Resource*>> uses_;
+  // The control-flow node whose function attrs are being written: the variables its bodies
+  // take, and whether it is a loop (its body, attr 1, returns them).
+  std::vector<const Resource*> cf_resources_;
+  bool cf_loop_ = false;
+  int attr_index_ = 0;
 
   std::string function_name(const std::string& n) const { return options_.function_prefix + n; }
 
-  void enqueue(const ops::FuncRef& f) {
-    if (written_.insert(f.name).second) queue_.push_back(&library_->get(f.name));
+  // The variables a function uses, its bodies' included, in order of first use.
+  const std::vector<const Resource*>& uses(const Graph& f) {
+    if (auto it = uses_.find(&f); it != uses_.end()) return it->second;
+    std::vector<const Resource*> out;
+    auto add = [&](const Resource* r) {
+      if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    };
+    for (const auto& n : f.nodes()) {
+      for (int i = 0; i < n->attrs.size(); ++i) {
+        if (const auto* res = std::get_if<ops::ResourceRef>(&n->attrs[i])) add(res->resource.get());
+        if (const auto* ref = std::get_if<ops::FuncRef>(&n->attrs[i]))
+          for (const Resource* r : uses(library_->get(ref->name))) add(r);
+        if (const auto* refs = std::get_if<std::vector<ops::FuncRef>>(&n->attrs[i]))
+          for (const auto& ref : *refs)
+            for (const Resource* r : uses(library_->get(ref.name))) add(r);
+      }
+    }
+    return uses_[&f] = std::move(out);
+  }
+  // What a control-flow node's bodies use together (every branch takes the same arguments).
+  std::vector<const Resource*> control_flow_resources(const Node& n) {
+    std::vector<const Resource*> out;
+    for (const ops::FuncRef* ref : ops::func_refs(n.attrs))
+      for (const Resource* r : uses(library_->get(ref->name)))
+        if (std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+    return out;
+  }
+
+  // The name a reference to `f` is written with; queues the function the first time.
+  std::string enqueue(const ops::FuncRef& f) {
+    const bool returns = cf_loop_ && attr_index_ == 1 && !cf_resources_.empty();
+    const VariantKey key{f.name, cf_resources_, returns};
+    if (auto it = written_.find(key); it != written_.end()) return it->second;
+    std::string name = function_name(f.name);
+    if (!cf_resources_.empty()) {
+      const std::string base = name + "_with_" + std::to_string(cf_resources_.size()) + (returns ? "_loop" : "");
+      name = base;
+      for (int k = 1; written_names_.count(name); ++k) name = base + "_" + std::to_string(k);
+    }
+    written_names_.insert(name);
+    written_[key] = name;
+    queue_.push_back(
+        Pending{.g = &library_->get(f.name), .name = name, .resources = cf_resources_, .returns_resources = returns});
+    return name;
   }
   void drain() {
     for (size_t i = 0; i < queue_.size(); ++i) {  // in first-reference order
-      const Graph* f = queue_[i];
-      function_proto(*f, function_name(f->function_name()), false);
+      const Pending f = queue_[i];
+      function_proto(*f.g, f.name, false, f.resources, f.returns_resources);
     }
     queue_.clear();
   }
@@ -168,17 +240,25 @@ class Writer {
           } else if constexpr (std::is_same_v<T, Tensor>) {
             if (x.impl()) tensor_proto(*x.impl(), p->mutable_tensor());
           } else if constexpr (std::is_same_v<T, ops::FuncRef>) {
-            p->mutable_func()->set_name(function_name(x.name));
-            enqueue(x);
+            p->mutable_func()->set_name(enqueue(x));
           } else if constexpr (std::is_same_v<T, std::vector<ops::FuncRef>>) {
             auto* l = p->mutable_list();
-            for (const auto& f : x) {
-              l->add_func()->set_name(function_name(f.name));
-              enqueue(f);
-            }
+            for (const auto& f : x) l->add_func()->set_name(enqueue(f));
           }
         },
         v);
+  }
+
+  // A name for a variable's handle (node or argument) that no node or handle in the scope has.
+  static std::string handle_name(Scope& scope, const std::string& shared) {
+    std::string base;
+    for (char ch : shared) base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.') ? ch : '_';
+    if (base.empty() || !std::isalnum(static_cast<unsigned char>(base[0]))) base = "v" + base;
+    std::string name = base;
+    auto taken = [&](const std::string& n) { return scope.g.find(n) || scope.handle_names.count(n); };
+    for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
+    scope.handle_names.insert(name);
+    return name;
   }
 
   // How a node in this scope names a variable's handle: a VarHandleOp node written before
@@ -187,16 +267,9 @@ class Writer {
     auto it = scope.handles.find(r);
     if (it != scope.handles.end()) return it->second;
     if (scope.in_function && options_.resource_args && !scope.args_of)
-      throw UnimplementedError("saving a variable used inside a control-flow body ('" + scope.g.function_name() +
-                               "') for TensorFlow is not supported yet: use the variable outside the branch or loop");
+      throw InternalError("a body uses a variable its arguments do not bind ('" + scope.g.function_name() + "')");
     const std::string shared = options_.variable_name ? options_.variable_name(r) : r->resource_name();
-    std::string base;
-    for (char ch : shared) base += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.') ? ch : '_';
-    if (base.empty() || !std::isalnum(static_cast<unsigned char>(base[0]))) base = "v" + base;
-    std::string name = base;
-    auto taken = [&](const std::string& n) { return scope.g.find(n) || scope.handle_names.count(n); };
-    for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
-    scope.handle_names.insert(name);
+    const std::string name = handle_name(scope, shared);
     const auto* var = static_cast<const ops::VariableState*>(r);
     if (scope.args_of) {
       auto* arg = scope.args_of->mutable_signature()->add_input_arg();
@@ -229,8 +302,14 @@ class Writer {
     p->set_name(n.name);
     p->set_op(n.op->name);
     auto& attrs = *p->mutable_attr();
+    const bool threads_resources = options_.resource_args && n.op->has(ops::kControlFlow);
+    const std::vector<const Resource*> resources =
+        threads_resources ? control_flow_resources(n) : std::vector<const Resource*>{};
+    cf_resources_ = resources;
+    cf_loop_ = n.op->has(ops::kLoop);
     for (int i = 0; i < n.attrs.size() && i < static_cast<int>(n.op->attr_names.size()); ++i) {
       const std::string key = n.op->attr_names[i];
+      attr_index_ = i;
       if (const auto* res = std::get_if<ops::ResourceRef>(&n.attrs[i])) {
         p->add_input(handle_of(scope, res->resource.get(), out));
         continue;
@@ -238,9 +317,12 @@ class Writer {
       if (key == "_user_specified_name" && std::get<std::string>(n.attrs[i]).empty()) continue;
       attr_proto(n.attrs[i], &attrs[key]);
     }
+    cf_resources_.clear();
+    cf_loop_ = false;
     for (const Output& in : n.inputs) p->add_input(input_name(in, scope.in_function));
+    for (const Resource* r : resources) p->add_input(handle_of(scope, r, out));
     for (const Node* c : n.control_inputs) p->add_input("^" + c->name);
-    if (n.op->has(ops::kControlFlow)) control_flow_attrs(n, attrs);
+    if (n.op->has(ops::kControlFlow)) control_flow_attrs(n, attrs, resources.size());
     auto type_of_input = [&](int idx) { return n.inputs[idx < 0 ? n.inputs.size() - 1 : idx]; };
     if (n.op->type_attr && !n.inputs.empty())
       attrs[n.op->type_attr].set_type(
@@ -252,7 +334,11 @@ class Writer {
     }
   }
 
-  void function_proto(const Graph& f, const std::string& name, bool resource_args) {
+  // `root_args`: the root function of ExportOptions::resource_args (variables become arguments
+  // as they are met). `resources`: a body's variable arguments, after its tensors; returned
+  // unchanged after its outputs when `returns_resources` (a While body).
+  void function_proto(const Graph& f, const std::string& name, bool root_args,
+                      const std::vector<const Resource*>& resources = {}, bool returns_resources = false) {
     tensorflow::FunctionDef* p = def_->mutable_library()->add_function();
     auto* sig = p->mutable_signature();
     sig->set_name(name);
@@ -271,7 +357,20 @@ class Writer {
       arg->set_type(to_proto(o.node->out_dtypes[o.index]));
       (*p->mutable_ret())[arg->name()] = input_name(o, true);
     }
-    Scope scope{.g = f, .in_function = true, .args_of = resource_args ? p : nullptr};
+    Scope scope{.g = f, .in_function = true, .args_of = root_args ? p : nullptr};
+    for (const Resource* r : resources) {
+      const std::string arg_name =
+          handle_name(scope, options_.variable_name ? options_.variable_name(r) : r->resource_name());
+      scope.handles[r] = arg_name;
+      auto* arg = sig->add_input_arg();
+      arg->set_name(arg_name);
+      arg->set_type(tensorflow::DT_RESOURCE);
+      if (!returns_resources) continue;
+      auto* out = sig->add_output_arg();
+      out->set_name(arg_name + "_out");
+      out->set_type(tensorflow::DT_RESOURCE);
+      (*p->mutable_ret())[out->name()] = arg_name;
+    }
     bool stateful = false;
     for (const auto& n : f.nodes()) {
       stateful |= n->stateful;

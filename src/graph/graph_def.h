@@ -22,8 +22,9 @@ struct ExportOptions {
   std::string function_prefix;
   // write_function_library only: when set, the root function takes each variable it uses as
   // a trailing DT_RESOURCE argument (TensorFlow's captured variables), appended here in
-  // argument order, instead of making a VarHandleOp. A variable used inside a control-flow
-  // body is then an UnimplementedError (it would have to be threaded through the body).
+  // argument order, instead of making a VarHandleOp. Bodies of If/Case/While take the
+  // variables they use the same way (the node passes them after its tensors; a While carries
+  // them as loop variables and its body returns them unchanged).
   std::vector<const Resource*>* resource_args = nullptr;
 };
 

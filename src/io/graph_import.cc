@@ -75,19 +75,31 @@ class Importer {
     std::unordered_map<std::string, std::shared_ptr<ops::VariableState>> arg_handles = {};
     // (Stateful)PartitionedCall nodes, inlined: their outputs, by node_def position.
     std::unordered_map<int, std::vector<Output>> call_outputs = {};
+    // While nodes with variables among their loop variables, by node_def position: for each
+    // of TensorFlow's outputs, kiln's output index, or -(k + 1) for the k-th variable handle.
+    std::unordered_map<int, std::vector<int>> output_index = {};
+    std::unordered_map<int, std::vector<std::shared_ptr<ops::VariableState>>> output_handles = {};
   };
+  // A function's DT_RESOURCE outputs: (output position, the variable it returns).
+  using ResourceRets = std::vector<std::pair<int, std::shared_ptr<ops::VariableState>>>;
+  std::unordered_map<const Graph*, ResourceRets> resource_rets_;
 
   // Adds the nodes of `fd` to s.g in dependency order and returns its outputs.
-  std::vector<Output> add_function_nodes(Scope& s, const tensorflow::FunctionDef& fd, const std::string& fwhere);
+  // `resource_rets`: where DT_RESOURCE outputs go (a While body returns its variables); null:
+  // such an output is refused.
+  std::vector<Output> add_function_nodes(Scope& s, const tensorflow::FunctionDef& fd, const std::string& fwhere,
+                                         ResourceRets* resource_rets = nullptr);
   // A call to a library function, inlined: its nodes join the caller's graph.
   void inline_call(Scope& s, const tensorflow::NodeDef& nd, int position, const std::string& where);
 
   Ref parse_ref(const Scope& s, const std::string& text, const std::string& where) const;
+  // The variable a reference names (an argument, a VarHandleOp, a While's handle output), or null.
+  static std::shared_ptr<ops::VariableState> handle_of(const Scope& s, const Ref& r);
   Output resolve(const Scope& s, const Ref& r, const std::string& where) const;
   void make_node(Scope& s, const tensorflow::NodeDef& nd, int position);
   Node* make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd, std::vector<Output> inputs,
                           ops::Attrs attrs, std::vector<Node*> control, const ResourceBindings& resources,
-                          const std::string& where);
+                          const std::vector<int>& resource_positions, const std::string& where);
   // Imports a body as a new library function of `g`; returns its outputs' dtypes/shapes.
   Graph* body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
               const std::vector<ops::PartialShape>& shapes, const ResourceBindings& resources = {});
@@ -122,6 +134,19 @@ Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::stri
   return r;
 }
 
+std::shared_ptr<ops::VariableState> Importer::handle_of(const Scope& s, const Ref& r) {
+  if (r.is_arg) {
+    auto it = s.arg_handles.find(r.node);
+    return it == s.arg_handles.end() ? nullptr : it->second;
+  }
+  const int position = s.index.at(r.node);
+  if (auto it = s.handles.find(position); it != s.handles.end()) return it->second;
+  if (auto it = s.output_index.find(position); it != s.output_index.end() && r.index >= 0 &&
+                                               r.index < static_cast<int>(it->second.size()) && it->second[r.index] < 0)
+    return s.output_handles.at(position)[-(it->second[r.index] + 1)];
+  return nullptr;
+}
+
 Output Importer::resolve(const Scope& s, const Ref& r, const std::string& where) const {
   if (r.is_arg) {
     if (s.arg_handles.count(r.node))
@@ -140,6 +165,15 @@ Output Importer::resolve(const Scope& s, const Ref& r, const std::string& where)
   // Ops with several output args (SparseSoftmaxCrossEntropyWithLogits: loss, backprop) number
   // each arg's tensors from 0; kiln numbers all outputs.
   int index = r.index;
+  if (auto it = s.output_index.find(position); it != s.output_index.end()) {  // a While with variables
+    if (index < 0 || index >= static_cast<int>(it->second.size()))
+      throw InvalidArgumentError(where + ": input '" + r.node + "' has " + std::to_string(it->second.size()) +
+                                 " outputs; output " + std::to_string(index) + " does not exist");
+    if (it->second[index] < 0)
+      throw InvalidArgumentError(where + ": output " + std::to_string(index) + " of '" + r.node +
+                                 "' is a variable handle, not a tensor");
+    return Output{n, it->second[index]};
+  }
   const auto& args = n->op->output_args;
   if (args.size() > 1) {
     const auto arg = std::find_if(args.begin(), args.end(), [&](const char* a) { return r.arg == a; });
@@ -196,12 +230,12 @@ void Importer::build(const std::string& name, Graph& g, const std::vector<DType>
     g.inputs.push_back(ph);
     s.args.emplace(arg.name(), Output{ph, 0});
   }
-  g.outputs = add_function_nodes(s, fd, fwhere);
+  g.outputs = add_function_nodes(s, fd, fwhere, &resource_rets_[&g]);
   stack_.pop_back();
 }
 
-std::vector<Output> Importer::add_function_nodes(Scope& s, const tensorflow::FunctionDef& fd,
-                                                 const std::string& fwhere) {
+std::vector<Output> Importer::add_function_nodes(Scope& s, const tensorflow::FunctionDef& fd, const std::string& fwhere,
+                                                 ResourceRets* resource_rets) {
   const auto& sig = fd.signature();
   const int n = fd.node_def_size();
   for (int i = 0; i < n; ++i) {
@@ -235,11 +269,21 @@ std::vector<Output> Importer::add_function_nodes(Scope& s, const tensorflow::Fun
   s.nodes.assign(n, nullptr);
   for (int i : order) make_node(s, fd.node_def(i), i);
   std::vector<Output> outputs;
+  int position = 0;
   for (const auto& arg : sig.output_arg()) {
     const std::string where = fwhere + " output '" + arg.name() + "'";
     auto r = fd.ret().find(arg.name());
     if (r == fd.ret().end()) throw InvalidArgumentError(where + " has no ret entry");
-    const Output o = resolve(s, parse_ref(s, r->second, where), where);
+    const Ref ref = parse_ref(s, r->second, where);
+    if (arg.type() == tensorflow::DT_RESOURCE) {
+      auto handle = handle_of(s, ref);
+      if (!handle) throw InvalidArgumentError(where + " is a resource but returns a tensor");
+      if (!resource_rets) throw UnimplementedError(where + ": a function that returns a variable handle");
+      resource_rets->emplace_back(position++, std::move(handle));
+      continue;
+    }
+    ++position;
+    const Output o = resolve(s, ref, where);
     if (o.node->out_dtypes[o.index] != dtype_from_proto(arg.type(), where))
       throw InvalidArgumentError(where + " is declared " +
                                  std::string(dtype_name(dtype_from_proto(arg.type(), where))) + " but returns " +
@@ -343,16 +387,15 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
   std::vector<Output> data;
   std::vector<Node*> control;
   std::vector<std::shared_ptr<ops::VariableState>> handles;  // variables lead the inputs, as in TensorFlow
+  std::vector<int> handle_positions;                         // where they are among the inputs
   for (const std::string& in : nd.input()) {
     const Ref r = parse_ref(s, in, where);
     if (r.control) {
       if (Node* c = s.nodes[s.index.at(r.node)]) control.push_back(c);
       continue;
     }
-    std::shared_ptr<ops::VariableState> handle;
-    if (r.is_arg && s.arg_handles.count(r.node)) handle = s.arg_handles.at(r.node);
-    if (!r.is_arg && s.handles.count(s.index.at(r.node))) handle = s.handles.at(s.index.at(r.node));
-    if (handle) {
+    if (auto handle = handle_of(s, r)) {
+      handle_positions.push_back(static_cast<int>(data.size() + handles.size()));
       // TensorFlow passes a branch's captured variables among the If/Case inputs; other ops
       // take their variables first.
       if (!data.empty() && !op->has(ops::kControlFlow))
@@ -404,7 +447,18 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
   Node* node = nullptr;
   try {
     if (op->has(ops::kControlFlow)) {
-      node = make_control_flow(s, *op, nd, std::move(data), std::move(attrs), std::move(control), handles, where);
+      node = make_control_flow(s, *op, nd, std::move(data), std::move(attrs), std::move(control), handles,
+                               handle_positions, where);
+      if (op->has(ops::kLoop) && !handles.empty()) {  // TensorFlow's output numbering counts the handles
+        std::vector<int>& index = s.output_index[position];
+        for (int i = 0, next_tensor = 0, next_handle = 0; i < node->num_outputs() + static_cast<int>(handles.size());
+             ++i) {
+          const bool is_handle =
+              std::find(handle_positions.begin(), handle_positions.end(), i) != handle_positions.end();
+          index.push_back(is_handle ? -(++next_handle) : next_tensor++);
+        }
+        s.output_handles[position] = handles;
+      }
     } else {
       node = s.g.add_node(*op, s.prefix + nd.name(), std::move(data), std::move(attrs), std::move(control));
     }
@@ -454,7 +508,8 @@ Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dty
 
 Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorflow::NodeDef& nd,
                                   std::vector<Output> inputs, ops::Attrs attrs, std::vector<Node*> control,
-                                  const ResourceBindings& resources, const std::string& where) {
+                                  const ResourceBindings& resources, const std::vector<int>& resource_positions,
+                                  const std::string& where) {
   std::vector<DType> in_dtypes;
   std::vector<ops::PartialShape> in_shapes;
   for (const Output& o : inputs) {
@@ -465,22 +520,32 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
   std::vector<ops::PartialShape> out_shapes;
   const std::string first_attr = op.attr_names[0];
   if (first_attr == "cond") {  // While(vars...): cond, body
-    if (!resources.empty())
-      throw UnimplementedError(where + ": a while loop that carries a variable handle as a loop variable");
+    // Variables among the loop variables are bound in cond and body, which must return each
+    // one unchanged in its place; the loop itself carries only the tensors.
+    std::vector<int> tensor_positions;  // TensorFlow's position of each tensor loop variable
+    for (int i = 0; tensor_positions.size() < inputs.size(); ++i)
+      if (std::find(resource_positions.begin(), resource_positions.end(), i) == resource_positions.end())
+        tensor_positions.push_back(i);
     std::vector<ops::PartialShape> invariants(inputs.size(), ops::PartialShape{{}, true});
     auto os = nd.attr().find("output_shapes");
-    if (os != nd.attr().end() && os->second.list().shape_size() == static_cast<int>(inputs.size())) {
+    if (os != nd.attr().end() && os->second.list().shape_size() == static_cast<int>(inputs.size() + resources.size())) {
       for (size_t i = 0; i < inputs.size(); ++i) {
-        invariants[i] = shape_from_proto(os->second.list().shape(static_cast<int>(i)), where);
+        invariants[i] = shape_from_proto(os->second.list().shape(tensor_positions[i]), where);
         if (!fits_within(in_shapes[i], invariants[i]))
           throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) +
                                      " does not fit its output_shapes entry");
       }
     }
-    Graph* c = body(s, std::get<ops::FuncRef>(attrs[0]), in_dtypes, invariants);
+    Graph* c = body(s, std::get<ops::FuncRef>(attrs[0]), in_dtypes, invariants, resources);
     if (c->outputs.empty() || c->outputs[0].node->out_dtypes[c->outputs[0].index] != DType::Bool)
       throw InvalidArgumentError(where + ": the loop condition must return a bool tensor");
-    Graph* b = body(s, std::get<ops::FuncRef>(attrs[1]), in_dtypes, invariants);
+    Graph* b = body(s, std::get<ops::FuncRef>(attrs[1]), in_dtypes, invariants, resources);
+    const ResourceRets& rets = resource_rets_[b];
+    bool passes_through = rets.size() == resources.size();
+    for (size_t k = 0; passes_through && k < rets.size(); ++k)
+      passes_through = rets[k].first == resource_positions[k] && rets[k].second == resources[k];
+    if (!passes_through)
+      throw InvalidArgumentError(where + ": the loop body must return each variable handle unchanged, in its place");
     if (b->outputs.size() != inputs.size())
       throw InvalidArgumentError(where + ": the loop body returns " + std::to_string(b->outputs.size()) +
                                  " values for " + std::to_string(inputs.size()) + " loop variables");

@@ -277,3 +277,44 @@ TEST(AttrTable, EveryLoadableOpsAttrsHaveAKind) {
       EXPECT_NE(io::attr_kind(name), io::AttrKind::kUnknown) << op->name << " attr " << name;
   }
 }
+
+// A While that carries a variable: its body must hand the handle back unchanged, in its place.
+TEST(MalformedLoop, BodyMustReturnItsVariableHandle) {
+  Variable w(constant(0.5f), "w");
+  auto f = function(
+      [&](Tensor x) {
+        auto [i, y] = while_loop([](Tensor i, Tensor) { return i < 3; },
+                                 [&](Tensor i, Tensor y) { return std::make_tuple(i + 1, y * w.read()); },
+                                 std::make_tuple(constant(0), x));
+        return y;
+      },
+      {.arg_names = {"x"}});
+  const std::string dir = temp_path("malformed_loop");
+  save(dir, f.get_concrete_function(constant(2.0f)));
+  const std::map<std::string, std::string> files = read_saved_files(dir);
+  fs::remove_all(dir);
+  EXPECT_FLOAT_EQ(io::load_from_files(files).call("serving_default", {constant(2.0f)})[0].item<float>(), 0.25f);
+  auto rejected = [&](const std::function<void(tensorflow::FunctionDef&)>& mutate, const std::string& message) {
+    tensorflow::GraphDef def = saved_graph(files);
+    tensorflow::FunctionDef* body = nullptr;
+    for (auto& fn : *def.mutable_library()->mutable_function())
+      if (fn.signature().name().find("_loop") != std::string::npos) body = &fn;
+    ASSERT_NE(body, nullptr);
+    mutate(*body);
+    expect_error<InvalidArgumentError>([&] { io::load_from_files(with_graph(files, def)); }, message);
+  };
+  // The handle's output names a tensor instead.
+  rejected(
+      [](tensorflow::FunctionDef& body) {
+        for (auto& [key, value] : *body.mutable_ret())
+          if (key.find("_out") != std::string::npos) value = body.signature().input_arg(0).name();
+      },
+      "is a resource but returns a tensor");
+  // The handle comes back in another place.
+  rejected(
+      [](tensorflow::FunctionDef& body) {
+        auto* outs = body.mutable_signature()->mutable_output_arg();
+        outs->SwapElements(0, outs->size() - 1);
+      },
+      "loop body");
+}

@@ -29,8 +29,11 @@ TEST(SaveLoad, MatMulAddFromTheGuide) {
   const std::map<std::string, Tensor> named = m.call("serving_default", {{"b", b}, {"x", x}, {"y", y}});
   ASSERT_EQ(named.size(), 1u);
   expect_tensor<float>(named.at("output_0"), {12.0f}, {1, 1});
-  expect_error<InvalidArgumentError>([&] { m.call("serving_default", {{"x", x}, {"y", y}}); },
-                                     "needs input 'b' (its inputs: x, y, b)");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        m.call("serving_default", {{"x", x}, {"y", y}});
+      },
+      "needs input 'b' (its inputs: x, y, b)");
   expect_error<InvalidArgumentError>(
       [&] {
         m.call("serving_default", {{"b", b}, {"x", x}, {"y", y}, {"z", b}});
