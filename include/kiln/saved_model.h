@@ -53,6 +53,10 @@ class LoadedModel {
 // carries it as a loop variable), as TensorFlow does.
 void save(const std::string& dir, const ConcreteFunction& function, std::string signature = "serving_default");
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures);
+// The same, naming the outputs of the signatures listed in `output_names` (TensorFlow names a
+// dict's outputs by its keys): one unique, non-empty name per output.
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+          const std::map<std::string, std::vector<std::string>>& output_names);
 struct LoadOptions {
   // The most nodes a load may build, over all signatures and library functions (each
   // function is built once per argument dtypes and shapes, however many nodes call it).

@@ -87,14 +87,28 @@ def _concrete(name, f):
     if not isinstance(f, ConcreteFunction):
         raise ValueError("Expected a TensorFlow function for which to generate a signature, but got %r for "
                          "signature '%s'" % (f, name))
-    return f._core
+    return f
+
+
+def _output_names(cf):
+    """A flat dict of tensors is named by its keys, as TensorFlow names signature outputs;
+    anything else by position (output_0, ...)."""
+    positions = cf._rebuild(list(range(len(cf._core.output_specs()))))
+    if isinstance(positions, dict) and sorted(v for v in positions.values() if isinstance(v, int)) == \
+            list(range(len(positions))):
+        names = [None] * len(positions)
+        for key, i in positions.items():
+            names[i] = str(key)
+        return names
+    return None
 
 
 def save(obj, export_dir, signatures=None, options=None):
     """Writes `export_dir` (tf.saved_model.save). `signatures`: a kiln.function with an
     input_signature, a ConcreteFunction, or a dict of them by signature name; without it, the one
-    kiln.function with an input_signature among obj's attributes is "serving_default". Outputs are
-    named output_0, output_1, ...; variables are saved at the paths their names give."""
+    kiln.function with an input_signature among obj's attributes is "serving_default". A dict's
+    outputs are named by its keys, others output_0, output_1, ...; variables are saved at the
+    paths their names give."""
     del options
     from ._function import Function
 
@@ -111,4 +125,6 @@ def save(obj, export_dir, signatures=None, options=None):
         signatures = found[0]
     if not isinstance(signatures, dict):
         signatures = {"serving_default": signatures}
-    _core.save_saved_model(os.fspath(export_dir), {k: _concrete(k, f) for k, f in signatures.items()})
+    concrete = {k: _concrete(k, f) for k, f in signatures.items()}
+    names = {k: n for k, n in ((k, _output_names(cf)) for k, cf in concrete.items()) if n is not None}
+    _core.save_saved_model(os.fspath(export_dir), {k: cf._core for k, cf in concrete.items()}, names)

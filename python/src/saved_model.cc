@@ -41,8 +41,9 @@ void bind_saved_model(nb::module_& m) {
       .def("variables", &LoadedModel::variables);
   m.def(
       "save_saved_model",
-      [](const std::string& dir, std::map<std::string, ConcreteFunction> signatures) { save(dir, signatures); },
-      nb::arg("export_dir"), nb::arg("signatures"), nb::call_guard<nb::gil_scoped_release>());
+      [](const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+         std::map<std::string, std::vector<std::string>> output_names) { save(dir, signatures, output_names); },
+      nb::arg("export_dir"), nb::arg("signatures"), nb::arg("output_names"), nb::call_guard<nb::gil_scoped_release>());
   m.def(
       "load_saved_model", [](const std::string& dir) { return load(dir); }, nb::arg("export_dir"),
       nb::call_guard<nb::gil_scoped_release>());

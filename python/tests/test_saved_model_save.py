@@ -40,8 +40,19 @@ def test_pure_functions_with_several_signatures_and_dtypes(tf, tmp_path):
     def mix(a, b):
         return a * b + a // 2, kiln.reduce_sum(a, axis=1)
 
-    theirs, mine, _ = _save_and_load(tf, tmp_path, None, {"serving_default": scale, "mix": mix})
-    assert sorted(theirs.signatures) == sorted(mine.signatures) == ["mix", "serving_default"]
+    @kiln.function(input_signature=[kiln.TensorSpec([2], kiln.float32, name="x")])
+    def named(x):
+        return {"total": kiln.reduce_sum(x), "twice": x * 2.0}
+
+    theirs, mine, _ = _save_and_load(tf, tmp_path, None, {"serving_default": scale, "mix": mix, "named": named})
+    assert sorted(theirs.signatures) == sorted(mine.signatures) == ["mix", "named", "serving_default"]
+    # A dict's outputs are named by its keys, as TensorFlow names them.
+    x2 = np.array([1.5, -4.0], np.float32)
+    got, mine_got = theirs.signatures["named"](x=tf.constant(x2)), mine.signatures["named"](x=x2)
+    assert sorted(got) == sorted(mine_got) == ["total", "twice"]
+    for key in ("total", "twice"):
+        _close(got[key].numpy(), named(kiln.constant(x2))[key].numpy())
+        _close(mine_got[key].numpy(), got[key].numpy())
     x = RNG.standard_normal(7).astype(np.float32)
     want = scale(kiln.constant(x)).numpy()
     _close(theirs.signatures["serving_default"](x=tf.constant(x))["output_0"].numpy(), want)

@@ -122,6 +122,14 @@ struct SavedSignature {
 }  // namespace
 
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures) {
+  save(dir, std::move(signatures), {});
+}
+
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+          const std::map<std::string, std::vector<std::string>>& output_names) {
+  for (const auto& [sig, names] : output_names)
+    if (!signatures.count(sig))
+      throw InvalidArgumentError("save: output names are given for '" + sig + "', which is not a signature");
   if (signatures.empty()) throw InvalidArgumentError("save: no signatures to save");
   tensorflow::SavedModel model;
   model.set_saved_model_schema_version(1);
@@ -156,9 +164,19 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
     std::vector<TensorSpec> sorted;
     for (size_t i : order) sorted.push_back(s.inputs[i]);
     s.inputs = std::move(sorted);
+    const auto named = output_names.find(sig);
+    if (named != output_names.end()) {
+      std::set<std::string> unique_names(named->second.begin(), named->second.end());
+      if (named->second.size() != impl.outputs.size() || unique_names.size() != impl.outputs.size() ||
+          unique_names.count(""))
+        throw InvalidArgumentError("save: signature '" + sig + "' has " + std::to_string(impl.outputs.size()) +
+                                   " outputs; its output names must be as many, unique and not empty");
+    }
     for (size_t i = 0; i < impl.outputs.size(); ++i)
-      s.outputs.push_back(TensorSpec{
-          .shape = impl.outputs[i].shape, .dtype = impl.outputs[i].dtype, .name = "output_" + std::to_string(i)});
+      s.outputs.push_back(
+          TensorSpec{.shape = impl.outputs[i].shape,
+                     .dtype = impl.outputs[i].dtype,
+                     .name = named != output_names.end() ? named->second[i] : "output_" + std::to_string(i)});
     saved.push_back(std::move(s));
     ++k;
   }

@@ -179,3 +179,29 @@ TEST(SaveLoad, RandomProgramsAgreeAfterLoading) {
   }
   fs::remove_all(dir);
 }
+
+TEST(SaveLoad, OutputsNamedAsGiven) {
+  auto f = function([](Tensor x) { return std::make_tuple(x + 1.0f, x * 2.0f); }, {.arg_names = {"x"}});
+  const ConcreteFunction cf = f.get_concrete_function(constant(3.0f));
+  const std::string dir = temp_dir("named_outputs");
+  save(dir, {{"serving_default", cf}}, {{"serving_default", {"plus", "times"}}});
+  const auto out = load(dir).call("serving_default", std::map<std::string, Tensor>{{"x", constant(3.0f)}});
+  EXPECT_EQ(out.at("plus").item<float>(), 4.0f);
+  EXPECT_EQ(out.at("times").item<float>(), 6.0f);
+  expect_error<InvalidArgumentError>(
+      [&] {
+        save(dir, {{"serving_default", cf}}, {{"serving_default", {"a", "a"}}});
+      },
+      "its output names must be as many, unique and not empty");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        save(dir, {{"serving_default", cf}}, {{"serving_default", {"a"}}});
+      },
+      "has 2 outputs");
+  expect_error<InvalidArgumentError>(
+      [&] {
+        save(dir, {{"serving_default", cf}}, {{"other", {"a", "b"}}});
+      },
+      "'other', which is not a signature");
+  fs::remove_all(dir);
+}
