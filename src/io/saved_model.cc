@@ -82,10 +82,12 @@ std::map<std::string, Tensor> LoadedModel::call(const std::string& signature,
                                  ")");
     positional.push_back(it->second);
   }
-  for (const auto& [name, value] : inputs)
+  for (const auto& entry : inputs) {
+    const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture a structured binding
     if (std::none_of(specs.begin(), specs.end(), [&](const TensorSpec& s) { return s.name == name; }))
       throw InvalidArgumentError("signature '" + signature + "' has no input '" + name + "' (its inputs: " + names +
                                  ")");
+  }
   const std::vector<Tensor> outputs = call(signature, std::move(positional));
   const auto out_specs = cf.output_specs();
   std::map<std::string, Tensor> named;
