@@ -101,6 +101,7 @@ Tensor round(const Tensor& x);  // half to even, as TensorFlow
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor relu(const Tensor& x);
+Tensor relu6(const Tensor& x);  // min(max(x, 0), 6)
 Tensor logical_not(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
 Tensor identity(const Tensor& x);
@@ -130,6 +131,11 @@ Tensor softmax(const Tensor& x, int64_t axis = -1);
 // value + bias along value's last dimension (tf.nn.bias_add, data_format NHWC): value of rank
 // >= 2, bias 1-D with as many elements as value's last dimension.
 Tensor bias_add(const Tensor& value, const Tensor& bias);
+// Batch normalization with known statistics, as a served model runs it (TensorFlow's
+// FusedBatchNormV3, is_training=false): (x - mean) * rsqrt(variance + epsilon) * scale + offset
+// per channel of a float32 NHWC x; scale, offset, mean and variance have one value per channel.
+Tensor fused_batch_norm(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                        const Tensor& variance, double epsilon = 0.001);
 // 2-D convolution and pooling over NHWC images (tf.nn.conv2d, max_pool2d, avg_pool2d).
 // strides, dilations and ksize have 4 entries ([1, h, w, 1]); padding is "SAME" or "VALID".
 // Windows never count padding: a max ignores it, a mean divides by the pixels inside.

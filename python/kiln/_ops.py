@@ -117,6 +117,7 @@ round = _unary(_core.round)  # noqa: A001
 tanh = _unary(_core.tanh)
 sigmoid = _unary(_core.sigmoid)
 relu = _unary(_core.relu)
+relu6 = _unary(_core.relu6)
 logical_not = _unary(_core.logical_not)
 
 

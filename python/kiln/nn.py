@@ -1,10 +1,10 @@
 """kiln.nn: TensorFlow's tf.nn names kiln has."""
 from . import _core
 from ._convert import convert_to_tensor
-from ._ops import relu, sigmoid, tanh, softmax, log_softmax, sparse_softmax_cross_entropy_with_logits, _t
+from ._ops import relu, relu6, sigmoid, tanh, softmax, log_softmax, sparse_softmax_cross_entropy_with_logits, _t
 from ._random import get_seed
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "dropout",
+__all__ = ["relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "dropout",
            "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool"]
 
 

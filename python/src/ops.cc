@@ -58,6 +58,7 @@ void bind_ops(nb::module_& m) {
   KILN_PY_UNARY(tanh)
   KILN_PY_UNARY(sigmoid)
   KILN_PY_UNARY(relu)
+  KILN_PY_UNARY(relu6)
   KILN_PY_UNARY(logical_not)
   KILN_PY_UNARY(identity)
   KILN_PY_UNARY(zeros_like)

@@ -171,6 +171,7 @@ UNARY = {
     "tanh": ("", FLOATS, 4),
     "sigmoid": ("", FLOATS, 4),
     "relu": ("nn", NUMERIC, 0),
+    "relu6": ("nn", NUMERIC, 0),
     "logical_not": ("", ["bool"], 0),
 }
 UNARY_CASES = [(n, d) for n, (_, dts, _) in UNARY.items() for d in dts]

@@ -227,3 +227,64 @@ def test_a_keras_cnn_export(tf, tmp_path):
         want = theirs.signatures["serving_default"](**{name: tf.constant(x)})["output_0"].numpy()
         got = mine.signatures["serving_default"](**{name: x})["output_0"].numpy()
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)  # conv sums round differently
+
+
+def test_batch_norm_and_relu6_as_a_served_model_runs_them(tf, tmp_path):
+    # Keras 3's BatchNormalization layer computes its own moments; FusedBatchNormV3 is what
+    # TF-written (and converted TF1) inference graphs hold. is_training=False: the statistics given.
+    class Normalized(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = tf.Variable(RNG.uniform(0.5, 2, 5).astype(np.float32))
+            self.offset = tf.Variable(RNG.uniform(-1, 1, 5).astype(np.float32))
+            self.mean = tf.Variable(RNG.uniform(-1, 1, 5).astype(np.float32))
+            self.variance = tf.Variable(RNG.uniform(0.01, 3, 5).astype(np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4, 3, 5], tf.float32, name="x")])
+        def __call__(self, x):
+            y, mean, variance, _, _, _ = tf.raw_ops.FusedBatchNormV3(
+                x=x, scale=self.scale, offset=self.offset, mean=self.mean, variance=self.variance,
+                epsilon=0.001, is_training=False)
+            return {"y": tf.nn.relu6(y * 3.0), "mean": mean, "variance": variance}
+
+    path = str(tmp_path / "normalized")
+    module = Normalized()
+    tf.saved_model.save(module, path)
+    model_stats = type("Stats", (), {k: getattr(module, k).numpy().astype(np.float64)
+                                     for k in ("scale", "offset", "mean", "variance")})
+    theirs, mine = tf.saved_model.load(path), kiln.saved_model.load(path)
+    assert "FusedBatchNormV3" in _op_types(tf, path) and "Relu6" in _op_types(tf, path)
+    for batch in (1, 6):
+        x = (RNG.standard_normal((batch, 4, 3, 5)) * 3).astype(np.float32)
+        want = theirs.signatures["serving_default"](x=tf.constant(x))
+        got = mine.signatures["serving_default"](x=x)
+        assert sorted(got) == sorted(want) == ["mean", "variance", "y"]
+        # Within a few ulps of the terms summed (not of y, which can cancel to near zero): TF's
+        # oneDNN kernel folds mean into the shift and fuses multiply-adds, kiln rounds each step.
+        m = model_stats
+        terms = np.abs((x - m.mean) / np.sqrt(m.variance + 0.001) * m.scale) + np.abs(m.offset)
+        np.testing.assert_array_less(np.abs(got["y"].numpy() - want["y"].numpy()), 3 * 4 * 2**-23 * terms + 1e-30)
+        for k in ("mean", "variance"):
+            np.testing.assert_array_equal(got[k].numpy(), want[k].numpy())
+
+
+def test_batch_norm_in_training_mode_is_refused_at_load(tf, tmp_path):
+    class Training(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2, 2, 2, 3], tf.float32, name="x")])
+        def __call__(self, x):
+            c = tf.ones([3])
+            return tf.raw_ops.FusedBatchNormV3(x=x, scale=c, offset=c, mean=c, variance=c, is_training=True)[0]
+
+    path = str(tmp_path / "training")
+    tf.saved_model.save(Training(), path)
+    with pytest.raises(kiln.errors.UnimplementedError, match="is_training=true is not supported by kiln"):
+        kiln.saved_model.load(path)
+
+
+def _op_types(tf, path):
+    """Every op type in a SavedModel's functions, read with TensorFlow's own protos."""
+    from tensorflow.core.protobuf import saved_model_pb2
+    sm = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        sm.ParseFromString(f.read())
+    return {n.op for fn in sm.meta_graphs[0].graph_def.library.function for n in fn.node_def}

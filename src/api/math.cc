@@ -109,6 +109,7 @@ KILN_UNARY_IMPL(round, Round)
 KILN_UNARY_IMPL(tanh, Tanh)
 KILN_UNARY_IMPL(sigmoid, Sigmoid)
 KILN_UNARY_IMPL(relu, Relu)
+KILN_UNARY_IMPL(relu6, Relu6)
 KILN_UNARY_IMPL(logical_not, LogicalNot)
 KILN_UNARY_IMPL(identity, Identity)
 KILN_UNARY_IMPL(zeros_like, ZerosLike)
@@ -203,6 +204,13 @@ Tensor log_softmax(const Tensor& x, int64_t axis) { return softmax_on_axis(op::L
 Tensor bias_add(const Tensor& value, const Tensor& bias) {
   static const Attrs nhwc{std::string("NHWC")};
   return trace::dispatch1(op::BiasAdd(), {&value, &bias}, nhwc, "BiasAdd");
+}
+
+Tensor fused_batch_norm(const Tensor& x, const Tensor& scale, const Tensor& offset, const Tensor& mean,
+                        const Tensor& variance, double epsilon) {
+  // TensorFlow's attr is a float32: the epsilon it applies is the float nearest the argument.
+  const Attrs attrs{static_cast<double>(static_cast<float>(epsilon)), 1.0, std::string("NHWC"), false};
+  return trace::dispatch1(op::FusedBatchNormV3(), {&x, &scale, &offset, &mean, &variance}, attrs, "FusedBatchNormV3");
 }
 
 Tensor conv2d(const Tensor& input, const Tensor& filters, const std::vector<int64_t>& strides,

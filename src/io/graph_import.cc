@@ -464,6 +464,8 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     }
   } catch (const std::bad_variant_access&) {
     throw InvalidArgumentError(where + ": an attr has the wrong type");
+  } catch (const UnimplementedError& e) {
+    throw UnimplementedError(where + ": " + e.what());  // a mode kiln lacks, not a malformed file
   } catch (const Error& e) {
     throw InvalidArgumentError(where + ": " + e.what());
   }

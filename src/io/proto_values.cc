@@ -148,7 +148,10 @@ bool attr_default(const std::string& name, ops::AttrValue* out) {
                                                                  {"data_format", std::string("NHWC")},
                                                                  {"dilations", std::vector<int64_t>{1, 1, 1, 1}},
                                                                  {"explicit_paddings", std::vector<int64_t>{}},
-                                                                 {"use_cudnn_on_gpu", true}};
+                                                                 {"use_cudnn_on_gpu", true},
+                                                                 {"epsilon", static_cast<double>(0.0001f)},
+                                                                 {"exponential_avg_factor", 1.0},
+                                                                 {"is_training", true}};
   const auto it = defaults.find(name);
   if (it == defaults.end()) return false;
   *out = it->second;
@@ -188,6 +191,9 @@ AttrKind attr_kind(const std::string& name) {
                                                         {"dilations", AttrKind::kIntList},
                                                         {"explicit_paddings", AttrKind::kIntList},
                                                         {"use_cudnn_on_gpu", AttrKind::kBool},
+                                                        {"epsilon", AttrKind::kFloat},
+                                                        {"exponential_avg_factor", AttrKind::kFloat},
+                                                        {"is_training", AttrKind::kBool},
                                                         {"_user_specified_name", AttrKind::kString},
                                                         {"shape", AttrKind::kShape},
                                                         {"value", AttrKind::kTensor},
@@ -208,6 +214,8 @@ const char* attr_kind_name(AttrKind k) {
   switch (k) {
     case AttrKind::kInt:
       return "int";
+    case AttrKind::kFloat:
+      return "float";
     case AttrKind::kBool:
       return "bool";
     case AttrKind::kType:
@@ -241,6 +249,8 @@ ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, co
   switch (kind) {
     case AttrKind::kInt:
       return p.value_case() == V::kI ? ops::AttrValue(int64_t{p.i()}) : wrong();
+    case AttrKind::kFloat:
+      return p.value_case() == V::kF ? ops::AttrValue(static_cast<double>(p.f())) : wrong();
     case AttrKind::kBool:
       return p.value_case() == V::kB ? ops::AttrValue(p.b()) : wrong();
     case AttrKind::kType:

@@ -18,7 +18,20 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
 // What an attr of a given name holds. Attr names mean the same thing across kiln's ops
 // (as across TensorFlow's), so one table describes them all; a test checks that every
 // op's attr names are in it.
-enum class AttrKind { kInt, kBool, kType, kIntList, kString, kShape, kTensor, kFunc, kFuncList, kResource, kUnknown };
+enum class AttrKind {
+  kInt,
+  kFloat,
+  kBool,
+  kType,
+  kIntList,
+  kString,
+  kShape,
+  kTensor,
+  kFunc,
+  kFuncList,
+  kResource,
+  kUnknown
+};
 AttrKind attr_kind(const std::string& name);
 const char* attr_kind_name(AttrKind k);
 // TensorFlow's default for an attr name kiln's ops use, for NodeDefs written with default

@@ -1,4 +1,5 @@
-// Neural-network ops with their own kernels: SparseSoftmaxCrossEntropyWithLogits, BiasAdd.
+// Neural-network ops with their own kernels: SparseSoftmaxCrossEntropyWithLogits, BiasAdd,
+// FusedBatchNormV3 (inference).
 #include <cmath>
 
 #include "core/parallel.h"
@@ -135,7 +136,87 @@ void bias_add_grad(GradContext& c) {
   if (c.needs[1]) c.dx[1] = grad::sum_to(c.b, c.dy[0], c.x[1]);
 }
 
+// FusedBatchNormV3(x [N, H, W, C], scale, offset, mean, variance [C]) in inference mode
+// (is_training=false, how a served model runs it): y = (x - mean) * (rsqrt(variance + epsilon)
+// * scale) + offset, per channel, in TensorFlow's order of operations; the other five outputs
+// pass the statistics through (batch_mean, batch_variance, reserve_space_1/2) and an empty
+// reserve_space_3. Attrs: epsilon, exponential_avg_factor, data_format, is_training.
+constexpr int kEpsilon = 0, kDataFormat = 2, kIsTraining = 3;
+void infer_fused_batch_norm(InferContext& c) {
+  const InputInfo& x = c.in(0);
+  if (x.dtype != DType::Float32) c.fail(std::string("x must be float32, got ") + tf_type_name(x.dtype));
+  for (int i = 1; i < 5; ++i)
+    if (c.in(i).dtype != DType::Float32)
+      c.fail(std::string("scale, offset, mean and variance must be float32, got ") + tf_type_name(c.in(i).dtype));
+  if (c.attrs.b(kIsTraining))
+    throw UnimplementedError("FusedBatchNormV3 with is_training=true is not supported by kiln (inference only)");
+  const std::string& format = c.attrs.s(kDataFormat);
+  if (!format.empty() && format != "NHWC")
+    throw UnimplementedError("FusedBatchNormV3 with data_format " + format + " is not supported by kiln (only NHWC)");
+  if (!x.unknown_rank && x.dims->size() != 4) c.fail("input must be 4-dimensional" + dims_text(*x.dims));
+  const int64_t channels = x.unknown_rank ? -1 : x.dims->back();
+  // TensorFlow's words: the rank check names the statistics "estimated_*", the size check
+  // prefixes only theirs with the mode.
+  const char* rank_names[] = {"", "scale", "offset", "estimated_mean", "estimated_variance"};
+  const char* size_names[] = {"", "scale", "offset", "When is_training=false, mean",
+                              "When is_training=false, variance"};
+  for (int i = 1; i < 5; ++i) {
+    const InputInfo& v = c.in(i);
+    if (v.unknown_rank) continue;
+    if (v.dims->size() != 1) c.fail(std::string(rank_names[i]) + " must be 1-dimensional" + dims_text(*v.dims));
+    if (channels >= 0 && (*v.dims)[0] >= 0 && (*v.dims)[0] != channels)
+      c.fail(std::string(size_names[i]) + " must have the same number of elements as the channels of x, got " +
+             std::to_string((*v.dims)[0]) + " and " + std::to_string(channels));
+  }
+  c.set_num_outputs(6);
+  c.out(0) = OutputInfo{DType::Float32, x.unknown_rank ? PartialShape{{}, true} : PartialShape{*x.dims, false}};
+  for (int i = 1; i < 5; ++i) c.out(i) = OutputInfo{DType::Float32, PartialShape{Dims{channels}, false}};
+  c.out(5) = OutputInfo{DType::Float32, PartialShape{Dims{0}, false}};
+  c.kernel_dtype = DType::Float32;
+}
+template <class T>
+struct FusedBatchNormKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& x = c.in(0);
+    const int64_t channels = x.dims[3];
+    const float* scale = c.in(1).as<float>();
+    const float* offset = c.in(2).as<float>();
+    const float* mean = c.in(3).as<float>();
+    const float* variance = c.in(4).as<float>();
+    const auto epsilon = static_cast<float>(c.attrs.f(kEpsilon));
+    std::vector<float> factor(static_cast<size_t>(channels));
+    for (int64_t j = 0; j < channels; ++j) factor[j] = 1.0f / std::sqrt(variance[j] + epsilon) * scale[j];
+    const float* in = x.as<float>();
+    float* y = c.out(0).as<float>();
+    const int64_t rows = channels ? x.num_elements / channels : 0;
+    parallel_for(rows, std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(channels, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t r = lo; r < hi; ++r)
+                     for (int64_t j = 0; j < channels; ++j)
+                       y[r * channels + j] = (in[r * channels + j] - mean[j]) * factor[j] + offset[j];
+                 });
+    for (int k = 1; k < 5; ++k) {
+      const TensorImpl& from = c.in(k < 3 ? 2 + k : k);  // batch_mean/var and reserves 1/2: mean, variance
+      std::copy_n(from.as<float>(), channels, c.out(k).as<float>());
+    }
+  }
+};
+
 }  // namespace
+
+const OpDef& op::FusedBatchNormV3() {
+  static const OpDef def = {
+      .name = "FusedBatchNormV3",
+      .num_inputs = 5,
+      .num_outputs = 6,
+      .traits = kPure,
+      .attr_names = {"epsilon", "exponential_avg_factor", "data_format", "is_training"},
+      .infer = infer_fused_batch_norm,
+      .kernels = kernels_for<FusedBatchNormKernel, float>(),
+      .index_type_attrs = {{"U", 1}},
+      .output_args = {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2", "reserve_space_3"}};
+  return def;
+}
 
 const OpDef& op::BiasAdd() {
   static const OpDef def = {.name = "BiasAdd",

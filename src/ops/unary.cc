@@ -63,6 +63,12 @@ struct ReluF {
     return x < 0 ? T(0) : x;  // as TensorFlow: NaN stays NaN, -0 stays -0
   }
 };
+struct Relu6F {
+  template <class T>
+  static T f(T x) {
+    return x < T(0) ? T(0) : (x > T(6) ? T(6) : x);  // NaN stays NaN, -0 stays -0, as Relu
+  }
+};
 struct FloorF {
   template <class T>
   static T f(T x) {
@@ -236,6 +242,13 @@ void neg_grad(GradContext& c) { c.dx[0] = neg(c.b, c.dy[0]); }
 void abs_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], sign(c.b, c.x[0])); }
 void square_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], mul(c.b, scalar(c.b, c.x[0], 2), c.x[0])); }
 void relu_grad(GradContext& c) { c.dx[0] = emit1(c.b, op::ReluGrad(), {&c.dy[0], &c.y[0]}); }
+// The gradient passes where 0 < x < 6 (TensorFlow's Relu6Grad).
+void relu6_grad(GradContext& c) {
+  const Tensor above_zero = greater(c.b, c.x[0], scalar(c.b, c.x[0], 0));
+  const Tensor below_six = greater(c.b, scalar(c.b, c.x[0], 6), c.x[0]);
+  const Tensor inside = emit1(c.b, op::LogicalAnd(), {&above_zero, &below_six});
+  c.dx[0] = where(c.b, inside, c.dy[0], scalar(c.b, c.dy[0], 0));
+}
 void exp_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], c.y[0]); }
 void log_grad(GradContext& c) { c.dx[0] = div(c.b, c.dy[0], c.x[0]); }
 void tanh_grad(GradContext& c) {
@@ -275,6 +288,7 @@ KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad, "y")
 KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient, "y")
 KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad, "y")
 KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad, "activations")
+KILN_UNARY_OP(Relu6, Relu6F, KILN_NUMERIC, &relu6_grad, "activations")
 KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient, "y")
 KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS, &no_gradient, "y")
 KILN_UNARY_OP(Round, RoundF, KILN_FLOATS, &no_gradient, "y")

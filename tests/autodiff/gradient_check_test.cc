@@ -129,6 +129,8 @@ TEST(GradientCheck, UnaryOps) {
       {"rsqrt", [](const Tensor& x) { return rsqrt(x); }}};
   for (const auto& [name, op] : positive)
     check_gradient(name, [op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 8, 0.5, 3)});
+  // Both of relu6's kinks inside the range.
+  check_gradient("relu6", [](const std::vector<Tensor>& x) { return relu6(x[0]); }, {values({3, 4}, 9, -3, 9)});
 }
 
 TEST(GradientCheck, MatMul) {
