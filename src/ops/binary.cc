@@ -417,26 +417,26 @@ void select_grad(GradContext& c) {
 
 }  // namespace
 
-KILN_BINARY_OP(AddV2, AddF, kEwC, KILN_NUMERIC, &add_grad, "z")
-KILN_BINARY_OP(Sub, SubF, kEw, KILN_NUMERIC, &sub_grad, "z")
-KILN_BINARY_OP(Mul, MulF, kEwC, KILN_NUMERIC, &mul_grad, "z")
-KILN_BINARY_OP(RealDiv, DivF, kEw, KILN_FLOATS, &div_grad, "z")
-KILN_BINARY_OP(FloorDiv, FloorDivF, kEw, KILN_NUMERIC, &no_gradient, "z")
-KILN_BINARY_OP(FloorMod, FloorModF, kEw, KILN_NUMERIC, &floormod_grad, "z")
-KILN_BINARY_OP(Pow, PowF, kEw, KILN_NUMERIC, &pow_grad, "z")
-KILN_BINARY_OP(Maximum, MaxF, kEwC, KILN_NUMERIC, &extremum_grad<true>, "z")
-KILN_BINARY_OP(Minimum, MinF, kEwC, KILN_NUMERIC, &extremum_grad<false>, "z")
-KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC, KILN_NUMERIC, &sqdiff_grad, "z")
-KILN_BINARY_OP(Atan2, Atan2F, kEw, KILN_FLOATS, &atan2_grad, "z")
+KILN_BINARY_OP(AddV2, AddF, kEwC | kTfjs, KILN_NUMERIC, &add_grad, "z")
+KILN_BINARY_OP(Sub, SubF, kEw | kTfjs, KILN_NUMERIC, &sub_grad, "z")
+KILN_BINARY_OP(Mul, MulF, kEwC | kTfjs, KILN_NUMERIC, &mul_grad, "z")
+KILN_BINARY_OP(RealDiv, DivF, kEw | kTfjs, KILN_FLOATS, &div_grad, "z")
+KILN_BINARY_OP(FloorDiv, FloorDivF, kEw | kTfjs, KILN_NUMERIC, &no_gradient, "z")
+KILN_BINARY_OP(FloorMod, FloorModF, kEw | kTfjs, KILN_NUMERIC, &floormod_grad, "z")
+KILN_BINARY_OP(Pow, PowF, kEw | kTfjs, KILN_NUMERIC, &pow_grad, "z")
+KILN_BINARY_OP(Maximum, MaxF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<true>, "z")
+KILN_BINARY_OP(Minimum, MinF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<false>, "z")
+KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC | kTfjs, KILN_NUMERIC, &sqdiff_grad, "z")
+KILN_BINARY_OP(Atan2, Atan2F, kEw | kTfjs, KILN_FLOATS, &atan2_grad, "z")
 KILN_BINARY_OP(ReluGrad, ReluGradF, kEw, KILN_NUMERIC, &relu_grad_grad, "backprops")
-KILN_COMPARE_OP(Greater, GreaterF, kEw, KILN_NUMERIC)
-KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw, KILN_NUMERIC)
-KILN_COMPARE_OP(Less, LessF, kEw, KILN_NUMERIC)
-KILN_COMPARE_OP(LessEqual, LessEqualF, kEw, KILN_NUMERIC)
-KILN_COMPARE_OP(Equal, EqualF, kEwC, KILN_ALL_TYPES)
-KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC, KILN_ALL_TYPES)
-KILN_COMPARE_OP(LogicalAnd, AndF, kEwC, bool)
-KILN_COMPARE_OP(LogicalOr, OrF, kEwC, bool)
+KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC)
+KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC)
+KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC)
+KILN_COMPARE_OP(LessEqual, LessEqualF, kEw | kTfjs, KILN_NUMERIC)
+KILN_COMPARE_OP(Equal, EqualF, kEwC | kTfjs, KILN_ALL_TYPES)
+KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC | kTfjs, KILN_ALL_TYPES)
+KILN_COMPARE_OP(LogicalAnd, AndF, kEwC | kTfjs, bool)
+KILN_COMPARE_OP(LogicalOr, OrF, kEwC | kTfjs, bool)
 
 // SelectV2(condition, t, e): all three broadcast together.
 namespace {
@@ -480,7 +480,7 @@ const OpDef& op::SelectV2() {
   static const OpDef def = {.name = "SelectV2",
                             .num_inputs = 3,
                             .num_outputs = 1,
-                            .traits = kElementwise,
+                            .traits = kElementwise | kTfjs,
                             .infer = infer_select,
                             .kernels = kernels_for<SelectKernel, KILN_ALL_TYPES>(),
                             .type_attr_input = 1,

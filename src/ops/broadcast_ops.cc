@@ -112,7 +112,7 @@ const OpDef& op::BroadcastTo() {
   static const OpDef def = {.name = "BroadcastTo",
                             .num_inputs = 2,
                             .num_outputs = 1,
-                            .traits = kPure,
+                            .traits = kPure | kTfjs,
                             .infer = infer_broadcast_to,
                             .kernels = kernels_for<BroadcastToKernel, KILN_ALL_TYPES>(),
                             .index_type_attrs = {{"Tidx", 1}},

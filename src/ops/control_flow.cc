@@ -68,10 +68,13 @@ bool condition_truth(const Tensor& t) {
   return static_cast<bool>(t);
 }
 
-KILN_CONTROL_FLOW_OP(If, kStateful, (std::vector<const char*>{"then_branch", "else_branch"}), run_if, &branch_grad)
-KILN_CONTROL_FLOW_OP(StatelessIf, kPure, (std::vector<const char*>{"then_branch", "else_branch"}), run_if, &branch_grad)
-KILN_CONTROL_FLOW_OP(While, kStateful | kLoop, (std::vector<const char*>{"cond", "body"}), nullptr, &while_grad)
-KILN_CONTROL_FLOW_OP(StatelessWhile, kPure | kLoop, (std::vector<const char*>{"cond", "body"}), nullptr, &while_grad)
+KILN_CONTROL_FLOW_OP(If, kStateful | kTfjs, (std::vector<const char*>{"then_branch", "else_branch"}), run_if,
+                     &branch_grad)
+KILN_CONTROL_FLOW_OP(StatelessIf, kPure | kTfjs, (std::vector<const char*>{"then_branch", "else_branch"}), run_if,
+                     &branch_grad)
+KILN_CONTROL_FLOW_OP(While, kStateful | kLoop | kTfjs, (std::vector<const char*>{"cond", "body"}), nullptr, &while_grad)
+KILN_CONTROL_FLOW_OP(StatelessWhile, kPure | kLoop | kTfjs, (std::vector<const char*>{"cond", "body"}), nullptr,
+                     &while_grad)
 KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
 KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
 

@@ -286,7 +286,7 @@ const OpDef& op::Conv2D() {
       .name = "Conv2D",
       .num_inputs = 2,
       .num_outputs = 1,
-      .traits = kPure,
+      .traits = kPure | kTfjs,
       .attr_names = {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
@@ -296,7 +296,7 @@ const OpDef& op::MaxPool() {
   static const OpDef def = {.name = "MaxPool",
                             .num_inputs = 1,
                             .num_outputs = 1,
-                            .traits = kPure,
+                            .traits = kPure | kTfjs,
                             .attr_names = {"ksize", "strides", "padding", "explicit_paddings", "data_format"},
                             .infer = infer_pool,
                             .kernels = kernels_for<PoolKernel<true>::K, KILN_NUMERIC>()};
@@ -306,7 +306,7 @@ const OpDef& op::AvgPool() {
   static const OpDef def = {.name = "AvgPool",
                             .num_inputs = 1,
                             .num_outputs = 1,
-                            .traits = kPure,
+                            .traits = kPure | kTfjs,
                             .attr_names = {"ksize", "strides", "padding", "data_format"},
                             .infer = infer_pool,
                             .kernels = kernels_for<PoolKernel<false>::K, KILN_FLOATS>()};

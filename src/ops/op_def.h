@@ -187,6 +187,7 @@ enum Trait : uint32_t {
                               // read shares the variable's immutable value instead of copying it.
   kLoop = 1u << 12,           // While: attrs cond and body; the executor runs the loop itself,
                               // keeping both parts' slots and frames across iterations
+  kTfjs = 1u << 13,           // TensorFlow.js's graph-model runtime has the op: export-tfjs may write it
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

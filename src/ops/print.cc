@@ -89,7 +89,7 @@ const OpDef& op::NoOp() {
   static const OpDef def = {.name = "NoOp",
                             .num_inputs = 0,
                             .num_outputs = 0,
-                            .traits = kPure,
+                            .traits = kPure | kTfjs,
                             .infer = infer_noop,
                             .kernels = kernels_for<NoOpKernel, bool>(),
                             .type_attr = nullptr};

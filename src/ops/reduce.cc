@@ -430,7 +430,7 @@ void log_softmax_grad(GradContext& c) {
     static const OpDef def = {.name = #Name,                                       \
                               .num_inputs = 2,                                     \
                               .num_outputs = 1,                                    \
-                              .traits = kPure,                                     \
+                              .traits = kPure | kTfjs,                             \
                               .attr_names = {"keep_dims"},                         \
                               .infer = infer_reduce,                               \
                               .kernels = kernels_for<ReduceKernel<R>::K, Types>(), \
@@ -450,7 +450,7 @@ const OpDef& op::ArgMax() {
   static const OpDef def = {.name = "ArgMax",
                             .num_inputs = 2,
                             .num_outputs = 1,
-                            .traits = kPure,
+                            .traits = kPure | kTfjs,
                             .attr_names = {"output_type"},
                             .infer = infer_argmax,
                             .kernels = kernels_for<ArgMaxKernel, KILN_NUMERIC>(),
@@ -462,7 +462,7 @@ const OpDef& op::Softmax() {
   static const OpDef def = {.name = "Softmax",
                             .num_inputs = 1,
                             .num_outputs = 1,
-                            .traits = kPure,
+                            .traits = kPure | kTfjs,
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>(),
                             .grad = &softmax_grad,
@@ -473,7 +473,7 @@ const OpDef& op::LogSoftmax() {
   static const OpDef def = {.name = "LogSoftmax",
                             .num_inputs = 1,
                             .num_outputs = 1,
-                            .traits = kPure,
+                            .traits = kPure | kTfjs,
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>(),
                             .grad = &log_softmax_grad,

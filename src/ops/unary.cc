@@ -273,7 +273,7 @@ void cast_grad(GradContext& c) {
     static const OpDef def = {.name = #Name,                                            \
                               .num_inputs = 1,                                          \
                               .num_outputs = 1,                                         \
-                              .traits = kEw,                                            \
+                              .traits = kEw | kTfjs,                                    \
                               .infer = infer_unary,                                     \
                               .kernels = kernels_for<UnaryKernel<Functor>::K, Types>(), \
                               .chunk = &unary_chunk<Functor, Types>,                    \
@@ -303,7 +303,7 @@ const OpDef& op::Identity() {
   static const OpDef def = {.name = "Identity",
                             .num_inputs = 1,
                             .num_outputs = 1,
-                            .traits = kEw | kForwardsInput,
+                            .traits = kEw | kForwardsInput | kTfjs,
                             .infer = infer_unary,
                             .kernels = kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(),
                             .grad = &identity_grad};
@@ -316,7 +316,7 @@ const OpDef& op::Cast() {
   static const OpDef def = {.name = "Cast",
                             .num_inputs = 1,
                             .num_outputs = 1,
-                            .traits = kEw,
+                            .traits = kEw | kTfjs,
                             .attr_names = {"DstT"},
                             .infer = infer_cast,
                             .kernels = kernels_for<CastKernel, KILN_ALL_TYPES>(),
