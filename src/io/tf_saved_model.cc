@@ -41,7 +41,8 @@ std::pair<std::string, int> tensor_name(const std::string& text, const std::stri
 // The saved variables, made on first use: by object node id.
 class Variables {
  public:
-  explicit Variables(std::function<CheckpointReader()> open) : open_(std::move(open)) {}
+  Variables(std::function<CheckpointReader()> open, const tensorflow::SavedObjectGraph& saved)
+      : open_(std::move(open)), saved_(saved) {}
 
   std::shared_ptr<ops::VariableState> get(int node_id, const tensorflow::NodeDef& handle, const std::string& where) {
     if (auto it = by_node_.find(node_id); it != by_node_.end()) return it->second;
@@ -66,6 +67,7 @@ class Variables {
         !std::get<TensorShape>(attr_from_proto(sh->second, AttrKind::kShape, where)).is_compatible_with(value.shape()))
       throw InvalidArgumentError(where + ": variable '" + key + "' is saved with shape " + value.shape().str() +
                                  ", its handle says otherwise");
+    check_declared(node_id, key, value, where);
     std::string name = key;
     if (name.size() > std::string(kValueSuffix).size() &&
         name.compare(name.size() - std::string(kValueSuffix).size(), std::string::npos, kValueSuffix) == 0)
@@ -87,7 +89,24 @@ class Variables {
     if (!objects_.ParseFromString(graph[0])) throw DataLossError("the checkpoint's object graph does not parse");
   }
 
+  // The SavedModel's object graph declares each variable's dtype and shape too; a checkpoint
+  // that disagrees is another model's (or a crafted one).
+  void check_declared(int node_id, const std::string& key, const Tensor& value, const std::string& where) const {
+    if (node_id >= saved_.nodes_size() || !saved_.nodes(node_id).has_variable()) return;
+    const tensorflow::SavedVariable& declared = saved_.nodes(node_id).variable();
+    if (declared.dtype() != tensorflow::DT_INVALID && dtype_from_proto(declared.dtype(), where) != value.dtype())
+      throw InvalidArgumentError(where + ": variable '" + key + "' is saved as " +
+                                 std::string(dtype_name(value.dtype())) + ", the object graph declares " +
+                                 std::string(dtype_name(dtype_from_proto(declared.dtype(), where))));
+    if (declared.has_shape() &&
+        !full_shape(shape_from_proto(declared.shape(), where)).is_compatible_with(value.shape()))
+      throw InvalidArgumentError(where + ": variable '" + key + "' is saved with shape " + value.shape().str() +
+                                 ", the object graph declares " +
+                                 full_shape(shape_from_proto(declared.shape(), where)).str());
+  }
+
   std::function<CheckpointReader()> open_;
+  const tensorflow::SavedObjectGraph& saved_;
   std::unique_ptr<CheckpointReader> reader_;
   tensorflow::TrackableObjectGraph objects_;
   std::map<int, std::shared_ptr<ops::VariableState>> by_node_;
@@ -278,6 +297,22 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
   return cf;
 }
 
+// Every node id the object graph holds names one of its nodes (TensorFlow's C API once
+// indexed them unchecked).
+void check_object_graph(const tensorflow::SavedObjectGraph& g, const std::string& dir) {
+  const int n = g.nodes_size();
+  auto check = [&](int64_t id, const std::string& what) {
+    if (id < 0 || id >= n)
+      throw InvalidArgumentError(dir + ": the object graph's " + what + " names node " + std::to_string(id) +
+                                 "; it has " + std::to_string(n) + " nodes");
+  };
+  for (int i = 0; i < n; ++i)
+    for (const auto& child : g.nodes(i).children())
+      check(child.node_id(), "node " + std::to_string(i) + " child '" + child.local_name() + "'");
+  for (const auto& [name, f] : g.concrete_functions())
+    for (int id : f.bound_inputs()) check(id, "function '" + name + "' bound input");
+}
+
 }  // namespace
 
 bool is_tf_saved_model(const std::string& dir) {
@@ -300,8 +335,9 @@ LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir
   for (const auto& nd : mg.graph_def().node())
     if (!nodes.emplace(nd.name(), &nd).second)
       throw InvalidArgumentError(dir + ": the graph has two nodes named '" + nd.name() + "'");
+  check_object_graph(mg.object_graph_def(), dir);
   auto model = std::make_shared<detail::LoadedModelImpl>();
-  Variables variables(std::move(open_checkpoint));
+  Variables variables(std::move(open_checkpoint), mg.object_graph_def());
   NodeBudget budget{.max_nodes = options.max_nodes};
   std::vector<std::string> names;
   for (const auto& kv : mg.signature_def()) names.push_back(kv.first);

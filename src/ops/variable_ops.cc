@@ -46,6 +46,10 @@ Tensor share(const TensorImpl& t) {
 
 void infer_read(InferContext& c) {
   const VariableState& v = state(c.attrs);
+  // A loaded graph says which dtype it reads; a variable of another is a mismatched checkpoint.
+  if (c.attrs.type(0) != v.dtype())
+    c.fail(std::string("Trying to read variable with wrong dtype. Expected ") + tf_type_name(c.attrs.type(0)) +
+           " got " + tf_type_name(v.dtype()));
   c.out(0).dtype = v.dtype();
   c.out(0).shape = PartialShape{Dims(v.shape().dims()), false};
   c.kernel_dtype = DType::Bool;  // one kernel for every dtype

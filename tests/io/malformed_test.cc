@@ -237,7 +237,20 @@ TEST_F(Malformed, Variables) {
   for (auto& [name, fn] : *sm.mutable_meta_graphs(0)->mutable_object_graph_def()->mutable_concrete_functions())
     fn.set_bound_inputs(0, 99);
   sm.SerializeToString(&files[io::kSavedModelFile]);
-  expect_error<InvalidArgumentError>([&] { io::load_from_files(files); }, "is not in the checkpoint's object graph");
+  expect_error<InvalidArgumentError>([&] { io::load_from_files(files); }, "bound input names node 99; it has");
+}
+
+// The graph, the object graph and the checkpoint must agree on each variable's dtype.
+TEST_F(Malformed, VariableDtypesAgree) {
+  auto def = graph();
+  (*node_of(main_function(def), "ReadVariableOp")->mutable_attr())["dtype"].set_type(tensorflow::DT_INT32);
+  expect_graph_rejected(def, "Trying to read variable with wrong dtype. Expected int32 got float");
+  tensorflow::SavedModel sm = saved_model_of(files_);
+  for (auto& node : *sm.mutable_meta_graphs(0)->mutable_object_graph_def()->mutable_nodes())
+    if (node.has_variable()) node.mutable_variable()->set_dtype(tensorflow::DT_INT64);
+  auto files = files_;
+  sm.SerializeToString(&files[io::kSavedModelFile]);
+  expect_error<InvalidArgumentError>([&] { io::load_from_files(files); }, "the object graph declares int64");
 }
 
 // An optimizer update takes two variables (TensorFlow's order: handles first).
