@@ -80,6 +80,7 @@ fuzz: deps
 	  -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_EXAMPLES=OFF
 	cmake --build build-fuzz -j $(JOBS) --target load_fuzzer
 	mkdir -p build-fuzz/corpus
+	$(PYTHON) fuzz/make_tf_seeds.py build-fuzz/corpus || echo "(no TensorFlow in $(VENV): no seeds TensorFlow wrote)"
 	cd build-fuzz && ASAN_OPTIONS=detect_leaks=1 KILN_FUZZ_SEED_DIR=corpus ./fuzz/load_fuzzer corpus \
 	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1
 

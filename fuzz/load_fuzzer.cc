@@ -1,9 +1,9 @@
 // libFuzzer target for the file readers. The first input byte picks which file the rest of
-// the input replaces: one of a valid SavedModel kiln saved (saved_model.pb with control flow
-// and variables, its variables' TensorBundle index and data: mutations reach the protobuf
-// parser, the object graph, the checkpoint reader and the graph importer), or the index or
-// data file of a valid TensorFlow checkpoint (read with CheckpointReader, every tensor fetched). Any kiln::Error is a
-// clean rejection; anything else (a crash, another exception, a hang, a huge allocation) is a finding.
+// the input replaces (or, selector 5, holds a whole SavedModel: seeds TensorFlow wrote): one of a valid SavedModel kiln
+// saved (saved_model.pb with control flow and variables, its variables' TensorBundle index and data: mutations reach
+// the protobuf parser, the object graph, the checkpoint reader and the graph importer), or the index or data file of a
+// valid TensorFlow checkpoint (read with CheckpointReader, every tensor fetched). Any kiln::Error is a clean rejection;
+// anything else (a crash, another exception, a hang, a huge allocation) is a finding.
 #include <kiln/kiln.h>
 
 #include <cstdint>
@@ -89,13 +89,39 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
+namespace {
+
+// Selector kWholeModel: the rest holds a whole SavedModel, its three files each behind a
+// 4-byte little-endian length (fuzz/make_tf_seeds.py writes models TensorFlow saved this way;
+// a length past the end takes what is left, a missing file is empty).
+constexpr int kWholeModel = kNumFiles;
+std::map<std::string, std::string> whole_model(const uint8_t* data, size_t size) {
+  std::map<std::string, std::string> files;
+  size_t at = 0;
+  for (int k = 0; k < kFirstCheckpointFile; ++k) {
+    uint32_t length = 0;
+    for (int b = 0; b < 4 && at < size; ++b) length |= static_cast<uint32_t>(data[at++]) << (8 * b);
+    const size_t take = std::min<size_t>(length, size - at);
+    files[kFiles[k]] = std::string(reinterpret_cast<const char*>(data) + at, take);
+    at += take;
+  }
+  return files;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
-  std::map<std::string, std::string> files = *g_baseline;
-  const int which = data[0] % kNumFiles;
-  files[kFiles[which]] = std::string(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const int which = data[0] % (kNumFiles + 1);
+  std::map<std::string, std::string> files;
+  if (which == kWholeModel) {
+    files = whole_model(data + 1, size - 1);
+  } else {
+    files = *g_baseline;
+    files[kFiles[which]] = std::string(reinterpret_cast<const char*>(data) + 1, size - 1);
+  }
   try {
-    if (which >= kFirstCheckpointFile)
+    if (which >= kFirstCheckpointFile && which != kWholeModel)
       read_checkpoint(files);
     else
       kiln::io::load_from_files(files);
