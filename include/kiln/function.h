@@ -32,11 +32,12 @@ struct OptimizerOptions {
   bool remove_identity = true;
   bool prune = true;
   bool elementwise_fusion = true;         // chains of elementwise ops become one kernel
+  bool contraction_fusion = true;         // Conv2D + BiasAdd (+ Relu or Relu6) become one kernel
   int64_t max_folded_elements = 1 << 16;  // constants larger than this are not materialized
   static OptimizerOptions none() {
     OptimizerOptions o;
     o.constant_folding = o.common_subexpression_elimination = o.arithmetic_simplification = false;
-    o.remove_identity = o.prune = o.elementwise_fusion = false;
+    o.remove_identity = o.prune = o.elementwise_fusion = o.contraction_fusion = false;
     return o;
   }
 };

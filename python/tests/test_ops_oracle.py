@@ -340,6 +340,23 @@ def test_conv2d(oracle, dtype):
                where="%s %s %s %s %s" % (shape, kernel, strides, padding, dilations))
 
 
+@pytest.mark.parametrize("activation", ["relu", "relu6", None])
+def test_conv2d_bias_activation_as_a_function(oracle, activation):
+    # Traced, the three ops fuse into one kernel in kiln (and in TensorFlow's remapper):
+    # integer-valued inputs keep every sum exact, so the bits must match.
+    rng = np.random.default_rng(12)
+    x = rng.integers(-3, 4, (3, 30, 30, 2)).astype(np.float32)
+    k = rng.integers(-2, 3, (3, 3, 2, 24)).astype(np.float32)
+    b = rng.integers(-8, 9, 24).astype(np.float32)
+
+    def program(m):
+        def step(x, k, b):
+            y = m.nn.bias_add(m.nn.conv2d(x, k, 1, "SAME"), b)
+            return getattr(m.nn, activation)(y) if activation else y
+        return m.function(step)(m.constant(x), m.constant(k), m.constant(b))
+    oracle(program, where=str(activation))
+
+
 def test_conv2d_cases_tensorflow_gets_wrong():
     empty = kiln.nn.conv2d(kiln.constant(np.zeros((0, 4, 4, 1), np.float32)),
                            kiln.constant(np.ones((2, 2, 1, 1), np.float32)), 1, "VALID")

@@ -16,6 +16,8 @@ namespace {
 
 // Work per thread below which an image op stays on the calling thread (elements touched).
 constexpr int64_t kParallelWork = 64 * 1024;
+// A convolution splits over threads above this many multiply-adds (as a GEMM does).
+constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
 
 // One spatial dimension of a window: output size and the padding before it.
 struct Window {
@@ -153,44 +155,126 @@ Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vec
   return g;
 }
 
+// What a fused convolution applies to its output rows after the GEMM (KilnFusedConv2D's
+// "activation" attr names the last step): nothing, + bias, + bias then Relu or Relu6.
+enum class Epilogue { kNone, kBias, kBiasRelu, kBiasRelu6 };
+
+Epilogue epilogue_of(const std::string& activation) {
+  if (activation.empty()) return Epilogue::kBias;
+  if (activation == "Relu") return Epilogue::kBiasRelu;
+  if (activation == "Relu6") return Epilogue::kBiasRelu6;
+  throw InternalError("KilnFusedConv2D: unknown activation '" + activation + "'");
+}
+
+// The same arithmetic as BiasAdd then Relu / Relu6 run one after the other (bit for bit).
+template <class T>
+void apply_epilogue(T* y, int64_t rows, int64_t channels, const T* bias, Epilogue e) {
+  if (e == Epilogue::kNone) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    T* __restrict row = y + r * channels;
+    for (int64_t j = 0; j < channels; ++j) {
+      T v = row[j] + bias[j];
+      if (e == Epilogue::kBiasRelu) v = v < T(0) ? T(0) : v;
+      if (e == Epilogue::kBiasRelu6) v = v < T(0) ? T(0) : (v > T(6) ? T(6) : v);
+      row[j] = v;
+    }
+  }
+}
+
+// Convolution as GEMMs over blocks of output pixels: each block's im2col rows (the window's
+// pixels, zeros outside the image, in the filter's [KH, KW, C] order) and its output rows
+// stay in cache while the GEMM and the epilogue run, and threads take whole blocks. A 1x1
+// convolution with stride 1 and no padding reads its input rows directly. The split into
+// blocks depends only on the shapes, so every run (eager, traced, any thread count) computes
+// each output the same way.
+template <class T>
+void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilogue) {
+  const TensorImpl& f = c.in(1);
+  const int64_t oc = f.dims[3], patch = g.kh * g.kw * g.c, rows = g.n * g.y.out * g.x.out;
+  if (rows == 0 || oc == 0) return;
+  const T* x = c.in(0).as<T>();
+  const T* w = f.as<T>();
+  T* y = c.out(0).as<T>();
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.y.pad_before == 0 &&
+                         g.x.pad_before == 0 && g.y.out == g.h && g.x.out == g.w;
+  if (patch == 0) {
+    std::fill(y, y + rows * oc, T(0));
+    apply_epilogue(y, rows, oc, bias, epilogue);
+    return;
+  }
+  // About 256 KB of im2col rows and output rows per block (a core's L2), 16 to 4096 rows.
+  constexpr int64_t kBlockBytes = 256 * 1024;
+  const int64_t block =
+      std::clamp<int64_t>(kBlockBytes / static_cast<int64_t>(sizeof(T)) / (patch + oc) / 16 * 16, 16, 4096);
+  const int64_t blocks = (rows + block - 1) / block;
+  const int64_t block_work = block * patch * oc;  // multiply-adds
+  const int64_t min_parallel = std::max<int64_t>(2, kParallelGemmWork / std::max<int64_t>(block_work, 1));
+  parallel_for(blocks, min_parallel, [&](int64_t lo, int64_t hi) {
+    SerialKernelsScope serial;  // this thread's share is one GEMM at a time
+    thread_local std::vector<T> cols;
+    for (int64_t blk = lo; blk < hi; ++blk) {
+      const int64_t r0 = blk * block, r1 = std::min(rows, r0 + block);
+      const T* a = x + r0 * patch;
+      if (!pointwise) {
+        cols.resize(static_cast<size_t>(block * patch));
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t ox = r % g.x.out, oy = (r / g.x.out) % g.y.out, b = r / (g.x.out * g.y.out);
+          T* row = cols.data() + (r - r0) * patch;
+          for (int64_t ky = 0; ky < g.kh; ++ky) {
+            const int64_t iy = oy * g.sh - g.y.pad_before + ky * g.dh;
+            const bool row_inside = iy >= 0 && iy < g.h;
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t ix = ox * g.sw - g.x.pad_before + kx * g.dw;
+              T* __restrict dst = row + (ky * g.kw + kx) * g.c;
+              if (!row_inside || ix < 0 || ix >= g.w) {
+                for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = T(0);
+                continue;
+              }
+              // A plain loop, not std::copy: with few channels a library call per pixel
+              // costs more than the copy.
+              const T* __restrict src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = src[ch];
+            }
+          }
+        }
+        a = cols.data();
+      }
+      kernels::gemm<T>(false, false, r1 - r0, oc, patch, a, w, y + r0 * oc);
+      apply_epilogue(y + r0 * oc, r1 - r0, oc, bias, epilogue);
+    }
+  });
+}
+
 template <class T>
 struct Conv2DKernel {
   static void run(KernelContext& c) {
     const TensorImpl& f = c.in(1);
     const Geometry g =
         geometry(c, f.dims[0], f.dims[1], c.attrs.list(0), c.attrs.list(4), c.attrs.s(1), c.attrs.list(2));
-    const int64_t oc = f.dims[3], patch = g.kh * g.kw * g.c, rows = g.n * g.y.out * g.x.out;
-    if (rows == 0 || oc == 0) return;
-    const T* x = c.in(0).as<T>();
-    // im2col: one row per output pixel, the window's pixels (zeros outside the image) in
-    // the filter's [KH, KW, C] order; rows are independent, so threads split them.
-    thread_local std::vector<T> cols;
-    cols.resize(static_cast<size_t>(rows * patch));
-    T* const col_data = cols.data();
-    parallel_for(rows, std::max<int64_t>(1, kParallelWork / std::max<int64_t>(patch, 1)), [&](int64_t lo, int64_t hi) {
-      for (int64_t r = lo; r < hi; ++r) {
-        const int64_t ox = r % g.x.out, oy = (r / g.x.out) % g.y.out, b = r / (g.x.out * g.y.out);
-        T* row = col_data + r * patch;
-        for (int64_t ky = 0; ky < g.kh; ++ky) {
-          const int64_t iy = oy * g.sh - g.y.pad_before + ky * g.dh;
-          const bool row_inside = iy >= 0 && iy < g.h;
-          for (int64_t kx = 0; kx < g.kw; ++kx) {
-            const int64_t ix = ox * g.sw - g.x.pad_before + kx * g.dw;
-            T* dst = row + (ky * g.kw + kx) * g.c;
-            if (!row_inside || ix < 0 || ix >= g.w) {
-              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = T(0);
-              continue;
-            }
-            // A plain loop, not std::copy: with few channels a library call per pixel costs
-            // more than the copy.
-            const T* __restrict src = x + ((b * g.h + iy) * g.w + ix) * g.c;
-            T* __restrict out = dst;
-            for (int64_t ch = 0; ch < g.c; ++ch) out[ch] = src[ch];
-          }
-        }
-      }
-    });
-    kernels::gemm<T>(false, false, rows, oc, patch, cols.data(), f.as<T>(), c.out(0).as<T>());
+    convolve<T>(c, g, nullptr, Epilogue::kNone);
+  }
+};
+
+// KilnFusedConv2D(input, filter, bias): Conv2D, BiasAdd and an optional Relu or Relu6 in one
+// kernel (the optimizer's fuse_contraction makes it; TensorFlow's remapper makes
+// _FusedConv2D). Attrs: Conv2D's strides, padding, explicit_paddings, data_format,
+// dilations, then activation ("", "Relu" or "Relu6").
+constexpr int kFusedActivation = 5;
+void infer_fused_conv2d(InferContext& c) {
+  infer_conv2d(c);
+  const InputInfo& bias = c.in(2);
+  if (bias.dtype != c.in(0).dtype) c.fail("bias must have the input's dtype");
+  if (!bias.unknown_rank && bias.dims->size() != 1) c.fail("bias must be 1-D" + dims_text(*bias.dims));
+  epilogue_of(c.attrs.s(kFusedActivation));
+}
+template <class T>
+struct FusedConv2DKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& f = c.in(1);
+    const Geometry g =
+        geometry(c, f.dims[0], f.dims[1], c.attrs.list(0), c.attrs.list(4), c.attrs.s(1), c.attrs.list(2));
+    if (c.in(2).num_elements != f.dims[3]) throw InternalError("KilnFusedConv2D: bias and filter disagree");
+    convolve<T>(c, g, c.in(2).as<T>(), epilogue_of(c.attrs.s(kFusedActivation)));
   }
 };
 
@@ -290,6 +374,17 @@ const OpDef& op::Conv2D() {
       .attr_names = {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
+  return def;
+}
+const OpDef& op::KilnFusedConv2D() {
+  static const OpDef def = {
+      .name = "KilnFusedConv2D",
+      .num_inputs = 3,
+      .num_outputs = 1,
+      .traits = kPure | kInternal,
+      .attr_names = {"strides", "padding", "explicit_paddings", "data_format", "dilations", "activation"},
+      .infer = infer_fused_conv2d,
+      .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>()};
   return def;
 }
 const OpDef& op::MaxPool() {

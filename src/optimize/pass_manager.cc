@@ -18,7 +18,9 @@ std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options
   if (options.arithmetic_simplification) passes.push_back(make_arithmetic_simplification());
   if (options.common_subexpression_elimination) passes.push_back(make_common_subexpression_elimination());
   if (options.prune) passes.push_back(make_prune());
-  if (options.elementwise_fusion) passes.push_back(make_fuse_elementwise());  // last: others see plain ops
+  // Fusions last: the other passes see plain ops.
+  if (options.contraction_fusion) passes.push_back(make_fuse_contraction());
+  if (options.elementwise_fusion) passes.push_back(make_fuse_elementwise());
   std::vector<PassStats> stats;
   const PassContext ctx{options};
   constexpr int kMaxRounds = 4;

@@ -199,3 +199,57 @@ TEST(Optimizer, DivisionByAConstantStaysExact) {
   auto g = function([](Tensor x) { return x / constant<float>({2, 3}); }, no_fusion());  // one inexact element
   EXPECT_EQ(op_counts(g.get_concrete_function(TensorSpec{{2}, DType::Float32}).optimized_graph())["RealDiv"], 1);
 }
+
+// Conv2D -> BiasAdd -> Relu / Relu6 becomes one KilnFusedConv2D; results stay bit for bit
+// those of the three ops run eagerly (shapes that cross the kernel's block size and split
+// over threads, a 1x1 convolution, padding and strides).
+TEST(Optimizer, ConvolutionBiasAndActivationFuse) {
+  struct Case {
+    std::vector<int64_t> x, k;
+    std::vector<int64_t> strides;
+    std::string padding;
+    int activation;  // 0 none, 1 Relu, 2 Relu6
+  };
+  const std::vector<Case> cases = {{{64, 28, 28, 1}, {3, 3, 1, 32}, {1, 1, 1, 1}, "VALID", 1},
+                                   {{2, 9, 7, 5}, {3, 2, 5, 6}, {1, 2, 1, 1}, "SAME", 2},
+                                   {{3, 6, 6, 8}, {1, 1, 8, 4}, {1, 1, 1, 1}, "VALID", 0},
+                                   {{1, 5, 5, 3}, {5, 5, 3, 2}, {1, 1, 1, 1}, "SAME", 1}};
+  int seed = 1;
+  for (const Case& t : cases) {
+    auto body = [&](Tensor x, Tensor k, Tensor b) {
+      Tensor y = bias_add(conv2d(x, k, t.strides, t.padding), b);
+      return t.activation == 1 ? relu(y) : t.activation == 2 ? relu6(y) : y;
+    };
+    auto f = function(body);
+    const Tensor x = random_uniform(t.x, -3, 3, DType::Float32, seed++);
+    const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, seed++);
+    const Tensor b = random_uniform({t.k[3]}, -1, 1, DType::Float32, seed++);
+    auto counts = op_counts(f.get_concrete_function(x, k, b).optimized_graph());
+    EXPECT_EQ(counts["KilnFusedConv2D"], 1) << t.padding;
+    EXPECT_EQ(counts["Conv2D"] + counts["BiasAdd"] + counts["Relu"] + counts["Relu6"], 0);
+    EXPECT_EQ(f(x, k, b).to_vector<float>(), body(x, k, b).to_vector<float>()) << t.padding;
+  }
+  // A convolution whose raw output is also returned is not fused away.
+  auto g = function([](Tensor x, Tensor k, Tensor b) {
+    Tensor c = conv2d(x, k, {1, 1, 1, 1}, "VALID");
+    return std::make_tuple(relu(bias_add(c, b)), c);
+  });
+  auto gc = op_counts(g.get_concrete_function(TensorSpec{{1, 4, 4, 2}, DType::Float32},
+                                              TensorSpec{{2, 2, 2, 3}, DType::Float32}, TensorSpec{{3}, DType::Float32})
+                          .optimized_graph());
+  EXPECT_EQ(gc["KilnFusedConv2D"], 0);
+  EXPECT_EQ(gc["Conv2D"], 1);
+  // The switch turns it off.
+  OptimizerOptions off;
+  off.contraction_fusion = false;
+  auto h = function(
+      [](Tensor x, Tensor k, Tensor b) {
+        return relu(bias_add(conv2d(x, k, {1, 1, 1, 1}, "SAME"), b));
+      },
+      {.optimizer = off});
+  auto hc = op_counts(h.get_concrete_function(TensorSpec{{1, 4, 4, 2}, DType::Float32},
+                                              TensorSpec{{2, 2, 2, 3}, DType::Float32}, TensorSpec{{3}, DType::Float32})
+                          .optimized_graph());
+  EXPECT_EQ(hc["KilnFusedConv2D"], 0);
+  EXPECT_EQ(hc["BiasAdd"], 1);
+}
