@@ -136,6 +136,37 @@ def test_saved_model_cli_describes_it(tf, tmp_path):
     assert "outputs['output_0'] tensor_info:" in out.stdout
 
 
+def test_tensorflow_1_loaders_restore_the_variables(tf, tmp_path):
+    # A Session loader (what TF Serving and `saved_model_cli run` use) restores variables by
+    # running the saver_def's restore call, not through the object graph.
+    model = _trained_mlp()
+    _, _, path = _save_and_load(tf, tmp_path, model)
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    want = model(kiln.constant(x)).numpy()
+    prefix = str(tmp_path / "resaved" / "ckpt")
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], path)
+        sig = meta.signature_def["serving_default"]
+        got = sess.run(sig.outputs["output_0"].name, {sig.inputs["x"].name: x})
+        _close(got, want, ulps=4)
+        # The saver_def also saves: a TensorFlow 2 checkpoint with the object graph.
+        tf.compat.v1.train.Saver(saver_def=meta.saver_def).save(sess, prefix, write_meta_graph=False)
+    reader = tf.train.load_checkpoint(prefix)
+    np.testing.assert_array_equal(reader.get_tensor("hidden/kernel/.ATTRIBUTES/VARIABLE_VALUE"), model.w1.numpy())
+    np.testing.assert_array_equal(kiln.train.load_variable(prefix, "out/kernel/.ATTRIBUTES/VARIABLE_VALUE"),
+                                  model.w2.numpy())
+    assert "_CHECKPOINTABLE_OBJECT_GRAPH" in dict(tf.train.list_variables(prefix))
+    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+    if not os.path.exists(cli):
+        pytest.skip("saved_model_cli is not installed beside this Python")
+    np.save(str(tmp_path / "x.npy"), x)
+    out = subprocess.run([cli, "run", "--dir", path, "--tag_set", "serve", "--signature_def", "serving_default",
+                          "--inputs", "x=" + str(tmp_path / "x.npy"), "--outdir", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert out.returncode == 0, out.stderr
+    _close(np.load(str(tmp_path / "out" / "output_0.npy")), want, ulps=4)
+
+
 def test_bad_arguments(tmp_path):
     @kiln.function
     def no_signature(x):

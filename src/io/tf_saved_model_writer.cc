@@ -12,6 +12,7 @@
 // "<child name>/.ATTRIBUTES/VARIABLE_VALUE".
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -121,6 +122,144 @@ struct SavedSignature {
 
 }  // namespace
 
+// A function node of the saver: file_prefix (a string) and one handle per variable in,
+// the prefix out once `body` ran (its nodes are the control outputs).
+struct SaverFunction {
+  tensorflow::FunctionDef& f;
+  tensorflow::NodeDef done;
+  SaverFunction(tensorflow::GraphDef& def, const std::string& name, size_t num_variables)
+      : f(*def.mutable_library()->add_function()) {
+    tensorflow::OpDef& sig = *f.mutable_signature();
+    sig.set_name(name);
+    sig.set_is_stateful(true);
+    auto* prefix = sig.add_input_arg();
+    prefix->set_name("file_prefix");
+    prefix->set_type(tensorflow::DT_STRING);
+    for (size_t i = 0; i < num_variables; ++i) {
+      auto* handle = sig.add_input_arg();
+      handle->set_name(variable(i));
+      handle->set_type(tensorflow::DT_RESOURCE);
+    }
+    done.set_name("Identity");
+    done.set_op("Identity");
+    done.add_input("file_prefix");
+    (*done.mutable_attr())["T"].set_type(tensorflow::DT_STRING);
+  }
+  static std::string variable(size_t i) { return "variable_" + std::to_string(i); }
+  tensorflow::NodeDef& node(const std::string& name, const char* op) {
+    tensorflow::NodeDef& n = *f.add_node_def();
+    n.set_name(name);
+    n.set_op(op);
+    return n;
+  }
+  // A string Const: a vector of `values`, or a scalar when `scalar` (one value).
+  void strings(const std::string& name, const std::vector<std::string>& values, bool scalar = false) {
+    tensorflow::NodeDef& c = node(name, "Const");
+    (*c.mutable_attr())["dtype"].set_type(tensorflow::DT_STRING);
+    auto& t = *(*c.mutable_attr())["value"].mutable_tensor();
+    t.set_dtype(tensorflow::DT_STRING);
+    if (!scalar) t.mutable_tensor_shape()->add_dim()->set_size(static_cast<int64_t>(values.size()));
+    for (const std::string& v : values) t.add_string_val(v);
+  }
+  void effect(const std::string& node_name) {  // runs before the prefix is returned
+    done.add_input("^" + node_name);
+    f.mutable_signature()->add_control_output(node_name);
+    (*f.mutable_control_ret())[node_name] = node_name;
+  }
+  void finish() {
+    *f.add_node_def() = std::move(done);
+    auto* out = f.mutable_signature()->add_output_arg();
+    out->set_name("identity");
+    out->set_type(tensorflow::DT_STRING);
+    (*f.mutable_ret())["identity"] = "Identity:output:0";
+  }
+};
+
+// What TensorFlow 1 loaders use (tf.compat.v1.saved_model.load, saved_model_cli run, TF
+// Serving): a saver_def naming the call that restores every variable, fed the variables'
+// path prefix, and the tensor that saves them (SaveV2 to one shard, with the object graph,
+// as a TensorFlow 2 checkpoint). kiln's own loader never runs either: it reads the
+// checkpoint itself.
+void add_saver(tensorflow::MetaGraphDef& mg, const std::vector<std::pair<std::string, Tensor>>& values,
+               const std::string& object_graph, const std::vector<std::string>& handles,
+               std::set<std::string>& graph_names) {
+  tensorflow::GraphDef& def = *mg.mutable_graph_def();
+  std::vector<std::string> keys;
+  for (const auto& kv : values) keys.push_back(kv.first);
+
+  SaverFunction restore(def, "__inference__traced_restore_kiln", values.size());
+  restore.strings("tensor_names", keys);
+  restore.strings("shape_and_slices", std::vector<std::string>(values.size()));
+  tensorflow::NodeDef& read = restore.node("RestoreV2", "RestoreV2");
+  for (const char* in : {"file_prefix", "tensor_names:output:0", "shape_and_slices:output:0"}) read.add_input(in);
+  auto& read_types = *(*read.mutable_attr())["dtypes"].mutable_list();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const tensorflow::DataType dtype = proto_dtype(values[i].second.dtype());
+    read_types.add_type(dtype);
+    tensorflow::NodeDef& assign = restore.node("AssignVariableOp_" + std::to_string(i), "AssignVariableOp");
+    assign.add_input(SaverFunction::variable(i));
+    assign.add_input("RestoreV2:tensors:" + std::to_string(i));
+    (*assign.mutable_attr())["dtype"].set_type(dtype);
+    restore.effect(assign.name());
+  }
+  restore.finish();
+
+  SaverFunction save(def, "__inference__traced_save_kiln", values.size());
+  keys.push_back(kObjectGraphKey);
+  save.strings("tensor_names", keys);
+  save.strings("shape_and_slices", std::vector<std::string>(keys.size()));
+  save.strings("object_graph", {object_graph}, /*scalar=*/true);
+  tensorflow::NodeDef write;
+  write.set_name("SaveV2");
+  write.set_op("SaveV2");
+  for (const char* in : {"file_prefix", "tensor_names:output:0", "shape_and_slices:output:0"}) write.add_input(in);
+  auto& write_types = *(*write.mutable_attr())["dtypes"].mutable_list();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const tensorflow::DataType dtype = proto_dtype(values[i].second.dtype());
+    tensorflow::NodeDef& value = save.node("ReadVariableOp_" + std::to_string(i), "ReadVariableOp");
+    value.add_input(SaverFunction::variable(i));
+    (*value.mutable_attr())["dtype"].set_type(dtype);
+    write.add_input(value.name() + ":value:0");
+    write_types.add_type(dtype);
+  }
+  write.add_input("object_graph:output:0");
+  write_types.add_type(tensorflow::DT_STRING);
+  *save.f.add_node_def() = std::move(write);
+  save.effect("SaveV2");
+  save.finish();
+
+  const std::string filename = unique("saver_filename", graph_names);
+  tensorflow::NodeDef& ph = *def.add_node();
+  ph.set_name(filename);
+  ph.set_op("Placeholder");
+  (*ph.mutable_attr())["dtype"].set_type(tensorflow::DT_STRING);
+  (*ph.mutable_attr())["shape"].mutable_shape();
+  auto call = [&](const SaverFunction& fn) {
+    const std::string call_name = unique("StatefulPartitionedCall", graph_names);
+    tensorflow::NodeDef& c = *def.add_node();
+    c.set_name(call_name);
+    c.set_op("StatefulPartitionedCall");
+    c.add_input(filename);
+    auto& ca = *c.mutable_attr();
+    ca["Tin"].mutable_list()->add_type(tensorflow::DT_STRING);
+    for (const std::string& h : handles) {
+      c.add_input(h);
+      ca["Tin"].mutable_list()->add_type(tensorflow::DT_RESOURCE);
+    }
+    ca["Tout"].mutable_list()->add_type(tensorflow::DT_STRING);
+    ca["f"].mutable_func()->set_name(fn.f.signature().name());
+    ca["config"].set_s("");
+    ca["config_proto"].set_s("");
+    ca["executor_type"].set_s("");
+    return call_name;
+  };
+  tensorflow::SaverDef& saver = *mg.mutable_saver_def();
+  saver.set_filename_tensor_name(filename + ":0");
+  saver.set_save_tensor_name(call(save) + ":0");
+  saver.set_restore_op_name(call(restore));
+  saver.set_version(tensorflow::SaverDef::V2);
+}
+
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures) {
   save(dir, std::move(signatures), {});
 }
@@ -202,6 +341,7 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
   std::map<std::pair<int, std::string>, std::pair<int, std::string>> containers;  // (parent, part) -> (node, name)
   std::map<const Resource*, int> variable_node;
   std::map<const Resource*, std::string> handle_node;  // VarHandleOp in the main graph
+  std::vector<const Resource*> variable_order;         // as their values are saved
   std::vector<std::pair<std::string, Tensor>> values;
   std::set<std::string> graph_names;
   for (const SavedSignature& s : saved)
@@ -246,6 +386,7 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
       attr->set_checkpoint_key(child + kValueSuffix);
       values.emplace_back(attr->checkpoint_key(), var->read());
       variable_node[r] = id;
+      variable_order.push_back(r);
       // Its handle in the main graph, which the signatures' call nodes take.
       const std::string handle = unique(identifier(child, "variable"), graph_names);
       handle_node[r] = handle;
@@ -319,6 +460,12 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
     ca["config_proto"].set_s("");
     ca["executor_type"].set_s("");
     *def.add_node() = std::move(call);
+  }
+
+  if (!variable_order.empty()) {
+    std::vector<std::string> handles;
+    for (const Resource* r : variable_order) handles.push_back(handle_node.at(r));
+    add_saver(mg, values, checkpoint_graph.SerializeAsString(), handles, graph_names);
   }
 
   const io::BundleFiles bundle = io::build_bundle(values, {{kObjectGraphKey, checkpoint_graph.SerializeAsString()}});
