@@ -217,12 +217,29 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
       const T* a = x + r0 * patch;
       if (!pointwise) {
         cols.resize(static_cast<size_t>(block * patch));
-        for (int64_t r = r0; r < r1; ++r) {
-          const int64_t ox = r % g.x.out, oy = (r / g.x.out) % g.y.out, b = r / (g.x.out * g.y.out);
+        // The block's first output pixel; later ones step along x, then y, then the batch.
+        int64_t ox = r0 % g.x.out, oy = (r0 / g.x.out) % g.y.out, b = r0 / (g.x.out * g.y.out);
+        for (int64_t r = r0; r < r1; ++r, ++ox) {
+          if (ox == g.x.out) {
+            ox = 0;
+            if (++oy == g.y.out) {
+              oy = 0;
+              ++b;
+            }
+          }
           T* row = cols.data() + (r - r0) * patch;
+          const int64_t ix0 = ox * g.sw - g.x.pad_before;
+          // Undilated and inside the image across: each window row is kw * C contiguous values.
+          const bool across_inside = g.dw == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
           for (int64_t ky = 0; ky < g.kh; ++ky) {
             const int64_t iy = oy * g.sh - g.y.pad_before + ky * g.dh;
             const bool row_inside = iy >= 0 && iy < g.h;
+            if (row_inside && across_inside) {
+              const T* __restrict src = x + ((b * g.h + iy) * g.w + ix0) * g.c;
+              T* __restrict dst = row + ky * g.kw * g.c;
+              for (int64_t i = 0; i < g.kw * g.c; ++i) dst[i] = src[i];
+              continue;
+            }
             for (int64_t kx = 0; kx < g.kw; ++kx) {
               const int64_t ix = ox * g.sw - g.x.pad_before + kx * g.dw;
               T* __restrict dst = row + (ky * g.kw + kx) * g.c;
@@ -325,36 +342,32 @@ struct PoolKernel {
       const int64_t out_rows = g.n * g.y.out;
       const int64_t work_per_row = std::max<int64_t>(1, g.x.out * g.kh * g.kw * g.c);
       parallel_for(out_rows, std::max<int64_t>(1, kParallelWork / work_per_row), [&](int64_t lo, int64_t hi) {
-        std::vector<T> acc(static_cast<size_t>(g.c));
         for (int64_t row = lo; row < hi; ++row) {
           const int64_t b = row / g.y.out, oy = row % g.y.out;
+          // The window's rows inside the image (padding is never part of a window).
+          const int64_t y0 = std::max<int64_t>(0, oy * g.sh - g.y.pad_before);
+          const int64_t y1 = std::min<int64_t>(g.h, oy * g.sh - g.y.pad_before + g.kh);
           for (int64_t ox = 0; ox < g.x.out; ++ox) {
-            std::fill(acc.begin(), acc.end(), kMax ? std::numeric_limits<T>::lowest() : T(0));
-            int64_t count = 0;
-            for (int64_t ky = 0; ky < g.kh; ++ky) {
-              const int64_t iy = oy * g.sh - g.y.pad_before + ky;
-              if (iy < 0 || iy >= g.h) continue;
-              for (int64_t kx = 0; kx < g.kw; ++kx) {
-                const int64_t ix = ox * g.sw - g.x.pad_before + kx;
-                if (ix < 0 || ix >= g.w) continue;
-                const T* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+            const int64_t x0 = std::max<int64_t>(0, ox * g.sw - g.x.pad_before);
+            const int64_t x1 = std::min<int64_t>(g.w, ox * g.sw - g.x.pad_before + g.kw);
+            // The output pixel accumulates in place, taps in row-major window order.
+            T* __restrict dst = y + ((b * g.y.out + oy) * g.x.out + ox) * g.c;
+            for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = kMax ? std::numeric_limits<T>::lowest() : T(0);
+            for (int64_t iy = y0; iy < y1; ++iy)
+              for (int64_t ix = x0; ix < x1; ++ix) {
+                const T* __restrict src = x + ((b * g.h + iy) * g.w + ix) * g.c;
                 for (int64_t ch = 0; ch < g.c; ++ch) {
                   if constexpr (kMax) {
-                    // NaN wins, as in TensorFlow's max pooling.
-                    if (!(src[ch] <= acc[ch])) acc[ch] = src[ch];
+                    // NaN wins over what came before it, as in TensorFlow's max pooling.
+                    if (!(src[ch] <= dst[ch])) dst[ch] = src[ch];
                   } else {
-                    acc[ch] += src[ch];
+                    dst[ch] += src[ch];
                   }
                 }
-                ++count;
               }
-            }
-            T* dst = y + ((b * g.y.out + oy) * g.x.out + ox) * g.c;
-            for (int64_t ch = 0; ch < g.c; ++ch) {
-              if constexpr (kMax)
-                dst[ch] = acc[ch];
-              else
-                dst[ch] = count ? acc[ch] / static_cast<T>(count) : T(0);
+            if constexpr (!kMax) {
+              const int64_t count = std::max<int64_t>(0, y1 - y0) * std::max<int64_t>(0, x1 - x0);
+              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = count ? dst[ch] / static_cast<T>(count) : T(0);
             }
           }
         }
