@@ -10,6 +10,8 @@ import pytest
 
 import kiln
 
+import keras_models
+
 RNG = np.random.default_rng(3)
 
 
@@ -162,8 +164,7 @@ def test_damaged_files_are_errors(tf, tmp_path):
 
 def test_a_keras_model_export(tf, tmp_path):
     keras = pytest.importorskip("keras")
-    model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                              keras.layers.Dense(3, activation="softmax")])
+    model = keras_models.small_mlp(keras)
     path = str(tmp_path / "keras_mlp")
     model.export(path, verbose=False)
     theirs, mine = tf.saved_model.load(path), kiln.saved_model.load(path)
@@ -207,17 +208,7 @@ def test_ops_kiln_lacks_are_all_named_at_load(tf, tmp_path):
 
 def test_a_keras_cnn_export(tf, tmp_path):
     keras = pytest.importorskip("keras")
-    model = keras.Sequential([
-        keras.Input((12, 12, 3)),
-        keras.layers.Conv2D(4, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.BatchNormalization(),
-        keras.layers.Conv2D(5, 3, strides=2, padding="valid"),
-        keras.layers.AveragePooling2D(2, padding="same"),
-        keras.layers.Dropout(0.3),
-        keras.layers.Flatten(),
-        keras.layers.Dense(3, activation="softmax"),
-    ])
+    model = keras_models.small_cnn(keras)
     path = str(tmp_path / "keras_cnn")
     model.export(path, verbose=False)
     theirs, mine = tf.saved_model.load(path), kiln.saved_model.load(path)

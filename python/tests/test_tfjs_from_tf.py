@@ -10,6 +10,8 @@ import subprocess
 import numpy as np
 import pytest
 
+import keras_models
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 CLI = os.path.join(ROOT, "build", "tools", "kiln")
@@ -80,19 +82,8 @@ def test_a_tf_module_with_variables_cond_and_relu6(tf, tmp_path):
 def test_keras_mlp_and_cnn_exports(tf, tmp_path):
     node = _tfjs_or_skip()
     keras = pytest.importorskip("keras")
-    mlp = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
-                            keras.layers.Dense(3, activation="softmax")])
-    cnn = keras.Sequential([
-        keras.Input((12, 12, 3)),
-        keras.layers.Conv2D(4, 3, padding="same", activation="relu6"),
-        keras.layers.MaxPooling2D(2),
-        keras.layers.BatchNormalization(),
-        keras.layers.Conv2D(5, 3, strides=2, padding="valid"),
-        keras.layers.AveragePooling2D(2, padding="same"),
-        keras.layers.Dropout(0.3),
-        keras.layers.Flatten(),
-        keras.layers.Dense(3, activation="softmax"),
-    ])
+    mlp = keras_models.small_mlp(keras)
+    cnn = keras_models.small_cnn(keras, activation="relu6")
     for name, model, shape in (("mlp", mlp, (8,)), ("cnn", cnn, (12, 12, 3))):
         saved = str(tmp_path / name)
         model.export(saved, verbose=False)

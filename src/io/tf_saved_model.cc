@@ -322,14 +322,20 @@ bool is_tf_saved_model(const std::string& dir) {
 
 namespace {
 
-LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir,
-                       std::function<CheckpointReader()> open_checkpoint, const LoadOptions& options) {
+// saved_model.pb parsed: the one meta graph TensorFlow 2 writes.
+tensorflow::SavedModel parse_saved_model(const std::string& bytes, const std::string& dir) {
   tensorflow::SavedModel sm;
-  if (saved_model_pb.size() > kMaxFileBytes || !sm.ParseFromString(saved_model_pb))
+  if (bytes.size() > kMaxFileBytes || !sm.ParseFromString(bytes))
     throw DataLossError(dir + "/saved_model.pb is not a valid SavedModel");
   if (sm.meta_graphs_size() != 1)
     throw UnimplementedError(dir + ": kiln reads SavedModels with one meta graph; this one has " +
                              std::to_string(sm.meta_graphs_size()));
+  return sm;
+}
+
+LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir,
+                       std::function<CheckpointReader()> open_checkpoint, const LoadOptions& options) {
+  const tensorflow::SavedModel sm = parse_saved_model(saved_model_pb, dir);
   const tensorflow::MetaGraphDef& mg = sm.meta_graphs(0);
   std::map<std::string, const tensorflow::NodeDef*> nodes;
   for (const auto& nd : mg.graph_def().node())
@@ -353,12 +359,7 @@ LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir
 }  // namespace
 
 SavedModelInfo inspect_tf_saved_model(const std::string& dir) {
-  tensorflow::SavedModel sm;
-  if (!sm.ParseFromString(read_file(dir + "/saved_model.pb", kMaxFileBytes)))
-    throw DataLossError(dir + "/saved_model.pb is not a valid SavedModel");
-  if (sm.meta_graphs_size() != 1)
-    throw UnimplementedError(dir + ": kiln reads SavedModels with one meta graph; this one has " +
-                             std::to_string(sm.meta_graphs_size()));
+  const tensorflow::SavedModel sm = parse_saved_model(read_file(dir + "/saved_model.pb", kMaxFileBytes), dir);
   const tensorflow::MetaGraphDef& mg = sm.meta_graphs(0);
   std::map<std::string, const tensorflow::NodeDef*> nodes;
   for (const auto& nd : mg.graph_def().node()) nodes.emplace(nd.name(), &nd);
