@@ -25,8 +25,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+# Before each cell: the previous framework's pool threads stop spinning (TensorFlow's and
+# oneDNN's spin for a while after their work), so that no framework is timed while another
+# one's idle threads still hold the cores. Every peer gets the same pause.
+SETTLE_SECONDS = 0.3
+
+
 def best_us(fn, number, repeat):
     fn()
+    time.sleep(SETTLE_SECONDS)
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 

@@ -333,6 +333,11 @@ def test_conv2d(oracle, dtype):
         ((1, 9, 9, 1), (3, 3, 1, 2), 1, "SAME", 2),
         ((3, 4, 4, 3), (1, 1, 3, 6), 1, "VALID", 1),
         ((1, 2, 2, 1), (3, 3, 1, 1), 1, "SAME", 1),
+        # Thin filters (few taps, output channels a multiple of 16): kiln's direct path.
+        ((2, 9, 8, 1), (3, 3, 1, 16), 1, "SAME", 1),
+        ((1, 11, 10, 2), (3, 3, 2, 32), 2, "SAME", 1),
+        ((1, 12, 12, 3), (3, 3, 3, 16), 1, "VALID", 2),
+        ((1, 5, 6, 1), (5, 5, 1, 16), [1, 2], "SAME", 1),
     ]:
         x = rng.integers(-3, 4, shape).astype(dtype)
         k = rng.integers(-3, 4, kernel).astype(dtype)

@@ -5,6 +5,10 @@
 // TensorFlow). Channels-first layouts are refused. No gradients yet.
 #include <algorithm>
 #include <limits>
+#include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "core/parallel.h"
 #include "kernels/gemm.h"
@@ -181,6 +185,72 @@ void apply_epilogue(T* y, int64_t rows, int64_t channels, const T* bias, Epilogu
   }
 }
 
+#if defined(__AVX512F__)
+// A thin float convolution (kh * kw * C <= kThinPatch taps per output: a first layer over one
+// to a few channels; output channels a multiple of 16) without a patch matrix: each output
+// pixel reads its taps straight from the image through a table of offsets (or, at the
+// border, from a small gathered copy with zeros for the padding), and keeps each 16 output
+// channels in one register, four pixels at a time so that their multiply-add chains overlap.
+// A library GEMM would spend more on packing such thin operands than on the arithmetic.
+constexpr int64_t kThinPatch = 32;
+
+void thin_rows(const float* const* src, const int64_t* const* offs, int count, const float* w, int64_t k, int64_t n,
+               float* y) {
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    __m512 acc[4];
+    const __m512 w0 = _mm512_loadu_ps(w + j0);
+    for (int i = 0; i < count; ++i) acc[i] = _mm512_mul_ps(_mm512_set1_ps(src[i][offs[i][0]]), w0);
+    for (int64_t p = 1; p < k; ++p) {
+      const __m512 wp = _mm512_loadu_ps(w + p * n + j0);
+      for (int i = 0; i < count; ++i) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(src[i][offs[i][p]]), wp, acc[i]);
+    }
+    for (int i = 0; i < count; ++i) _mm512_storeu_ps(y + i * n + j0, acc[i]);
+  }
+}
+
+// Output rows [r0, r1) (consecutive pixels) of a thin convolution.
+void thin_block(const Geometry& g, const float* x, const float* w, int64_t oc, const int64_t* offsets,
+                const int64_t* identity, int64_t r0, int64_t r1, float* y) {
+  const int64_t patch = g.kh * g.kw * g.c;
+  float gathered[4][kThinPatch];
+  const float* src[4];
+  const int64_t* offs[4];
+  int count = 0;
+  int64_t first = r0;
+  int64_t ox = r0 % g.x.out, oy = (r0 / g.x.out) % g.y.out, b = r0 / (g.x.out * g.y.out);
+  for (int64_t r = r0; r < r1; ++r, ++ox) {
+    if (ox == g.x.out) {
+      ox = 0;
+      if (++oy == g.y.out) {
+        oy = 0;
+        ++b;
+      }
+    }
+    const int64_t iy0 = oy * g.sh - g.y.pad_before, ix0 = ox * g.sw - g.x.pad_before;
+    if (iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h && ix0 >= 0 && ix0 + (g.kw - 1) * g.dw < g.w) {
+      src[count] = x + ((b * g.h + iy0) * g.w + ix0) * g.c;  // the window is inside the image
+      offs[count] = offsets;
+    } else {
+      float* row = gathered[count];
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t iy = iy0 + ky * g.dh, ix = ix0 + kx * g.dw;
+          const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+          for (int64_t ch = 0; ch < g.c; ++ch)
+            row[(ky * g.kw + kx) * g.c + ch] = inside ? x[((b * g.h + iy) * g.w + ix) * g.c + ch] : 0.0f;
+        }
+      src[count] = row;
+      offs[count] = identity;
+    }
+    if (++count == 4 || r + 1 == r1) {
+      thin_rows(src, offs, count, w, patch, oc, y + first * oc);
+      first = r + 1;
+      count = 0;
+    }
+  }
+}
+#endif
+
 // Convolution as GEMMs over blocks of output pixels: each block's im2col rows (the window's
 // pixels, zeros outside the image, in the filter's [KH, KW, C] order) and its output rows
 // stay in cache while the GEMM and the epilogue run, and threads take whole blocks. A 1x1
@@ -202,6 +272,31 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
     apply_epilogue(y, rows, oc, bias, epilogue);
     return;
   }
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<T, float>) {
+    if (patch <= kThinPatch && oc % 16 == 0) {
+      int64_t offsets[kThinPatch], identity[kThinPatch];
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx)
+          for (int64_t ch = 0; ch < g.c; ++ch) {
+            const int64_t p = (ky * g.kw + kx) * g.c + ch;
+            offsets[p] = (ky * g.dh * g.w + kx * g.dw) * g.c + ch;
+            identity[p] = p;
+          }
+      constexpr int64_t kThinBlock = 1024;  // output rows per task
+      const int64_t blocks = (rows + kThinBlock - 1) / kThinBlock;
+      const bool worth_threads = rows * patch * oc >= kParallelGemmWork;
+      parallel_for(blocks, worth_threads ? 2 : blocks + 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t blk = lo; blk < hi; ++blk) {
+          const int64_t r0 = blk * kThinBlock, r1 = std::min(rows, r0 + kThinBlock);
+          thin_block(g, x, w, oc, offsets, identity, r0, r1, y);
+          apply_epilogue(y + r0 * oc, r1 - r0, oc, bias, epilogue);
+        }
+      });
+      return;
+    }
+  }
+#endif
   // About 256 KB of im2col rows and output rows per block (a core's L2), 16 to 4096 rows.
   constexpr int64_t kBlockBytes = 256 * 1024;
   const int64_t block =
