@@ -13,6 +13,7 @@ packages=(
   libssl-dev             # SHA-256 checksums of saved files (libcrypto)
   clang libclang-rt-14-dev  # the loader fuzz target (libFuzzer + ASan)
   clang-format           # make format, make format-check (CI)
+  openmpi-bin libopenmpi-dev  # kiln.distribute: collectives over MPI, mpirun (kiln builds without them)
 )
 
 # `make bench-peers` only: LibTorch, a peer in the benchmark table (never needed by kiln).

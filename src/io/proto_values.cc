@@ -151,7 +151,8 @@ bool attr_default(const std::string& name, ops::AttrValue* out) {
                                                                  {"use_cudnn_on_gpu", true},
                                                                  {"epsilon", static_cast<double>(0.0001f)},
                                                                  {"exponential_avg_factor", 1.0},
-                                                                 {"is_training", true}};
+                                                                 {"is_training", true},
+                                                                 {"timeout_seconds", 0.0}};
   const auto it = defaults.find(name);
   if (it == defaults.end()) return false;
   *out = it->second;
@@ -194,6 +195,10 @@ AttrKind attr_kind(const std::string& name) {
                                                         {"epsilon", AttrKind::kFloat},
                                                         {"exponential_avg_factor", AttrKind::kFloat},
                                                         {"is_training", AttrKind::kBool},
+                                                        {"merge_op", AttrKind::kString},
+                                                        {"final_op", AttrKind::kString},
+                                                        {"timeout_seconds", AttrKind::kFloat},
+                                                        {"root_rank", AttrKind::kInt},
                                                         {"_user_specified_name", AttrKind::kString},
                                                         {"shape", AttrKind::kShape},
                                                         {"value", AttrKind::kTensor},
