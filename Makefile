@@ -8,7 +8,7 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 # They also build the Python extension into python/kiln, which the venv imports (kiln-dev.pth).
 CMAKE_FLAGS ?= -DKILN_NATIVE=ON -DKILN_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON)
 
-.PHONY: all deps venv build demo test pytest bench bench-python bench-peers asan tsan fuzz format format-check clean
+.PHONY: all deps venv build demo test pytest bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
 
 all: build
 
@@ -44,6 +44,10 @@ pytest: build
 
 bench: build
 	./$(BUILD)/bench/kiln_bench --benchmark_min_time=0.2
+
+# kiln's allreduce against a raw MPI_Allreduce of the same bytes, two ranks on this machine.
+bench-distribute: build
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe ./$(BUILD)/bench/distribute_bench
 
 # From Python, in one run each: eager ops against TensorFlow, numpy, JAX (and torch when
 # installed); cached kiln.function calls against tf.function and jax.jit.

@@ -33,6 +33,11 @@ bool available();  // built with MPI
 void init();       // idempotent
 bool is_initialized();
 void shutdown();  // at the end, once; optional (MPI finalizes at exit)
+// Ends every rank of the job at once (MPI_Abort) after this one failed; without it the others
+// wait in their next collective until the timeout. kiln.distribute (Python) calls it for an
+// uncaught exception; in C++ an uncaught exception terminates the process, which also ends
+// the job.
+[[noreturn]] void abort_job(int exit_code = 1);
 int rank();
 int size();
 int local_rank();  // among the ranks on this host

@@ -28,6 +28,7 @@ bool available() { return comm::available(); }
 void init() { comm::init(); }
 bool is_initialized() { return comm::initialized(); }
 void shutdown() { comm::shutdown(); }
+void abort_job(int exit_code) { comm::abort_job(exit_code); }
 int rank() { return comm::rank(); }
 int size() { return comm::size(); }
 int local_rank() { return comm::local_rank(); }

@@ -32,7 +32,7 @@ std::atomic<int64_t> g_calls{0};
 #endif
 
 #if defined(KILN_HAVE_MPI)
-std::mutex g_mu;  // one collective at a time (MPI_THREAD_SERIALIZED)
+std::mutex g_mu;  // one collective at a time
 bool g_initialized = false, g_finalized = false;
 int g_rank = 0, g_size = 1, g_local_rank = 0, g_local_size = 1;
 
@@ -41,23 +41,40 @@ void require_init() {
   if (g_finalized) throw FailedPreconditionError("kiln.distribute: shutdown() was called");
 }
 
-// Waits for a nonblocking collective, at most the timeout; past it, aborts the job.
-void wait(MPI_Request& request, const char* what) {
-  ++g_calls;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(g_timeout.load());
-  int done = 0;
-  for (int spins = 0;; ++spins) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    if (std::chrono::steady_clock::now() > deadline) {
+// The collective in flight (its start on the steady clock, 0 if none) and what it is. A
+// watchdog thread, started by init(), aborts the job when one outlives the timeout: MPI's
+// blocking collectives (faster than the nonblocking ones, which Open MPI runs through a
+// generic schedule) cannot time out themselves.
+std::atomic<int64_t> g_started_ns{0};
+std::atomic<const char*> g_what{""};
+std::atomic<bool> g_stop_watchdog{false};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct InFlight {
+  explicit InFlight(const char* what) {
+    ++g_calls;
+    g_what.store(what);
+    g_started_ns.store(now_ns());
+  }
+  ~InFlight() { g_started_ns.store(0); }
+};
+
+void watchdog() {
+  while (!g_stop_watchdog.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int64_t started = g_started_ns.load();
+    if (started && static_cast<double>(now_ns() - started) * 1e-9 > g_timeout.load()) {
       std::fprintf(stderr,
                    "kiln.distribute: rank %d waited %.0f s for the other ranks in %s (a rank died, raised or "
                    "stopped calling collectives); aborting the job (KILN_COLLECTIVE_TIMEOUT sets the wait)\n",
-                   g_rank, g_timeout.load(), what);
+                   g_rank, g_timeout.load(), g_what.load());
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
@@ -95,8 +112,8 @@ void init() {
   int already = 0;
   MPI_Initialized(&already);
   if (!already) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    int provided = 0;  // the watchdog may call MPI_Abort while a collective runs
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
@@ -106,6 +123,8 @@ void init() {
   MPI_Comm_size(local, &g_local_size);
   MPI_Comm_free(&local);
   g_initialized = true;
+  std::thread(watchdog).detach();
+  std::atexit([] { shutdown(); });  // a program that never calls shutdown() still finalizes MPI
 #else
   not_built();
 #endif
@@ -124,9 +143,17 @@ void shutdown() {
 #if defined(KILN_HAVE_MPI)
   std::lock_guard<std::mutex> lock(g_mu);
   if (!g_initialized || g_finalized) return;
+  g_stop_watchdog.store(true);
   MPI_Finalize();
   g_finalized = true;
 #endif
+}
+
+void abort_job(int code) {
+#if defined(KILN_HAVE_MPI)
+  if (g_initialized && !g_finalized) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::_Exit(code);
 }
 
 #if defined(KILN_HAVE_MPI)
@@ -171,9 +198,10 @@ std::vector<int64_t> agree(const Contribution& mine) {
   word[2] = mine.detail;
   for (size_t i = 0; i < mine.dims.size(); ++i) word[3 + i] = mine.dims[i];
   std::vector<int64_t> all(static_cast<size_t>(kWords) * g_size);
-  MPI_Request request;
-  MPI_Iallgather(word.data(), kWords, MPI_INT64_T, all.data(), kWords, MPI_INT64_T, MPI_COMM_WORLD, &request);
-  wait(request, mine.what);
+  {
+    InFlight flight(mine.what);
+    MPI_Allgather(word.data(), kWords, MPI_INT64_T, all.data(), kWords, MPI_INT64_T, MPI_COMM_WORLD);
+  }
   auto text = [&](int r) {
     const int64_t* w = all.data() + static_cast<size_t>(r) * kWords;
     std::string s = std::string(dtype_name(static_cast<DType>(w[0]))) + " (";
@@ -202,7 +230,7 @@ std::vector<int64_t> agree(const Contribution& mine) {
 #endif
 }
 
-void allreduce(void* data, int64_t count, DType dtype, Reduction op) {
+void allreduce(const void* in, void* out, int64_t count, DType dtype, Reduction op) {
 #if defined(KILN_HAVE_MPI)
   std::lock_guard<std::mutex> lock(g_mu);
   require_init();
@@ -212,11 +240,10 @@ void allreduce(void* data, int64_t count, DType dtype, Reduction op) {
                   : op == Reduction::kMax ? MPI_MAX
                                           : MPI_PROD;
   if (dtype == DType::Bool) mpi_op = op == Reduction::kMin || op == Reduction::kProd ? MPI_LAND : MPI_LOR;
-  MPI_Request request;
-  MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), mpi_type(dtype), mpi_op, MPI_COMM_WORLD, &request);
-  wait(request, "allreduce");
+  InFlight flight("allreduce");
+  MPI_Allreduce(in, out, static_cast<int>(count), mpi_type(dtype), mpi_op, MPI_COMM_WORLD);
 #else
-  (void)data, (void)count, (void)dtype, (void)op;
+  (void)in, (void)out, (void)count, (void)dtype, (void)op;
   not_built();
 #endif
 }
@@ -234,10 +261,8 @@ void allgather(const void* data, int64_t bytes, const std::vector<int64_t>& rank
     offsets[r] = static_cast<int>(at);
     at += rank_bytes[r];
   }
-  MPI_Request request;
-  MPI_Iallgatherv(data, static_cast<int>(bytes), MPI_BYTE, out, counts.data(), offsets.data(), MPI_BYTE, MPI_COMM_WORLD,
-                  &request);
-  wait(request, "allgather");
+  InFlight flight("allgather");
+  MPI_Allgatherv(data, static_cast<int>(bytes), MPI_BYTE, out, counts.data(), offsets.data(), MPI_BYTE, MPI_COMM_WORLD);
 #else
   (void)data, (void)bytes, (void)rank_bytes, (void)out;
   not_built();
@@ -249,9 +274,8 @@ void broadcast(void* data, int64_t bytes, int root) {
   std::lock_guard<std::mutex> lock(g_mu);
   require_init();
   if (bytes > INT32_MAX) throw InvalidArgumentError("kiln.distribute: broadcast of more than 2 GiB");
-  MPI_Request request;
-  MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD, &request);
-  wait(request, "broadcast");
+  InFlight flight("broadcast");
+  MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD);
 #else
   (void)data, (void)bytes, (void)root;
   not_built();

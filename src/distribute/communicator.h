@@ -23,6 +23,9 @@ bool available();  // built with MPI
 void init();       // idempotent; MPI_Init_thread (serialized calls) on the first call
 bool initialized();
 void shutdown();  // MPI_Finalize, once; no collective may follow
+// Ends every rank of the job now (MPI_Abort), after this one failed: the others would wait in
+// their next collective until the timeout.
+[[noreturn]] void abort_job(int code);
 int rank();
 int size();
 int local_rank();  // among the ranks on this host
@@ -44,7 +47,8 @@ struct Contribution {
 // Agrees on the contributions; returns every rank's first dim (allgather sizes).
 std::vector<int64_t> agree(const Contribution& mine);
 
-void allreduce(void* data, int64_t count, DType dtype, Reduction op);
+// out = the reduction over the ranks of each rank's `in` (count elements; in != out).
+void allreduce(const void* in, void* out, int64_t count, DType dtype, Reduction op);
 // Gathers each rank's `bytes` (which may differ) into `out`, in rank order.
 void allgather(const void* data, int64_t bytes, const std::vector<int64_t>& rank_bytes, void* out);
 void broadcast(void* data, int64_t bytes, int root);

@@ -70,8 +70,8 @@ struct ReduceKernel {
                  .first_dim_may_differ = false,
                  .detail = static_cast<int64_t>(op) * 2 + (c.attrs.s(kFinalOp) == "Div")});
     T* out = c.out(0).as<T>();
-    std::memcpy(out, x.as<T>(), x.nbytes());
-    comm::allreduce(out, x.num_elements, x.dtype, op);
+    if (x.num_elements == 0) return;
+    comm::allreduce(x.as<T>(), out, x.num_elements, x.dtype, op);
     if constexpr (std::is_floating_point_v<T>) {
       if (c.attrs.s(kFinalOp) == "Div") {
         const T n = static_cast<T>(comm::size());
@@ -84,7 +84,7 @@ struct ReduceKernel {
 // gradients, as Horovod's allreduce gradient.
 void reduce_grad(GradContext& c) {
   if (c.attrs.s(kMergeOp) != "Add")
-    throw UnimplementedError("the gradient of CollectiveReduveV2 with merge_op " + c.attrs.s(kMergeOp) +
+    throw UnimplementedError("the gradient of CollectiveReduceV2 with merge_op " + c.attrs.s(kMergeOp) +
                              " (only Add, the sum or the average)");
   c.dx[0] = grad::emit1(c.b, op::CollectiveReduceV2(), {&c.dy[0], &c.x[1], &c.x[2], &c.x[3]}, c.attrs);
 }
