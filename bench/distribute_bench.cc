@@ -22,8 +22,8 @@ double best_us(int calls, F&& f) {
     MPI_Barrier(MPI_COMM_WORLD);
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < calls; ++i) f();
-    best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
-                              calls);
+    best = std::min(
+        best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / calls);
   }
   return best;
 }
@@ -38,9 +38,8 @@ int main() {
     const int64_t n = bytes / 4;
     const int calls = bytes >= (int64_t{4} << 20) ? 20 : 100;
     std::vector<float> in(n, 1.0f + rank), out(n);
-    const double raw = best_us(calls, [&] {
-      MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    });
+    const double raw = best_us(
+        calls, [&] { MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
     const Tensor x = constant<float>(in, {n});
     const double kiln_us = best_us(calls, [&] { (void)dist::allreduce(x, dist::ReduceOp::kSum); });
     if (rank == 0)

@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
   dist::init();
   const int rank = dist::rank(), size = dist::size();
   if (64 % size != 0) {
-    if (rank == 0) std::fprintf(stderr, "train_mlp_distributed: the batch of 64 must split evenly over %d ranks\n", size);
+    if (rank == 0)
+      std::fprintf(stderr, "train_mlp_distributed: the batch of 64 must split evenly over %d ranks\n", size);
     return 2;
   }
   // Ranks on one host share its cores: each takes its part for its kernels' threads.
@@ -58,8 +59,8 @@ int main(int argc, char** argv) {
     calls = dist::collective_calls() - before;
     if (s == 0) start = std::chrono::steady_clock::now();  // the first step traces: not timed
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
-                    (steps - 1);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / (steps - 1);
   // Every rank must end with the same weights: their largest difference to rank 0's.
   float spread = 0;
   for (Variable* v : model.variables()) {
@@ -72,9 +73,10 @@ int main(int argc, char** argv) {
     std::printf("ranks %d, rows per rank %d\nstep   loss (whole batch)\n", size, 64 / size);
     for (int s = 0; s < steps; s += std::max(1, steps / 10)) std::printf("%4d   %.6f\n", s, losses[s]);
     std::printf("%4d   %.6f\n", steps - 1, losses.back());
-    std::printf("MPI calls per step: %lld (one fused allreduce of the four gradients, one of the loss; each "
-                "an agreement on shapes and the data)\n",
-                static_cast<long long>(calls));
+    std::printf(
+        "MPI calls per step: %lld (one fused allreduce of the four gradients, one of the loss; each "
+        "an agreement on shapes and the data)\n",
+        static_cast<long long>(calls));
     std::printf("time per step: %.3f ms\nlargest weight difference between ranks: %g\n", ms, spread);
   }
   const bool ok = losses.back() < losses.front() && spread == 0;
