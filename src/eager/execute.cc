@@ -19,7 +19,7 @@ void fail_unsupported_dtype(const ops::OpDef& op, DType d) {
 
 void infer_concrete(InferContext& ctx) {
   ctx.op.infer(ctx);
-  if (!ctx.op.has(ops::kNoKernel) && !ctx.op.kernels[static_cast<int>(ctx.kernel_dtype)])
+  if (!ctx.op.has(ops::kNoKernel) && !ctx.op.kernel_for(ctx.kernel_dtype))
     fail_unsupported_dtype(ctx.op, ctx.kernel_dtype);
 }
 
@@ -70,7 +70,7 @@ void run_kernel(const ops::OpDef& op, const TensorImpl* const* inputs, int n, co
   const bool own = op.has(ops::kOwnOutputs);
   for (int i = 0; i < g.count; ++i) outs[i] = own ? nullptr : allocate_output(ctx, i);
   ops::KernelContext kc{op, inputs, n, outs, g.count, attrs};
-  op.kernels[static_cast<int>(ctx.kernel_dtype)](kc);
+  op.kernel_for(ctx.kernel_dtype)(kc);
 }
 }  // namespace
 

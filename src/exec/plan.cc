@@ -125,7 +125,7 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
         static_outputs_.push_back({node->out_dtypes[i], dims, n, bytes});
       }
     // The kernel the shape function chose at trace time (inputs' dtypes are fixed by then).
-    st.kernel = node->op->kernels[static_cast<int>(node->kernel_dtype)];
+    st.kernel = node->op->kernel_for(node->kernel_dtype);
     st.first_body = static_cast<int>(bodies_.size());
     if (node->op->has(ops::kControlFlow)) {
       st.static_shapes = false;

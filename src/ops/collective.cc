@@ -96,9 +96,7 @@ void infer_gather(InferContext& c) {
   Dims dims = x.unknown_rank ? Dims{} : *x.dims;
   if (!dims.empty()) dims[0] = -1;  // the ranks' first dimensions add up at run time
   c.out(0) = OutputInfo{x.dtype, x.unknown_rank ? PartialShape{{}, true} : PartialShape{dims, false}};
-  c.kernel_dtype = DType::Bool;  // one kernel moves bytes of every dtype
 }
-template <class T>
 struct GatherKernel {
   static void run(KernelContext& c) {
     check_group_size(c);
@@ -125,9 +123,7 @@ void infer_broadcast(InferContext& c) {
   const InputInfo& x = c.in(0);
   if (c.attrs.i(kRootRank) < 0) c.fail("root_rank must be >= 0, got " + std::to_string(c.attrs.i(kRootRank)));
   c.out(0) = OutputInfo{x.dtype, x.unknown_rank ? PartialShape{{}, true} : PartialShape{*x.dims, false}};
-  c.kernel_dtype = DType::Bool;
 }
-template <class T>
 struct BroadcastKernel {
   static void run(KernelContext& c) {
     const TensorImpl& x = c.in(0);
@@ -163,7 +159,7 @@ const OpDef& op::CollectiveGatherV2() {
                             .traits = kStateful | kOwnOutputs,
                             .attr_names = {"timeout_seconds"},
                             .infer = infer_gather,
-                            .kernels = kernels_for<GatherKernel, bool>(),
+                            .any_dtype_kernel = &GatherKernel::run,
                             .grad = &no_gradient,
                             .output_args = {"data"}};
   return def;
@@ -175,7 +171,7 @@ const OpDef& op::KilnBroadcast() {
                             .traits = kStateful,
                             .attr_names = {"root_rank"},
                             .infer = infer_broadcast,
-                            .kernels = kernels_for<BroadcastKernel, bool>(),
+                            .any_dtype_kernel = &BroadcastKernel::run,
                             .grad = &no_gradient,
                             .output_args = {"output"}};
   return def;

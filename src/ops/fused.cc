@@ -41,10 +41,8 @@ void infer_fused(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   const TensorShape& s = c.attrs.shape(1);
   c.out(0).shape = PartialShape{Dims(s.dims()), false};
-  c.kernel_dtype = DType::Bool;  // one kernel; the steps dispatch on the dtype
 }
 
-template <class Unused>
 struct FusedKernel {
   static void run(KernelContext& c) {
     const auto& p = c.attrs.list(0);
@@ -91,7 +89,7 @@ const OpDef& op::KilnFusedElementwise() {
                             .traits = kElementwise | kInternal,
                             .attr_names = {"program", "output_shape"},
                             .infer = infer_fused,
-                            .kernels = kernels_for<FusedKernel, bool>()};
+                            .any_dtype_kernel = &FusedKernel::run};
   return def;
 }
 

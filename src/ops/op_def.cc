@@ -119,6 +119,7 @@ std::string partial_text(const PartialShape& s) { return s.unknown_rank ? "<unkn
 
 std::string dtype_list_text(const OpDef& op) {
   static const char* tf_names[kNumDTypes] = {"bool", "int32", "int64", "float", "double"};
+  if (op.any_dtype_kernel) return "any";
   std::string s;
   for (int d = 0; d < kNumDTypes; ++d)
     if (op.kernels[d]) s += std::string(s.empty() ? "" : ", ") + tf_names[d];

@@ -201,6 +201,9 @@ struct OpDef {
   std::vector<const char*> attr_names = {};
   ShapeFn infer = nullptr;
   std::array<KernelFn, kNumDTypes> kernels{};  // indexed by the kernel dtype
+  // Instead of `kernels`: one kernel for inputs of every dtype (it moves bytes or dispatches
+  // on the dtype itself), whatever kernel dtype the shape function left.
+  KernelFn any_dtype_kernel = nullptr;
   // GraphDef: the name of the type attr derived from input `type_attr_input` ("T"), or null.
   const char* type_attr = "T";
   int type_attr_input = 0;
@@ -219,6 +222,8 @@ struct OpDef {
 
   bool has(Trait t) const { return (traits & t) != 0; }
   bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }
+  // The kernel for a kernel dtype: the any-dtype kernel if the op has one; null if none.
+  KernelFn kernel_for(DType d) const { return any_dtype_kernel ? any_dtype_kernel : kernels[static_cast<int>(d)]; }
 };
 
 // Look up an op by TensorFlow name (for loaders and tests); null if unknown.

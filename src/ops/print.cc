@@ -12,11 +12,7 @@
 namespace kiln::ops {
 namespace {
 
-void infer_print(InferContext& c) {
-  c.set_num_outputs(0);
-  c.kernel_dtype = DType::Bool;  // one kernel handles every input dtype
-}
-template <class T>
+void infer_print(InferContext& c) { c.set_num_outputs(0); }
 struct PrintKernel {
   static void run(KernelContext& c) {
     const std::string& tmpl = c.attrs.s(0);
@@ -36,11 +32,7 @@ struct PrintKernel {
   }
 };
 
-void infer_noop(InferContext& c) {
-  c.set_num_outputs(0);
-  c.kernel_dtype = DType::Bool;
-}
-template <class T>
+void infer_noop(InferContext& c) { c.set_num_outputs(0); }
 struct NoOpKernel {
   static void run(KernelContext&) {}
 };
@@ -49,9 +41,7 @@ struct NoOpKernel {
 void infer_assert(InferContext& c) {
   if (c.in(0).dtype != DType::Bool) c.fail("assert_that: the condition must be a bool tensor");
   c.set_num_outputs(0);
-  c.kernel_dtype = DType::Bool;
 }
-template <class T>
 struct AssertKernel {
   static void run(KernelContext& c) {
     const TensorImpl& cond = c.in(0);
@@ -69,7 +59,7 @@ const OpDef& op::KilnAssert() {
                             .traits = kSideEffect,
                             .attr_names = {"message"},
                             .infer = infer_assert,
-                            .kernels = kernels_for<AssertKernel, bool>(),
+                            .any_dtype_kernel = &AssertKernel::run,
                             .type_attr = nullptr};
   return def;
 }
@@ -81,7 +71,7 @@ const OpDef& op::KilnPrint() {
                             .traits = kSideEffect,
                             .attr_names = {"template", "summarize"},
                             .infer = infer_print,
-                            .kernels = kernels_for<PrintKernel, bool>(),
+                            .any_dtype_kernel = &PrintKernel::run,
                             .type_attr = nullptr};
   return def;
 }
@@ -91,7 +81,7 @@ const OpDef& op::NoOp() {
                             .num_outputs = 0,
                             .traits = kPure | kTfjs,
                             .infer = infer_noop,
-                            .kernels = kernels_for<NoOpKernel, bool>(),
+                            .any_dtype_kernel = &NoOpKernel::run,
                             .type_attr = nullptr};
   return def;
 }

@@ -52,12 +52,10 @@ void infer_read(InferContext& c) {
            " got " + tf_type_name(v.dtype()));
   c.out(0).dtype = v.dtype();
   c.out(0).shape = PartialShape{Dims(v.shape().dims()), false};
-  c.kernel_dtype = DType::Bool;  // one kernel for every dtype
 }
 // The snapshot shares the variable's current data: values are immutable (an assignment
 // replaces the variable's tensor), so no copy is needed. Each read is still a tensor of its
 // own (an alias), so a gradient tape tells two reads apart.
-template <class T>
 struct ReadKernel {
   static void run(KernelContext& c) {
     const Tensor v = state(c.attrs).read();
@@ -80,16 +78,13 @@ void infer_assign(InferContext& c) {
              " using a Tensor with shape " + dims_text(d) + ", shapes must be equal.");
   }
   c.set_num_outputs(0);
-  c.kernel_dtype = DType::Bool;
 }
-template <class T>
 struct AssignKernel {
   static void run(KernelContext& c) { state(c.attrs).write(share(c.in(0)), c.op.name); }
 };
 
 template <int Sign>
 struct AssignAddKernel {
-  template <class Unused>
   struct K {
     static void run(KernelContext& c) {
       const TensorImpl& delta = c.in(0);
@@ -123,9 +118,7 @@ void infer_assign_add(InferContext& c) {
 void infer_is_initialized(InferContext& c) {
   c.out(0).dtype = DType::Bool;
   c.out(0).shape = PartialShape{};
-  c.kernel_dtype = DType::Bool;  // one kernel for every dtype
 }
-template <class Unused>
 struct IsInitializedKernel {
   static void run(KernelContext& c) {
     *c.out(0).as<bool>() = static_cast<const VariableState*>(c.attrs.resource(0))->initialized();
@@ -141,7 +134,7 @@ const OpDef& op::VarIsInitializedOp() {
                             .traits = kStateful,
                             .attr_names = {"_resource"},
                             .infer = infer_is_initialized,
-                            .kernels = kernels_for<IsInitializedKernel, bool>(),
+                            .any_dtype_kernel = &IsInitializedKernel::run,
                             .type_attr = nullptr,
                             .grad = &no_gradient,
                             .output_args = {"is_initialized"}};
@@ -155,7 +148,7 @@ const OpDef& op::ReadVariableOp() {
                             .traits = kStateful | kReadsVariable | kOwnOutputs,
                             .attr_names = {"dtype", "_resource"},
                             .infer = infer_read,
-                            .kernels = kernels_for<ReadKernel, bool>(),
+                            .any_dtype_kernel = &ReadKernel::run,
                             .type_attr = nullptr,
                             .grad = &no_gradient,  // tapes treat its output as the variable itself
                             .output_args = {"value"}};
@@ -168,7 +161,7 @@ const OpDef& op::AssignVariableOp() {
                             .traits = kStateful,
                             .attr_names = {"dtype", "_resource"},
                             .infer = infer_assign,
-                            .kernels = kernels_for<AssignKernel, bool>(),
+                            .any_dtype_kernel = &AssignKernel::run,
                             .type_attr = nullptr,
                             .grad = &no_gradient};
   return def;
@@ -180,7 +173,7 @@ const OpDef& op::AssignAddVariableOp() {
                             .traits = kStateful,
                             .attr_names = {"dtype", "_resource"},
                             .infer = infer_assign_add,
-                            .kernels = kernels_for<AssignAddKernel<1>::K, bool>(),
+                            .any_dtype_kernel = &AssignAddKernel<1>::K::run,
                             .type_attr = nullptr,
                             .grad = &no_gradient};
   return def;
@@ -192,7 +185,7 @@ const OpDef& op::AssignSubVariableOp() {
                             .traits = kStateful,
                             .attr_names = {"dtype", "_resource"},
                             .infer = infer_assign_add,
-                            .kernels = kernels_for<AssignAddKernel<-1>::K, bool>(),
+                            .any_dtype_kernel = &AssignAddKernel<-1>::K::run,
                             .type_attr = nullptr,
                             .grad = &no_gradient};
   return def;
