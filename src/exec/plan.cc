@@ -43,7 +43,9 @@ Plan::Plan(const graph::Graph& g) {
   compile(g, cache);
 }
 
-Plan::Plan(const graph::Graph& g, BodyCache& cache) { compile(g, cache); }
+Plan::Plan(const graph::Graph& g, BodyCache& cache, bool borrows_feeds) : borrows_feeds_(borrows_feeds) {
+  compile(g, cache);
+}
 
 void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   const int n = g.num_nodes();
@@ -94,6 +96,8 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   std::vector<int> last_use(num_slots_, -1);
   std::vector<char> pinned(num_slots_, 0);
   for (int s : result_slots_) pinned[s] = 1;
+  if (borrows_feeds_)
+    for (int s : feed_slots_) pinned[s] = 1;
 
   for (int id = 0; id < n; ++id) {
     if (!live[id]) continue;
@@ -130,10 +134,13 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     if (node->op->has(ops::kControlFlow)) {
       st.static_shapes = false;
       // Each body is compiled once for the whole plan tree, however many nodes call it.
+      const bool loop = node->op->has(ops::kLoop);
+      int index = 0;
       for (const ops::FuncRef* f : ops::func_refs(node->attrs)) {
         const graph::Graph* body = &g.library().get(f->name);
-        std::shared_ptr<const Plan>& compiled = cache[body];
-        if (!compiled) compiled = std::shared_ptr<const Plan>(new Plan(*body, cache));
+        const bool borrows = loop && index++ == 0;  // a While's cond: run_loop lends it the variables
+        std::shared_ptr<const Plan>& compiled = cache[{body, borrows}];
+        if (!compiled) compiled = std::shared_ptr<const Plan>(new Plan(*body, cache, borrows));
         bodies_.push_back(compiled);
       }
     }
@@ -415,9 +422,17 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   const int* body_results = body.result_slots_.data();
   const int* cond_feeds = cond.feed_slots_.data();
   const char* cond_reads = cond.feed_read_.data();
+  // The cond borrows the variables it reads (it never releases or overwrites its feeds).
+  for (int i = 0; i < n; ++i)
+    if (cond_reads[i]) cs[cond_feeds[i]] = Tensor();
   while (true) {
+    for (int i = 0; i < n; ++i)
+      if (cond_reads[i]) cs[cond_feeds[i]] = std::move(bs[body_feeds[i]]);
     cond.run_steps(cs, cond_frame.frame.get());
-    if (!ops::condition_truth(cs[cond_result])) break;
+    const bool again = ops::condition_truth(cs[cond_result]);  // before: the result may be a feed
+    for (int i = 0; i < n; ++i)
+      if (cond_reads[i]) bs[body_feeds[i]] = std::move(cs[cond_feeds[i]]);
+    if (!again) break;
     body.run_steps(bs, body_frame.frame.get());
     if (body.distinct_results_) {
       for (int i = 0; i < n; ++i) bs[body_feeds[i]] = std::move(bs[body_results[i]]);
@@ -426,8 +441,6 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
       for (int i = 0; i < n; ++i) next[i] = bs[body_results[i]];
       for (int i = 0; i < n; ++i) bs[body_feeds[i]] = std::move(next[i]);
     }
-    for (int i = 0; i < n; ++i)
-      if (cond_reads[i]) cs[cond_feeds[i]] = bs[body_feeds[i]];
   }
   const int* os = output_slots_.data() + st.first_output;
   for (int i = 0; i < n; ++i) slots[os[i]] = bs[body_feeds[i]];

@@ -1,6 +1,7 @@
 // The execution plan: a graph compiled once into a flat list of kernel calls over numbered
 // value slots. Running it does no string or map lookups.
 #pragma once
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -50,8 +51,9 @@ class Plan {
   bool runs_in_parallel() const { return parallel_; }
 
  private:
-  using BodyCache = std::unordered_map<const graph::Graph*, std::shared_ptr<const Plan>>;
-  Plan(const graph::Graph& g, BodyCache& cache);
+  // Body plans by graph and by whether they borrow their feeds (a While's cond does).
+  using BodyCache = std::map<std::pair<const graph::Graph*, bool>, std::shared_ptr<const Plan>>;
+  Plan(const graph::Graph& g, BodyCache& cache, bool borrows_feeds);
   void compile(const graph::Graph& g, BodyCache& cache);
 
   std::vector<Step> steps_;
@@ -62,7 +64,11 @@ class Plan {
   std::vector<ops::PartialShape> feed_shapes_;
   std::vector<std::pair<int, Tensor>> const_slots_;
   std::vector<int> result_slots_;
-  std::vector<char> feed_read_;                      // per feed: does a step or a result read it
+  std::vector<char> feed_read_;  // per feed: does a step or a result read it
+  // The caller lends the feeds and takes them back after the run: feed slots are never
+  // released or written over, so a While moves its loop variables into its cond and back
+  // instead of copying them (two reference-count updates per variable and iteration).
+  bool borrows_feeds_ = false;
   bool distinct_results_ = true;                     // no slot is two results, or a result and another feed
   std::vector<std::shared_ptr<const Plan>> bodies_;  // branches and loop parts, compiled once
   int num_slots_ = 0;

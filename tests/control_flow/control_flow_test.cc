@@ -129,6 +129,32 @@ TEST(WhileLoop, EagerAndTracedAgree) {
   (void)i0;
 }
 
+// The cond borrows the loop variables it reads (moved in and back each iteration): a cond
+// that returns a loop variable itself, or reads one the body forwards into its result, must
+// still see and keep the right values.
+TEST(WhileLoop, CondThatReturnsOrReadsALoopVariable) {
+  auto f = function([](Tensor x) {
+    auto [go, v, n] = while_loop([](Tensor go, Tensor, Tensor) { return go; },
+                                 [](Tensor, Tensor v, Tensor n) {
+                                   Tensor next = v * 2.0f;
+                                   return std::make_tuple(reduce_sum(next) < 100.0f, next, n + 1);
+                                 },
+                                 std::make_tuple(constant(true), x, constant(0)));
+    return std::make_tuple(go, v, n);
+  });
+  const auto [go, v, n] = f(constant<float>({1, 2}, {2}));
+  EXPECT_FALSE(go.item<bool>());
+  expect_tensor<float>(v, {64, 128}, {2});
+  EXPECT_EQ(n.item<int32_t>(), 6);
+  // A cond reading the vector the body doubles in place (buffer forwarding in the body).
+  auto g = function([](Tensor x) {
+    auto [v] = while_loop([](Tensor v) { return reduce_max(v) < 50.0f; },
+                          [](Tensor v) { return std::make_tuple(v * 3.0f); }, std::make_tuple(x));
+    return v;
+  });
+  expect_tensor<float>(g(constant<float>({1, 2, 0.5f}, {3})), {27, 54, 13.5f}, {3});
+}
+
 TEST(WhileLoop, PowerWithATensorExponentTracesOnce) {
   auto power = function([](Tensor x, Tensor y) {
     Tensor result = eye(10, DType::Int32);
