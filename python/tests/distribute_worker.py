@@ -25,6 +25,7 @@ def collectives(out):
             "broadcast": hvd.broadcast(x, root_rank=n - 1).numpy().tolist(),
         }
     results["bool_gather"] = hvd.allgather(np.array([r == 0])).numpy().tolist()
+    results["bool_broadcast"] = hvd.broadcast(np.array([r == 1, True]), root_rank=1).numpy().tolist()
 
     @kiln.function
     def traced(x):

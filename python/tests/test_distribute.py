@@ -53,6 +53,7 @@ def test_every_collective_for_every_dtype(tmp_path):
             assert got["gather"] == [[1, -2, 3], [2, -4, 6], [2, -4, 6]]  # one row from rank 0, two from rank 1
             assert got["broadcast"] == [2, -4, 6]  # root: the last rank
         assert r["bool_gather"] == [True, False]
+        assert r["bool_broadcast"] == [True, True]
         assert r["traced"] == [[6.0, 12.0], [1.0, 2.0, 2.0, 4.0], [1.0, 2.0]]
         assert "the ranks disagree in allreduce" in r["mismatch"]
         assert "rank 0: float32 (2,)" in r["mismatch"] and "rank 1: float32 (3,)" in r["mismatch"]

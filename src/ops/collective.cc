@@ -114,8 +114,13 @@ struct GatherKernel {
     for (int64_t d : dims) elements *= d;
     TensorImpl* out = detail::make_concrete_checked(x.dtype, dims.data(), dims.size(), elements,
                                                     elements * static_cast<int64_t>(dtype_size(x.dtype)));
+    try {
+      comm::allgather(x.data, static_cast<int64_t>(x.nbytes()), rank_bytes, out->data);
+    } catch (...) {
+      detail::destroy_tensor_impl(out);
+      throw;
+    }
     c.outputs[0] = out;  // owned by the step from here on
-    comm::allgather(x.data, static_cast<int64_t>(x.nbytes()), rank_bytes, out->data);
   }
 };
 
