@@ -71,8 +71,12 @@ class Tensor {
   void retain() const noexcept {
     if (impl_) impl_->refs.fetch_add(1, std::memory_order_relaxed);
   }
+  // A sole owner skips the atomic decrement (the costliest step of a small eager op): with
+  // one reference, held here, no other thread can be adding or dropping one.
   void release() noexcept {
-    if (impl_ && impl_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) detail::destroy_tensor_impl(impl_);
+    if (impl_ &&
+        (impl_->refs.load(std::memory_order_acquire) == 1 || impl_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1))
+      detail::destroy_tensor_impl(impl_);
   }
   detail::TensorImplBase* impl_ = nullptr;
 };

@@ -22,22 +22,23 @@ constexpr int kMaxClassLog2 = 26;
 constexpr int kNumClasses = kMaxClassLog2 - kMinClassLog2 + 1;
 constexpr size_t kThreadCacheBytes = size_t{8} << 20;   // per class, per thread
 constexpr int64_t kMaxCachedBytes = int64_t{64} << 20;  // every cache of the process together
+// A thread claims budget for its own cache in chunks of this size, so that recycling a
+// buffer through it touches no shared counter (an atomic read-modify-write on a line every
+// thread writes costs more than a small op's kernel).
+constexpr int64_t kCreditChunk = int64_t{1} << 20;
 
 std::atomic<int64_t> g_system_allocations{0};
-std::atomic<int64_t> g_pool_hits{0};
-std::atomic<int64_t> g_cached_bytes{0};
+// Budget claimed by all caches: the buffers they hold plus the threads' unused credit.
+std::atomic<int64_t> g_reserved_bytes{0};
 
-// Accounts `bytes` more in the caches if the budget allows.
-bool reserve_cached(size_t bytes) {
-  int64_t cur = g_cached_bytes.load(std::memory_order_relaxed);
-  while (cur + static_cast<int64_t>(bytes) <= kMaxCachedBytes)
-    if (g_cached_bytes.compare_exchange_weak(cur, cur + static_cast<int64_t>(bytes), std::memory_order_relaxed))
-      return true;
+// Claims `bytes` of the budget if it allows.
+bool reserve_budget(int64_t bytes) {
+  int64_t cur = g_reserved_bytes.load(std::memory_order_relaxed);
+  while (cur + bytes <= kMaxCachedBytes)
+    if (g_reserved_bytes.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed)) return true;
   return false;
 }
-void unreserve_cached(size_t bytes) {
-  g_cached_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
-}
+void return_budget(int64_t bytes) { g_reserved_bytes.fetch_sub(bytes, std::memory_order_relaxed); }
 
 void system_free(Buffer* b) {
   std::free(b->data);
@@ -46,21 +47,27 @@ void system_free(Buffer* b) {
 
 using ClassLists = std::vector<Buffer*>[kNumClasses];
 
-// Gives every buffer of the lists back to the system.
-void free_all(ClassLists& lists) {
+// Gives every buffer of the lists back to the system; returns their bytes.
+int64_t free_all(ClassLists& lists) {
+  int64_t bytes = 0;
   for (auto& l : lists) {
     for (Buffer* b : l) {
-      unreserve_cached(b->capacity);
+      bytes += static_cast<int64_t>(b->capacity);
       system_free(b);
     }
     l.clear();
   }
+  return bytes;
 }
 
 struct SharedPool {
   std::mutex mu;
   ClassLists lists;
-  void drain() { free_all(lists); }  // mu held
+  int64_t bytes = 0;  // held in lists; each one's budget claimed on its own
+  void drain() {      // mu held
+    return_budget(free_all(lists));
+    bytes = 0;
+  }
 };
 SharedPool& shared_pool() {
   static SharedPool* pool = new SharedPool();  // never destroyed: threads may outlive statics
@@ -71,16 +78,75 @@ SharedPool& shared_pool() {
 // destructor then goes to the shared pool). A trivially destructible flag stays readable.
 thread_local int t_cache_state = 0;  // 0: not built yet, 1: alive, 2: destroyed
 
+struct ThreadCache;
+// The live thread caches, for buffer_stats (which sums what they hold).
+struct CacheRegistry {
+  std::mutex mu;
+  std::vector<const ThreadCache*> caches;
+};
+CacheRegistry& registry() {
+  static CacheRegistry* r = new CacheRegistry();  // never destroyed, as the shared pool
+  return *r;
+}
+
 struct ThreadCache {
   ClassLists lists;
-  ThreadCache() { t_cache_state = 1; }
+  // Bytes in `lists`. Only this thread writes it (a plain store, no locked instruction);
+  // buffer_stats reads it from any thread.
+  std::atomic<int64_t> held{0};
+  int64_t credit = 0;  // budget claimed for this cache and not used by a buffer yet
+
+  ThreadCache() {
+    t_cache_state = 1;
+    CacheRegistry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.caches.push_back(this);
+  }
   ~ThreadCache() {
     t_cache_state = 2;
+    {
+      CacheRegistry& r = registry();
+      std::lock_guard<std::mutex> lock(r.mu);
+      std::erase(r.caches, this);
+    }
+    return_budget(credit);  // the buffers keep theirs: they move to the shared pool
     SharedPool& sp = shared_pool();
     std::lock_guard<std::mutex> lock(sp.mu);
     for (int c = 0; c < kNumClasses; ++c) sp.lists[c].insert(sp.lists[c].end(), lists[c].begin(), lists[c].end());
+    sp.bytes += held.load(std::memory_order_relaxed);
   }
-  void drain() { free_all(lists); }
+  void add_held(int64_t delta) { held.store(held.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed); }
+  // Takes `bytes` of budget for a buffer entering the cache, from the credit when it has
+  // enough, else claiming a fresh chunk (or just `bytes` when the budget is nearly spent).
+  bool take_budget(int64_t bytes) {
+    if (credit < bytes) {
+      const int64_t need = bytes - credit;
+      if (reserve_budget(need + kCreditChunk))
+        credit += need + kCreditChunk;
+      else if (reserve_budget(need))
+        credit += need;
+      else
+        return false;
+    }
+    credit -= bytes;
+    add_held(bytes);
+    return true;
+  }
+  // A buffer leaves the cache: its budget becomes credit, and credit beyond two chunks is
+  // given back so an idle thread does not sit on the budget.
+  void give_budget(int64_t bytes) {
+    add_held(-bytes);
+    credit += bytes;
+    if (credit > 2 * kCreditChunk) {
+      return_budget(credit - kCreditChunk);
+      credit = kCreditChunk;
+    }
+  }
+  void drain() {
+    return_budget(free_all(lists) + credit);
+    credit = 0;
+    held.store(0, std::memory_order_relaxed);
+  }
 };
 thread_local ThreadCache t_cache;
 
@@ -123,9 +189,8 @@ Buffer* buffer_allocate(size_t bytes) {
     auto& list = tc->lists[c];
     Buffer* b = list.back();
     list.pop_back();
-    unreserve_cached(b->capacity);
+    tc->give_budget(static_cast<int64_t>(b->capacity));
     b->refs.store(1, std::memory_order_relaxed);
-    g_pool_hits.fetch_add(1, std::memory_order_relaxed);
     return b;
   }
   {
@@ -134,9 +199,9 @@ Buffer* buffer_allocate(size_t bytes) {
     if (!sp.lists[c].empty()) {
       Buffer* b = sp.lists[c].back();
       sp.lists[c].pop_back();
-      unreserve_cached(b->capacity);
+      sp.bytes -= static_cast<int64_t>(b->capacity);
+      return_budget(static_cast<int64_t>(b->capacity));
       b->refs.store(1, std::memory_order_relaxed);
-      g_pool_hits.fetch_add(1, std::memory_order_relaxed);
       return b;
     }
   }
@@ -153,23 +218,27 @@ Buffer* buffer_adopt(void* data, size_t bytes, ExternalRelease release, void* co
 }
 
 void buffer_release(Buffer* b) noexcept {
-  if (b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // A sole owner skips the atomic decrement: no other thread holds a reference to change it.
+  if (b->refs.load(std::memory_order_acquire) != 1 && b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (b->external_release) {
     b->external_release(b->external_context);
     delete b;
     return;
   }
-  if (b->size_class >= 0 && reserve_cached(b->capacity)) {
-    if (ThreadCache* tc = thread_cache()) {
-      auto& list = tc->lists[b->size_class];
-      if ((list.size() + 1) * b->capacity <= kThreadCacheBytes || list.empty()) {
-        list.push_back(b);
-        return;
-      }
+  if (b->size_class < 0) return system_free(b);
+  const auto bytes = static_cast<int64_t>(b->capacity);
+  if (ThreadCache* tc = thread_cache()) {
+    auto& list = tc->lists[b->size_class];
+    if (((list.size() + 1) * b->capacity <= kThreadCacheBytes || list.empty()) && tc->take_budget(bytes)) {
+      list.push_back(b);
+      return;
     }
+  }
+  if (reserve_budget(bytes)) {
     SharedPool& sp = shared_pool();
     std::lock_guard<std::mutex> lock(sp.mu);
     sp.lists[b->size_class].push_back(b);
+    sp.bytes += bytes;
     return;
   }
   system_free(b);
@@ -193,6 +262,19 @@ int64_t checked_mul(int64_t a, int64_t b, const char* what) {
   return r;
 }
 
-BufferStats buffer_stats() { return {g_system_allocations.load(), g_pool_hits.load(), g_cached_bytes.load()}; }
+BufferStats buffer_stats() {
+  int64_t cached = 0;
+  {
+    CacheRegistry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (const ThreadCache* tc : r.caches) cached += tc->held.load(std::memory_order_relaxed);
+  }
+  {
+    SharedPool& sp = shared_pool();
+    std::lock_guard<std::mutex> lock(sp.mu);
+    cached += sp.bytes;
+  }
+  return BufferStats{.system_allocations = g_system_allocations.load(), .cached_bytes = cached};
+}
 
 }  // namespace kiln

@@ -41,7 +41,6 @@ int64_t checked_mul(int64_t a, int64_t b, const char* what);
 // Counters for tests: allocations that reached the system allocator.
 struct BufferStats {
   int64_t system_allocations;
-  int64_t pool_hits;
   int64_t cached_bytes;  // held by the caches for reuse (at most 64 MiB)
 };
 BufferStats buffer_stats();

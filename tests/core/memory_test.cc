@@ -1,7 +1,9 @@
 // Released memory goes back to the system: the buffer caches keep at most 64 MiB together.
 #include <unistd.h>
 
+#include <barrier>
 #include <fstream>
+#include <thread>
 
 #include "core/buffer.h"
 #include "test_util.h"
@@ -51,6 +53,39 @@ TEST(Memory, SmallBuffersStillComeFromTheCache) {
   const auto before = buffer_stats().system_allocations;
   for (int i = 0; i < 100; ++i) (void)(fill({1000}, 1.0) + 1.0f);
   EXPECT_EQ(buffer_stats().system_allocations, before);
+}
+
+// Each thread recycles buffers through its own cache, claiming budget in chunks; together
+// the caches still hold at most 64 MiB, while the threads run and after they exit (their
+// caches then move to the shared pool), and trimming gives it all back.
+TEST(Memory, ManyThreadsCachesShareOneBudget) {
+  constexpr int64_t kMB = 1 << 20;
+  config::trim_memory();
+  constexpr int kThreads = 6;
+  std::barrier released(kThreads + 1), checked(kThreads + 1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<Buffer*> held;
+      for (int round = 0; round < 3; ++round) {
+        for (size_t bytes = 1000 + t; bytes <= (size_t{6} << 20); bytes = bytes * 3 / 2)
+          held.push_back(buffer_allocate(bytes));
+        for (Buffer* b : held) buffer_release(b);
+        held.clear();
+      }
+      released.arrive_and_wait();
+      checked.arrive_and_wait();
+    });
+  released.arrive_and_wait();
+  const int64_t while_running = buffer_stats().cached_bytes;
+  checked.arrive_and_wait();
+  for (auto& th : threads) th.join();
+  EXPECT_GT(while_running, 8 * kMB);
+  EXPECT_LE(while_running, 64 * kMB);
+  EXPECT_LE(buffer_stats().cached_bytes, 64 * kMB);
+  EXPECT_EQ(buffer_stats().cached_bytes, while_running) << "an exiting thread's cache moves to the shared pool";
+  config::trim_memory();
+  EXPECT_EQ(buffer_stats().cached_bytes, 0);
 }
 
 }  // namespace
