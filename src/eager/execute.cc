@@ -89,7 +89,27 @@ std::vector<Tensor> execute(const ops::OpDef& op, const TensorImpl* const* input
   });
 }
 
+namespace {
+// An elementwise op whose inputs agree in dtype and shape: its shape function has nothing
+// to compute (ops::agreeing_elementwise), so a small eager op goes straight to its kernel.
+Tensor run_agreeing(const ops::OpDef& op, const TensorImpl* const* inputs, int n, const ops::Attrs& attrs,
+                    DType out_dtype) {
+  const TensorImpl& x = *inputs[0];
+  const ops::KernelFn kernel = op.kernel_for(x.dtype);
+  if (!kernel) fail_unsupported_dtype(op, x.dtype);
+  const auto bytes = x.num_elements * static_cast<int64_t>(dtype_size(out_dtype));  // no wider than x's
+  Tensor out(detail::make_concrete_checked(out_dtype, x.dims.data(), x.dims.size(), x.num_elements, bytes));
+  TensorImpl* o = out.impl();  // freed with `out` if the kernel throws
+  ops::KernelContext kc{.op = op, .inputs = inputs, .num_inputs = n, .outputs = &o, .num_outputs = 1, .attrs = attrs};
+  kernel(kc);
+  return out;
+}
+}  // namespace
+
 Tensor execute1(const ops::OpDef& op, const TensorImpl* const* inputs, int n, const ops::Attrs& attrs) {
+  DType out_dtype;
+  if (!op.has(ops::kOwnOutputs) && ops::agreeing_elementwise(op, inputs, n, &out_dtype))
+    return run_agreeing(op, inputs, n, attrs, out_dtype);
   return run(op, inputs, n, attrs, [&](InferContext& ctx) {
     OutputGuard g;
     run_kernel(op, inputs, n, attrs, ctx, g);

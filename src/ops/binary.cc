@@ -295,18 +295,6 @@ void binary_chunk(DType d, const void* a, bool sa, const void* b, bool sb, void*
   ((d == TypeOf<Ts>::value ? binary_run<F, Ts>(a, sa, b, sb, out, n) : void()), ...);
 }
 
-void infer_binary(InferContext& c) {
-  require_same_dtypes(c, 0, 1);
-  c.out(0).dtype = c.in(0).dtype;
-  c.out(0).shape = broadcast_shapes(c, c.in(0), c.in(1));
-  c.kernel_dtype = c.in(0).dtype;
-}
-
-void infer_compare(InferContext& c) {
-  infer_binary(c);
-  c.out(0).dtype = DType::Bool;
-}
-
 constexpr uint32_t kEw = kElementwise;
 constexpr uint32_t kEwC = kElementwise | kCommutative;
 

@@ -6,6 +6,41 @@ namespace kiln::ops {
 
 PartialShape shape_of(const InputInfo& in) { return PartialShape{*in.dims, in.unknown_rank}; }
 
+void infer_unary(InferContext& c) {
+  c.out(0).dtype = c.in(0).dtype;
+  c.out(0).shape = shape_of(c.in(0));
+  c.kernel_dtype = c.in(0).dtype;
+}
+
+void infer_binary(InferContext& c) {
+  require_same_dtypes(c, 0, 1);
+  c.out(0).dtype = c.in(0).dtype;
+  c.out(0).shape = broadcast_shapes(c, c.in(0), c.in(1));
+  c.kernel_dtype = c.in(0).dtype;
+}
+
+void infer_compare(InferContext& c) {
+  infer_binary(c);
+  c.out(0).dtype = DType::Bool;
+}
+
+bool agreeing_elementwise(const OpDef& op, const TensorImpl* const* in, int n, DType* out_dtype) {
+  if (op.infer == &infer_unary && n == 1) {
+    *out_dtype = in[0]->dtype;
+    return true;
+  }
+  if (n != 2 || in[0]->dtype != in[1]->dtype || in[0]->dims != in[1]->dims) return false;
+  if (op.infer == &infer_binary) {
+    *out_dtype = in[0]->dtype;
+    return true;
+  }
+  if (op.infer == &infer_compare) {
+    *out_dtype = DType::Bool;
+    return true;
+  }
+  return false;
+}
+
 PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b) {
   if (a.unknown_rank || b.unknown_rank) return PartialShape{{}, true};
   const Dims& x = *a.dims;

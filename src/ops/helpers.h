@@ -64,6 +64,16 @@ decltype(auto) visit_dtype(DType d, F&& f) {
 PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b);
 PartialShape shape_of(const InputInfo& in);
 
+// The shape functions of elementwise ops: the output has the (broadcast) shape of the
+// inputs and input 0's dtype (bool for comparisons); binary ops require one dtype.
+void infer_unary(InferContext& c);
+void infer_binary(InferContext& c);
+void infer_compare(InferContext& c);
+// True when `op`'s shape function is one of those and its concrete inputs agree (one dtype,
+// one shape): then what it would compute is known without running it — the output has
+// that shape, and *out_dtype (the kernel's dtype is the inputs'). Eager calls skip it.
+bool agreeing_elementwise(const OpDef& op, const TensorImpl* const* in, int n, DType* out_dtype);
+
 // Requires every input to have input 0's dtype: TensorFlow's "cannot compute X as input #1
 // (zero-based) was expected to be a float tensor but is a int32 tensor".
 void require_same_dtypes(const InferContext& c, int first, int last);

@@ -197,12 +197,6 @@ void unary_chunk(DType d, const void* a, bool sa, const void*, bool, void* out, 
   ((d == TypeOf<Ts>::value ? unary_run<F, Ts>(a, sa, out, n) : void()), ...);
 }
 
-void infer_unary(InferContext& c) {
-  c.out(0).dtype = c.in(0).dtype;
-  c.out(0).shape = shape_of(c.in(0));
-  c.kernel_dtype = c.in(0).dtype;
-}
-
 // Cast: attr DstT. Float to int truncates toward zero; NaN gives 0 and out-of-range values
 // saturate (C++ leaves them undefined; TensorFlow's CPU result is platform-specific).
 template <class To, class From>
