@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace kiln::exec {
 
@@ -80,6 +81,19 @@ void MemoryPlan::plan(std::vector<FrameEntry> entries, const std::vector<int>& d
     }
   }
   arena_bytes_ = end;
+  // Entries at one offset never live at the same time (a block is reused only once its
+  // value is dead), so those that also share dtype and dims share one tensor header: a
+  // 10,000-step chain needs two headers, not 10,000 (its frame stays in cache).
+  std::map<std::tuple<size_t, DType, std::vector<int64_t>>, int> header_at;
+  headers_.clear();
+  header_of_.assign(entries_.size(), -1);
+  for (size_t k = 0; k < entries_.size(); ++k) {
+    const FrameEntry& e = entries_[k];
+    auto [it, added] = header_at.try_emplace({e.offset, e.dtype, std::vector<int64_t>(e.dims.begin(), e.dims.end())},
+                                             static_cast<int>(headers_.size()));
+    if (added) headers_.push_back(e);
+    header_of_[k] = it->second;
+  }
 }
 
 std::unique_ptr<Frame> MemoryPlan::acquire() const {
@@ -91,7 +105,7 @@ std::unique_ptr<Frame> MemoryPlan::acquire() const {
       return f;
     }
   }
-  return std::make_unique<Frame>(entries_, arena_bytes_);
+  return std::make_unique<Frame>(headers_, arena_bytes_);
 }
 
 void MemoryPlan::release(std::unique_ptr<Frame> f) const {

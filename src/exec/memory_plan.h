@@ -40,7 +40,10 @@ class MemoryPlan {
   void plan(std::vector<FrameEntry> entries, const std::vector<int>& def_step, const std::vector<int>& last_step,
             bool reuse = true);
   bool empty() const { return entries_.empty(); }
+  // The frame's tensor header that entry k uses (Frame::impl); entries may share one.
+  int header_of(int k) const { return header_of_[k]; }
   size_t arena_bytes() const { return arena_bytes_; }
+  size_t num_headers() const { return headers_.size(); }
 
   // A frame for one call (from the pool when one is free); give it back with release().
   std::unique_ptr<Frame> acquire() const;
@@ -48,6 +51,8 @@ class MemoryPlan {
 
  private:
   std::vector<FrameEntry> entries_;
+  std::vector<FrameEntry> headers_;  // one per distinct (offset, dtype, dims)
+  std::vector<int> header_of_;       // entry -> header
   size_t arena_bytes_ = 0;
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<Frame>> pool_;

@@ -43,7 +43,8 @@ Plan::Plan(const graph::Graph& g) {
   compile(g, cache);
 }
 
-Plan::Plan(const graph::Graph& g, BodyCache& cache, bool borrows_feeds) : borrows_feeds_(borrows_feeds) {
+Plan::Plan(const graph::Graph& g, BodyCache& cache, bool loop_cond)
+    : borrows_feeds_(loop_cond), frame_results_(loop_cond) {
   compile(g, cache);
 }
 
@@ -157,6 +158,12 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     }
   std::vector<char> in_frame(num_slots_, 0);
   for (int s = 0; s < num_slots_; ++s) in_frame[s] = pinned[s] ? 2 : 0;  // 2: never in the frame
+  if (frame_results_)  // results stay pinned (never released), but may live in the frame till the end
+    for (int s : result_slots_) {
+      in_frame[s] = 0;
+      last_use[s] = static_cast<int>(steps_.size());
+    }
+  for (const auto& [slot, value] : const_slots_) in_frame[slot] = 2;
   plan_parallelism(g);
   plan_memory(last_use, in_frame);
   plan_forwarding(last_use, pinned);
@@ -213,6 +220,8 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
     }
   }
   memory_.plan(std::move(entries), def_step, last_step, /*reuse=*/!parallel_);
+  for (int& f : frame_index_)
+    if (f >= 0) f = memory_.header_of(f);
 }
 
 // TensorFlow's buffer forwarding: an elementwise step whose input dies at this step, with the
@@ -417,7 +426,7 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   vars.clear();
   // The body's feed slots hold the current loop variables between iterations (its
   // results move there); the cond gets a copy of those it reads.
-  const int cond_result = cond.result_slots_.at(0);
+  if (cond.result_slots_.size() != 1) throw InternalError("a While's cond must have one result");
   const int* body_feeds = body.feed_slots_.data();
   const int* body_results = body.result_slots_.data();
   const int* cond_feeds = cond.feed_slots_.data();
@@ -429,7 +438,8 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
     for (int i = 0; i < n; ++i)
       if (cond_reads[i]) cs[cond_feeds[i]] = std::move(bs[body_feeds[i]]);
     cond.run_steps(cs, cond_frame.frame.get());
-    const bool again = ops::condition_truth(cs[cond_result]);  // before: the result may be a feed
+    // Read before the variables move back: the result may be one of them.
+    const bool again = ops::condition_truth(*cond.result_impl(0, cs, cond_frame.frame.get()));
     for (int i = 0; i < n; ++i)
       if (cond_reads[i]) bs[body_feeds[i]] = std::move(cs[cond_feeds[i]]);
     if (!again) break;

@@ -48,12 +48,13 @@ class Plan {
   int num_steps() const { return static_cast<int>(steps_.size()); }
   int num_slots() const { return num_slots_; }
   size_t arena_bytes() const { return memory_.arena_bytes(); }
+  size_t frame_headers() const { return memory_.num_headers(); }  // tensor headers a frame builds
   bool runs_in_parallel() const { return parallel_; }
 
  private:
   // Body plans by graph and by whether they borrow their feeds (a While's cond does).
   using BodyCache = std::map<std::pair<const graph::Graph*, bool>, std::shared_ptr<const Plan>>;
-  Plan(const graph::Graph& g, BodyCache& cache, bool borrows_feeds);
+  Plan(const graph::Graph& g, BodyCache& cache, bool loop_cond);
   void compile(const graph::Graph& g, BodyCache& cache);
 
   std::vector<Step> steps_;
@@ -69,6 +70,14 @@ class Plan {
   // released or written over, so a While moves its loop variables into its cond and back
   // instead of copying them (two reference-count updates per variable and iteration).
   bool borrows_feeds_ = false;
+  // The caller reads the results right after the run, before the next one (a While's
+  // cond, also): results with static shapes may then live in the frame, so the loop's
+  // condition costs no allocation per iteration. Read them with result_impl.
+  bool frame_results_ = false;
+  const ops::TensorImpl* result_impl(int i, Tensor* slots, Frame* frame) const {
+    const int s = result_slots_[i];
+    return frame_index_[s] >= 0 ? frame->impl(frame_index_[s]) : slots[s].impl();
+  }
   bool distinct_results_ = true;                     // no slot is two results, or a result and another feed
   std::vector<std::shared_ptr<const Plan>> bodies_;  // branches and loop parts, compiled once
   int num_slots_ = 0;

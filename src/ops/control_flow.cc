@@ -65,7 +65,12 @@ void while_grad(GradContext& c) {
 bool condition_truth(const Tensor& t) {
   const TensorImpl& c = detail::concrete(t);
   if (c.num_elements != 1) return c.num_elements > 0;
-  return static_cast<bool>(t);
+  return static_cast<bool>(t);  // throws for a symbolic tensor
+}
+
+bool condition_truth(const TensorImpl& c) {  // a value the executor computed: concrete
+  if (c.num_elements != 1) return c.num_elements > 0;
+  return visit_dtype(c.dtype, [&](auto v) { return c.as<decltype(v)>()[0] != decltype(v)(0); });
 }
 
 KILN_CONTROL_FLOW_OP(If, kStateful | kTfjs, (std::vector<const char*>{"then_branch", "else_branch"}), run_if,

@@ -160,6 +160,7 @@ using ChunkFn = void (*)(DType d, const void* a, bool a_scalar, const void* b, b
 
 // TensorFlow's truth of a condition tensor: a scalar's value, else non-emptiness.
 bool condition_truth(const Tensor& t);
+bool condition_truth(const TensorImpl& concrete);
 
 // Estimated work of one call (multiply-adds or element visits), for scheduling decisions.
 // Ops without one cost their input plus output elements.

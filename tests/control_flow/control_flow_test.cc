@@ -155,6 +155,35 @@ TEST(WhileLoop, CondThatReturnsOrReadsALoopVariable) {
   expect_tensor<float>(g(constant<float>({1, 2, 0.5f}, {3})), {27, 54, 13.5f}, {3});
 }
 
+// A cond's computed result lives in the cond's frame (no allocation per iteration): steps
+// after it (a random draw with a static shape) must not reuse its block before the loop
+// reads it.
+TEST(WhileLoop, CondResultInTheFrameSurvivesLaterSteps) {
+  auto f = function([](Tensor limit) {
+    auto [i, s] = while_loop(
+        [&](Tensor, Tensor s) {
+          Tensor go = reduce_sum(s * 2.0f) < limit;
+          // Stateful, so kept and run after `go`: its int32 256 would read as false from a
+          // block it took over.
+          (void)random_uniform({1}, 256, 257, DType::Int32, 7);
+          return go;
+        },
+        [](Tensor i, Tensor s) { return std::make_tuple(i + 1, s + 1.0f); }, std::make_tuple(constant(0), zeros({4})));
+    return std::make_tuple(i, s);
+  });
+  for (float limit : {1.0f, 40.0f, 500.0f}) {
+    int eager_i = 0;
+    Tensor s = zeros({4});
+    while (reduce_sum(s * 2.0f).item<float>() < limit) {
+      s = s + 1.0f;
+      ++eager_i;
+    }
+    const auto [i, traced_s] = f(constant(limit));
+    EXPECT_EQ(i.item<int32_t>(), eager_i) << limit;
+    EXPECT_EQ(traced_s.to_vector<float>(), s.to_vector<float>());
+  }
+}
+
 TEST(WhileLoop, PowerWithATensorExponentTracesOnce) {
   auto power = function([](Tensor x, Tensor y) {
     Tensor result = eye(10, DType::Int32);
