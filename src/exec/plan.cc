@@ -167,6 +167,9 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   plan_parallelism(g);
   plan_memory(last_use, in_frame);
   plan_forwarding(last_use, pinned);
+  for (Step& st : steps_)
+    st.lean = st.static_shapes && st.kernel && !st.op->has(ops::kControlFlow) && !st.op->control_flow &&
+              !st.op->has(ops::kOwnOutputs) && st.num_inputs <= kLeanInputs && st.num_outputs <= kLeanOutputs;
   // Readers per owned slot, for releasing at last use when steps run concurrently.
   slot_readers_.assign(num_slots_, 0);
   for (const Step& st : steps_)
@@ -398,7 +401,10 @@ void Plan::run_steps(Tensor* slots, Frame* frame) const {
   }
   std::vector<ops::InputInfo> infos;
   for (const Step& st : steps_) {
-    execute_step(st, slots, frame, infos);
+    if (st.lean)
+      run_lean(st, slots, frame);
+    else
+      execute_step(st, slots, frame, infos);
     const int* rs = release_slots_.data() + st.first_release;
     for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
   }
@@ -454,6 +460,51 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   }
   const int* os = output_slots_.data() + st.first_output;
   for (int i = 0; i < n; ++i) slots[os[i]] = bs[body_feeds[i]];
+}
+
+// execute_step's static-shape path without its generality (control flow, kernels that own
+// their outputs, dynamic shapes, any number of inputs): most steps of a plan are this.
+inline void Plan::run_lean(const Step& st, Tensor* slots, Frame* frame) const {
+  const ops::TensorImpl* in[kLeanInputs];
+  ops::TensorImpl* out[kLeanOutputs];
+  const int* frame_index = frame_index_.data();
+  const int* is = input_slots_.data() + st.first_input;
+  for (int i = 0; i < st.num_inputs; ++i) {
+    const int f = frame_index[is[i]];
+    in[i] = f >= 0 ? frame->impl(f) : slots[is[i]].impl();
+  }
+  const int* os = output_slots_.data() + st.first_output;
+  const StaticOutput* so = static_outputs_.data() + st.first_static;
+  try {
+    int first = 0;
+    if (st.forward_slot >= 0) {
+      ops::TensorImpl* t = slots[st.forward_slot].impl();
+      if (t && detail::exclusively_owned(*t)) {
+        slots[os[0]] = std::move(slots[st.forward_slot]);
+        out[0] = t;
+        first = 1;
+      }
+    }
+    for (int i = first; i < st.num_outputs; ++i) {
+      const int f = frame_index[os[i]];
+      if (f >= 0) {
+        out[i] = frame->impl(f);
+        continue;
+      }
+      slots[os[i]] = Tensor(detail::make_concrete_checked(so[i].dtype, so[i].dims.data(), so[i].dims.size(),
+                                                          so[i].num_elements, so[i].bytes));
+      out[i] = slots[os[i]].impl();
+    }
+    ops::KernelContext kc{.op = *st.op,
+                          .inputs = in,
+                          .num_inputs = st.num_inputs,
+                          .outputs = out,
+                          .num_outputs = st.num_outputs,
+                          .attrs = *st.attrs};
+    st.kernel(kc);
+  } catch (const Error& e) {
+    rethrow_with_node(e, st.node->name);
+  }
 }
 
 void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const {

@@ -23,6 +23,9 @@ struct Step {
   int first_static;                // into Plan::static_outputs
   int first_body, num_bodies;      // control flow: its compiled bodies, into Plan::bodies_
   int forward_slot;                // an input slot whose tensor may become output 0, or -1
+  // Static shapes, a kernel that writes preallocated outputs, few inputs and outputs: runs
+  // through Plan::run_lean, the executor's short path.
+  bool lean;
 };
 
 struct StaticOutput {
@@ -96,6 +99,8 @@ class Plan {
   void feed(const Tensor* feeds, size_t num_feeds, Tensor* slots) const;
   void feed(const std::vector<Tensor>& feeds, Tensor* slots) const { feed(feeds.data(), feeds.size(), slots); }
   void execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const;
+  static constexpr int kLeanInputs = 4, kLeanOutputs = 2;
+  void run_lean(const Step& st, Tensor* slots, Frame* frame) const;
   void run_parallel(Tensor* slots, Frame* frame) const;
   // Every step, serially or (when planned) concurrently.
   void run_steps(Tensor* slots, Frame* frame) const;
