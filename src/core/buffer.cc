@@ -254,12 +254,9 @@ void buffer_trim() {
   malloc_trim(0);  // what malloc keeps in its arenas goes back to the system too
 }
 
-int64_t checked_mul(int64_t a, int64_t b, const char* what) {
-  int64_t r;
-  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r))
-    throw InvalidArgumentError(std::string("Encountered overflow when multiplying ") + std::to_string(a) + " with " +
-                               std::to_string(b) + " computing " + what);
-  return r;
+void fail_mul_overflow(int64_t a, int64_t b, const char* what) {
+  throw InvalidArgumentError(std::string("Encountered overflow when multiplying ") + std::to_string(a) + " with " +
+                             std::to_string(b) + " computing " + what);
 }
 
 BufferStats buffer_stats() {

@@ -36,7 +36,12 @@ Buffer* buffer_adopt(void* data, size_t bytes, ExternalRelease release, void* co
 inline constexpr size_t kMaxBufferBytes = size_t{1} << 40;
 
 // Multiply two non-negative sizes; throws InvalidArgumentError naming `what` on overflow.
-int64_t checked_mul(int64_t a, int64_t b, const char* what);
+[[noreturn]] void fail_mul_overflow(int64_t a, int64_t b, const char* what);
+inline int64_t checked_mul(int64_t a, int64_t b, const char* what) {  // inline: every allocation asks
+  int64_t r;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r)) fail_mul_overflow(a, b, what);
+  return r;
+}
 
 // Counters for tests: allocations that reached the system allocator.
 struct BufferStats {

@@ -38,14 +38,8 @@ void TensorImpl::operator delete(void* p) noexcept {
   ::operator delete(p, std::align_val_t(alignof(TensorImpl)));
 }
 
-int64_t checked_num_elements(const int64_t* dims, size_t rank) {
-  int64_t n = 1;
-  for (size_t i = 0; i < rank; ++i) {
-    if (dims[i] < 0)
-      throw InvalidArgumentError("Dimension " + std::to_string(i) + " must be >= 0, got " + std::to_string(dims[i]));
-    n = checked_mul(n, dims[i], "the number of elements of a shape");
-  }
-  return n;
+void fail_negative_dim(size_t i, int64_t d) {
+  throw InvalidArgumentError("Dimension " + std::to_string(i) + " must be >= 0, got " + std::to_string(d));
 }
 
 TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank) {

@@ -52,7 +52,15 @@ inline bool exclusively_owned(const TensorImpl& t) {
 }
 
 // Element count of `dims`, with overflow and negative-dim checks (InvalidArgumentError).
-int64_t checked_num_elements(const int64_t* dims, size_t rank);
+[[noreturn]] void fail_negative_dim(size_t i, int64_t d);
+inline int64_t checked_num_elements(const int64_t* dims, size_t rank) {
+  int64_t n = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) fail_negative_dim(i, dims[i]);
+    n = checked_mul(n, dims[i], "the number of elements of a shape");
+  }
+  return n;
+}
 
 // A new concrete tensor with uninitialized data.
 TensorImpl* make_concrete(DType dtype, const int64_t* dims, size_t rank);

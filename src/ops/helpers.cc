@@ -25,20 +25,14 @@ void infer_compare(InferContext& c) {
 }
 
 bool agreeing_elementwise(const OpDef& op, const TensorImpl* const* in, int n, DType* out_dtype) {
-  if (op.infer == &infer_unary && n == 1) {
+  if (op.infer == &infer_unary) {
     *out_dtype = in[0]->dtype;
-    return true;
+    return n == 1;
   }
+  if (op.infer != &infer_binary && op.infer != &infer_compare) return false;
   if (n != 2 || in[0]->dtype != in[1]->dtype || in[0]->dims != in[1]->dims) return false;
-  if (op.infer == &infer_binary) {
-    *out_dtype = in[0]->dtype;
-    return true;
-  }
-  if (op.infer == &infer_compare) {
-    *out_dtype = DType::Bool;
-    return true;
-  }
-  return false;
+  *out_dtype = op.infer == &infer_compare ? DType::Bool : in[0]->dtype;
+  return true;
 }
 
 PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b) {
