@@ -2,6 +2,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/dtype_table.h"
 #include "core/format.h"
 #include "core/tensor_impl.h"
 
@@ -26,26 +27,8 @@ bool Tensor::is_symbolic() const { return detail::concrete(*this).symbolic; }
 
 namespace {
 template <class T>
-constexpr DType dtype_of();
-template <>
-constexpr DType dtype_of<float>() {
-  return DType::Float32;
-}
-template <>
-constexpr DType dtype_of<double>() {
-  return DType::Float64;
-}
-template <>
-constexpr DType dtype_of<int32_t>() {
-  return DType::Int32;
-}
-template <>
-constexpr DType dtype_of<int64_t>() {
-  return DType::Int64;
-}
-template <>
-constexpr DType dtype_of<bool>() {
-  return DType::Bool;
+constexpr DType dtype_of() {
+  return detail::TypeOf<T>::value;
 }
 
 const TensorImpl& checked_concrete(const Tensor& t, DType want, const char* what) {

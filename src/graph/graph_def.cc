@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/dtype_table.h"
 #include "graph.pb.h"  // generated from src/graph/proto/graph.proto
 #include "ops/variable_state.h"
 
@@ -19,21 +20,7 @@ namespace {
 // The GraphDef producer version kiln writes (TensorFlow 2.x range).
 constexpr int kProducerVersion = 1286;
 
-tensorflow::DataType to_proto(DType d) {
-  switch (d) {
-    case DType::Bool:
-      return tensorflow::DT_BOOL;
-    case DType::Int32:
-      return tensorflow::DT_INT32;
-    case DType::Int64:
-      return tensorflow::DT_INT64;
-    case DType::Float32:
-      return tensorflow::DT_FLOAT;
-    case DType::Float64:
-      return tensorflow::DT_DOUBLE;
-  }
-  return tensorflow::DT_INVALID;
-}
+tensorflow::DataType to_proto(DType d) { return static_cast<tensorflow::DataType>(detail::dtype_info(d).tf_proto); }
 
 void shape_proto(const ops::PartialShape& s, tensorflow::TensorShapeProto* p) {
   if (s.unknown_rank) {

@@ -2,32 +2,13 @@
 
 #include <cstring>
 
+#include "core/dtype_table.h"
 #include "core/tensor_impl.h"
 #include "io/limits.h"
 
 namespace kiln::io {
 
-bool kiln_dtype_of(int type, DType* out) {
-  switch (type) {
-    case tensorflow::DT_FLOAT:
-      *out = DType::Float32;
-      return true;
-    case tensorflow::DT_DOUBLE:
-      *out = DType::Float64;
-      return true;
-    case tensorflow::DT_INT32:
-      *out = DType::Int32;
-      return true;
-    case tensorflow::DT_INT64:
-      *out = DType::Int64;
-      return true;
-    case tensorflow::DT_BOOL:
-      *out = DType::Bool;
-      return true;
-    default:
-      return false;
-  }
-}
+bool kiln_dtype_of(int type, DType* out) { return detail::dtype_from_proto(type, out); }
 
 DType dtype_from_proto(int type, const std::string& where) {
   DType d{};

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/dtype_table.h"
 #include "core/tensor_impl.h"
 #include "graph.pb.h"
 #include "graph/graph_def.h"
@@ -31,18 +32,7 @@ bool tfjs_has_op(const std::string& op) {
 
 tensorflow::DataType proto_dtype(DType d) { return static_cast<tensorflow::DataType>(graph::dtype_to_proto(d)); }
 
-const char* tfjs_dtype(DType d) {
-  switch (d) {
-    case DType::Float32:
-      return "float32";
-    case DType::Int32:
-      return "int32";
-    case DType::Bool:
-      return "bool";
-    default:
-      return nullptr;
-  }
-}
+const char* tfjs_dtype(DType d) { return detail::dtype_info(d).tfjs_name; }
 
 [[noreturn]] void refuse(const std::string& scope, const tensorflow::NodeDef& n, const std::string& why) {
   throw UnimplementedError("export_tfjs: node '" + n.name() + "' (" + n.op() + ")" +

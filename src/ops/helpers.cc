@@ -64,10 +64,7 @@ PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const I
   return out;
 }
 
-const char* tf_type_name(DType d) {
-  static const char* names[kNumDTypes] = {"bool", "int32", "int64", "float", "double"};
-  return names[static_cast<int>(d)];
-}
+const char* tf_type_name(DType d) { return detail::dtype_info(d).tf_name; }
 
 void require_same_dtypes(const InferContext& c, int first, int last) {
   const DType want = c.in(first).dtype;

@@ -4,32 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype_table.h"
 #include "ops/op_def.h"
 
 namespace kiln::ops {
 
-template <class T>
-struct TypeOf;
-template <>
-struct TypeOf<float> {
-  static constexpr DType value = DType::Float32;
-};
-template <>
-struct TypeOf<double> {
-  static constexpr DType value = DType::Float64;
-};
-template <>
-struct TypeOf<int32_t> {
-  static constexpr DType value = DType::Int32;
-};
-template <>
-struct TypeOf<int64_t> {
-  static constexpr DType value = DType::Int64;
-};
-template <>
-struct TypeOf<bool> {
-  static constexpr DType value = DType::Bool;
-};
+using detail::TypeOf;  // the C++ element type -> DType trait (core/dtype_table.h)
 
 // A kernel table with `K<T>::run` for each listed type.
 template <template <class> class K, class... Ts>

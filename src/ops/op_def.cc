@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/dtype_table.h"
 #include "ops/op_list.h"
 
 namespace kiln::ops {
@@ -118,11 +119,10 @@ std::string dims_text(const Dims& d) {
 std::string partial_text(const PartialShape& s) { return s.unknown_rank ? "<unknown>" : dims_text(s.dims); }
 
 std::string dtype_list_text(const OpDef& op) {
-  static const char* tf_names[kNumDTypes] = {"bool", "int32", "int64", "float", "double"};
   if (op.any_dtype_kernel) return "any";
   std::string s;
-  for (int d = 0; d < kNumDTypes; ++d)
-    if (op.kernels[d]) s += std::string(s.empty() ? "" : ", ") + tf_names[d];
+  for (const detail::DTypeInfo& d : detail::kDTypes)
+    if (op.kernels[static_cast<int>(d.dtype)]) s += std::string(s.empty() ? "" : ", ") + d.tf_name;
   return s;
 }
 
