@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <forward_list>
 #include <functional>
 #include <map>
 #include <memory>
@@ -181,7 +182,10 @@ class KeyBuilder {
   void spill(uint64_t w);
 };
 
-// The tensors of one call, beside its key: inline for up to kInline of them.
+// The tensors of one call, beside its key, by address: the caller's own arguments are
+// borrowed (they outlive the call; no reference count changes), tensors made for the call
+// (conversions, the empty stand-in of a TensorSpec) are kept here. Inline for up to
+// kInline of each.
 class ArgTensors {
  public:
   static constexpr size_t kInline = 6;
@@ -189,26 +193,35 @@ class ArgTensors {
   ArgTensors(const ArgTensors&) = delete;
   ArgTensors& operator=(const ArgTensors&) = delete;
   ~ArgTensors() {
-    for (size_t i = 0; i < std::min(n_, kInline); ++i) inline_()[i].~Tensor();
+    for (size_t i = 0; i < std::min(owned_, kInline); ++i) owned_inline()[i].~Tensor();
   }
+  // A tensor that stays alive until the call returns.
+  void borrow(const Tensor& t) { add(&t); }
+  // A tensor made for this call: kept until the ArgTensors dies.
   void push_back(const Tensor& t) {
-    if (n_ < kInline) {
-      new (&inline_()[n_]) Tensor(t);
-    } else {
-      if (n_ == kInline) heap_.assign(inline_(), inline_() + kInline);
-      heap_.push_back(t);
-    }
-    ++n_;
+    const Tensor* p = owned_ < kInline ? new (&owned_inline()[owned_]) Tensor(t) : &overflow_.emplace_front(t);
+    ++owned_;
+    add(p);
   }
-  const Tensor* data() const { return n_ <= kInline ? inline_() : heap_.data(); }
+  const Tensor* const* data() const { return n_ <= kInline ? ptrs_ : heap_.data(); }
   size_t size() const { return n_; }
 
  private:
+  void add(const Tensor* p) {
+    if (n_ < kInline) {
+      ptrs_[n_] = p;
+    } else {
+      if (n_ == kInline) heap_.assign(ptrs_, ptrs_ + kInline);
+      heap_.push_back(p);
+    }
+    ++n_;
+  }
+  Tensor* owned_inline() { return reinterpret_cast<Tensor*>(storage_); }
+  const Tensor* ptrs_[kInline];
+  std::vector<const Tensor*> heap_;
+  size_t n_ = 0, owned_ = 0;
   alignas(Tensor) unsigned char storage_[kInline * sizeof(Tensor)];
-  size_t n_ = 0;
-  std::vector<Tensor> heap_;
-  Tensor* inline_() { return reinterpret_cast<Tensor*>(storage_); }
-  const Tensor* inline_() const { return reinterpret_cast<const Tensor*>(storage_); }
+  std::forward_list<Tensor> overflow_;  // owned beyond kInline: stable addresses
 };
 
 enum KeyTag : uint64_t { kKeyTensor = 1, kKeySpec, kKeyNumber, kKeyNumbers, kKeyString, kKeyList };
@@ -387,7 +400,7 @@ void encode_arg(KeyBuilder& k, ArgTensors& tensors, const A& a) {
   if constexpr (std::is_same_v<PD, Tensor>) {
     if constexpr (std::is_same_v<AD, Tensor>) {
       key_tensor(k, a);
-      tensors.push_back(a);
+      tensors.borrow(a);  // the caller's argument: alive until the call returns
     } else if constexpr (std::is_same_v<AD, TensorSpec>) {
       key_spec(k, a);
       tensors.push_back(Tensor());

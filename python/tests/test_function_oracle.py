@@ -61,6 +61,17 @@ def test_retracing_rules_for_tensors_and_arrays(oracle):
     oracle(program)
 
 
+def test_many_converted_arguments(oracle):
+    # More tensor arguments than a call keeps inline, most of them converted for the call.
+    def program(m):
+        f = m.function(lambda *xs: m.add_n(list(xs)))
+        arrays = [np.full((3,), i, np.float32) for i in range(9)]
+        mixed = arrays[:4] + [m.constant(arrays[4])] + arrays[5:]
+        return [f(*arrays), f(*mixed), f(*arrays[::-1]), f.experimental_get_tracing_count()]
+
+    oracle(program)
+
+
 def test_reduce_retracing_generalizes_shapes(oracle):
     def program(m):
         f = m.function(lambda x: x * 2, reduce_retracing=True)

@@ -92,6 +92,11 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     feed_shapes_.push_back(in->out_shapes[0]);
   }
   for (const graph::Output& o : g.outputs) result_slots_.push_back(slot_of(o));
+  // The slot array dies with the call: each result moves out of it, unless a later result
+  // is the same slot (then it is copied, and the last one moves).
+  for (size_t i = 0; i < result_slots_.size(); ++i)
+    result_moves_.push_back(std::find(result_slots_.begin() + static_cast<std::ptrdiff_t>(i) + 1, result_slots_.end(),
+                                      result_slots_[i]) == result_slots_.end());
 
   // Last use of each slot, so intermediates return to the pool as soon as they die.
   std::vector<int> last_use(num_slots_, -1);
@@ -372,12 +377,36 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
   return results;
 }
 
-void Plan::feed(const Tensor* feeds, size_t num_feeds, Tensor* slots) const {
+namespace {
+// The addresses of n contiguous tensors (inline for a few).
+struct TensorPointers {
+  static constexpr size_t kInline = 8;
+  const Tensor* inline_[kInline];
+  std::vector<const Tensor*> heap;
+  const Tensor* const* data;
+  TensorPointers(const Tensor* t, size_t n) {
+    const Tensor** p = inline_;
+    if (n > kInline) {
+      heap.resize(n);
+      p = heap.data();
+    }
+    for (size_t i = 0; i < n; ++i) p[i] = t + i;
+    data = p;
+  }
+};
+}  // namespace
+
+void Plan::feed(const std::vector<Tensor>& feeds, Tensor* slots) const {
+  TensorPointers p(feeds.data(), feeds.size());
+  feed(p.data, feeds.size(), slots);
+}
+
+void Plan::feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) const {
   if (num_feeds != feed_slots_.size())
     throw InvalidArgumentError("Expected " + std::to_string(feed_slots_.size()) + " inputs, got " +
                                std::to_string(num_feeds));
   for (size_t i = 0; i < num_feeds; ++i) {
-    const ops::TensorImpl* t = feeds[i].impl();
+    const ops::TensorImpl* t = feeds[i]->impl();
     if (!t || t->symbolic) throw InvalidArgumentError("Input " + std::to_string(i) + " must be a concrete tensor");
     if (t->dtype != feed_dtypes_[i])
       throw InvalidArgumentError("Input " + std::to_string(i) + " must be " + std::string(dtype_name(feed_dtypes_[i])) +
@@ -389,7 +418,7 @@ void Plan::feed(const Tensor* feeds, size_t num_feeds, Tensor* slots) const {
     if (!ok)
       throw InvalidArgumentError("Input " + std::to_string(i) + " has shape " + detail::shape_of_impl(*t).str() +
                                  ", which is not compatible with " + ops::partial_text(want));
-    slots[feed_slots_[i]] = feeds[i];
+    slots[feed_slots_[i]] = *feeds[i];
   }
   for (const auto& [slot, value] : const_slots_) slots[slot] = value;
 }
@@ -668,6 +697,11 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
 }
 
 void Plan::run_into(const Tensor* feeds, size_t num_feeds, std::vector<Tensor>& results) const {
+  TensorPointers p(feeds, num_feeds);
+  run_into(p.data, num_feeds, results);
+}
+
+void Plan::run_into(const Tensor* const* feeds, size_t num_feeds, std::vector<Tensor>& results) const {
   SlotArray slot_array(num_slots_);
   Tensor* slots = slot_array.data();
   FrameLease lease(memory_);
@@ -675,7 +709,8 @@ void Plan::run_into(const Tensor* feeds, size_t num_feeds, std::vector<Tensor>& 
   feed(feeds, num_feeds, slots);
   run_steps(slots, frame);
   results.resize(result_slots_.size());
-  for (size_t i = 0; i < result_slots_.size(); ++i) results[i] = slots[result_slots_[i]];
+  for (size_t i = 0; i < result_slots_.size(); ++i)
+    results[i] = result_moves_[i] ? std::move(slots[result_slots_[i]]) : slots[result_slots_[i]];
 }
 
 }  // namespace kiln::exec

@@ -47,6 +47,8 @@ class Plan {
     run_into(feeds.data(), feeds.size(), results);
   }
   void run_into(const Tensor* feeds, size_t num_feeds, std::vector<Tensor>& results) const;
+  // The same with the feeds by address: a caller's arguments, not copied into an array.
+  void run_into(const Tensor* const* feeds, size_t num_feeds, std::vector<Tensor>& results) const;
 
   int num_steps() const { return static_cast<int>(steps_.size()); }
   int num_slots() const { return num_slots_; }
@@ -96,8 +98,9 @@ class Plan {
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
   void plan_parallelism(const graph::Graph& g);
   void plan_forwarding(const std::vector<int>& last_use, const std::vector<char>& pinned);
-  void feed(const Tensor* feeds, size_t num_feeds, Tensor* slots) const;
-  void feed(const std::vector<Tensor>& feeds, Tensor* slots) const { feed(feeds.data(), feeds.size(), slots); }
+  void feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) const;
+  void feed(const std::vector<Tensor>& feeds, Tensor* slots) const;
+  std::vector<char> result_moves_;  // per result: its slot is no later result's, so it moves out
   void execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const;
   static constexpr int kLeanInputs = 4, kLeanOutputs = 2;
   void run_lean(const Step& st, Tensor* slots, Frame* frame) const;

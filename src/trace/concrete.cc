@@ -11,10 +11,15 @@
 namespace kiln {
 namespace detail {
 
+namespace {
+[[noreturn]] void fail_arity(const ConcreteImpl& f, size_t num_args) {
+  throw InvalidArgumentError(f.name + " expects " + std::to_string(f.inputs.size()) + " tensor arguments, got " +
+                             std::to_string(num_args));
+}
+}  // namespace
+
 std::vector<Tensor> ConcreteImpl::call(const Tensor* args, size_t num_args) const {
-  if (num_args != inputs.size())
-    throw InvalidArgumentError(name + " expects " + std::to_string(inputs.size()) + " tensor arguments, got " +
-                               std::to_string(num_args));
+  if (num_args != inputs.size()) fail_arity(*this, num_args);
   std::vector<Tensor> results;
   if (captures.empty()) {
     plan->run_into(args, num_args, results);
@@ -23,6 +28,19 @@ std::vector<Tensor> ConcreteImpl::call(const Tensor* args, size_t num_args) cons
   std::vector<Tensor> feeds(args, args + num_args);
   feeds.insert(feeds.end(), captures.begin(), captures.end());
   plan->run_into(feeds, results);
+  return results;
+}
+
+std::vector<Tensor> ConcreteImpl::call(const Tensor* const* args, size_t num_args) const {
+  if (num_args != inputs.size()) fail_arity(*this, num_args);
+  std::vector<Tensor> results;
+  if (captures.empty()) {
+    plan->run_into(args, num_args, results);
+    return results;
+  }
+  std::vector<const Tensor*> feeds(args, args + num_args);
+  for (const Tensor& c : captures) feeds.push_back(&c);
+  plan->run_into(feeds.data(), feeds.size(), results);
   return results;
 }
 

@@ -22,6 +22,8 @@ class ConcreteImpl {
   std::unique_ptr<exec::Plan> plan;
 
   std::vector<Tensor> call(const Tensor* args, size_t num_args) const;
+  // The same with the arguments by address (a Function call's own arguments, not copied).
+  std::vector<Tensor> call(const Tensor* const* args, size_t num_args) const;
   std::vector<Tensor> call(const std::vector<Tensor>& args) const { return call(args.data(), args.size()); }
   std::string pretty_signature() const;
   // Optimizes a copy of `graph` into `optimized` and compiles the plan (once).

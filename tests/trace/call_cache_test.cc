@@ -32,6 +32,29 @@ TEST(CallCache, KeysKeepNoArgumentAlive) {
   EXPECT_LE(g.tracing_count(), 2);  // (1), then (None,)
 }
 
+// A call borrows its tensor arguments (no reference-count traffic) and keeps what it makes
+// itself: many arguments (beyond the inline ones), a vector of them, TensorSpecs standing
+// for some, and a function whose captured value is fed after the arguments.
+TEST(CallCache, ArgumentsAreBorrowedForTheCall) {
+  Tensor bias = constant(100.0f);
+  auto f = function([&](std::vector<Tensor> xs, Tensor a, Tensor b) {
+    Tensor s = a * b + bias;
+    for (const Tensor& x : xs) s = s + x;
+    return s;
+  });
+  std::vector<Tensor> xs;
+  for (int i = 0; i < 9; ++i) xs.push_back(constant(static_cast<float>(i)));
+  Tensor a = constant(2.0f), b = constant(3.0f);
+  for (int round = 0; round < 2; ++round) EXPECT_EQ(f(xs, a, b).item<float>(), 100 + 6 + 36);
+  for (const Tensor& x : xs) EXPECT_EQ(refs(x), 1);  // nothing kept past the call
+  EXPECT_EQ(refs(a), 1);
+  ConcreteFunction cf = f.get_concrete_function(xs, TensorSpec{{}, DType::Float32}, b);
+  std::vector<Tensor> flat = xs;
+  flat.push_back(constant(5.0f));
+  flat.push_back(b);
+  EXPECT_EQ(cf(flat)[0].item<float>(), 100 + 15 + 36);
+}
+
 TEST(CallCache, KeyMapIsBounded) {
   // Every shape is its own key; the map keeps at most max_cached_calls of them, and an
   // evicted key costs a lookup of the traces, not a new trace.
