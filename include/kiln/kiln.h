@@ -8,6 +8,7 @@
 #include "kiln/function.h"
 #include "kiln/gradient.h"
 #include "kiln/memory.h"
+#include "kiln/op_registry.h"
 #include "kiln/ops.h"
 #include "kiln/print.h"
 #include "kiln/saved_model.h"

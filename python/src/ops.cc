@@ -22,6 +22,19 @@ DType dt(nb::handle d) { return dtype_from(d); }
 
 void bind_ops(nb::module_& m) {
   using T = const Tensor&;
+  // kiln's op registry, for tests against TensorFlow's: (name, [(attr, type, default or
+  // None)], stateful, tfjs, internal) per op.
+  m.def("_registered_ops", [] {
+    nb::list out;
+    for (const OpInfo& op : registered_ops()) {
+      nb::list attrs;
+      for (const OpAttrInfo& a : op.attrs)
+        attrs.append(nb::make_tuple(a.name, a.type,
+                                    a.default_value ? nb::object(nb::str(a.default_value->c_str())) : nb::none()));
+      out.append(nb::make_tuple(op.name, attrs, op.stateful, op.tfjs, op.internal));
+    }
+    return out;
+  });
 #define KILN_PY_BINARY(fn) m.def(#fn, [](T a, T b) { return fn(a, b); });
   KILN_PY_BINARY(add)
   KILN_PY_BINARY(sub)

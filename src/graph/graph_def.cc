@@ -88,7 +88,7 @@ void control_flow_attrs(const Node& n, google::protobuf::Map<std::string, tensor
     type_list(attrs["T"], in_types);
     add_resources(attrs["T"]);
   } else {
-    if (std::string(n.op->attr_names[0]) == "then_branch") attrs["Tcond"].set_type(to_proto(in_types[0]));
+    if (std::string(n.op->attr_specs[0].name) == "then_branch") attrs["Tcond"].set_type(to_proto(in_types[0]));
     type_list(attrs["Tin"], std::vector<DType>(in_types.begin() + 1, in_types.end()));
     add_resources(attrs["Tin"]);
     type_list(attrs["Tout"], n.out_dtypes);
@@ -294,8 +294,8 @@ class Writer {
         threads_resources ? control_flow_resources(n) : std::vector<const Resource*>{};
     cf_resources_ = resources;
     cf_loop_ = n.op->has(ops::kLoop);
-    for (int i = 0; i < n.attrs.size() && i < static_cast<int>(n.op->attr_names.size()); ++i) {
-      const std::string key = n.op->attr_names[i];
+    for (int i = 0; i < n.attrs.size() && i < static_cast<int>(n.op->attr_specs.size()); ++i) {
+      const std::string key = n.op->attr_specs[i].name;
       attr_index_ = i;
       if (const auto* res = std::get_if<ops::ResourceRef>(&n.attrs[i])) {
         p->add_input(handle_of(scope, res->resource.get(), out));

@@ -58,8 +58,8 @@ GraphView make_view(const Graph& g) {
     op.type = n->op->name;
     for (const Output& in : n->inputs) op.inputs.push_back(output_name(in));
     for (const Node* c : n->control_inputs) op.control_inputs.push_back(c->name);
-    for (int i = 0; i < n->attrs.size() && i < static_cast<int>(n->op->attr_names.size()); ++i)
-      op.attrs[n->op->attr_names[i]] = attr_text(n->attrs[i]);
+    for (int i = 0; i < n->attrs.size() && i < static_cast<int>(n->op->attr_specs.size()); ++i)
+      op.attrs[n->op->attr_specs[i].name] = attr_text(n->attrs[i]);
     for (int i = 0; i < n->num_outputs(); ++i)
       op.outputs.push_back(n->name + ":" + std::to_string(i) + " " + std::string(dtype_name(n->out_dtypes[i])) + " " +
                            ops::partial_text(n->out_shapes[i]));

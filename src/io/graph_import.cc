@@ -408,8 +408,9 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
   ops::Attrs attrs;
   std::unordered_set<std::string> known;
   size_t next_handle = 0;
-  for (const char* name : op->attr_names) {
-    const AttrKind kind = attr_kind(name);
+  for (const ops::AttrSpec& spec : op->attr_specs) {
+    const char* name = spec.name;
+    const AttrKind kind = spec.kind;
     known.insert(name);
     if (kind == AttrKind::kResource) {
       if (next_handle == handles.size())
@@ -420,9 +421,8 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
     }
     auto a = nd.attr().find(name);
     if (a == nd.attr().end()) {
-      ops::AttrValue fallback;
-      if (attr_default(name, &fallback)) {  // TensorFlow strips attrs that hold their default
-        attrs.push(std::move(fallback));
+      if (spec.has_default()) {  // TensorFlow strips attrs that hold their default
+        attrs.push(spec.default_value);
         continue;
       }
       if (name[0] != '_') throw InvalidArgumentError(where + ": NodeDef missing attr '" + name + "'");
@@ -520,7 +520,7 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
   }
   std::vector<DType> out_dtypes;
   std::vector<ops::PartialShape> out_shapes;
-  const std::string first_attr = op.attr_names[0];
+  const std::string first_attr = op.attr_specs[0].name;
   if (first_attr == "cond") {  // While(vars...): cond, body
     // Variables among the loop variables are bound in cond and body, which must return each
     // one unchanged in its place; the loop itself carries only the tensors.

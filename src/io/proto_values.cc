@@ -105,127 +105,6 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
   return t;
 }
 
-bool attr_default(const std::string& name, ops::AttrValue* out) {
-  static const std::map<std::string, ops::AttrValue> defaults = {{"axis", int64_t{0}},
-                                                                 {"batch_dims", int64_t{0}},
-                                                                 {"begin_mask", int64_t{0}},
-                                                                 {"end_mask", int64_t{0}},
-                                                                 {"ellipsis_mask", int64_t{0}},
-                                                                 {"new_axis_mask", int64_t{0}},
-                                                                 {"shrink_axis_mask", int64_t{0}},
-                                                                 {"seed", int64_t{0}},
-                                                                 {"seed2", int64_t{0}},
-                                                                 {"summarize", int64_t{3}},
-                                                                 {"keep_dims", false},
-                                                                 {"transpose_a", false},
-                                                                 {"transpose_b", false},
-                                                                 {"adj_x", false},
-                                                                 {"adj_y", false},
-                                                                 {"use_locking", false},
-                                                                 {"use_nesterov", false},
-                                                                 {"out_type", DType::Int32},
-                                                                 {"output_type", DType::Int64},
-                                                                 {"squeeze_dims", std::vector<int64_t>{}},
-                                                                 {"data_format", std::string("NHWC")},
-                                                                 {"dilations", std::vector<int64_t>{1, 1, 1, 1}},
-                                                                 {"explicit_paddings", std::vector<int64_t>{}},
-                                                                 {"use_cudnn_on_gpu", true},
-                                                                 {"epsilon", static_cast<double>(0.0001f)},
-                                                                 {"exponential_avg_factor", 1.0},
-                                                                 {"is_training", true},
-                                                                 {"timeout_seconds", 0.0}};
-  const auto it = defaults.find(name);
-  if (it == defaults.end()) return false;
-  *out = it->second;
-  return true;
-}
-
-AttrKind attr_kind(const std::string& name) {
-  static const std::map<std::string, AttrKind> kinds = {{"N", AttrKind::kInt},
-                                                        {"axis", AttrKind::kInt},
-                                                        {"batch_dims", AttrKind::kInt},
-                                                        {"begin_mask", AttrKind::kInt},
-                                                        {"end_mask", AttrKind::kInt},
-                                                        {"ellipsis_mask", AttrKind::kInt},
-                                                        {"new_axis_mask", AttrKind::kInt},
-                                                        {"shrink_axis_mask", AttrKind::kInt},
-                                                        {"seed", AttrKind::kInt},
-                                                        {"seed2", AttrKind::kInt},
-                                                        {"summarize", AttrKind::kInt},
-                                                        {"keep_dims", AttrKind::kBool},
-                                                        {"transpose_a", AttrKind::kBool},
-                                                        {"transpose_b", AttrKind::kBool},
-                                                        {"adj_x", AttrKind::kBool},
-                                                        {"adj_y", AttrKind::kBool},
-                                                        {"use_locking", AttrKind::kBool},
-                                                        {"use_nesterov", AttrKind::kBool},
-                                                        {"DstT", AttrKind::kType},
-                                                        {"dtype", AttrKind::kType},
-                                                        {"out_type", AttrKind::kType},
-                                                        {"output_type", AttrKind::kType},
-                                                        {"squeeze_dims", AttrKind::kIntList},
-                                                        {"message", AttrKind::kString},
-                                                        {"template", AttrKind::kString},
-                                                        {"data_format", AttrKind::kString},
-                                                        {"padding", AttrKind::kString},
-                                                        {"strides", AttrKind::kIntList},
-                                                        {"ksize", AttrKind::kIntList},
-                                                        {"dilations", AttrKind::kIntList},
-                                                        {"explicit_paddings", AttrKind::kIntList},
-                                                        {"use_cudnn_on_gpu", AttrKind::kBool},
-                                                        {"epsilon", AttrKind::kFloat},
-                                                        {"exponential_avg_factor", AttrKind::kFloat},
-                                                        {"is_training", AttrKind::kBool},
-                                                        {"merge_op", AttrKind::kString},
-                                                        {"final_op", AttrKind::kString},
-                                                        {"timeout_seconds", AttrKind::kFloat},
-                                                        {"root_rank", AttrKind::kInt},
-                                                        {"_user_specified_name", AttrKind::kString},
-                                                        {"shape", AttrKind::kShape},
-                                                        {"value", AttrKind::kTensor},
-                                                        {"then_branch", AttrKind::kFunc},
-                                                        {"else_branch", AttrKind::kFunc},
-                                                        {"cond", AttrKind::kFunc},
-                                                        {"body", AttrKind::kFunc},
-                                                        {"branches", AttrKind::kFuncList},
-                                                        {"_resource", AttrKind::kResource},
-                                                        {"_accum", AttrKind::kResource},
-                                                        {"_m", AttrKind::kResource},
-                                                        {"_v", AttrKind::kResource}};
-  auto it = kinds.find(name);
-  return it == kinds.end() ? AttrKind::kUnknown : it->second;
-}
-
-const char* attr_kind_name(AttrKind k) {
-  switch (k) {
-    case AttrKind::kInt:
-      return "int";
-    case AttrKind::kFloat:
-      return "float";
-    case AttrKind::kBool:
-      return "bool";
-    case AttrKind::kType:
-      return "type";
-    case AttrKind::kIntList:
-      return "list(int)";
-    case AttrKind::kString:
-      return "string";
-    case AttrKind::kShape:
-      return "shape";
-    case AttrKind::kTensor:
-      return "tensor";
-    case AttrKind::kFunc:
-      return "func";
-    case AttrKind::kFuncList:
-      return "list(func)";
-    case AttrKind::kResource:
-      return "resource";
-    case AttrKind::kUnknown:
-      return "unknown";
-  }
-  return "unknown";
-}
-
 ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, const std::string& where) {
   using V = tensorflow::AttrValue;
   auto wrong = [&]() -> ops::AttrValue {
@@ -261,7 +140,6 @@ ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, co
       return ops::AttrValue(std::move(refs));
     }
     case AttrKind::kResource:
-    case AttrKind::kUnknown:
       break;
   }
   return wrong();

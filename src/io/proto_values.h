@@ -15,28 +15,8 @@ ops::PartialShape shape_from_proto(const tensorflow::TensorShapeProto& p, const 
 TensorShape full_shape(const ops::PartialShape& s);
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where);
 
-// What an attr of a given name holds. Attr names mean the same thing across kiln's ops
-// (as across TensorFlow's), so one table describes them all; a test checks that every
-// op's attr names are in it.
-enum class AttrKind {
-  kInt,
-  kFloat,
-  kBool,
-  kType,
-  kIntList,
-  kString,
-  kShape,
-  kTensor,
-  kFunc,
-  kFuncList,
-  kResource,
-  kUnknown
-};
-AttrKind attr_kind(const std::string& name);
-const char* attr_kind_name(AttrKind k);
-// TensorFlow's default for an attr name kiln's ops use, for NodeDefs written with default
-// attrs stripped (as TensorFlow's SavedModels are); false when the attr has no default.
-bool attr_default(const std::string& name, ops::AttrValue* out);
+using ops::attr_kind_name;
+using ops::AttrKind;  // declared with each op's attrs (ops::AttrSpec)
 // Converts a non-function, non-resource attr; function attrs get only their names here.
 ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, const std::string& where);
 

@@ -146,15 +146,16 @@ struct BroadcastKernel {
 }  // namespace
 
 const OpDef& op::CollectiveReduceV2() {
-  static const OpDef def = {.name = "CollectiveReduceV2",
-                            .num_inputs = 4,
-                            .num_outputs = 1,
-                            .traits = kStateful,
-                            .attr_names = {"merge_op", "final_op", "timeout_seconds"},
-                            .infer = infer_reduce,
-                            .kernels = kernels_for<ReduceKernel, KILN_NUMERIC>(),
-                            .grad = &reduce_grad,
-                            .output_args = {"data"}};
+  static const OpDef def = {
+      .name = "CollectiveReduceV2",
+      .num_inputs = 4,
+      .num_outputs = 1,
+      .traits = kStateful,
+      .attr_specs = {string_attr("merge_op"), string_attr("final_op"), float_attr("timeout_seconds", 0.0)},
+      .infer = infer_reduce,
+      .kernels = kernels_for<ReduceKernel, KILN_NUMERIC>(),
+      .grad = &reduce_grad,
+      .output_args = {"data"}};
   return def;
 }
 const OpDef& op::CollectiveGatherV2() {
@@ -162,7 +163,7 @@ const OpDef& op::CollectiveGatherV2() {
                             .num_inputs = 4,
                             .num_outputs = 1,
                             .traits = kStateful | kOwnOutputs,
-                            .attr_names = {"timeout_seconds"},
+                            .attr_specs = {float_attr("timeout_seconds", 0.0)},
                             .infer = infer_gather,
                             .any_dtype_kernel = &GatherKernel::run,
                             .grad = &no_gradient,
@@ -174,7 +175,7 @@ const OpDef& op::KilnBroadcast() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .traits = kStateful,
-                            .attr_names = {"root_rank"},
+                            .attr_specs = {int_attr("root_rank")},
                             .infer = infer_broadcast,
                             .any_dtype_kernel = &BroadcastKernel::run,
                             .grad = &no_gradient,

@@ -53,7 +53,7 @@ void while_grad(GradContext& c) {
                               .num_inputs = -1,                 \
                               .num_outputs = -1,                \
                               .traits = Traits | kControlFlow,  \
-                              .attr_names = attrs,              \
+                              .attr_specs = attrs,              \
                               .infer = infer_built_by_kiln,     \
                               .type_attr = nullptr,             \
                               .control_flow = runner,           \
@@ -73,14 +73,15 @@ bool condition_truth(const TensorImpl& c) {  // a value the executor computed: c
   return visit_dtype(c.dtype, [&](auto v) { return c.as<decltype(v)>()[0] != decltype(v)(0); });
 }
 
-KILN_CONTROL_FLOW_OP(If, kStateful | kTfjs, (std::vector<const char*>{"then_branch", "else_branch"}), run_if,
-                     &branch_grad)
-KILN_CONTROL_FLOW_OP(StatelessIf, kPure | kTfjs, (std::vector<const char*>{"then_branch", "else_branch"}), run_if,
-                     &branch_grad)
-KILN_CONTROL_FLOW_OP(While, kStateful | kLoop | kTfjs, (std::vector<const char*>{"cond", "body"}), nullptr, &while_grad)
-KILN_CONTROL_FLOW_OP(StatelessWhile, kPure | kLoop | kTfjs, (std::vector<const char*>{"cond", "body"}), nullptr,
-                     &while_grad)
-KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
-KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<const char*>{"branches"}), run_case, &branch_grad)
+KILN_CONTROL_FLOW_OP(If, kStateful | kTfjs, (std::vector<AttrSpec>{func_attr("then_branch"), func_attr("else_branch")}),
+                     run_if, &branch_grad)
+KILN_CONTROL_FLOW_OP(StatelessIf, kPure | kTfjs,
+                     (std::vector<AttrSpec>{func_attr("then_branch"), func_attr("else_branch")}), run_if, &branch_grad)
+KILN_CONTROL_FLOW_OP(While, kStateful | kLoop | kTfjs, (std::vector<AttrSpec>{func_attr("cond"), func_attr("body")}),
+                     nullptr, &while_grad)
+KILN_CONTROL_FLOW_OP(StatelessWhile, kPure | kLoop | kTfjs,
+                     (std::vector<AttrSpec>{func_attr("cond"), func_attr("body")}), nullptr, &while_grad)
+KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<AttrSpec>{func_list_attr("branches")}), run_case, &branch_grad)
+KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<AttrSpec>{func_list_attr("branches")}), run_case, &branch_grad)
 
 }  // namespace kiln::ops

@@ -392,7 +392,7 @@ struct FusedConv2DKernel {
 
 // MaxPool(input): attrs ksize, strides, padding, explicit_paddings, data_format. AvgPool has
 // no explicit_paddings attr (as in TensorFlow).
-bool has_explicit_paddings(const OpDef& op) { return op.attr_names.size() == 5; }
+bool has_explicit_paddings(const OpDef& op) { return op.attr_specs.size() == 5; }
 const std::vector<int64_t>& pool_explicit_paddings(const Attrs& attrs, const OpDef& op) {
   static const std::vector<int64_t> none;
   return has_explicit_paddings(op) ? attrs.list(3) : none;
@@ -479,20 +479,23 @@ const OpDef& op::Conv2D() {
       .num_inputs = 2,
       .num_outputs = 1,
       .traits = kPure | kTfjs,
-      .attr_names = {"strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu"},
+      .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
+                     string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
+                     bool_attr("use_cudnn_on_gpu", true)},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
   return def;
 }
 const OpDef& op::KilnFusedConv2D() {
-  static const OpDef def = {
-      .name = "KilnFusedConv2D",
-      .num_inputs = 3,
-      .num_outputs = 1,
-      .traits = kPure | kInternal,
-      .attr_names = {"strides", "padding", "explicit_paddings", "data_format", "dilations", "activation"},
-      .infer = infer_fused_conv2d,
-      .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>()};
+  static const OpDef def = {.name = "KilnFusedConv2D",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .traits = kPure | kInternal,
+                            .attr_specs = {int_list_attr("strides"), string_attr("padding"),
+                                           int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC"),
+                                           int_list_attr("dilations", {1, 1, 1, 1}), string_attr("activation")},
+                            .infer = infer_fused_conv2d,
+                            .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>()};
   return def;
 }
 const OpDef& op::MaxPool() {
@@ -500,7 +503,8 @@ const OpDef& op::MaxPool() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .traits = kPure | kTfjs,
-                            .attr_names = {"ksize", "strides", "padding", "explicit_paddings", "data_format"},
+                            .attr_specs = {int_list_attr("ksize"), int_list_attr("strides"), string_attr("padding"),
+                                           int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC")},
                             .infer = infer_pool,
                             .kernels = kernels_for<PoolKernel<true>::K, KILN_NUMERIC>()};
   return def;
@@ -510,7 +514,8 @@ const OpDef& op::AvgPool() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .traits = kPure | kTfjs,
-                            .attr_names = {"ksize", "strides", "padding", "data_format"},
+                            .attr_specs = {int_list_attr("ksize"), int_list_attr("strides"), string_attr("padding"),
+                                           string_attr("data_format", "NHWC")},
                             .infer = infer_pool,
                             .kernels = kernels_for<PoolKernel<false>::K, KILN_FLOATS>()};
   return def;

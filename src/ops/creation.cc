@@ -121,7 +121,7 @@ const OpDef& op::Const() {
                             .num_inputs = 0,
                             .num_outputs = 1,
                             .traits = kConstValue | kTfjs,
-                            .attr_names = {"dtype", "value"},
+                            .attr_specs = {type_attr("dtype"), tensor_attr("value")},
                             .infer = infer_const,
                             .kernels = kernels_for<ConstKernel, KILN_ALL_TYPES>(),
                             .type_attr = nullptr};
@@ -132,7 +132,8 @@ const OpDef& op::Placeholder() {
                             .num_inputs = 0,
                             .num_outputs = 1,
                             .traits = kNoKernel | kTfjs,
-                            .attr_names = {"dtype", "shape", "_user_specified_name"},
+                            .attr_specs = {type_attr("dtype"), shape_attr("shape", TensorShape::unknown()),
+                                           string_attr("_user_specified_name")},
                             .infer = infer_placeholder,
                             .type_attr = nullptr};
   return def;

@@ -87,7 +87,7 @@ const OpDef& op::KilnFusedElementwise() {
                             .num_inputs = -1,
                             .num_outputs = 1,
                             .traits = kElementwise | kInternal,
-                            .attr_names = {"program", "output_shape"},
+                            .attr_specs = {int_list_attr("program"), shape_attr("output_shape")},
                             .infer = infer_fused,
                             .any_dtype_kernel = &FusedKernel::run};
   return def;

@@ -311,7 +311,7 @@ const OpDef& op::ConcatV2() {
                             .num_inputs = -1,
                             .num_outputs = 1,
                             .traits = kPure | kTfjs,
-                            .attr_names = {"N"},
+                            .attr_specs = {int_attr("N")},
                             .infer = infer_concat,
                             .kernels = kernels_for<ConcatKernel, KILN_ALL_TYPES>(),
                             .index_type_attrs = {{"Tidx", -1}},
@@ -323,7 +323,7 @@ const OpDef& op::Pack() {
                             .num_inputs = -1,
                             .num_outputs = 1,
                             .traits = kPure | kTfjs,
-                            .attr_names = {"N", "axis"},
+                            .attr_specs = {int_attr("N"), int_attr("axis", 0)},
                             .infer = infer_pack,
                             .kernels = kernels_for<PackKernel, KILN_ALL_TYPES>(),
                             .grad = &pack_grad};

@@ -210,7 +210,8 @@ const OpDef& op::FusedBatchNormV3() {
       .num_inputs = 5,
       .num_outputs = 6,
       .traits = kPure | kTfjs,
-      .attr_names = {"epsilon", "exponential_avg_factor", "data_format", "is_training"},
+      .attr_specs = {float_attr("epsilon", static_cast<double>(0.0001f)), float_attr("exponential_avg_factor", 1.0),
+                     string_attr("data_format", "NHWC"), bool_attr("is_training", true)},
       .infer = infer_fused_batch_norm,
       .kernels = kernels_for<FusedBatchNormKernel, float>(),
       .index_type_attrs = {{"U", 1}},
@@ -223,7 +224,7 @@ const OpDef& op::BiasAdd() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .traits = kPure | kTfjs,
-                            .attr_names = {"data_format"},
+                            .attr_specs = {string_attr("data_format", "NHWC")},
                             .infer = infer_bias_add,
                             .kernels = kernels_for<BiasAddKernel, KILN_NUMERIC>(),
                             .grad = &bias_add_grad};

@@ -118,6 +118,34 @@ std::string dims_text(const Dims& d) {
 
 std::string partial_text(const PartialShape& s) { return s.unknown_rank ? "<unknown>" : dims_text(s.dims); }
 
+const char* attr_kind_name(AttrKind k) {
+  switch (k) {
+    case AttrKind::kInt:
+      return "int";
+    case AttrKind::kFloat:
+      return "float";
+    case AttrKind::kBool:
+      return "bool";
+    case AttrKind::kType:
+      return "type";
+    case AttrKind::kIntList:
+      return "list(int)";
+    case AttrKind::kString:
+      return "string";
+    case AttrKind::kShape:
+      return "shape";
+    case AttrKind::kTensor:
+      return "tensor";
+    case AttrKind::kFunc:
+      return "func";
+    case AttrKind::kFuncList:
+      return "list(func)";
+    case AttrKind::kResource:
+      return "resource";
+  }
+  return "unknown";
+}
+
 std::string dtype_list_text(const OpDef& op) {
   if (op.any_dtype_kernel) return "any";
   std::string s;

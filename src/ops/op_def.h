@@ -35,12 +35,69 @@ using AttrValue = std::variant<std::monostate, int64_t, double, bool, DType, std
                                TensorShape, Tensor, FuncRef, std::vector<FuncRef>, ResourceRef>;
 
 inline constexpr int kMaxAttrs = 6;
+
+// What an attr holds: TensorFlow's attr types, and kiln's reference to a variable (which a
+// GraphDef carries as a resource input instead).
+enum class AttrKind : uint8_t {
+  kInt,
+  kFloat,
+  kBool,
+  kType,
+  kIntList,
+  kString,
+  kShape,
+  kTensor,
+  kFunc,
+  kFuncList,
+  kResource,
+};
+// One attr of an op as TensorFlow's REGISTER_OP declares it ("use_nesterov: bool = false"):
+// its name, kind and default. The loader reads a NodeDef's attrs by these (TensorFlow
+// strips attrs that hold their default); kernels read the values by position.
+struct AttrSpec {
+  const char* name = nullptr;
+  AttrKind kind = AttrKind::kInt;
+  AttrValue default_value = std::monostate{};  // none: the attr must be present
+  bool has_default() const { return !std::holds_alternative<std::monostate>(default_value); }
+};
+// TensorFlow's name of an attr type: "int", "list(int)", "type", ...
+const char* attr_kind_name(AttrKind k);
+inline AttrSpec int_attr(const char* name) { return {.name = name, .kind = AttrKind::kInt}; }
+inline AttrSpec int_attr(const char* name, int64_t d) {
+  return {.name = name, .kind = AttrKind::kInt, .default_value = d};
+}
+inline AttrSpec float_attr(const char* name, double d) {
+  return {.name = name, .kind = AttrKind::kFloat, .default_value = d};
+}
+inline AttrSpec bool_attr(const char* name, bool d) {
+  return {.name = name, .kind = AttrKind::kBool, .default_value = d};
+}
+inline AttrSpec type_attr(const char* name) { return {.name = name, .kind = AttrKind::kType}; }
+inline AttrSpec type_attr(const char* name, DType d) {
+  return {.name = name, .kind = AttrKind::kType, .default_value = d};
+}
+inline AttrSpec int_list_attr(const char* name) { return {.name = name, .kind = AttrKind::kIntList}; }
+inline AttrSpec int_list_attr(const char* name, std::vector<int64_t> d) {
+  return {.name = name, .kind = AttrKind::kIntList, .default_value = std::move(d)};
+}
+inline AttrSpec string_attr(const char* name) { return {.name = name, .kind = AttrKind::kString}; }
+inline AttrSpec string_attr(const char* name, const char* d) {
+  return {.name = name, .kind = AttrKind::kString, .default_value = std::string(d)};
+}
+inline AttrSpec shape_attr(const char* name) { return {.name = name, .kind = AttrKind::kShape}; }
+inline AttrSpec shape_attr(const char* name, TensorShape d) {
+  return {.name = name, .kind = AttrKind::kShape, .default_value = std::move(d)};
+}
+inline AttrSpec tensor_attr(const char* name) { return {.name = name, .kind = AttrKind::kTensor}; }
+inline AttrSpec func_attr(const char* name) { return {.name = name, .kind = AttrKind::kFunc}; }
+inline AttrSpec func_list_attr(const char* name) { return {.name = name, .kind = AttrKind::kFuncList}; }
+inline AttrSpec resource_attr(const char* name) { return {.name = name, .kind = AttrKind::kResource}; }
 class Attrs;
 // The function attrs of a control-flow node in attr order, lists expanded: the order a
 // SubgraphRunner numbers its bodies in.
 std::vector<const FuncRef*> func_refs(const Attrs& attrs);
 
-// Attr values in the order of the op's attr_names, so kernels read them by index: no
+// Attr values in the order of the op's attr_specs, so kernels read them by index: no
 // string lookup per call.
 class Attrs {
  public:
@@ -199,7 +256,7 @@ struct OpDef {
   int num_inputs = 0;   // -1: variadic
   int num_outputs = 0;  // -1: decided by the shape function
   uint32_t traits = 0;
-  std::vector<const char*> attr_names = {};
+  std::vector<AttrSpec> attr_specs = {};  // in the order kernels read them (Attrs)
   ShapeFn infer = nullptr;
   std::array<KernelFn, kNumDTypes> kernels{};  // indexed by the kernel dtype
   // Instead of `kernels`: one kernel for inputs of every dtype (it moves bytes or dispatches

@@ -57,7 +57,7 @@ const OpDef& op::KilnAssert() {
                             .num_inputs = 1,
                             .num_outputs = 0,
                             .traits = kSideEffect,
-                            .attr_names = {"message"},
+                            .attr_specs = {string_attr("message")},
                             .infer = infer_assert,
                             .any_dtype_kernel = &AssertKernel::run,
                             .type_attr = nullptr};
@@ -69,7 +69,7 @@ const OpDef& op::KilnPrint() {
                             .num_inputs = -1,
                             .num_outputs = 0,
                             .traits = kSideEffect,
-                            .attr_names = {"template", "summarize"},
+                            .attr_specs = {string_attr("template"), int_attr("summarize", 3)},
                             .infer = infer_print,
                             .any_dtype_kernel = &PrintKernel::run,
                             .type_attr = nullptr};

@@ -431,7 +431,7 @@ void log_softmax_grad(GradContext& c) {
                               .num_inputs = 2,                                     \
                               .num_outputs = 1,                                    \
                               .traits = kPure | kTfjs,                             \
-                              .attr_names = {"keep_dims"},                         \
+                              .attr_specs = {bool_attr("keep_dims", false)},       \
                               .infer = infer_reduce,                               \
                               .kernels = kernels_for<ReduceKernel<R>::K, Types>(), \
                               .index_type_attrs = {{"Tidx", 1}},                   \
@@ -451,7 +451,7 @@ const OpDef& op::ArgMax() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .traits = kPure | kTfjs,
-                            .attr_names = {"output_type"},
+                            .attr_specs = {type_attr("output_type", DType::Int64)},
                             .infer = infer_argmax,
                             .kernels = kernels_for<ArgMaxKernel, KILN_NUMERIC>(),
                             .index_type_attrs = {{"Tidx", 1}},

@@ -112,7 +112,7 @@ void infer_shape(InferContext& c) {
   c.out(0).shape = PartialShape{Dims{c.in(0).unknown_rank ? -1 : static_cast<int64_t>(c.in(0).dims->size())}, false};
 }
 void infer_scalar_int(InferContext& c) {
-  c.out(0).dtype = c.op.attr_names.empty() ? DType::Int32 : c.attrs.type(0);
+  c.out(0).dtype = c.op.attr_specs.empty() ? DType::Int32 : c.attrs.type(0);
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).shape = PartialShape{};
 }
@@ -169,7 +169,7 @@ const OpDef& op::Squeeze() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .traits = kPure | kTfjs,
-                            .attr_names = {"squeeze_dims"},
+                            .attr_specs = {int_list_attr("squeeze_dims", {})},
                             .infer = infer_squeeze,
                             .kernels = kernels_for<CopyKernel, KILN_ALL_TYPES>(),
                             .grad = &reshape_grad};
@@ -180,7 +180,7 @@ const OpDef& op::Shape() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .traits = kShapeOnly | kTfjs,
-                            .attr_names = {"out_type"},
+                            .attr_specs = {type_attr("out_type", DType::Int32)},
                             .infer = infer_shape,
                             .kernels = kernels_for<ShapeKernel, KILN_ALL_TYPES>(),
                             .grad = &no_gradient};
@@ -191,7 +191,7 @@ const OpDef& op::Size() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .traits = kShapeOnly | kTfjs,
-                            .attr_names = {"out_type"},
+                            .attr_specs = {type_attr("out_type", DType::Int32)},
                             .infer = infer_scalar_int,
                             .kernels = kernels_for<SizeKernel, KILN_ALL_TYPES>(),
                             .grad = &no_gradient};

@@ -175,7 +175,7 @@ const OpDef& op::ResourceApplyGradientDescent() {
                             .num_inputs = 2,
                             .num_outputs = 0,
                             .traits = kStateful,
-                            .attr_names = {"_resource", "use_locking"},
+                            .attr_specs = {resource_attr("_resource"), bool_attr("use_locking", false)},
                             .infer = infer_gradient_descent,
                             .kernels = kernels_for<GradientDescentKernel, KILN_FLOATS>(),
                             .grad = &no_gradient};
@@ -186,7 +186,8 @@ const OpDef& op::ResourceApplyKerasMomentum() {
                             .num_inputs = 3,
                             .num_outputs = 0,
                             .traits = kStateful,
-                            .attr_names = {"_resource", "_accum", "use_locking", "use_nesterov"},
+                            .attr_specs = {resource_attr("_resource"), resource_attr("_accum"),
+                                           bool_attr("use_locking", false), bool_attr("use_nesterov", false)},
                             .infer = infer_keras_momentum,
                             .kernels = kernels_for<KerasMomentumKernel, KILN_FLOATS>(),
                             .grad = &no_gradient};
@@ -197,7 +198,8 @@ const OpDef& op::ResourceApplyAdam() {
                             .num_inputs = 7,
                             .num_outputs = 0,
                             .traits = kStateful,
-                            .attr_names = {"_resource", "_m", "_v", "use_locking", "use_nesterov"},
+                            .attr_specs = {resource_attr("_resource"), resource_attr("_m"), resource_attr("_v"),
+                                           bool_attr("use_locking", false), bool_attr("use_nesterov", false)},
                             .infer = infer_adam,
                             .kernels = kernels_for<AdamKernel, KILN_FLOATS>(),
                             .grad = &no_gradient};

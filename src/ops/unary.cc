@@ -311,7 +311,7 @@ const OpDef& op::Cast() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .traits = kEw | kTfjs,
-                            .attr_names = {"DstT"},
+                            .attr_specs = {type_attr("DstT")},
                             .infer = infer_cast,
                             .kernels = kernels_for<CastKernel, KILN_ALL_TYPES>(),
                             .type_attr = "SrcT",

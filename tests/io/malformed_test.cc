@@ -283,12 +283,39 @@ TEST(MalformedTraining, OpsWithSeveralVariableHandles) {
   rejected([](tensorflow::NodeDef& n) { (*n.mutable_attr())["use_nesterov"].set_i(1); }, "use_nesterov");
 }
 
-TEST(AttrTable, EveryLoadableOpsAttrsHaveAKind) {
-  for (const ops::OpDef* op : ops::all_ops()) {
-    if (op->has(ops::kInternal)) continue;
-    for (const char* name : op->attr_names)
-      EXPECT_NE(io::attr_kind(name), io::AttrKind::kUnknown) << op->name << " attr " << name;
-  }
+// An op row's attr defaults are values of the attrs' kinds (the loader fills stripped
+// attrs with them, and kernels read them by kind).
+TEST(AttrSpecs, DefaultsHoldTheirKind) {
+  auto holds = [](const ops::AttrSpec& a) {
+    const ops::AttrValue& v = a.default_value;
+    switch (a.kind) {
+      case ops::AttrKind::kInt:
+        return std::holds_alternative<int64_t>(v);
+      case ops::AttrKind::kFloat:
+        return std::holds_alternative<double>(v);
+      case ops::AttrKind::kBool:
+        return std::holds_alternative<bool>(v);
+      case ops::AttrKind::kType:
+        return std::holds_alternative<DType>(v);
+      case ops::AttrKind::kIntList:
+        return std::holds_alternative<std::vector<int64_t>>(v);
+      case ops::AttrKind::kString:
+        return std::holds_alternative<std::string>(v);
+      case ops::AttrKind::kShape:
+        return std::holds_alternative<TensorShape>(v);
+      default:
+        return false;  // tensors, functions and variables have no defaults
+    }
+  };
+  int with_default = 0;
+  for (const ops::OpDef* op : ops::all_ops())
+    for (const ops::AttrSpec& a : op->attr_specs) {
+      ASSERT_NE(a.name, nullptr) << op->name;
+      if (!a.has_default()) continue;
+      ++with_default;
+      EXPECT_TRUE(holds(a)) << op->name << " attr " << a.name;
+    }
+  EXPECT_GT(with_default, 20);
 }
 
 // A While that carries a variable: its body must hand the handle back unchanged, in its place.
