@@ -42,7 +42,7 @@ std::vector<Tensor> replay(const graph::Graph& body, const std::vector<Tensor>& 
       throw UnimplementedError(std::string("Gradient of a cond/switch_case whose branch has the stateful op ") +
                                op.name + " is not supported inside a traced function");
     if (n->const_value()) {
-      values[n] = {trace::as_graph_constant(n->attrs.tensor(1))};
+      values[n] = {trace::as_graph_constant(n->attrs.tensor(ops::kConstValueAttr))};
       continue;
     }
     std::vector<Tensor> in;

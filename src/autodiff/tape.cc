@@ -40,7 +40,7 @@ void Tape::on_op(const ops::OpDef& op, const Tensor* const* in, int n, const ops
   e.inputs.reserve(n);
   for (int i = 0; i < n; ++i) e.inputs.push_back(*in[i]);
   for (const Tensor& t : out) tracked_.insert(key_of(t));
-  if (reads_variable) variable_reads_.emplace(attrs.resource(1), key_of(out[0]));
+  if (reads_variable) variable_reads_.emplace(attrs.resource(ops::kReadsVariableAttr), key_of(out[0]));
   entries_.push_back(std::move(e));
 }
 

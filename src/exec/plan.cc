@@ -110,7 +110,7 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     const graph::Node* node = g.node(id);
     if (node->op->has(ops::kNoKernel) || forwards(node)) continue;  // fed, or an alias
     if (node->op->has(ops::kConstValue)) {
-      const_slots_.emplace_back(first_slot[id], node->attrs.tensor(1));
+      const_slots_.emplace_back(first_slot[id], node->attrs.tensor(ops::kConstValueAttr));
       pinned[first_slot[id]] = 1;  // constants live for the whole plan
       continue;
     }

@@ -9,7 +9,7 @@ namespace kiln::graph {
 
 const ops::TensorImpl* Node::const_value() const {
   if (!op->has(ops::kConstValue)) return nullptr;
-  return attrs.tensor(1).impl();
+  return attrs.tensor(ops::kConstValueAttr).impl();
 }
 
 Tensor Node::output(int i) {

@@ -538,10 +538,10 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
                                      " does not fit its output_shapes entry");
       }
     }
-    Graph* c = body(s, std::get<ops::FuncRef>(attrs[0]), in_dtypes, invariants, resources);
+    Graph* c = body(s, std::get<ops::FuncRef>(attrs[ops::attr_index(op, "cond")]), in_dtypes, invariants, resources);
     if (c->outputs.empty() || c->outputs[0].node->out_dtypes[c->outputs[0].index] != DType::Bool)
       throw InvalidArgumentError(where + ": the loop condition must return a bool tensor");
-    Graph* b = body(s, std::get<ops::FuncRef>(attrs[1]), in_dtypes, invariants, resources);
+    Graph* b = body(s, std::get<ops::FuncRef>(attrs[ops::attr_index(op, "body")]), in_dtypes, invariants, resources);
     const ResourceRets& rets = resource_rets_[b];
     bool passes_through = rets.size() == resources.size();
     for (size_t k = 0; passes_through && k < rets.size(); ++k)
@@ -568,11 +568,12 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
     const std::vector<ops::PartialShape> arg_shapes(in_shapes.begin() + 1, in_shapes.end());
     std::vector<ops::FuncRef*> refs;
     if (is_case) {
-      auto& list = std::get<std::vector<ops::FuncRef>>(attrs[0]);
+      auto& list = std::get<std::vector<ops::FuncRef>>(attrs[ops::attr_index(op, "branches")]);
       if (list.empty() || list.size() > 4096) throw InvalidArgumentError(where + " needs 1 to 4096 branches");
       for (auto& r : list) refs.push_back(&r);
     } else {
-      refs = {&std::get<ops::FuncRef>(attrs[0]), &std::get<ops::FuncRef>(attrs[1])};
+      refs = {&std::get<ops::FuncRef>(attrs[ops::attr_index(op, "then_branch")]),
+              &std::get<ops::FuncRef>(attrs[ops::attr_index(op, "else_branch")])};
     }
     for (size_t k = 0; k < refs.size(); ++k) {
       Graph* b = body(s, *refs[k], arg_dtypes, arg_shapes, resources);

@@ -18,6 +18,21 @@
 namespace kiln::ops {
 namespace {
 
+// Conv2D and its fused form share the convolution attrs' places; the pools theirs.
+const int kConvStrides = attr_index({{&op::Conv2D(), "strides"}, {&op::KilnFusedConv2D(), "strides"}});
+const int kConvPadding = attr_index({{&op::Conv2D(), "padding"}, {&op::KilnFusedConv2D(), "padding"}});
+const int kConvExplicitPaddings =
+    attr_index({{&op::Conv2D(), "explicit_paddings"}, {&op::KilnFusedConv2D(), "explicit_paddings"}});
+const int kConvFormat = attr_index({{&op::Conv2D(), "data_format"}, {&op::KilnFusedConv2D(), "data_format"}});
+const int kConvDilations = attr_index({{&op::Conv2D(), "dilations"}, {&op::KilnFusedConv2D(), "dilations"}});
+const int kFusedActivation = attr_index(op::KilnFusedConv2D(), "activation");
+const int kPoolKsize = attr_index({{&op::MaxPool(), "ksize"}, {&op::AvgPool(), "ksize"}});
+const int kPoolStrides = attr_index({{&op::MaxPool(), "strides"}, {&op::AvgPool(), "strides"}});
+const int kPoolPadding = attr_index({{&op::MaxPool(), "padding"}, {&op::AvgPool(), "padding"}});
+const int kMaxPoolExplicitPaddings = attr_index(op::MaxPool(), "explicit_paddings");
+const int kMaxPoolFormat = attr_index(op::MaxPool(), "data_format");
+const int kAvgPoolFormat = attr_index(op::AvgPool(), "data_format");
+
 // Work per thread below which an image op stays on the calling thread (elements touched).
 constexpr int64_t kParallelWork = 64 * 1024;
 // A convolution splits over threads above this many multiply-adds (as a GEMM does).
@@ -107,11 +122,11 @@ void infer_conv2d(InferContext& c) {
   require_same_dtypes(c, 0, 1);
   if (!is_floating(c.in(0).dtype))
     c.fail(std::string("Conv2D supports float and double, got ") + tf_type_name(c.in(0).dtype));
-  const auto& strides = four(c, 0, "strides");
-  const std::string& padding = c.attrs.s(1);
-  check_padding(c, padding, c.attrs.list(2));
-  check_format(c, 3);
-  const auto& dilations = four(c, 4, "dilations");
+  const auto& strides = four(c, kConvStrides, "strides");
+  const std::string& padding = c.attrs.s(kConvPadding);
+  check_padding(c, padding, c.attrs.list(kConvExplicitPaddings));
+  check_format(c, kConvFormat);
+  const auto& dilations = four(c, kConvDilations, "dilations");
   if (strides[0] != 1 || strides[3] != 1)
     c.fail("Current implementation does not yet support strides in the batch and depth dimensions.");
   if (dilations[0] != 1 || dilations[3] != 1)
@@ -127,7 +142,7 @@ void infer_conv2d(InferContext& c) {
     c.fail("input depth must be evenly divisible by filter depth: " + std::to_string((*in)[3]) + " vs " +
            std::to_string((*f)[2]));
   }
-  const auto& ep = c.attrs.list(2);
+  const auto& ep = c.attrs.list(kConvExplicitPaddings);
   const bool ex = padding == "EXPLICIT";
   Dims out{in ? (*in)[0] : -1, -1, -1, f ? (*f)[3] : -1};
   if (in && f && (*f)[0] >= 0 && (*f)[1] >= 0) {
@@ -361,8 +376,8 @@ template <class T>
 struct Conv2DKernel {
   static void run(KernelContext& c) {
     const TensorImpl& f = c.in(1);
-    const Geometry g =
-        geometry(c, f.dims[0], f.dims[1], c.attrs.list(0), c.attrs.list(4), c.attrs.s(1), c.attrs.list(2));
+    const Geometry g = geometry(c, f.dims[0], f.dims[1], c.attrs.list(kConvStrides), c.attrs.list(kConvDilations),
+                                c.attrs.s(kConvPadding), c.attrs.list(kConvExplicitPaddings));
     convolve<T>(c, g, nullptr, Epilogue::kNone);
   }
 };
@@ -371,7 +386,6 @@ struct Conv2DKernel {
 // kernel (the optimizer's fuse_contraction makes it; TensorFlow's remapper makes
 // _FusedConv2D). Attrs: Conv2D's strides, padding, explicit_paddings, data_format,
 // dilations, then activation ("", "Relu" or "Relu6").
-constexpr int kFusedActivation = 5;
 void infer_fused_conv2d(InferContext& c) {
   infer_conv2d(c);
   const InputInfo& bias = c.in(2);
@@ -383,8 +397,8 @@ template <class T>
 struct FusedConv2DKernel {
   static void run(KernelContext& c) {
     const TensorImpl& f = c.in(1);
-    const Geometry g =
-        geometry(c, f.dims[0], f.dims[1], c.attrs.list(0), c.attrs.list(4), c.attrs.s(1), c.attrs.list(2));
+    const Geometry g = geometry(c, f.dims[0], f.dims[1], c.attrs.list(kConvStrides), c.attrs.list(kConvDilations),
+                                c.attrs.s(kConvPadding), c.attrs.list(kConvExplicitPaddings));
     if (c.in(2).num_elements != f.dims[3]) throw InternalError("KilnFusedConv2D: bias and filter disagree");
     convolve<T>(c, g, c.in(2).as<T>(), epilogue_of(c.attrs.s(kFusedActivation)));
   }
@@ -395,18 +409,18 @@ struct FusedConv2DKernel {
 bool has_explicit_paddings(const OpDef& op) { return op.attr_specs.size() == 5; }
 const std::vector<int64_t>& pool_explicit_paddings(const Attrs& attrs, const OpDef& op) {
   static const std::vector<int64_t> none;
-  return has_explicit_paddings(op) ? attrs.list(3) : none;
+  return has_explicit_paddings(op) ? attrs.list(kMaxPoolExplicitPaddings) : none;
 }
 
 void infer_pool(InferContext& c) {
   if (c.in(0).dtype == DType::Bool) c.fail(std::string(c.op.name) + " does not support bool tensors");
   if (c.op.name == std::string("AvgPool") && !is_floating(c.in(0).dtype))
     c.fail(std::string("AvgPool supports float and double, got ") + tf_type_name(c.in(0).dtype));
-  const auto& ksize = four(c, 0, "ksize");
-  const auto& strides = four(c, 1, "strides");
-  const std::string& padding = c.attrs.s(2);
+  const auto& ksize = four(c, kPoolKsize, "ksize");
+  const auto& strides = four(c, kPoolStrides, "strides");
+  const std::string& padding = c.attrs.s(kPoolPadding);
   check_padding(c, padding, pool_explicit_paddings(c.attrs, c.op));
-  check_format(c, has_explicit_paddings(c.op) ? 4 : 3);
+  check_format(c, has_explicit_paddings(c.op) ? kMaxPoolFormat : kAvgPoolFormat);
   if (ksize[0] != 1 || ksize[3] != 1 || strides[0] != 1 || strides[3] != 1)
     c.fail("Pooling is not yet supported on the batch nor depth dimensions.");
   const Dims* in = image(c, 0, "input");
@@ -428,10 +442,10 @@ struct PoolKernel {
   template <class T>
   struct K {
     static void run(KernelContext& c) {
-      const auto& ksize = c.attrs.list(0);
+      const auto& ksize = c.attrs.list(kPoolKsize);
       static const std::vector<int64_t> ones{1, 1, 1, 1};
-      const Geometry g =
-          geometry(c, ksize[1], ksize[2], c.attrs.list(1), ones, c.attrs.s(2), pool_explicit_paddings(c.attrs, c.op));
+      const Geometry g = geometry(c, ksize[1], ksize[2], c.attrs.list(kPoolStrides), ones, c.attrs.s(kPoolPadding),
+                                  pool_explicit_paddings(c.attrs, c.op));
       const T* x = c.in(0).as<T>();
       T* y = c.out(0).as<T>();
       const int64_t out_rows = g.n * g.y.out;

@@ -9,9 +9,12 @@
 namespace kiln::ops {
 namespace {
 
+const int kPlaceholderDtype = attr_index(op::Placeholder(), "dtype");
+const int kPlaceholderShape = attr_index(op::Placeholder(), "shape");
+
 // Const: attrs (dtype, value).
 void infer_const(InferContext& c) {
-  const TensorImpl* v = c.attrs.tensor(1).impl();
+  const TensorImpl* v = c.attrs.tensor(kConstValueAttr).impl();
   c.out(0).dtype = v->dtype;
   c.out(0).shape = PartialShape{v->dims, false};
   c.kernel_dtype = v->dtype;
@@ -19,17 +22,17 @@ void infer_const(InferContext& c) {
 template <class T>
 struct ConstKernel {
   static void run(KernelContext& c) {
-    const TensorImpl* v = c.attrs.tensor(1).impl();
+    const TensorImpl* v = c.attrs.tensor(kConstValueAttr).impl();
     std::memcpy(c.out(0).data, v->data, v->nbytes());
   }
 };
 
 // Placeholder: attrs (dtype, shape, _user_specified_name). Fed, never run.
 void infer_placeholder(InferContext& c) {
-  const TensorShape& s = c.attrs.shape(1);
-  c.out(0).dtype = c.attrs.type(0);
+  const TensorShape& s = c.attrs.shape(kPlaceholderShape);
+  c.out(0).dtype = c.attrs.type(kPlaceholderDtype);
   c.out(0).shape = s.rank() < 0 ? PartialShape{{}, true} : PartialShape{Dims(s.dims()), false};
-  c.kernel_dtype = c.attrs.type(0);
+  c.kernel_dtype = c.attrs.type(kPlaceholderDtype);
 }
 
 // Fill(dims, value).

@@ -33,19 +33,22 @@ int fusable_index(const OpDef* op) {
 
 namespace {
 
+const int kProgram = attr_index(op::KilnFusedElementwise(), "program");
+const int kOutputShape = attr_index(op::KilnFusedElementwise(), "output_shape");
+
 constexpr int64_t kChunk = 256;
 
 void infer_fused(InferContext& c) {
-  const auto& p = c.attrs.list(0);
+  const auto& p = c.attrs.list(kProgram);
   if (p.size() < 2 || p[0] != c.num_inputs || (p.size() - 2) % 4 != 0) c.fail("malformed fused program");
   c.out(0).dtype = c.in(0).dtype;
-  const TensorShape& s = c.attrs.shape(1);
+  const TensorShape& s = c.attrs.shape(kOutputShape);
   c.out(0).shape = PartialShape{Dims(s.dims()), false};
 }
 
 struct FusedKernel {
   static void run(KernelContext& c) {
-    const auto& p = c.attrs.list(0);
+    const auto& p = c.attrs.list(kProgram);
     const int num_inputs = static_cast<int>(p[0]), num_regs = static_cast<int>(p[1]);
     const int steps = static_cast<int>((p.size() - 2) / 4);
     const auto& ops = fusable_ops();

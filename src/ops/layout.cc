@@ -8,6 +8,8 @@
 namespace kiln::ops {
 namespace {
 
+const int kPackAxis = attr_index(op::Pack(), "axis");
+
 // Transpose(x, perm).
 void infer_transpose(InferContext& c) {
   require_int_dtype(c, 1, "perm");
@@ -168,14 +170,14 @@ void infer_pack(InferContext& c) {
     c.out(0).shape = common;
     return;
   }
-  const int64_t axis = normalize_axis(c, c.attrs.i(1), static_cast<int64_t>(common.dims.size()) + 1);
+  const int64_t axis = normalize_axis(c, c.attrs.i(kPackAxis), static_cast<int64_t>(common.dims.size()) + 1);
   common.dims.insert_at(static_cast<size_t>(axis), n);
   c.out(0).shape = common;
 }
 template <class T>
 struct PackKernel {
   static void run(KernelContext& c) {
-    int64_t axis = c.attrs.i(1);
+    int64_t axis = c.attrs.i(kPackAxis);
     if (axis < 0) axis += static_cast<int64_t>(c.out(0).dims.size());
     join<T>(c, c.num_inputs, axis, c.out(0));
   }
@@ -262,7 +264,7 @@ void pack_grad(GradContext& c) {
   Dims d;
   if (!grad::static_dims(c.dy[0], &d)) throw UnimplementedError("The gradient of Pack needs a result of known rank");
   const int64_t rank = static_cast<int64_t>(d.size());
-  int64_t axis = c.attrs.i(1);
+  int64_t axis = c.attrs.i(kPackAxis);
   if (axis < 0) axis += rank;
   const int64_t all = (int64_t{1} << rank) - 1, others = all & ~(int64_t{1} << axis);
   const Tensor strides = grad::ints(c.b, std::vector<int64_t>(rank, 1));

@@ -9,6 +9,11 @@
 namespace kiln::ops {
 namespace {
 
+// MatMul's transpose_a/b and BatchMatMulV2's adj_x/y: the same flags at the same places,
+// read by shared code.
+const int kTransposeA = attr_index({{&op::MatMul(), "transpose_a"}, {&op::BatchMatMulV2(), "adj_x"}});
+const int kTransposeB = attr_index({{&op::MatMul(), "transpose_b"}, {&op::BatchMatMulV2(), "adj_y"}});
+
 void check_numeric(const InferContext& c) {
   require_same_dtypes(c, 0, 1);
   if (c.in(0).dtype == DType::Bool) c.fail("MatMul does not support bool tensors");
@@ -19,7 +24,7 @@ void infer_matmul(InferContext& c) {
   check_numeric(c);
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
-  const bool ta = c.attrs.b(0), tb = c.attrs.b(1);
+  const bool ta = c.attrs.b(kTransposeA), tb = c.attrs.b(kTransposeB);
   for (int i = 0; i < 2; ++i)
     if (!c.in(i).unknown_rank && c.in(i).dims->size() != 2)
       c.fail("In[" + std::to_string(i) + "] is not a matrix. Instead it has shape " + dims_text(*c.in(i).dims));
@@ -44,7 +49,7 @@ struct MatMulKernel {
   static void run(KernelContext& c) {
     const TensorImpl& a = c.in(0);
     const TensorImpl& b = c.in(1);
-    const bool ta = c.attrs.b(0), tb = c.attrs.b(1);
+    const bool ta = c.attrs.b(kTransposeA), tb = c.attrs.b(kTransposeB);
     const int64_t m = c.out(0).dims[0], n = c.out(0).dims[1];
     const int64_t k = ta ? a.dims[0] : a.dims[1];
     kernels::gemm<T>(ta, tb, m, n, k, a.as<T>(), b.as<T>(), c.out(0).as<T>());
@@ -64,7 +69,7 @@ void infer_batch_matmul(InferContext& c) {
   const Dims& b = *c.in(1).dims;
   if (a.size() < 2 || b.size() < 2)
     c.fail("In[0] and In[1] must have rank >= 2, got shapes " + dims_text(a) + " and " + dims_text(b));
-  const bool ax = c.attrs.b(0), ay = c.attrs.b(1);
+  const bool ax = c.attrs.b(kTransposeA), ay = c.attrs.b(kTransposeB);
   const int64_t m = ax ? a[a.size() - 1] : a[a.size() - 2];
   const int64_t ka = ax ? a[a.size() - 2] : a[a.size() - 1];
   const int64_t kb = ay ? b[b.size() - 1] : b[b.size() - 2];
@@ -85,7 +90,7 @@ struct BatchMatMulKernel {
     const TensorImpl& a = c.in(0);
     const TensorImpl& b = c.in(1);
     TensorImpl& out = c.out(0);
-    const bool ax = c.attrs.b(0), ay = c.attrs.b(1);
+    const bool ax = c.attrs.b(kTransposeA), ay = c.attrs.b(kTransposeB);
     const size_t ra = a.dims.size(), rb = b.dims.size(), ro = out.dims.size();
     const int64_t m = out.dims[ro - 2], n = out.dims[ro - 1];
     const int64_t k = ax ? a.dims[ra - 2] : a.dims[ra - 1];
@@ -122,7 +127,7 @@ int64_t matmul_cost(const InputInfo* in, int, const Attrs& attrs) {
   const Dims& a = *in[0].dims;
   const Dims& b = *in[1].dims;
   if (a.size() < 2 || b.size() < 2) return 0;
-  const bool ta = attrs.b(0), tb = attrs.b(1);
+  const bool ta = attrs.b(kTransposeA), tb = attrs.b(kTransposeB);
   int64_t batch = 1;
   for (size_t i = 0; i + 2 < a.size(); ++i) batch *= std::max<int64_t>(a[i], 1);
   const int64_t m = ta ? a[a.size() - 1] : a[a.size() - 2], k = ta ? a[a.size() - 2] : a[a.size() - 1];
@@ -134,7 +139,7 @@ int64_t matmul_cost(const InputInfo* in, int, const Attrs& attrs) {
 // each one product, so no transpose is ever materialized.
 template <bool kBatch>
 void matmul_grad(GradContext& c) {
-  const bool ta = c.attrs.b(0), tb = c.attrs.b(1);
+  const bool ta = c.attrs.b(kTransposeA), tb = c.attrs.b(kTransposeB);
   const Tensor &a = c.x[0], &b = c.x[1], &g = c.dy[0];
   Tensor da, db;
   if (!ta && !tb) {

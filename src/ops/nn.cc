@@ -11,6 +11,8 @@
 namespace kiln::ops {
 namespace {
 
+const int kBiasAddFormat = attr_index(op::BiasAdd(), "data_format");
+
 // SparseSoftmaxCrossEntropyWithLogits(features [batch, classes], labels [batch]) ->
 // (loss [batch], backprop [batch, classes]). Computed as log-sum-exp minus the label's
 // logit after subtracting the row max, so large logits neither overflow nor lose the loss.
@@ -90,7 +92,7 @@ void sparse_xent_grad(GradContext& c) {
 void infer_bias_add(InferContext& c) {
   require_same_dtypes(c, 0, 1);
   if (c.in(0).dtype == DType::Bool) c.fail("BiasAdd does not support bool tensors");
-  const std::string& format = c.attrs.s(0);
+  const std::string& format = c.attrs.s(kBiasAddFormat);
   if (!format.empty() && format != "NHWC")
     throw UnimplementedError("BiasAdd with data_format " + format + " is not supported by kiln (only NHWC)");
   const InputInfo& v = c.in(0);

@@ -118,6 +118,23 @@ std::string dims_text(const Dims& d) {
 
 std::string partial_text(const PartialShape& s) { return s.unknown_rank ? "<unknown>" : dims_text(s.dims); }
 
+int attr_index(const OpDef& op, std::string_view name) {
+  for (size_t i = 0; i < op.attr_specs.size(); ++i)
+    if (name == op.attr_specs[i].name) return static_cast<int>(i);
+  throw InternalError(std::string(op.name) + " has no attr '" + std::string(name) + "'");
+}
+
+int attr_index(std::initializer_list<std::pair<const OpDef*, const char*>> same_position) {
+  int index = -1;
+  for (const auto& [op, name] : same_position) {
+    const int i = attr_index(*op, name);
+    if (index >= 0 && i != index)
+      throw InternalError(std::string(op->name) + "'s attr '" + name + "' is not where shared code reads it");
+    index = i;
+  }
+  return index;
+}
+
 const char* attr_kind_name(AttrKind k) {
   switch (k) {
     case AttrKind::kInt:

@@ -4,8 +4,10 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -234,12 +236,12 @@ enum Trait : uint32_t {
   kCommutative = 1u << 2,     // binary op whose two inputs may swap (CSE normalizes them)
   kElementwise = 1u << 3,     // output element i depends on input element i (after broadcasting)
   kNoKernel = 1u << 4,        // Placeholder-like: executors feed it rather than run it
-  kConstValue = 1u << 5,      // Const-like: output 0 is attr 1 ("value"), known before running
+  kConstValue = 1u << 5,      // Const-like: output 0 is attr kConstValueAttr ("value"), known before running
   kControlFlow = 1u << 6,     // If/While/Case: the executor runs its function attrs' bodies
   kForwardsInput = 1u << 7,   // output 0 is input 0 unchanged (Identity): plans alias the slot
   kShapeOnly = 1u << 8,       // reads only its input's shape (Shape, Size, Rank): folds when it is known
   kInternal = 1u << 9,        // made by the optimizer, never saved: loaders refuse it
-  kReadsVariable = 1u << 10,  // output 0 is the value of the variable in attr 1 (tapes watch it)
+  kReadsVariable = 1u << 10,  // output 0 is the value of the variable in attr kReadsVariableAttr (tapes watch it)
   kOwnOutputs = 1u << 11,     // the kernel hands out its outputs (KernelContext::outputs start null,
                               // it stores owned impls): memory plans leave them alone. A variable
                               // read shares the variable's immutable value instead of copying it.
@@ -287,6 +289,18 @@ struct OpDef {
 // Look up an op by TensorFlow name (for loaders and tests); null if unknown.
 const OpDef* find_op(std::string_view name);
 std::vector<const OpDef*> all_ops();
+
+// Where the traits' attrs sit (a test checks every row): kConstValue's "value" and
+// kReadsVariable's variable.
+inline constexpr int kConstValueAttr = 1;
+inline constexpr int kReadsVariableAttr = 1;
+
+// Where attr `name` sits among an op's attrs (the order of its row's attr_specs, which its
+// Attrs follow). Code reads attrs through constants made with it, never by bare number;
+// InternalError if the op has no such attr. The list form names one attr of several ops
+// that share code, and requires them to sit at one position.
+int attr_index(const OpDef& op, std::string_view name);
+int attr_index(std::initializer_list<std::pair<const OpDef*, const char*>> same_position);
 
 // "Incompatible shapes: [2,3] vs. [4]" style dims text.
 std::string dims_text(const Dims& d);

@@ -12,11 +12,15 @@
 namespace kiln::ops {
 namespace {
 
+const int kTemplate = attr_index(op::KilnPrint(), "template");
+const int kSummarize = attr_index(op::KilnPrint(), "summarize");
+const int kMessage = attr_index(op::KilnAssert(), "message");
+
 void infer_print(InferContext& c) { c.set_num_outputs(0); }
 struct PrintKernel {
   static void run(KernelContext& c) {
-    const std::string& tmpl = c.attrs.s(0);
-    const int summarize = static_cast<int>(c.attrs.i(1));
+    const std::string& tmpl = c.attrs.s(kTemplate);
+    const int summarize = static_cast<int>(c.attrs.i(kSummarize));
     std::string line;
     int next = 0;
     for (size_t i = 0; i < tmpl.size(); ++i) {
@@ -46,7 +50,7 @@ struct AssertKernel {
   static void run(KernelContext& c) {
     const TensorImpl& cond = c.in(0);
     for (int64_t i = 0; i < cond.num_elements; ++i)
-      if (!cond.as<bool>()[i]) throw InvalidArgumentError("assertion failed: " + c.attrs.s(0));
+      if (!cond.as<bool>()[i]) throw InvalidArgumentError("assertion failed: " + c.attrs.s(kMessage));
   }
 };
 

@@ -12,6 +12,8 @@
 namespace kiln::ops {
 namespace {
 
+const int kRandomDtype = attr_index({{&op::RandomUniform(), "dtype"}, {&op::RandomStandardNormal(), "dtype"}});
+
 uint64_t splitmix64(uint64_t& x) {
   uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -67,8 +69,8 @@ void infer_shape_input(InferContext& c, DType out) {
 
 // RandomUniform(shape): attrs (dtype, seed, seed2). Values in [0, 1).
 void infer_uniform(InferContext& c) {
-  if (!is_floating(c.attrs.type(0))) c.fail("RandomUniform needs a floating dtype");
-  infer_shape_input(c, c.attrs.type(0));
+  if (!is_floating(c.attrs.type(kRandomDtype))) c.fail("RandomUniform needs a floating dtype");
+  infer_shape_input(c, c.attrs.type(kRandomDtype));
 }
 template <class T>
 struct UniformKernel {
@@ -124,8 +126,8 @@ struct UniformIntKernel {
   }
 };
 void infer_normal(InferContext& c) {
-  if (!is_floating(c.attrs.type(0))) c.fail("RandomStandardNormal needs a floating dtype");
-  infer_shape_input(c, c.attrs.type(0));
+  if (!is_floating(c.attrs.type(kRandomDtype))) c.fail("RandomStandardNormal needs a floating dtype");
+  infer_shape_input(c, c.attrs.type(kRandomDtype));
 }
 
 }  // namespace

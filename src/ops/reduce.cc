@@ -12,6 +12,14 @@
 namespace kiln::ops {
 namespace {
 
+// Every reduction's keep_dims.
+const int kKeepDims = attr_index({{&op::Sum(), "keep_dims"},
+                                  {&op::Mean(), "keep_dims"},
+                                  {&op::Max(), "keep_dims"},
+                                  {&op::Min(), "keep_dims"},
+                                  {&op::Prod(), "keep_dims"}});
+const int kOutputType = attr_index(op::ArgMax(), "output_type");
+
 // The reduced axes of a rank-r input, normalized, as a bitmap; fails on a bad axis.
 std::vector<bool> reduced_axes(const InferContext* c, const std::vector<int64_t>& axes, int64_t r, const char* op) {
   std::vector<bool> mask(static_cast<size_t>(r), false);
@@ -32,7 +40,7 @@ void infer_reduce(InferContext& c) {
   require_int_dtype(c, 1, "reduction_indices");
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
-  const bool keep = c.attrs.b(0);
+  const bool keep = c.attrs.b(kKeepDims);
   std::vector<int64_t> axes;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axes)) {
     if (keep && !c.in(0).unknown_rank)
@@ -267,7 +275,7 @@ struct ReduceKernel {
 void infer_argmax(InferContext& c) {
   if (c.in(0).dtype == DType::Bool) c.fail("ArgMax does not support bool tensors");
   require_int_dtype(c, 1, "dimension");
-  c.out(0).dtype = c.attrs.type(0);
+  c.out(0).dtype = c.attrs.type(kOutputType);
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axis)) {
@@ -376,7 +384,7 @@ std::vector<int64_t> reduced_axes(const GradContext& c) {
 }
 // dy (or y) given back its reduced dims and broadcast to the input's shape.
 Tensor spread(GradContext& c, const Tensor& t, const std::vector<int64_t>& axes) {
-  return broadcast_like(c.b, unreduce(c.b, t, axes, c.attrs.b(0)), c.x[0]);
+  return broadcast_like(c.b, unreduce(c.b, t, axes, c.attrs.b(kKeepDims)), c.x[0]);
 }
 void sum_grad(GradContext& c) { c.dx[0] = spread(c, c.dy[0], reduced_axes(c)); }
 void mean_grad(GradContext& c) {

@@ -8,6 +8,9 @@
 namespace kiln::ops {
 namespace {
 
+const int kSqueezeDims = attr_index(op::Squeeze(), "squeeze_dims");
+const int kOutType = attr_index({{&op::Shape(), "out_type"}, {&op::Size(), "out_type"}});
+
 template <class T>
 struct CopyKernel {
   static void run(KernelContext& c) { std::memcpy(c.out(0).data, c.in(0).data, c.in(0).nbytes()); }
@@ -85,7 +88,7 @@ void infer_squeeze(InferContext& c) {
   }
   const Dims& d = *c.in(0).dims;
   const int64_t r = static_cast<int64_t>(d.size());
-  const std::vector<int64_t>& axes = c.attrs.list(0);
+  const std::vector<int64_t>& axes = c.attrs.list(kSqueezeDims);
   std::vector<bool> drop(d.size(), false);
   for (int64_t a : axes) {
     const int64_t k = normalize_axis(c, a, r);
@@ -107,12 +110,12 @@ void infer_squeeze(InferContext& c) {
 
 // Shape, Size, Rank: attr out_type (Shape, Size).
 void infer_shape(InferContext& c) {
-  c.out(0).dtype = c.attrs.type(0);
+  c.out(0).dtype = c.attrs.type(kOutType);
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).shape = PartialShape{Dims{c.in(0).unknown_rank ? -1 : static_cast<int64_t>(c.in(0).dims->size())}, false};
 }
 void infer_scalar_int(InferContext& c) {
-  c.out(0).dtype = c.op.attr_specs.empty() ? DType::Int32 : c.attrs.type(0);
+  c.out(0).dtype = c.op.attr_specs.empty() ? DType::Int32 : c.attrs.type(kOutType);
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).shape = PartialShape{};
 }

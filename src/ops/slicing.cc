@@ -8,6 +8,15 @@
 namespace kiln::ops {
 namespace {
 
+const int kBatchDims = attr_index(op::GatherV2(), "batch_dims");
+// StridedSlice's masks, where StridedSliceGrad has them too (they share strided_spec).
+int mask_index(const char* name) { return attr_index({{&op::StridedSlice(), name}, {&op::StridedSliceGrad(), name}}); }
+const int kBeginMask = mask_index("begin_mask");
+const int kEndMask = mask_index("end_mask");
+const int kEllipsisMask = mask_index("ellipsis_mask");
+const int kNewAxisMask = mask_index("new_axis_mask");
+const int kShrinkAxisMask = mask_index("shrink_axis_mask");
+
 // The per-input-dim selection a slice makes.
 struct SliceSpec {
   Dims begin, stride, size;  // per input dim
@@ -118,7 +127,8 @@ struct SliceKernel {
 // new_axis_mask, shrink_axis_mask (bit i applies to spec entry i).
 bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
                   const std::vector<int64_t>& strides, const Attrs& a, SliceSpec* s, std::string* err) {
-  const int64_t bm = a.i(0), em = a.i(1), elm = a.i(2), nam = a.i(3), sam = a.i(4);
+  const int64_t bm = a.i(kBeginMask), em = a.i(kEndMask), elm = a.i(kEllipsisMask), nam = a.i(kNewAxisMask),
+                sam = a.i(kShrinkAxisMask);
   const size_t n = begin.size();
   if (end.size() != n || strides.size() != n) {
     *err = "Expected begin, end, and strides to be 1D equal size tensors, but got shapes [" + std::to_string(n) +
@@ -226,7 +236,7 @@ struct StridedSliceKernel {
 void infer_gather(InferContext& c) {
   require_int_dtype(c, 1, "indices");
   require_int_dtype(c, 2, "axis");
-  if (c.attrs.i(0) != 0) c.fail("batch_dims other than 0 is not supported");
+  if (c.attrs.i(kBatchDims) != 0) c.fail("batch_dims other than 0 is not supported");
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis_v;

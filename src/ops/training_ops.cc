@@ -25,12 +25,22 @@ constexpr int64_t kParallelElements = 32 * 1024;
 
 VariableState& var_at(const Attrs& a, int k) { return *static_cast<VariableState*>(a.resource(k)); }
 
+// The variables lead each row's attrs (TensorFlow's input order); then the flags.
+const int kVar = attr_index({{&op::ResourceApplyGradientDescent(), "_resource"},
+                             {&op::ResourceApplyKerasMomentum(), "_resource"},
+                             {&op::ResourceApplyAdam(), "_resource"}});
+const int kAccum = attr_index(op::ResourceApplyKerasMomentum(), "_accum");
+const int kMomentumNesterov = attr_index(op::ResourceApplyKerasMomentum(), "use_nesterov");
+const int kAdamM = attr_index(op::ResourceApplyAdam(), "_m");
+const int kAdamV = attr_index(op::ResourceApplyAdam(), "_v");
+const int kAdamNesterov = attr_index(op::ResourceApplyAdam(), "use_nesterov");
+
 // Checks shared by the shape functions. `num_vars` resource attrs come first, named in
 // `var_names` (TensorFlow's input names); data input `grad` must have the variables' shape
 // and every other data input is a scalar, all of the variables' dtype.
 void infer_apply(InferContext& c, int num_vars, const std::vector<const char*>& var_names,
                  const std::vector<const char*>& input_names, int grad) {
-  const VariableState& var = var_at(c.attrs, 0);
+  const VariableState& var = var_at(c.attrs, kVar);
   // Distinct variables: the kernel locks them all at once, and one mutex cannot be taken twice.
   for (int k = 1; k < num_vars; ++k)
     for (int j = 0; j < k; ++j)
@@ -95,7 +105,7 @@ struct GradientDescentKernel {
             for (int64_t i = lo; i < hi; ++i) w[i] -= alpha * d[i];
           });
         },
-        var_at(c.attrs, 0));
+        var_at(c.attrs, kVar));
   }
 };
 
@@ -107,7 +117,7 @@ struct KerasMomentumKernel {
   static void run(KernelContext& c) {
     const T lr = scalar<T>(c, 0), momentum = scalar<T>(c, 2);
     const TensorImpl& grad = c.in(1);
-    const bool nesterov = c.attrs.b(3);
+    const bool nesterov = c.attrs.b(kMomentumNesterov);
     VariableState::update_in_place(
         [&](TensorImpl& var, TensorImpl& accum) {
           check_grad(c, var, grad);
@@ -128,7 +138,7 @@ struct KerasMomentumKernel {
             }
           });
         },
-        var_at(c.attrs, 0), var_at(c.attrs, 1));
+        var_at(c.attrs, kVar), var_at(c.attrs, kAccum));
   }
 };
 
@@ -145,7 +155,7 @@ struct AdamKernel {
     const T beta1_power = scalar<T>(c, 0), beta2_power = scalar<T>(c, 1), lr = scalar<T>(c, 2);
     const T beta1 = scalar<T>(c, 3), beta2 = scalar<T>(c, 4), epsilon = scalar<T>(c, 5);
     const TensorImpl& grad = c.in(6);
-    const bool nesterov = c.attrs.b(4);
+    const bool nesterov = c.attrs.b(kAdamNesterov);
     const T lr_t = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
     VariableState::update_in_place(
         [&](TensorImpl& var, TensorImpl& m_t, TensorImpl& v_t) {
@@ -163,7 +173,7 @@ struct AdamKernel {
             }
           });
         },
-        var_at(c.attrs, 0), var_at(c.attrs, 1), var_at(c.attrs, 2));
+        var_at(c.attrs, kVar), var_at(c.attrs, kAdamM), var_at(c.attrs, kAdamV));
   }
 };
 

@@ -12,6 +12,8 @@
 namespace kiln::ops {
 namespace {
 
+const int kDstT = attr_index(op::Cast(), "DstT");
+
 // Element counts above which a kernel splits across threads: transcendental functions cost
 // ~10 ns per 8 elements, plain arithmetic is bound by memory and pays off only when large.
 constexpr int64_t kParallelTranscendental = 32 * 1024;
@@ -216,7 +218,7 @@ struct CastKernel {
   static void run(KernelContext& c) {
     const From* x = c.in(0).as<From>();
     const int64_t n = c.out(0).num_elements;
-    visit_dtype(c.attrs.type(0), [&](auto to) {
+    visit_dtype(c.attrs.type(kDstT), [&](auto to) {
       using To = decltype(to);
       To* y = c.out(0).as<To>();
       for (int64_t i = 0; i < n; ++i) y[i] = cast_one<To>(x[i]);
@@ -225,7 +227,7 @@ struct CastKernel {
 };
 void infer_cast(InferContext& c) {
   infer_unary(c);
-  c.out(0).dtype = c.attrs.type(0);
+  c.out(0).dtype = c.attrs.type(kDstT);
 }
 
 constexpr uint32_t kEw = kElementwise;

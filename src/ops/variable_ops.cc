@@ -35,7 +35,15 @@ struct Arith<T, true> {
   using type = std::make_unsigned_t<T>;
 };
 
-VariableState& state(const Attrs& a) { return *static_cast<VariableState*>(a.resource(1)); }
+// Read and assignments: attrs (dtype, _resource).
+const int kVariable = attr_index({{&op::ReadVariableOp(), "_resource"},
+                                  {&op::AssignVariableOp(), "_resource"},
+                                  {&op::AssignAddVariableOp(), "_resource"},
+                                  {&op::AssignSubVariableOp(), "_resource"}});
+const int kReadDtype = attr_index(op::ReadVariableOp(), "dtype");
+const int kIsInitializedVariable = attr_index(op::VarIsInitializedOp(), "_resource");
+
+VariableState& state(const Attrs& a) { return *static_cast<VariableState*>(a.resource(kVariable)); }
 
 // A Tensor handle sharing an input's (immutable) value.
 Tensor share(const TensorImpl& t) {
@@ -47,8 +55,8 @@ Tensor share(const TensorImpl& t) {
 void infer_read(InferContext& c) {
   const VariableState& v = state(c.attrs);
   // A loaded graph says which dtype it reads; a variable of another is a mismatched checkpoint.
-  if (c.attrs.type(0) != v.dtype())
-    c.fail(std::string("Trying to read variable with wrong dtype. Expected ") + tf_type_name(c.attrs.type(0)) +
+  if (c.attrs.type(kReadDtype) != v.dtype())
+    c.fail(std::string("Trying to read variable with wrong dtype. Expected ") + tf_type_name(c.attrs.type(kReadDtype)) +
            " got " + tf_type_name(v.dtype()));
   c.out(0).dtype = v.dtype();
   c.out(0).shape = PartialShape{Dims(v.shape().dims()), false};
@@ -121,7 +129,7 @@ void infer_is_initialized(InferContext& c) {
 }
 struct IsInitializedKernel {
   static void run(KernelContext& c) {
-    *c.out(0).as<bool>() = static_cast<const VariableState*>(c.attrs.resource(0))->initialized();
+    *c.out(0).as<bool>() = static_cast<const VariableState*>(c.attrs.resource(kIsInitializedVariable))->initialized();
   }
 };
 

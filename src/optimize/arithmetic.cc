@@ -19,6 +19,9 @@ using graph::Graph;
 using graph::Node;
 using graph::Output;
 namespace op = ops::op;
+const int kCastDstT = ops::attr_index(op::Cast(), "DstT");
+const int kTransposeA = ops::attr_index(op::MatMul(), "transpose_a");
+const int kTransposeB = ops::attr_index(op::MatMul(), "transpose_b");
 
 // Whether `o` is a constant whose every element equals v.
 bool const_all(const Output& o, double v) {
@@ -95,7 +98,7 @@ class ArithmeticSimplification : public Pass {
     }
     if (o == &op::Neg() && in[0].node->op == &op::Neg() && !in[0].node->stateful)
       return *out = in[0].node->inputs[0], true;
-    if (o == &op::Cast() && n.attrs.type(0) == in[0].node->out_dtypes[in[0].index]) return *out = in[0], true;
+    if (o == &op::Cast() && n.attrs.type(kCastDstT) == in[0].node->out_dtypes[in[0].index]) return *out = in[0], true;
     if (o == &op::Transpose() && in[0].node->op == &op::Transpose()) {
       const Node& inner = *in[0].node;
       const auto p2 = const_ints(in[1]), p1 = const_ints(inner.inputs[1]);
@@ -119,7 +122,9 @@ class ArithmeticSimplification : public Pass {
         if (t.op != &op::Transpose() || const_ints(t.inputs[1]) != std::vector<int64_t>{1, 0}) continue;
         std::vector<Output> ins = in;
         ins[side] = t.inputs[0];
-        ops::Attrs a{side == 0 ? !n.attrs.b(0) : n.attrs.b(0), side == 1 ? !n.attrs.b(1) : n.attrs.b(1)};
+        ops::Attrs a = n.attrs;  // the transposed side's flag flips
+        const int flag = side == 0 ? kTransposeA : kTransposeB;
+        a[flag] = !n.attrs.b(flag);
         return *out = add(g, op::MatMul(), n.name + "/fused_transpose", ins, a), true;
       }
     }

@@ -12,7 +12,7 @@ Tensor eval(const graph::Output& o, std::map<const graph::Node*, std::vector<Ten
   const graph::Node* n = o.node;
   auto it = memo.find(n);
   if (it != memo.end()) return it->second[o.index];
-  if (n->const_value()) return n->attrs.tensor(1);
+  if (n->const_value()) return n->attrs.tensor(ops::kConstValueAttr);
   if (n->stateful || n->op->has(ops::kNoKernel) || n->op->has(ops::kControlFlow))
     throw FailedPreconditionError(
         "The initial value of a Variable created inside a function must not depend on the "

@@ -8,6 +8,7 @@
 #include "io/proto_values.h"
 #include "io/saved_files.h"
 #include "io/saved_model.h"
+#include "ops/op_list.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -316,6 +317,24 @@ TEST(AttrSpecs, DefaultsHoldTheirKind) {
       EXPECT_TRUE(holds(a)) << op->name << " attr " << a.name;
     }
   EXPECT_GT(with_default, 20);
+}
+
+// Code outside the rows reads these traits' attrs at fixed places.
+TEST(AttrSpecs, TraitAttrsSitWhereTheTraitsSay) {
+  for (const ops::OpDef* op : ops::all_ops()) {
+    if (op->has(ops::kConstValue)) {
+      ASSERT_GT(op->attr_specs.size(), size_t{ops::kConstValueAttr}) << op->name;
+      EXPECT_STREQ(op->attr_specs[ops::kConstValueAttr].name, "value") << op->name;
+    }
+    if (op->has(ops::kReadsVariable)) {
+      ASSERT_GT(op->attr_specs.size(), size_t{ops::kReadsVariableAttr}) << op->name;
+      EXPECT_EQ(op->attr_specs[ops::kReadsVariableAttr].kind, ops::AttrKind::kResource) << op->name;
+    }
+  }
+  EXPECT_EQ(ops::attr_index(ops::op::MatMul(), "transpose_b"), 1);
+  EXPECT_THROW(ops::attr_index(ops::op::MatMul(), "adj_x"), InternalError);
+  EXPECT_THROW(ops::attr_index({{&ops::op::MaxPool(), "data_format"}, {&ops::op::AvgPool(), "data_format"}}),
+               InternalError);  // 4 vs 3: shared code may not read it at one place
 }
 
 // A While that carries a variable: its body must hand the handle back unchanged, in its place.
