@@ -60,3 +60,27 @@ static void BM_Gemm1024_Eigen(benchmark::State& state) {
   set_flops(state);
 }
 BENCHMARK(BM_Gemm1024_Eigen)->Unit(benchmark::kMillisecond);
+
+// The MLP step's forward product (64x784 by 784x256, one thread): OpenBLAS against Eigen on
+// the shape that decides the step (Arg 0: OpenBLAS, 1: Eigen).
+static void BM_GemmMlpForward(benchmark::State& state) {
+  constexpr int m = 64, k = 784, n = 256;
+  const auto a = random_uniform({m, k}, -1, 1, DType::Float32, 1).to_vector<float>();
+  const auto b = random_uniform({k, n}, -1, 1, DType::Float32, 2).to_vector<float>();
+  std::vector<float> c(m * n);
+  auto sgemm = kernels::openblas_sgemm();
+  if (state.range(0) == 0 && !sgemm) {
+    state.SkipWithError("OpenBLAS not installed");
+    return;
+  }
+  for (auto _ : state) {
+    if (state.range(0) == 0)
+      sgemm(101, 111, 111, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n);
+    else
+      kernels::eigen_sgemm(m, n, k, a.data(), b.data(), c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_GemmMlpForward)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
