@@ -491,39 +491,51 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   for (int i = 0; i < n; ++i) slots[os[i]] = bs[body_feeds[i]];
 }
 
-// execute_step's static-shape path without its generality (control flow, kernels that own
-// their outputs, dynamic shapes, any number of inputs): most steps of a plan are this.
-inline void Plan::run_lean(const Step& st, Tensor* slots, Frame* frame) const {
-  const ops::TensorImpl* in[kLeanInputs];
-  ops::TensorImpl* out[kLeanOutputs];
+// The impls a step reads: frame headers or slot tensors.
+inline void Plan::gather_inputs(const Step& st, Tensor* slots, Frame* frame, const ops::TensorImpl** in) const {
   const int* frame_index = frame_index_.data();
   const int* is = input_slots_.data() + st.first_input;
   for (int i = 0; i < st.num_inputs; ++i) {
     const int f = frame_index[is[i]];
     in[i] = f >= 0 ? frame->impl(f) : slots[is[i]].impl();
   }
+}
+
+// A static-shape step's outputs (shapes and dtypes were checked at trace time: no shape
+// function runs): a forwarded input, planned frame memory, or a new tensor in its slot.
+inline void Plan::place_static_outputs(const Step& st, Tensor* slots, Frame* frame, ops::TensorImpl** out) const {
+  const int* frame_index = frame_index_.data();
   const int* os = output_slots_.data() + st.first_output;
   const StaticOutput* so = static_outputs_.data() + st.first_static;
+  int first = 0;
+  if (st.forward_slot >= 0) {
+    ops::TensorImpl* t = slots[st.forward_slot].impl();
+    if (t && detail::exclusively_owned(*t)) {
+      slots[os[0]] = std::move(slots[st.forward_slot]);
+      out[0] = t;
+      first = 1;
+    }
+  }
+  for (int i = first; i < st.num_outputs; ++i) {
+    const int f = frame_index[os[i]];
+    if (f >= 0) {
+      out[i] = frame->impl(f);  // planned memory: nothing to allocate
+      continue;
+    }
+    slots[os[i]] = Tensor(detail::make_concrete_checked(so[i].dtype, so[i].dims.data(), so[i].dims.size(),
+                                                        so[i].num_elements, so[i].bytes));
+    out[i] = slots[os[i]].impl();
+  }
+}
+
+// execute_step's static-shape path without its generality (control flow, kernels that own
+// their outputs, dynamic shapes, any number of inputs): most steps of a plan are this.
+inline void Plan::run_lean(const Step& st, Tensor* slots, Frame* frame) const {
+  const ops::TensorImpl* in[kLeanInputs];
+  ops::TensorImpl* out[kLeanOutputs];
+  gather_inputs(st, slots, frame, in);
   try {
-    int first = 0;
-    if (st.forward_slot >= 0) {
-      ops::TensorImpl* t = slots[st.forward_slot].impl();
-      if (t && detail::exclusively_owned(*t)) {
-        slots[os[0]] = std::move(slots[st.forward_slot]);
-        out[0] = t;
-        first = 1;
-      }
-    }
-    for (int i = first; i < st.num_outputs; ++i) {
-      const int f = frame_index[os[i]];
-      if (f >= 0) {
-        out[i] = frame->impl(f);
-        continue;
-      }
-      slots[os[i]] = Tensor(detail::make_concrete_checked(so[i].dtype, so[i].dims.data(), so[i].dims.size(),
-                                                          so[i].num_elements, so[i].bytes));
-      out[i] = slots[os[i]].impl();
-    }
+    place_static_outputs(st, slots, frame, out);
     ops::KernelContext kc{.op = *st.op,
                           .inputs = in,
                           .num_inputs = st.num_inputs,
@@ -563,43 +575,23 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
     out_heap.resize(st.num_outputs);
     out = out_heap.data();
   }
-  const int* frame_index = frame_index_.data();
-  const int* is = input_slots_.data() + st.first_input;
-  for (int i = 0; i < st.num_inputs; ++i) {
-    const int f = frame_index[is[i]];
-    in[i] = f >= 0 ? frame->impl(f) : slots[is[i]].impl();
-  }
+  gather_inputs(st, slots, frame, in);
   try {
     const int* os = output_slots_.data() + st.first_output;
     if (st.op->has(ops::kOwnOutputs)) {  // the kernel provides its outputs
       for (int i = 0; i < st.num_outputs; ++i) out[i] = nullptr;
-      ops::KernelContext kc{*st.op, in, st.num_inputs, out, st.num_outputs, *st.attrs};
+      ops::KernelContext kc{.op = *st.op,
+                            .inputs = in,
+                            .num_inputs = st.num_inputs,
+                            .outputs = out,
+                            .num_outputs = st.num_outputs,
+                            .attrs = *st.attrs};
       st.kernel(kc);
       for (int i = 0; i < st.num_outputs; ++i) slots[os[i]] = Tensor(out[i]);
       return;
     }
     if (st.static_shapes) {
-      // Shapes and dtypes were checked at trace time: no shape function at run time.
-      const StaticOutput* so = static_outputs_.data() + st.first_static;
-      int first = 0;
-      if (st.forward_slot >= 0) {
-        ops::TensorImpl* t = slots[st.forward_slot].impl();
-        if (t && detail::exclusively_owned(*t)) {
-          slots[os[0]] = std::move(slots[st.forward_slot]);
-          out[0] = t;
-          first = 1;
-        }
-      }
-      for (int i = first; i < st.num_outputs; ++i) {
-        const int f = frame_index[os[i]];
-        if (f >= 0) {
-          out[i] = frame->impl(f);  // planned memory: nothing to allocate
-          continue;
-        }
-        slots[os[i]] = Tensor(detail::make_concrete_checked(so[i].dtype, so[i].dims.data(), so[i].dims.size(),
-                                                            so[i].num_elements, so[i].bytes));
-        out[i] = slots[os[i]].impl();
-      }
+      place_static_outputs(st, slots, frame, out);
     } else {
       infos.resize(st.num_inputs);
       for (int i = 0; i < st.num_inputs; ++i) infos[i] = ops::InputInfo{in[i]->dtype, &in[i]->dims, false, in[i]};
@@ -610,7 +602,12 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
         out[i] = slots[os[i]].impl();
       }
     }
-    ops::KernelContext kc{*st.op, in, st.num_inputs, out, st.num_outputs, *st.attrs};
+    ops::KernelContext kc{.op = *st.op,
+                          .inputs = in,
+                          .num_inputs = st.num_inputs,
+                          .outputs = out,
+                          .num_outputs = st.num_outputs,
+                          .attrs = *st.attrs};
     st.kernel(kc);
   } catch (const Error& e) {
     rethrow_with_node(e, st.node->name);

@@ -104,6 +104,8 @@ class Plan {
   void execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector<ops::InputInfo>& infos) const;
   static constexpr int kLeanInputs = 4, kLeanOutputs = 2;
   void run_lean(const Step& st, Tensor* slots, Frame* frame) const;
+  void gather_inputs(const Step& st, Tensor* slots, Frame* frame, const ops::TensorImpl** in) const;
+  void place_static_outputs(const Step& st, Tensor* slots, Frame* frame, ops::TensorImpl** out) const;
   void run_parallel(Tensor* slots, Frame* frame) const;
   // Every step, serially or (when planned) concurrently.
   void run_steps(Tensor* slots, Frame* frame) const;
