@@ -12,7 +12,6 @@
 
 #include "core/dtype_table.h"
 #include "graph.pb.h"  // generated from src/graph/proto/graph.proto
-#include "ops/variable_state.h"
 
 namespace kiln::graph {
 namespace {
@@ -257,7 +256,6 @@ class Writer {
       throw InternalError("a body uses a variable its arguments do not bind ('" + scope.g.function_name() + "')");
     const std::string shared = options_.variable_name ? options_.variable_name(r) : r->resource_name();
     const std::string name = handle_name(scope, shared);
-    const auto* var = static_cast<const ops::VariableState*>(r);
     if (scope.args_of) {
       auto* arg = scope.args_of->mutable_signature()->add_input_arg();
       arg->set_name(name);
@@ -270,8 +268,8 @@ class Writer {
     h->set_name(name);
     h->set_op("VarHandleOp");
     auto& a = *h->mutable_attr();
-    a["dtype"].set_type(to_proto(var->dtype()));
-    shape_proto(ops::PartialShape{Dims(var->shape().dims()), false}, a["shape"].mutable_shape());
+    a["dtype"].set_type(to_proto(r->dtype()));
+    shape_proto(ops::PartialShape{Dims(r->shape().dims()), false}, a["shape"].mutable_shape());
     a["shared_name"].set_s(shared);
     a["container"].set_s("");
     return scope.handles[r];

@@ -21,7 +21,6 @@
 #include "io/bundle.h"
 #include "io/files.h"
 #include "io/saved_model.h"
-#include "ops/variable_state.h"
 #include "saved_model.pb.h"  // generated from src/io/proto/saved_model.proto
 
 namespace kiln {
@@ -347,7 +346,6 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
   for (const SavedSignature& s : saved)
     for (const Resource* r : s.variables) {
       if (variable_node.count(r)) continue;
-      const auto* var = static_cast<const ops::VariableState*>(r);
       // "dense/kernel" is the child "kernel" of an object "dense", as a tf.Module saves it.
       std::vector<std::string> path;
       for (size_t start = 0;;) {
@@ -375,8 +373,8 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
       const std::string child = prefix + leaf;
       const int id = objects.nodes_size();
       auto* v = add_node()->mutable_variable();
-      v->set_dtype(proto_dtype(var->dtype()));
-      set_shape(var->shape(), v->mutable_shape());
+      v->set_dtype(proto_dtype(r->dtype()));
+      set_shape(r->shape(), v->mutable_shape());
       v->set_trainable(true);
       v->set_name(r->resource_name().empty() ? child : r->resource_name());
       add_child(parent, id, leaf);
@@ -384,7 +382,7 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
       attr->set_name("VARIABLE_VALUE");
       attr->set_full_name(v->name());
       attr->set_checkpoint_key(child + kValueSuffix);
-      values.emplace_back(attr->checkpoint_key(), var->read());
+      values.emplace_back(attr->checkpoint_key(), r->snapshot());
       variable_node[r] = id;
       variable_order.push_back(r);
       // Its handle in the main graph, which the signatures' call nodes take.
@@ -394,8 +392,8 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
       h->set_name(handle);
       h->set_op("VarHandleOp");
       auto& a = *h->mutable_attr();
-      a["dtype"].set_type(proto_dtype(var->dtype()));
-      set_shape(var->shape(), a["shape"].mutable_shape());
+      a["dtype"].set_type(proto_dtype(r->dtype()));
+      set_shape(r->shape(), a["shape"].mutable_shape());
       a["shared_name"].set_s(v->name());
       a["container"].set_s("");
     }

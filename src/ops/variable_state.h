@@ -21,8 +21,9 @@ class VariableState : public Resource {
   VariableState(DType dtype, TensorShape shape, std::string name)
       : dtype_(dtype), shape_(std::move(shape)), name_(std::move(name)) {}
   std::string resource_name() const override { return name_; }
-  DType dtype() const { return dtype_; }
-  const TensorShape& shape() const { return shape_; }
+  DType dtype() const override { return dtype_; }
+  const TensorShape& shape() const override { return shape_; }
+  Tensor snapshot() const override { return read(); }
   // Values are immutable tensors: a read is a snapshot that later assignments do not change.
   Tensor read() const {
     std::lock_guard<std::mutex> lock(mu_);
