@@ -4,12 +4,6 @@
 
 namespace kiln {
 
-const Operation* GraphView::find(const std::string& name) const {
-  for (const Operation& op : operations)
-    if (op.name == name) return &op;
-  return nullptr;
-}
-
 namespace graph {
 
 std::string attr_text(const ops::AttrValue& v) {

@@ -21,6 +21,7 @@
 #include "kiln/checkpoint.h"
 #include "ops/op_def.h"
 #include "saved_model.pb.h"  // generated from src/io/proto/saved_model.proto
+#include "trace/function_config.h"
 
 namespace kiln::io {
 namespace {
@@ -293,7 +294,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
     cf->graph->outputs.push_back(o);
     cf->outputs.push_back(TensorSpec{full_shape(o.node->out_shapes[o.index]), o.node->out_dtypes[o.index], key});
   }
-  cf->compile(config::optimizer_options());
+  cf->compile(detail::default_optimizer_options());
   return cf;
 }
 

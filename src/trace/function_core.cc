@@ -18,30 +18,11 @@
 #include "optimize/pass.h"
 #include "trace/concrete.h"
 #include "trace/dispatch.h"
+#include "trace/function_config.h"
 #include "trace/op_observer.h"
 #include "trace/trace_context.h"
 
 namespace kiln {
-namespace config {
-namespace {
-std::atomic<bool> g_run_eagerly{false};
-}
-void run_functions_eagerly(bool enabled) { g_run_eagerly.store(enabled); }
-bool functions_run_eagerly() { return g_run_eagerly.load(std::memory_order_relaxed); }
-
-namespace {
-std::mutex g_optimizer_mu;
-OptimizerOptions g_optimizer_options;
-}  // namespace
-void set_optimizer_options(const OptimizerOptions& options) {
-  std::lock_guard<std::mutex> lock(g_optimizer_mu);
-  g_optimizer_options = options;
-}
-OptimizerOptions optimizer_options() {
-  std::lock_guard<std::mutex> lock(g_optimizer_mu);
-  return g_optimizer_options;
-}
-}  // namespace config
 
 namespace detail {
 
@@ -307,7 +288,7 @@ class FunctionCore {
       }
     }
     // Optimize a copy once per concrete function (never per call), then compile the plan.
-    const OptimizerOptions opts = options.optimizer ? *options.optimizer : config::optimizer_options();
+    const OptimizerOptions opts = options.optimizer ? *options.optimizer : detail::default_optimizer_options();
     cf->compile(opts);
     return cf;
   }
@@ -378,7 +359,7 @@ const FunctionOptions& options_of(const FunctionCore& core) { return core.option
 
 bool tracing_active() { return trace::current_trace() != nullptr; }
 bool call_directly_now() {
-  return trace::current_trace() != nullptr || config::functions_run_eagerly() ||
+  return trace::current_trace() != nullptr || detail::functions_run_eagerly() ||
          (trace::observers_active() && trace::recording_here());
 }
 bool eager_tape_recording() { return trace::observers_active() && !trace::current_trace() && trace::recording_here(); }

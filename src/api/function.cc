@@ -1,0 +1,94 @@
+// kiln::ConcreteFunction's methods, GraphView, and kiln::config's function settings: the
+// public face of the trace layer's ConcreteImpl and function settings.
+#include "kiln/function.h"
+
+#include <string>
+
+#include "graph/graph_def.h"
+#include "graph/graph_view.h"
+#include "trace/concrete.h"
+#include "trace/dispatch.h"
+#include "trace/function_config.h"
+#include "trace/op_observer.h"
+
+namespace kiln {
+
+namespace config {
+void run_functions_eagerly(bool enabled) { detail::set_functions_run_eagerly(enabled); }
+bool functions_run_eagerly() { return detail::functions_run_eagerly(); }
+void set_optimizer_options(const OptimizerOptions& options) { detail::set_default_optimizer_options(options); }
+OptimizerOptions optimizer_options() { return detail::default_optimizer_options(); }
+}  // namespace config
+
+const Operation* GraphView::find(const std::string& name) const {
+  for (const Operation& op : operations)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs) const {
+  if (!impl_) throw FailedPreconditionError("Calling an empty ConcreteFunction");
+  // A graph call is not an op a tape can see into: a gradient would silently be zero.
+  if (trace::observers_active() && !trace::current_trace() && trace::watched_here(inputs))
+    throw UnimplementedError(
+        "A GradientTape is watching an input of this ConcreteFunction call, but a ConcreteFunction runs as one graph "
+        "that the tape cannot differentiate. Call the kiln::Function itself (under a recording tape it runs its ops "
+        "one by one), or create the GradientTape inside the function.");
+  // Checked without building TensorShapes: a steady-state call allocates only its result.
+  auto fits = [](const TensorSpec& spec, const detail::TensorImpl* t) {
+    if (!t || t->symbolic || t->dtype != spec.dtype) return false;
+    if (spec.shape.rank() < 0) return true;
+    const auto& d = spec.shape.dims();
+    if (d.size() != t->dims.size()) return false;
+    for (size_t k = 0; k < d.size(); ++k)
+      if (d[k] >= 0 && d[k] != t->dims[k]) return false;
+    return true;
+  };
+  for (size_t i = 0; i < inputs.size() && i < impl_->inputs.size(); ++i) {
+    const TensorSpec& spec = impl_->inputs[i];
+    if (!fits(spec, inputs[i].impl()))
+      throw InvalidArgumentError("ConcreteFunction " + impl_->name + ": argument " + spec.name + " expected " +
+                                 std::string(dtype_name(spec.dtype)) + " " + spec.shape.str() + ", got " +
+                                 (inputs[i].defined()
+                                      ? std::string(dtype_name(inputs[i].dtype())) + " " + inputs[i].shape().str()
+                                      : std::string("an empty Tensor")));
+  }
+  return impl_->call(inputs);
+}
+
+namespace {
+// Every accessor of an empty handle (a default-constructed ConcreteFunction) is an error.
+const detail::ConcreteImpl& checked(const std::shared_ptr<detail::ConcreteImpl>& impl, const char* what) {
+  if (!impl) throw FailedPreconditionError(std::string("ConcreteFunction::") + what + " on an empty ConcreteFunction");
+  return *impl;
+}
+}  // namespace
+
+std::string ConcreteFunction::name() const { return impl_ ? impl_->name : ""; }
+GraphView ConcreteFunction::graph() const { return graph::make_view(*checked(impl_, "graph").graph); }
+GraphView ConcreteFunction::optimized_graph() const {
+  return graph::make_view(*checked(impl_, "optimized_graph").optimized);
+}
+std::vector<std::string> ConcreteFunction::optimization_report() const {
+  return checked(impl_, "optimization_report").optimization_report;
+}
+GraphDef ConcreteFunction::as_graph_def() const { return graph::to_graph_def(*checked(impl_, "as_graph_def").graph); }
+std::string ConcreteFunction::to_dot() const {
+  const auto& c = checked(impl_, "to_dot");
+  return graph::to_dot(*c.graph, c.name);
+}
+GraphDef ConcreteFunction::optimized_graph_def() const {
+  return graph::to_graph_def(*checked(impl_, "optimized_graph_def").optimized);
+}
+std::string ConcreteFunction::optimized_to_dot() const {
+  const auto& c = checked(impl_, "optimized_to_dot");
+  return graph::to_dot(*c.optimized, c.name + " (optimized)");
+}
+std::vector<TensorSpec> ConcreteFunction::input_specs() const { return checked(impl_, "input_specs").inputs; }
+std::vector<TensorSpec> ConcreteFunction::output_specs() const { return checked(impl_, "output_specs").outputs; }
+std::vector<Tensor> ConcreteFunction::captured_inputs() const { return checked(impl_, "captured_inputs").captures; }
+std::string ConcreteFunction::pretty_printed_signature() const {
+  return checked(impl_, "pretty_printed_signature").pretty_signature();
+}
+
+}  // namespace kiln
