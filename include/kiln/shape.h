@@ -19,7 +19,7 @@ class TensorShape {
   int rank() const { return unknown_rank_ ? -1 : static_cast<int>(dims_.size()); }
   const std::vector<int64_t>& dims() const { return dims_; }
   bool is_fully_defined() const;
-  // Product of the dims; -1 if not fully defined.
+  // Product of the dims; -1 if not fully defined; InvalidArgumentError if it overflows int64.
   int64_t num_elements() const;
   // "(2, None)", "(3,)", "()", "<unknown>".
   std::string str() const;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "core/shape_fit.h"
 #include "graph/graph_def.h"
 #include "graph/graph_view.h"
 #include "trace/concrete.h"
@@ -37,12 +38,8 @@ std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inpu
   // Checked without building TensorShapes: a steady-state call allocates only its result.
   auto fits = [](const TensorSpec& spec, const detail::TensorImpl* t) {
     if (!t || t->symbolic || t->dtype != spec.dtype) return false;
-    if (spec.shape.rank() < 0) return true;
-    const auto& d = spec.shape.dims();
-    if (d.size() != t->dims.size()) return false;
-    for (size_t k = 0; k < d.size(); ++k)
-      if (d[k] >= 0 && d[k] != t->dims[k]) return false;
-    return true;
+    return detail::fits_within(t->dims.data(), static_cast<int>(t->dims.size()), spec.shape.dims().data(),
+                               spec.shape.rank());
   };
   for (size_t i = 0; i < inputs.size() && i < impl_->inputs.size(); ++i) {
     const TensorSpec& spec = impl_->inputs[i];

@@ -27,7 +27,9 @@ bool TensorShape::is_fully_defined() const {
 int64_t TensorShape::num_elements() const {
   if (!is_fully_defined()) return -1;
   int64_t n = 1;
-  for (int64_t d : dims_) n *= d;
+  for (int64_t d : dims_)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw InvalidArgumentError("The number of elements of shape " + str() + " overflows int64");
   return n;
 }
 

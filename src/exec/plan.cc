@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/parallel.h"
+#include "core/shape_fit.h"
 #include "eager/execute.h"
 
 namespace kiln::exec {
@@ -412,10 +413,7 @@ void Plan::feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) con
       throw InvalidArgumentError("Input " + std::to_string(i) + " must be " + std::string(dtype_name(feed_dtypes_[i])) +
                                  ", got " + std::string(dtype_name(t->dtype)));
     const ops::PartialShape& want = feed_shapes_[i];
-    bool ok = want.unknown_rank || want.dims.size() == t->dims.size();
-    for (size_t d = 0; ok && !want.unknown_rank && d < want.dims.size(); ++d)
-      ok = want.dims[d] < 0 || want.dims[d] == t->dims[d];
-    if (!ok)
+    if (!detail::fits_within(t->dims.data(), static_cast<int>(t->dims.size()), want.dims.data(), want.rank()))
       throw InvalidArgumentError("Input " + std::to_string(i) + " has shape " + detail::shape_of_impl(*t).str() +
                                  ", which is not compatible with " + ops::partial_text(want));
     slots[feed_slots_[i]] = *feeds[i];

@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "core/shape_fit.h"
 #include "io/limits.h"
 #include "io/proto_values.h"
 #include "ops/op_list.h"
@@ -18,11 +19,7 @@ using graph::Output;
 
 // `inner` is at least as specific as `outer`: every value of shape inner fits outer.
 bool fits_within(const ops::PartialShape& inner, const ops::PartialShape& outer) {
-  if (outer.unknown_rank) return true;
-  if (inner.unknown_rank || inner.dims.size() != outer.dims.size()) return false;
-  for (size_t i = 0; i < outer.dims.size(); ++i)
-    if (outer.dims[i] >= 0 && inner.dims[i] != outer.dims[i]) return false;
-  return true;
+  return detail::fits_within(inner.dims.data(), inner.rank(), outer.dims.data(), outer.rank());
 }
 
 ops::PartialShape common_shape(const ops::PartialShape& a, const ops::PartialShape& b) {

@@ -23,6 +23,13 @@ TEST(TensorShape, PrintsLikeTensorFlow) {
   EXPECT_TRUE(TensorShape({2, 3}).is_fully_defined());
 }
 
+TEST(TensorShape, ElementCountOverflowIsAnError) {
+  EXPECT_EQ(TensorShape({3, 0, int64_t{1} << 62}).num_elements(), 0);
+  EXPECT_EQ(TensorShape({int64_t{1} << 31, int64_t{1} << 31}).num_elements(), int64_t{1} << 62);
+  EXPECT_THROW((void)TensorShape({int64_t{1} << 32, int64_t{1} << 32}).num_elements(), InvalidArgumentError);
+  EXPECT_EQ(TensorShape({-1, int64_t{1} << 62}).num_elements(), -1);
+}
+
 TEST(TensorShape, CompatibilityAndRelaxation) {
   EXPECT_TRUE(TensorShape({-1}).is_compatible_with(TensorShape({5})));
   EXPECT_FALSE(TensorShape({3}).is_compatible_with(TensorShape({5})));
