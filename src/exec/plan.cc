@@ -489,6 +489,19 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   for (int i = 0; i < n; ++i) slots[os[i]] = bs[body_feeds[i]];
 }
 
+namespace {
+// Runs a step's kernel over its inputs and (allocated, or for kOwnOutputs null) outputs.
+inline void call_kernel(const Step& st, const ops::TensorImpl* const* in, ops::TensorImpl** out) {
+  ops::KernelContext kc{.op = *st.op,
+                        .inputs = in,
+                        .num_inputs = st.num_inputs,
+                        .outputs = out,
+                        .num_outputs = st.num_outputs,
+                        .attrs = *st.attrs};
+  st.kernel(kc);
+}
+}  // namespace
+
 // The impls a step reads: frame headers or slot tensors.
 inline void Plan::gather_inputs(const Step& st, Tensor* slots, Frame* frame, const ops::TensorImpl** in) const {
   const int* frame_index = frame_index_.data();
@@ -534,13 +547,7 @@ inline void Plan::run_lean(const Step& st, Tensor* slots, Frame* frame) const {
   gather_inputs(st, slots, frame, in);
   try {
     place_static_outputs(st, slots, frame, out);
-    ops::KernelContext kc{.op = *st.op,
-                          .inputs = in,
-                          .num_inputs = st.num_inputs,
-                          .outputs = out,
-                          .num_outputs = st.num_outputs,
-                          .attrs = *st.attrs};
-    st.kernel(kc);
+    call_kernel(st, in, out);
   } catch (const Error& e) {
     rethrow_with_node(e, st.node->name);
   }
@@ -578,13 +585,7 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
     const int* os = output_slots_.data() + st.first_output;
     if (st.op->has(ops::kOwnOutputs)) {  // the kernel provides its outputs
       for (int i = 0; i < st.num_outputs; ++i) out[i] = nullptr;
-      ops::KernelContext kc{.op = *st.op,
-                            .inputs = in,
-                            .num_inputs = st.num_inputs,
-                            .outputs = out,
-                            .num_outputs = st.num_outputs,
-                            .attrs = *st.attrs};
-      st.kernel(kc);
+      call_kernel(st, in, out);
       for (int i = 0; i < st.num_outputs; ++i) slots[os[i]] = Tensor(out[i]);
       return;
     }
@@ -600,13 +601,7 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
         out[i] = slots[os[i]].impl();
       }
     }
-    ops::KernelContext kc{.op = *st.op,
-                          .inputs = in,
-                          .num_inputs = st.num_inputs,
-                          .outputs = out,
-                          .num_outputs = st.num_outputs,
-                          .attrs = *st.attrs};
-    st.kernel(kc);
+    call_kernel(st, in, out);
   } catch (const Error& e) {
     rethrow_with_node(e, st.node->name);
   }
