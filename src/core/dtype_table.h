@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 #include "kiln/dtype.h"
 
@@ -52,28 +53,17 @@ constexpr bool dtype_from_proto(int tf_proto, DType* out) {
   return false;
 }
 
-// The DType of a C++ element type.
+// The DType of a C++ element type (only the five kiln has).
 template <class T>
-struct TypeOf;
-template <>
-struct TypeOf<bool> {
-  static constexpr DType value = DType::Bool;
-};
-template <>
-struct TypeOf<int32_t> {
-  static constexpr DType value = DType::Int32;
-};
-template <>
-struct TypeOf<int64_t> {
-  static constexpr DType value = DType::Int64;
-};
-template <>
-struct TypeOf<float> {
-  static constexpr DType value = DType::Float32;
-};
-template <>
-struct TypeOf<double> {
-  static constexpr DType value = DType::Float64;
+struct TypeOf {
+  static_assert(std::is_same_v<T, bool> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
+                    std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "kiln has no dtype for this C++ type");
+  static constexpr DType value = std::is_same_v<T, bool>      ? DType::Bool
+                                 : std::is_same_v<T, int32_t> ? DType::Int32
+                                 : std::is_same_v<T, int64_t> ? DType::Int64
+                                 : std::is_same_v<T, float>   ? DType::Float32
+                                                              : DType::Float64;
 };
 
 static_assert([] {

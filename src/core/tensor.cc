@@ -26,10 +26,6 @@ int64_t Tensor::num_elements() const {
 bool Tensor::is_symbolic() const { return detail::concrete(*this).symbolic; }
 
 namespace {
-template <class T>
-constexpr DType dtype_of() {
-  return detail::TypeOf<T>::value;
-}
 
 const TensorImpl& checked_concrete(const Tensor& t, DType want, const char* what) {
   const TensorImpl& impl = detail::concrete(t);
@@ -45,14 +41,14 @@ const TensorImpl& checked_concrete(const Tensor& t, DType want, const char* what
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
-  const TensorImpl& impl = checked_concrete(*this, dtype_of<T>(), "to_vector");
+  const TensorImpl& impl = checked_concrete(*this, detail::TypeOf<T>::value, "to_vector");
   const T* p = impl.as<T>();
   return std::vector<T>(p, p + impl.num_elements);
 }
 
 template <class T>
 T Tensor::item() const {
-  const TensorImpl& impl = checked_concrete(*this, dtype_of<T>(), "item");
+  const TensorImpl& impl = checked_concrete(*this, detail::TypeOf<T>::value, "item");
   if (impl.num_elements != 1)
     throw InvalidArgumentError("item() needs a tensor with exactly one element, got shape " + shape().str());
   return impl.as<T>()[0];

@@ -44,10 +44,7 @@ Plan::Plan(const graph::Graph& g) {
   compile(g, cache);
 }
 
-Plan::Plan(const graph::Graph& g, BodyCache& cache, bool loop_cond)
-    : borrows_feeds_(loop_cond), frame_results_(loop_cond) {
-  compile(g, cache);
-}
+Plan::Plan(const graph::Graph& g, BodyCache& cache, bool loop_cond) : loop_cond_(loop_cond) { compile(g, cache); }
 
 void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   const int n = g.num_nodes();
@@ -103,7 +100,7 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
   std::vector<int> last_use(num_slots_, -1);
   std::vector<char> pinned(num_slots_, 0);
   for (int s : result_slots_) pinned[s] = 1;
-  if (borrows_feeds_)
+  if (loop_cond_)
     for (int s : feed_slots_) pinned[s] = 1;
 
   for (int id = 0; id < n; ++id) {
@@ -145,9 +142,9 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
       int index = 0;
       for (const ops::FuncRef* f : ops::func_refs(node->attrs)) {
         const graph::Graph* body = &g.library().get(f->name);
-        const bool borrows = loop && index++ == 0;  // a While's cond: run_loop lends it the variables
-        std::shared_ptr<const Plan>& compiled = cache[{body, borrows}];
-        if (!compiled) compiled = std::shared_ptr<const Plan>(new Plan(*body, cache, borrows));
+        const bool loop_cond = loop && index++ == 0;  // a While's cond (run_loop runs it)
+        std::shared_ptr<const Plan>& compiled = cache[{body, loop_cond}];
+        if (!compiled) compiled = std::shared_ptr<const Plan>(new Plan(*body, cache, loop_cond));
         bodies_.push_back(compiled);
       }
     }
@@ -164,7 +161,7 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     }
   std::vector<char> in_frame(num_slots_, 0);
   for (int s = 0; s < num_slots_; ++s) in_frame[s] = pinned[s] ? 2 : 0;  // 2: never in the frame
-  if (frame_results_)  // results stay pinned (never released), but may live in the frame till the end
+  if (loop_cond_)  // results stay pinned (never released), but may live in the frame till the end
     for (int s : result_slots_) {
       in_frame[s] = 0;
       last_use[s] = static_cast<int>(steps_.size());
@@ -379,27 +376,16 @@ std::vector<Tensor> Plan::run(const std::vector<Tensor>& feeds) const {
 }
 
 namespace {
-// The addresses of n contiguous tensors (inline for a few).
-struct TensorPointers {
-  static constexpr size_t kInline = 8;
-  const Tensor* inline_[kInline];
-  std::vector<const Tensor*> heap;
-  const Tensor* const* data;
-  TensorPointers(const Tensor* t, size_t n) {
-    const Tensor** p = inline_;
-    if (n > kInline) {
-      heap.resize(n);
-      p = heap.data();
-    }
-    for (size_t i = 0; i < n; ++i) p[i] = t + i;
-    data = p;
-  }
-};
+// The addresses of n contiguous tensors.
+SmallVec<const Tensor*, 8> addresses(const Tensor* t, size_t n) {
+  SmallVec<const Tensor*, 8> p;
+  for (size_t i = 0; i < n; ++i) p.push_back(t + i);
+  return p;
+}
 }  // namespace
 
 void Plan::feed(const std::vector<Tensor>& feeds, Tensor* slots) const {
-  TensorPointers p(feeds.data(), feeds.size());
-  feed(p.data, feeds.size(), slots);
+  feed(addresses(feeds.data(), feeds.size()).data(), feeds.size(), slots);
 }
 
 void Plan::feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) const {
@@ -687,8 +673,7 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
 }
 
 void Plan::run_into(const Tensor* feeds, size_t num_feeds, std::vector<Tensor>& results) const {
-  TensorPointers p(feeds, num_feeds);
-  run_into(p.data, num_feeds, results);
+  run_into(addresses(feeds, num_feeds).data(), num_feeds, results);
 }
 
 void Plan::run_into(const Tensor* const* feeds, size_t num_feeds, std::vector<Tensor>& results) const {

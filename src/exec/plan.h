@@ -57,7 +57,7 @@ class Plan {
   bool runs_in_parallel() const { return parallel_; }
 
  private:
-  // Body plans by graph and by whether they borrow their feeds (a While's cond does).
+  // Body plans by graph and by whether they are a While's cond (loop_cond_).
   using BodyCache = std::map<std::pair<const graph::Graph*, bool>, std::shared_ptr<const Plan>>;
   Plan(const graph::Graph& g, BodyCache& cache, bool loop_cond);
   void compile(const graph::Graph& g, BodyCache& cache);
@@ -71,14 +71,13 @@ class Plan {
   std::vector<std::pair<int, Tensor>> const_slots_;
   std::vector<int> result_slots_;
   std::vector<char> feed_read_;  // per feed: does a step or a result read it
-  // The caller lends the feeds and takes them back after the run: feed slots are never
-  // released or written over, so a While moves its loop variables into its cond and back
-  // instead of copying them (two reference-count updates per variable and iteration).
-  bool borrows_feeds_ = false;
-  // The caller reads the results right after the run, before the next one (a While's
-  // cond, also): results with static shapes may then live in the frame, so the loop's
-  // condition costs no allocation per iteration. Read them with result_impl.
-  bool frame_results_ = false;
+  // A While's cond, run by run_loop, which (1) lends the feeds and takes them back after
+  // the run: feed slots are never released or written over, so the loop variables move in
+  // and back instead of being copied (two reference-count updates per variable and
+  // iteration); and (2) reads the result right after the run, before the next one: a result
+  // with a static shape lives in the frame, so the condition costs no allocation per
+  // iteration. Read results with result_impl.
+  bool loop_cond_ = false;
   const ops::TensorImpl* result_impl(int i, Tensor* slots, Frame* frame) const {
     const int s = result_slots_[i];
     return frame_index_[s] >= 0 ? frame->impl(frame_index_[s]) : slots[s].impl();
