@@ -1,4 +1,5 @@
-// Tensor::name() and Tensor::str(): symbolic tensors name their node.
+// Tensor::name() and Tensor::str(), public methods that need the graph layer: a symbolic
+// tensor names its node.
 #include <string>
 
 #include "core/format.h"
