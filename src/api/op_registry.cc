@@ -29,10 +29,11 @@ std::string default_text(const ops::AttrValue& v) {
     for (size_t i = 0; i < l->size(); ++i) t += (i ? ", " : "") + std::to_string((*l)[i]);
     return t + "]";
   }
-  if (const auto* s = std::get_if<TensorShape>(&v)) {
-    if (s->rank() < 0) return "<unknown>";
+  if (const auto* boxed = std::get_if<ops::ShapeAttr>(&v)) {
+    const TensorShape& s = boxed->get();
+    if (s.rank() < 0) return "<unknown>";
     std::string t = "[";
-    for (size_t i = 0; i < s->dims().size(); ++i) t += (i ? ", " : "") + std::to_string(s->dims()[i]);
+    for (size_t i = 0; i < s.dims().size(); ++i) t += (i ? ", " : "") + std::to_string(s.dims()[i]);
     return t + "]";
   }
   return "?";

@@ -17,6 +17,13 @@ TensorShape TensorShape::unknown() {
   return s;
 }
 
+TensorShape TensorShape::unknown_dims(int rank) {
+  if (rank < 0) return unknown();
+  TensorShape s;
+  s.dims_.resize(static_cast<size_t>(rank), -1);
+  return s;
+}
+
 bool TensorShape::is_fully_defined() const {
   if (unknown_rank_) return false;
   for (int64_t d : dims_)
@@ -54,9 +61,10 @@ bool TensorShape::is_compatible_with(const TensorShape& other) const {
 
 TensorShape TensorShape::most_specific_common(const TensorShape& other) const {
   if (unknown_rank_ || other.unknown_rank_ || dims_.size() != other.dims_.size()) return unknown();
-  std::vector<int64_t> d(dims_.size());
-  for (size_t i = 0; i < d.size(); ++i) d[i] = dims_[i] == other.dims_[i] ? dims_[i] : -1;
-  return TensorShape(std::move(d));
+  TensorShape common = *this;
+  for (size_t i = 0; i < dims_.size(); ++i)
+    if (dims_[i] != other.dims_[i]) common.dims_[i] = -1;
+  return common;
 }
 
 }  // namespace kiln

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kiln/shape.h"
+
 namespace kiln::detail {
 
 // A rank of -1 means unknown; `dims` is then ignored.
@@ -16,6 +18,10 @@ inline bool fits_within(const int64_t* dims, int rank, const int64_t* outer, int
   for (int i = 0; i < rank; ++i)
     if (outer[i] >= 0 && dims[i] != outer[i]) return false;
   return true;
+}
+
+inline bool fits_within(const TensorShape& inner, const TensorShape& outer) {
+  return fits_within(inner.dims().data(), inner.rank(), outer.dims().data(), outer.rank());
 }
 
 }  // namespace kiln::detail

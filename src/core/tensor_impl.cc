@@ -103,7 +103,7 @@ const TensorImpl& concrete(const Tensor& t) {
 
 TensorShape shape_of_impl(const TensorImpl& t) {
   if (t.unknown_rank) return TensorShape::unknown();
-  return TensorShape(t.dims.to_vector());
+  return TensorShape(t.dims);
 }
 
 void destroy_tensor_impl(TensorImplBase* base) noexcept {

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/buffer.h"
-#include "core/small_vec.h"
+#include "kiln/detail/small_vec.h"
 #include "kiln/tensor.h"
 
 namespace kiln::graph {

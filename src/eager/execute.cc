@@ -25,7 +25,7 @@ void infer_concrete(InferContext& ctx) {
 
 TensorImpl* allocate_output(const InferContext& ctx, int i) {
   const ops::OutputInfo& o = const_cast<InferContext&>(ctx).out(i);
-  return detail::make_concrete(o.dtype, o.shape.dims);
+  return detail::make_concrete(o.dtype, o.shape.dims());
 }
 
 namespace {

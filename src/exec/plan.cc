@@ -123,11 +123,11 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     st.num_outputs = node->num_outputs();
     for (int i = 0; i < st.num_outputs; ++i) output_slots_.push_back(first_slot[id] + i);
     st.static_shapes = true;
-    for (const auto& s : node->out_shapes) st.static_shapes &= s.fully_defined();
+    for (const auto& s : node->out_shapes) st.static_shapes &= s.is_fully_defined();
     st.first_static = static_cast<int>(static_outputs_.size());
     if (st.static_shapes)
       for (int i = 0; i < st.num_outputs; ++i) {
-        const Dims& dims = node->out_shapes[i].dims;
+        const Dims& dims = node->out_shapes[i].dims();
         const int64_t n = detail::checked_num_elements(dims.data(), dims.size());
         const int64_t bytes = checked_mul(n, static_cast<int64_t>(dtype_size(node->out_dtypes[i])), "a buffer size");
         static_outputs_.push_back({node->out_dtypes[i], dims, n, bytes});
@@ -246,9 +246,9 @@ void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<c
     for (int i = 0; i < st.num_inputs && st.forward_slot < 0; ++i) {
       const int s = input_slots_[st.first_input + i];
       const graph::Output& in = st.node->inputs[i];
-      const ops::PartialShape& shape = in.node->out_shapes[in.index];
+      const TensorShape& shape = in.node->out_shapes[in.index];
       if (pinned[s] || frame_index_[s] >= 0 || last_use[s] != static_cast<int>(si) ||
-          in.node->out_dtypes[in.index] != out.dtype || !shape.fully_defined() || shape.dims != out.dims)
+          in.node->out_dtypes[in.index] != out.dtype || !shape.is_fully_defined() || shape.dims() != out.dims)
         continue;
       st.forward_slot = s;
     }
@@ -283,8 +283,8 @@ void Plan::plan_parallelism(const graph::Graph& g) {
     int64_t elements = 0;
     for (const graph::Output& in : st.node->inputs) {
       infos.push_back(graph::input_info(in));
-      const ops::PartialShape& shape = in.node->out_shapes[in.index];
-      if (shape.fully_defined()) elements += detail::checked_num_elements(shape.dims.data(), shape.dims.size());
+      const TensorShape& shape = in.node->out_shapes[in.index];
+      if (shape.is_fully_defined()) elements += detail::checked_num_elements(shape.dims().data(), shape.dims().size());
     }
     cost[si] = static_cast<double>(st.op->cost ? st.op->cost(infos.data(), static_cast<int>(infos.size()), *st.attrs)
                                                : elements);
@@ -398,10 +398,10 @@ void Plan::feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) con
     if (t->dtype != feed_dtypes_[i])
       throw InvalidArgumentError("Input " + std::to_string(i) + " must be " + std::string(dtype_name(feed_dtypes_[i])) +
                                  ", got " + std::string(dtype_name(t->dtype)));
-    const ops::PartialShape& want = feed_shapes_[i];
-    if (!detail::fits_within(t->dims.data(), static_cast<int>(t->dims.size()), want.dims.data(), want.rank()))
+    const TensorShape& want = feed_shapes_[i];
+    if (!detail::fits_within(t->dims.data(), static_cast<int>(t->dims.size()), want.dims().data(), want.rank()))
       throw InvalidArgumentError("Input " + std::to_string(i) + " has shape " + detail::shape_of_impl(*t).str() +
-                                 ", which is not compatible with " + ops::partial_text(want));
+                                 ", which is not compatible with " + ops::shape_text(want));
     slots[feed_slots_[i]] = *feeds[i];
   }
   for (const auto& [slot, value] : const_slots_) slots[slot] = value;

@@ -67,7 +67,7 @@ class Plan {
   std::vector<StaticOutput> static_outputs_;
   std::vector<int> feed_slots_;
   std::vector<DType> feed_dtypes_;
-  std::vector<ops::PartialShape> feed_shapes_;
+  std::vector<TensorShape> feed_shapes_;
   std::vector<std::pair<int, Tensor>> const_slots_;
   std::vector<int> result_slots_;
   std::vector<char> feed_read_;  // per feed: does a step or a result read it

@@ -13,13 +13,13 @@ const ops::TensorImpl* Node::const_value() const {
 }
 
 Tensor Node::output(int i) {
-  const ops::PartialShape& s = out_shapes[i];
-  return Tensor(detail::make_symbolic(out_dtypes[i], s.dims, s.unknown_rank, this, i));
+  const TensorShape& s = out_shapes[i];
+  return Tensor(detail::make_symbolic(out_dtypes[i], s.dims(), s.unknown_rank(), this, i));
 }
 
 ops::InputInfo input_info(const Output& o) {
-  const ops::PartialShape& s = o.node->out_shapes[o.index];
-  return ops::InputInfo{o.node->out_dtypes[o.index], &s.dims, s.unknown_rank, o.node->const_value()};
+  const TensorShape& s = o.node->out_shapes[o.index];
+  return ops::InputInfo{o.node->out_dtypes[o.index], &s.dims(), s.unknown_rank(), o.node->const_value()};
 }
 
 std::string Graph::unique_name(const std::string& raw_hint) {
@@ -56,7 +56,7 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
   eager::infer_concrete(ctx);
 
   std::vector<DType> dtypes;
-  std::vector<ops::PartialShape> shapes;
+  std::vector<TensorShape> shapes;
   for (int i = 0; i < ctx.num_outputs; ++i) {
     dtypes.push_back(ctx.out(i).dtype);
     shapes.push_back(ctx.out(i).shape);
@@ -68,7 +68,7 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
 }
 
 Node* Graph::add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
-                                   ops::Attrs attrs, std::vector<DType> dtypes, std::vector<ops::PartialShape> shapes,
+                                   ops::Attrs attrs, std::vector<DType> dtypes, std::vector<TensorShape> shapes,
                                    std::vector<Node*> control_inputs) {
   auto node = std::make_unique<Node>();
   node->name = unique_name(name_hint);
@@ -108,11 +108,9 @@ Node* Graph::add_const(const Tensor& value, const std::string& name_hint) {
   return add_node(ops::op::Const(), name_hint, {}, ops::Attrs{value.dtype(), value});
 }
 
-Node* Graph::add_placeholder(DType dtype, const ops::PartialShape& shape, const std::string& name,
+Node* Graph::add_placeholder(DType dtype, const TensorShape& shape, const std::string& name,
                              const std::string& user_specified_name) {
-  TensorShape ts = shape.unknown_rank ? TensorShape::unknown() : TensorShape(shape.dims.to_vector());
-  Node* n = add_node(ops::op::Placeholder(), name, {}, ops::Attrs{dtype, ts, user_specified_name});
-  return n;
+  return add_node(ops::op::Placeholder(), name, {}, ops::Attrs{dtype, shape, user_specified_name});
 }
 
 }  // namespace kiln::graph

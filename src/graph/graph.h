@@ -30,7 +30,7 @@ class Node {
   std::vector<Output> inputs;
   std::vector<Node*> control_inputs;
   std::vector<DType> out_dtypes;
-  std::vector<ops::PartialShape> out_shapes;
+  std::vector<TensorShape> out_shapes;
   DType kernel_dtype = DType::Float32;  // the per-dtype kernel its shape function chose
   bool stateful = false;                // runs on every call, in program order, never pruned or merged
   class Graph* graph = nullptr;
@@ -55,7 +55,7 @@ class Graph {
                  std::vector<Node*> control_inputs = {});
   // Adds a node whose outputs the caller knows (control flow: from its branches' outputs).
   Node* add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
-                              ops::Attrs attrs, std::vector<DType> dtypes, std::vector<ops::PartialShape> shapes,
+                              ops::Attrs attrs, std::vector<DType> dtypes, std::vector<TensorShape> shapes,
                               std::vector<Node*> control_inputs = {});
 
   // The function library (branches, loop bodies), shared by a root graph, its bodies and
@@ -68,7 +68,7 @@ class Graph {
   // A Const node holding a concrete value.
   Node* add_const(const Tensor& value, const std::string& name_hint = "Const");
   // A Placeholder node.
-  Node* add_placeholder(DType dtype, const ops::PartialShape& shape, const std::string& name,
+  Node* add_placeholder(DType dtype, const TensorShape& shape, const std::string& name,
                         const std::string& user_specified_name);
 
   // "MatMul", then "MatMul_1", ... as TensorFlow uniquifies names.

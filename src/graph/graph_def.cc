@@ -21,17 +21,17 @@ constexpr int kProducerVersion = 1286;
 
 tensorflow::DataType to_proto(DType d) { return static_cast<tensorflow::DataType>(detail::dtype_info(d).tf_proto); }
 
-void shape_proto(const ops::PartialShape& s, tensorflow::TensorShapeProto* p) {
-  if (s.unknown_rank) {
+void shape_proto(const TensorShape& s, tensorflow::TensorShapeProto* p) {
+  if (s.unknown_rank()) {
     p->set_unknown_rank(true);
     return;
   }
-  for (int64_t d : s.dims) p->add_dim()->set_size(d);
+  for (int64_t d : s.dims()) p->add_dim()->set_size(d);
 }
 
 void tensor_proto(const ops::TensorImpl& t, tensorflow::TensorProto* p) {
   p->set_dtype(to_proto(t.dtype));
-  shape_proto(ops::PartialShape{t.dims, false}, p->mutable_tensor_shape());
+  shape_proto(TensorShape(Dims(t.dims)), p->mutable_tensor_shape());
   if (t.dims.empty()) {  // scalars use the typed value fields, as TensorFlow writes them
     switch (t.dtype) {
       case DType::Bool:
@@ -220,9 +220,8 @@ class Writer {
             for (int64_t e : x) l->add_i(e);
           } else if constexpr (std::is_same_v<T, std::string>)
             p->set_s(x);
-          else if constexpr (std::is_same_v<T, TensorShape>) {
-            ops::PartialShape ps{Dims(x.dims()), x.rank() < 0};
-            shape_proto(ps, p->mutable_shape());
+          else if constexpr (std::is_same_v<T, ops::ShapeAttr>) {
+            shape_proto(x.get(), p->mutable_shape());
           } else if constexpr (std::is_same_v<T, Tensor>) {
             if (x.impl()) tensor_proto(*x.impl(), p->mutable_tensor());
           } else if constexpr (std::is_same_v<T, ops::FuncRef>) {
@@ -269,7 +268,7 @@ class Writer {
     h->set_op("VarHandleOp");
     auto& a = *h->mutable_attr();
     a["dtype"].set_type(to_proto(r->dtype()));
-    shape_proto(ops::PartialShape{Dims(r->shape().dims()), false}, a["shape"].mutable_shape());
+    shape_proto(r->shape(), a["shape"].mutable_shape());
     a["shared_name"].set_s(shared);
     a["container"].set_s("");
     return scope.handles[r];

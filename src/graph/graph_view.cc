@@ -36,6 +36,8 @@ std::string attr_text(const ops::AttrValue& v) {
           return s + "]";
         } else if constexpr (std::is_same_v<T, ops::ResourceRef>)
           return x.resource ? x.resource->resource_name() : "";
+        else if constexpr (std::is_same_v<T, ops::ShapeAttr>)
+          return x.get().str();
         else
           return x.str();
       },
@@ -56,7 +58,7 @@ GraphView make_view(const Graph& g) {
       op.attrs[n->op->attr_specs[i].name] = attr_text(n->attrs[i]);
     for (int i = 0; i < n->num_outputs(); ++i)
       op.outputs.push_back(n->name + ":" + std::to_string(i) + " " + std::string(dtype_name(n->out_dtypes[i])) + " " +
-                           ops::partial_text(n->out_shapes[i]));
+                           ops::shape_text(n->out_shapes[i]));
     view.operations.push_back(std::move(op));
   }
   return view;
@@ -81,8 +83,8 @@ std::string to_dot(const Graph& g, const std::string& title) {
   }
   for (const auto& n : g.nodes()) {
     for (const Output& in : n->inputs) {
-      const std::string label = std::string(dtype_name(in.node->out_dtypes[in.index])) + " " +
-                                ops::partial_text(in.node->out_shapes[in.index]);
+      const std::string label =
+          std::string(dtype_name(in.node->out_dtypes[in.index])) + " " + ops::shape_text(in.node->out_shapes[in.index]);
       s += "  n" + std::to_string(in.node->id) + " -> n" + std::to_string(n->id) + " [label=\"" + dot_escape(label) +
            "\"];\n";
     }

@@ -17,17 +17,6 @@ using graph::Graph;
 using graph::Node;
 using graph::Output;
 
-// `inner` is at least as specific as `outer`: every value of shape inner fits outer.
-bool fits_within(const ops::PartialShape& inner, const ops::PartialShape& outer) {
-  return detail::fits_within(inner.dims.data(), inner.rank(), outer.dims.data(), outer.rank());
-}
-
-ops::PartialShape common_shape(const ops::PartialShape& a, const ops::PartialShape& b) {
-  const TensorShape s = full_shape(a).most_specific_common(full_shape(b));
-  if (s.rank() < 0) return ops::PartialShape{{}, true};
-  return ops::PartialShape{Dims(s.dims()), false};
-}
-
 // A parsed input reference: an argument ("x"), a node output ("n:output:0") or "^n".
 struct Ref {
   std::string node;
@@ -49,7 +38,7 @@ class Importer {
 
   // Fills `g` (empty) with function `name` called with inputs of these dtypes and shapes.
   void build(const std::string& name, Graph& g, const std::vector<DType>* dtypes,
-             const std::vector<ops::PartialShape>& shapes, int depth, const ResourceBindings& resources = {});
+             const std::vector<TensorShape>& shapes, int depth, const ResourceBindings& resources = {});
 
  private:
   const VariableMap& variables_;
@@ -98,8 +87,8 @@ class Importer {
                           ops::Attrs attrs, std::vector<Node*> control, const ResourceBindings& resources,
                           const std::vector<int>& resource_positions, const std::string& where);
   // Imports a body as a new library function of `g`; returns its outputs' dtypes/shapes.
-  Graph* body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
-              const std::vector<ops::PartialShape>& shapes, const ResourceBindings& resources = {});
+  Graph* body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes, const std::vector<TensorShape>& shapes,
+              const ResourceBindings& resources = {});
 };
 
 Ref Importer::parse_ref(const Scope& s, const std::string& text, const std::string& where) const {
@@ -186,7 +175,7 @@ Output Importer::resolve(const Scope& s, const Ref& r, const std::string& where)
 }
 
 void Importer::build(const std::string& name, Graph& g, const std::vector<DType>* dtypes,
-                     const std::vector<ops::PartialShape>& shapes, int depth, const ResourceBindings& resources) {
+                     const std::vector<TensorShape>& shapes, int depth, const ResourceBindings& resources) {
   auto it = functions_.find(name);
   if (it == functions_.end()) throw InvalidArgumentError("function '" + name + "' is not in the function library");
   if (depth > kMaxFunctionNesting)
@@ -370,7 +359,7 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
       throw InvalidArgumentError(where + ": dtype differs from the saved variable's");
     auto sh = nd.attr().find("shape");
     if (sh != nd.attr().end() &&
-        std::get<TensorShape>(attr_from_proto(sh->second, AttrKind::kShape, where)) != v->second->shape())
+        std::get<ops::ShapeAttr>(attr_from_proto(sh->second, AttrKind::kShape, where)).get() != v->second->shape())
       throw InvalidArgumentError(where + ": shape differs from the saved variable's");
     s.handles[position] = v->second;
     return;
@@ -468,11 +457,11 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
   }
   if (node->name != s.prefix + nd.name()) throw InvalidArgumentError(where + ": the name is taken");
   for (const auto& shape : node->out_shapes) {
-    if (shape.unknown_rank) continue;
-    if (shape.dims.size() > kMaxRank)
+    if (shape.unknown_rank()) continue;
+    if (shape.dims().size() > kMaxRank)
       throw InvalidArgumentError(where + ": output rank exceeds " + std::to_string(kMaxRank));
     uint64_t elements = 1;
-    for (int64_t d : shape.dims)
+    for (int64_t d : shape.dims())
       if (d > 0) {
         if (elements > kMaxElements / static_cast<uint64_t>(d))
           throw InvalidArgumentError(where + ": output is too large");
@@ -483,12 +472,12 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
 }
 
 Graph* Importer::body(Scope& s, ops::FuncRef& ref, const std::vector<DType>& dtypes,
-                      const std::vector<ops::PartialShape>& shapes, const ResourceBindings& resources) {
+                      const std::vector<TensorShape>& shapes, const ResourceBindings& resources) {
   std::string key = ref.name;
   for (size_t i = 0; i < dtypes.size(); ++i) {
     key += '|';
     key += dtype_name(dtypes[i]);
-    key += ops::partial_text(shapes[i]);
+    key += ops::shape_text(shapes[i]);
   }
   for (const auto& r : resources) key += "|&" + std::to_string(reinterpret_cast<uintptr_t>(r.get()));
   if (auto it = built_.find(key); it != built_.end()) {
@@ -510,13 +499,13 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
                                   const ResourceBindings& resources, const std::vector<int>& resource_positions,
                                   const std::string& where) {
   std::vector<DType> in_dtypes;
-  std::vector<ops::PartialShape> in_shapes;
+  std::vector<TensorShape> in_shapes;
   for (const Output& o : inputs) {
     in_dtypes.push_back(o.node->out_dtypes[o.index]);
     in_shapes.push_back(o.node->out_shapes[o.index]);
   }
   std::vector<DType> out_dtypes;
-  std::vector<ops::PartialShape> out_shapes;
+  std::vector<TensorShape> out_shapes;
   const std::string first_attr = op.attr_specs[0].name;
   if (first_attr == "cond") {  // While(vars...): cond, body
     // Variables among the loop variables are bound in cond and body, which must return each
@@ -525,12 +514,12 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
     for (int i = 0; tensor_positions.size() < inputs.size(); ++i)
       if (std::find(resource_positions.begin(), resource_positions.end(), i) == resource_positions.end())
         tensor_positions.push_back(i);
-    std::vector<ops::PartialShape> invariants(inputs.size(), ops::PartialShape{{}, true});
+    std::vector<TensorShape> invariants(inputs.size(), TensorShape::unknown());
     auto os = nd.attr().find("output_shapes");
     if (os != nd.attr().end() && os->second.list().shape_size() == static_cast<int>(inputs.size() + resources.size())) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         invariants[i] = shape_from_proto(os->second.list().shape(tensor_positions[i]), where);
-        if (!fits_within(in_shapes[i], invariants[i]))
+        if (!detail::fits_within(in_shapes[i], invariants[i]))
           throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) +
                                      " does not fit its output_shapes entry");
       }
@@ -550,7 +539,8 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
                                  " values for " + std::to_string(inputs.size()) + " loop variables");
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Output& o = b->outputs[i];
-      if (o.node->out_dtypes[o.index] != in_dtypes[i] || !fits_within(o.node->out_shapes[o.index], invariants[i]))
+      if (o.node->out_dtypes[o.index] != in_dtypes[i] ||
+          !detail::fits_within(o.node->out_shapes[o.index], invariants[i]))
         throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) +
                                    " changes dtype or leaves its shape invariant in the body");
     }
@@ -562,7 +552,7 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
     if (is_case && (in_dtypes[0] != DType::Int32 || in_shapes[0].rank() > 0))
       throw InvalidArgumentError(where + ": the branch index must be an int32 scalar");
     const std::vector<DType> arg_dtypes(in_dtypes.begin() + 1, in_dtypes.end());
-    const std::vector<ops::PartialShape> arg_shapes(in_shapes.begin() + 1, in_shapes.end());
+    const std::vector<TensorShape> arg_shapes(in_shapes.begin() + 1, in_shapes.end());
     std::vector<ops::FuncRef*> refs;
     if (is_case) {
       auto& list = std::get<std::vector<ops::FuncRef>>(attrs[ops::attr_index(op, "branches")]);
@@ -587,7 +577,7 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
         const Output& o = b->outputs[i];
         if (o.node->out_dtypes[o.index] != out_dtypes[i])
           throw InvalidArgumentError(where + ": branches return different dtypes for output " + std::to_string(i));
-        out_shapes[i] = common_shape(out_shapes[i], o.node->out_shapes[o.index]);
+        out_shapes[i] = out_shapes[i].most_specific_common(o.node->out_shapes[o.index]);
       }
     }
   }
@@ -599,7 +589,7 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
 
 std::unique_ptr<Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
                                        const std::vector<DType>& input_dtypes,
-                                       const std::vector<ops::PartialShape>& input_shapes, const VariableMap& variables,
+                                       const std::vector<TensorShape>& input_shapes, const VariableMap& variables,
                                        NodeBudget& budget, const ResourceBindings& resources) {
   auto g = std::make_unique<Graph>();
   Importer(library, variables, budget).build(name, *g, &input_dtypes, input_shapes, 0, resources);

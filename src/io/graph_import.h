@@ -32,7 +32,7 @@ using ResourceBindings = std::vector<std::shared_ptr<ops::VariableState>>;
 // bound, in order, to `resources`. Throws InvalidArgumentError.
 std::unique_ptr<graph::Graph> import_function(const tensorflow::FunctionDefLibrary& library, const std::string& name,
                                               const std::vector<DType>& input_dtypes,
-                                              const std::vector<ops::PartialShape>& input_shapes,
+                                              const std::vector<TensorShape>& input_shapes,
                                               const VariableMap& variables, NodeBudget& budget,
                                               const ResourceBindings& resources = {});
 

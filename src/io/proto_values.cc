@@ -16,26 +16,21 @@ DType dtype_from_proto(int type, const std::string& where) {
   return d;
 }
 
-ops::PartialShape shape_from_proto(const tensorflow::TensorShapeProto& p, const std::string& where) {
+TensorShape shape_from_proto(const tensorflow::TensorShapeProto& p, const std::string& where) {
   if (p.unknown_rank()) {
     if (p.dim_size() != 0) throw InvalidArgumentError(where + ": a shape of unknown rank has dims");
-    return ops::PartialShape{{}, true};
+    return TensorShape::unknown();
   }
   if (static_cast<size_t>(p.dim_size()) > kMaxRank)
     throw InvalidArgumentError(where + ": rank " + std::to_string(p.dim_size()) + " exceeds " +
                                std::to_string(kMaxRank));
-  ops::PartialShape s;
+  Dims dims;
   for (const auto& d : p.dim()) {
     if (d.size() < -1 || d.size() > static_cast<int64_t>(kMaxElements))
       throw InvalidArgumentError(where + ": bad dimension " + std::to_string(d.size()));
-    s.dims.push_back(d.size());
+    dims.push_back(d.size());
   }
-  return s;
-}
-
-TensorShape full_shape(const ops::PartialShape& s) {
-  if (s.unknown_rank) return TensorShape::unknown();
-  return TensorShape(std::vector<int64_t>(s.dims.begin(), s.dims.end()));
+  return TensorShape(std::move(dims));
 }
 
 namespace {
@@ -60,10 +55,10 @@ void fill_from(detail::TensorImpl& t, const Field& vals, const std::string& wher
 
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where) {
   const DType dtype = dtype_from_proto(p.dtype(), where);
-  const ops::PartialShape shape = shape_from_proto(p.tensor_shape(), where);
-  if (!shape.fully_defined()) throw InvalidArgumentError(where + ": a tensor value needs a fully defined shape");
+  const TensorShape shape = shape_from_proto(p.tensor_shape(), where);
+  if (!shape.is_fully_defined()) throw InvalidArgumentError(where + ": a tensor value needs a fully defined shape");
   uint64_t elements = 1;
-  for (int64_t d : shape.dims) {
+  for (int64_t d : shape.dims()) {
     if (d != 0 && elements > kMaxElements / static_cast<uint64_t>(d))
       throw InvalidArgumentError(where + ": tensor is too large");
     elements *= static_cast<uint64_t>(d);
@@ -77,7 +72,7 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
     throw InvalidArgumentError(where + ": a tensor of " + std::to_string(elements) +
                                " elements must store its bytes in tensor_content");
   }
-  detail::TensorImpl* impl = detail::make_concrete(dtype, shape.dims);
+  detail::TensorImpl* impl = detail::make_concrete(dtype, shape.dims());
   Tensor t(impl);
   if (!p.tensor_content().empty()) {
     std::memcpy(impl->data, p.tensor_content().data(), nbytes);
@@ -123,7 +118,7 @@ ops::AttrValue attr_from_proto(const tensorflow::AttrValue& p, AttrKind kind, co
     case AttrKind::kString:
       return p.value_case() == V::kS ? ops::AttrValue(p.s()) : wrong();
     case AttrKind::kShape:
-      return p.value_case() == V::kShape ? ops::AttrValue(full_shape(shape_from_proto(p.shape(), where))) : wrong();
+      return p.value_case() == V::kShape ? ops::AttrValue(shape_from_proto(p.shape(), where)) : wrong();
     case AttrKind::kTensor:
       return p.value_case() == V::kTensor ? ops::AttrValue(tensor_from_proto(p.tensor(), where)) : wrong();
     case AttrKind::kIntList: {

@@ -11,8 +11,7 @@ namespace kiln::io {
 DType dtype_from_proto(int type, const std::string& where);
 // The same without throwing: false for a DataType kiln lacks.
 bool kiln_dtype_of(int type, DType* out);
-ops::PartialShape shape_from_proto(const tensorflow::TensorShapeProto& p, const std::string& where);
-TensorShape full_shape(const ops::PartialShape& s);
+TensorShape shape_from_proto(const tensorflow::TensorShapeProto& p, const std::string& where);
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where);
 
 using ops::attr_kind_name;

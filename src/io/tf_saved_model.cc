@@ -64,8 +64,9 @@ class Variables {
       throw InvalidArgumentError(where + ": variable '" + key + "' is saved as " +
                                  std::string(dtype_name(value.dtype())) + ", its handle says otherwise");
     auto sh = handle.attr().find("shape");
-    if (sh != handle.attr().end() &&
-        !std::get<TensorShape>(attr_from_proto(sh->second, AttrKind::kShape, where)).is_compatible_with(value.shape()))
+    if (sh != handle.attr().end() && !std::get<ops::ShapeAttr>(attr_from_proto(sh->second, AttrKind::kShape, where))
+                                          .get()
+                                          .is_compatible_with(value.shape()))
       throw InvalidArgumentError(where + ": variable '" + key + "' is saved with shape " + value.shape().str() +
                                  ", its handle says otherwise");
     check_declared(node_id, key, value, where);
@@ -99,11 +100,9 @@ class Variables {
       throw InvalidArgumentError(where + ": variable '" + key + "' is saved as " +
                                  std::string(dtype_name(value.dtype())) + ", the object graph declares " +
                                  std::string(dtype_name(dtype_from_proto(declared.dtype(), where))));
-    if (declared.has_shape() &&
-        !full_shape(shape_from_proto(declared.shape(), where)).is_compatible_with(value.shape()))
+    if (declared.has_shape() && !shape_from_proto(declared.shape(), where).is_compatible_with(value.shape()))
       throw InvalidArgumentError(where + ": variable '" + key + "' is saved with shape " + value.shape().str() +
-                                 ", the object graph declares " +
-                                 full_shape(shape_from_proto(declared.shape(), where)).str());
+                                 ", the object graph declares " + shape_from_proto(declared.shape(), where).str());
   }
 
   std::function<CheckpointReader()> open_;
@@ -245,7 +244,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
   auto cf = std::make_shared<detail::ConcreteImpl>();
   cf->name = name;
   std::vector<DType> dtypes;
-  std::vector<ops::PartialShape> shapes;
+  std::vector<TensorShape> shapes;
   ResourceBindings resources;
   std::vector<int> bound;
   if (auto it = mg.object_graph_def().concrete_functions().find(function);
@@ -266,14 +265,14 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
     const tensorflow::TensorInfo& info = sig.inputs().at(key->second);
     const std::string iwhere = where + " input '" + key->second + "'";
     const DType dtype = dtype_from_proto(info.dtype(), iwhere);
-    const ops::PartialShape shape = shape_from_proto(info.tensor_shape(), iwhere);
+    const TensorShape shape = shape_from_proto(info.tensor_shape(), iwhere);
     dtypes.push_back(dtype);
     shapes.push_back(shape);
-    cf->inputs.push_back(TensorSpec{full_shape(shape), dtype, key->second});
+    cf->inputs.push_back(TensorSpec{shape, dtype, key->second});
     detail::ArgEntry arg;
     arg.name = key->second;
     arg.dtype = dtype;
-    arg.shape = full_shape(shape);
+    arg.shape = shape;
     cf->signature.push_back(arg);
   }
   if (cf->inputs.size() != static_cast<size_t>(sig.inputs_size()))
@@ -292,7 +291,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
                                  " of a function with " + std::to_string(all.size()));
     const graph::Output& o = all[index];
     cf->graph->outputs.push_back(o);
-    cf->outputs.push_back(TensorSpec{full_shape(o.node->out_shapes[o.index]), o.node->out_dtypes[o.index], key});
+    cf->outputs.push_back(TensorSpec{o.node->out_shapes[o.index], o.node->out_dtypes[o.index], key});
   }
   cf->compile(detail::default_optimizer_options());
   return cf;
@@ -373,9 +372,8 @@ SavedModelInfo inspect_tf_saved_model(const std::string& dir) {
     for (const auto& [key, t] : m) {
       DType dtype{};
       const bool known = kiln_dtype_of(t.dtype(), &dtype);
-      out.push_back(TensorSpec{.shape = known ? full_shape(shape_from_proto(t.tensor_shape(), where)) : TensorShape(),
-                               .dtype = dtype,
-                               .name = key});
+      out.push_back(TensorSpec{
+          .shape = known ? shape_from_proto(t.tensor_shape(), where) : TensorShape(), .dtype = dtype, .name = key});
     }
     std::sort(out.begin(), out.end(), [](const TensorSpec& a, const TensorSpec& b) { return a.name < b.name; });
     return out;

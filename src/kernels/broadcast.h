@@ -4,7 +4,7 @@
 #include <array>
 #include <cstdint>
 
-#include "core/small_vec.h"
+#include "kiln/detail/small_vec.h"
 
 namespace kiln::kernels {
 

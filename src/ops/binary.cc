@@ -456,8 +456,8 @@ void infer_select(InferContext& c) {
   if (c.in(0).dtype != DType::Bool)
     c.fail(std::string("condition must be a bool tensor, got ") + tf_type_name(c.in(0).dtype));
   require_same_dtypes(c, 1, 2);
-  const PartialShape ab = broadcast_shapes(c, c.in(1), c.in(2));
-  const InputInfo abi{c.in(1).dtype, &ab.dims, ab.unknown_rank, nullptr};
+  const TensorShape ab = broadcast_shapes(c, c.in(1), c.in(2));
+  const InputInfo abi{c.in(1).dtype, &ab.dims(), ab.unknown_rank(), nullptr};
   c.out(0).shape = broadcast_shapes(c, c.in(0), abi);
   c.out(0).dtype = c.in(1).dtype;
   c.kernel_dtype = c.in(1).dtype;

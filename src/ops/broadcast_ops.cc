@@ -28,8 +28,8 @@ void infer_broadcast_to(InferContext& c) {
   if (!known_ints(c.in(1), &s)) {
     const Dims* sd = c.in(1).dims;
     c.out(0).shape = (c.in(1).unknown_rank || sd->size() != 1 || (*sd)[0] < 0)
-                         ? PartialShape{{}, true}
-                         : PartialShape{Dims((*sd)[0], -1), false};
+                         ? TensorShape::unknown()
+                         : TensorShape::unknown_dims(static_cast<int>((*sd)[0]));
     return;
   }
   for (int64_t d : s)
@@ -38,7 +38,7 @@ void infer_broadcast_to(InferContext& c) {
     c.fail("Unable to broadcast tensor of shape " + dims_text(*c.in(0).dims) + " to tensor of shape " +
            dims_text(Dims(s)));
   detail::checked_num_elements(s.data(), s.size());
-  c.out(0).shape = PartialShape{Dims(s), false};
+  c.out(0).shape = TensorShape(Dims(s));
 }
 template <class T>
 struct BroadcastToKernel {
@@ -92,7 +92,7 @@ void infer_bga(InferContext& c) {
   if (known && !gradient_axes(s0, s1, &r0, &r1, &err)) c.fail(err);
   for (int i = 0; i < 2; ++i) {
     c.out(i).dtype = c.in(0).dtype;
-    c.out(i).shape = PartialShape{Dims{known ? static_cast<int64_t>((i == 0 ? r0 : r1).size()) : -1}, false};
+    c.out(i).shape = TensorShape(Dims{known ? static_cast<int64_t>((i == 0 ? r0 : r1).size()) : -1});
   }
 }
 template <class T>

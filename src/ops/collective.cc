@@ -55,7 +55,7 @@ void infer_reduce(InferContext& c) {
   if (final_op != "Id" && final_op != "Div") c.fail("final_op must be Id or Div, got '" + final_op + "'");
   if (final_op == "Div" && !is_floating(d))
     c.fail(std::string("final_op Div needs a floating-point tensor, got ") + tf_type_name(d));
-  c.out(0) = OutputInfo{d, c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{*c.in(0).dims, false}};
+  c.out(0) = OutputInfo{d, c.in(0).unknown_rank ? TensorShape::unknown() : TensorShape(Dims(*c.in(0).dims))};
   c.kernel_dtype = d;
 }
 template <class T>
@@ -95,7 +95,7 @@ void infer_gather(InferContext& c) {
   if (!x.unknown_rank && x.dims->empty()) c.fail("CollectiveGatherV2 needs a tensor of rank >= 1, got a scalar");
   Dims dims = x.unknown_rank ? Dims{} : *x.dims;
   if (!dims.empty()) dims[0] = -1;  // the ranks' first dimensions add up at run time
-  c.out(0) = OutputInfo{x.dtype, x.unknown_rank ? PartialShape{{}, true} : PartialShape{dims, false}};
+  c.out(0) = OutputInfo{x.dtype, x.unknown_rank ? TensorShape::unknown() : TensorShape(Dims(dims))};
 }
 struct GatherKernel {
   static void run(KernelContext& c) {
@@ -127,7 +127,7 @@ struct GatherKernel {
 void infer_broadcast(InferContext& c) {
   const InputInfo& x = c.in(0);
   if (c.attrs.i(kRootRank) < 0) c.fail("root_rank must be >= 0, got " + std::to_string(c.attrs.i(kRootRank)));
-  c.out(0) = OutputInfo{x.dtype, x.unknown_rank ? PartialShape{{}, true} : PartialShape{*x.dims, false}};
+  c.out(0) = OutputInfo{x.dtype, x.unknown_rank ? TensorShape::unknown() : TensorShape(Dims(*x.dims))};
 }
 struct BroadcastKernel {
   static void run(KernelContext& c) {

@@ -149,7 +149,7 @@ void infer_conv2d(InferContext& c) {
     out[1] = window(c, (*in)[1], (*f)[0], dilations[1], strides[1], padding, ex ? ep[2] : 0, ex ? ep[3] : 0).out;
     out[2] = window(c, (*in)[2], (*f)[1], dilations[2], strides[2], padding, ex ? ep[4] : 0, ex ? ep[5] : 0).out;
   }
-  c.out(0).shape = (in || f) ? PartialShape{out, false} : PartialShape{{}, true};
+  c.out(0).shape = (in || f) ? TensorShape(Dims(out)) : TensorShape::unknown();
 }
 
 Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vector<int64_t>& strides,
@@ -427,14 +427,14 @@ void infer_pool(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   if (!in) {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
   const auto& ep = pool_explicit_paddings(c.attrs, c.op);
   const bool ex = padding == "EXPLICIT";
   const int64_t oh = window(c, (*in)[1], ksize[1], 1, strides[1], padding, ex ? ep[2] : 0, ex ? ep[3] : 0).out;
   const int64_t ow = window(c, (*in)[2], ksize[2], 1, strides[2], padding, ex ? ep[4] : 0, ex ? ep[5] : 0).out;
-  c.out(0).shape = PartialShape{Dims{(*in)[0], oh, ow, (*in)[3]}, false};
+  c.out(0).shape = TensorShape(Dims{(*in)[0], oh, ow, (*in)[3]});
 }
 
 template <bool kMax>

@@ -16,7 +16,7 @@ const int kPlaceholderShape = attr_index(op::Placeholder(), "shape");
 void infer_const(InferContext& c) {
   const TensorImpl* v = c.attrs.tensor(kConstValueAttr).impl();
   c.out(0).dtype = v->dtype;
-  c.out(0).shape = PartialShape{v->dims, false};
+  c.out(0).shape = TensorShape(Dims(v->dims));
   c.kernel_dtype = v->dtype;
 }
 template <class T>
@@ -31,7 +31,7 @@ struct ConstKernel {
 void infer_placeholder(InferContext& c) {
   const TensorShape& s = c.attrs.shape(kPlaceholderShape);
   c.out(0).dtype = c.attrs.type(kPlaceholderDtype);
-  c.out(0).shape = s.rank() < 0 ? PartialShape{{}, true} : PartialShape{Dims(s.dims()), false};
+  c.out(0).shape = s;
   c.kernel_dtype = c.attrs.type(kPlaceholderDtype);
 }
 
@@ -49,11 +49,11 @@ void infer_fill(InferContext& c) {
     for (int64_t d : dims)
       if (d < 0) c.fail("dims must be non-negative, got " + std::to_string(d));
     detail::checked_num_elements(dims.data(), dims.size());
-    c.out(0).shape = PartialShape{Dims(dims), false};
+    c.out(0).shape = TensorShape(Dims(dims));
   } else if (!c.in(0).unknown_rank && (*c.in(0).dims)[0] >= 0) {
-    c.out(0).shape = PartialShape{Dims(static_cast<size_t>((*c.in(0).dims)[0]), -1), false};
+    c.out(0).shape = TensorShape::unknown_dims(static_cast<int>(static_cast<size_t>((*c.in(0).dims)[0])));
   } else {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
   }
 }
 template <class T>
@@ -94,9 +94,9 @@ void infer_range(InferContext& c) {
   if (c.in(0).value && c.in(1).value && c.in(2).value) {
     const int64_t n =
         range_size(c, scalar_double(*c.in(0).value), scalar_double(*c.in(1).value), scalar_double(*c.in(2).value));
-    c.out(0).shape = PartialShape{Dims{n}, false};
+    c.out(0).shape = TensorShape(Dims{n});
   } else {
-    c.out(0).shape = PartialShape{Dims{-1}, false};
+    c.out(0).shape = TensorShape(Dims{-1});
   }
 }
 template <class T>

@@ -42,8 +42,7 @@ void infer_fused(InferContext& c) {
   const auto& p = c.attrs.list(kProgram);
   if (p.size() < 2 || p[0] != c.num_inputs || (p.size() - 2) % 4 != 0) c.fail("malformed fused program");
   c.out(0).dtype = c.in(0).dtype;
-  const TensorShape& s = c.attrs.shape(kOutputShape);
-  c.out(0).shape = PartialShape{Dims(s.dims()), false};
+  c.out(0).shape = c.attrs.shape(kOutputShape);
 }
 
 struct FusedKernel {

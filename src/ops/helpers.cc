@@ -4,7 +4,7 @@
 
 namespace kiln::ops {
 
-PartialShape shape_of(const InputInfo& in) { return PartialShape{*in.dims, in.unknown_rank}; }
+TensorShape shape_of(const InputInfo& in) { return in.unknown_rank ? TensorShape::unknown() : TensorShape(*in.dims); }
 
 void infer_unary(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
@@ -35,14 +35,13 @@ bool agreeing_elementwise(const OpDef& op, const TensorImpl* const* in, int n, D
   return true;
 }
 
-PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b) {
-  if (a.unknown_rank || b.unknown_rank) return PartialShape{{}, true};
+TensorShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b) {
+  if (a.unknown_rank || b.unknown_rank) return TensorShape::unknown();
   const Dims& x = *a.dims;
   const Dims& y = *b.dims;
-  if (x == y) return PartialShape{x, false};
+  if (x == y) return TensorShape(Dims(x));
   const size_t r = std::max(x.size(), y.size());
-  PartialShape out;
-  out.dims.resize(r);
+  Dims out(r);
   for (size_t i = 0; i < r; ++i) {
     const int64_t dx = i < r - x.size() ? 1 : x[i - (r - x.size())];
     const int64_t dy = i < r - y.size() ? 1 : y[i - (r - y.size())];
@@ -59,9 +58,9 @@ PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const I
       d = dx;
     else
       c.fail("Incompatible shapes: " + dims_text(x) + " vs. " + dims_text(y));
-    out.dims[i] = d;
+    out[i] = d;
   }
-  return out;
+  return TensorShape(std::move(out));
 }
 
 const char* tf_type_name(DType d) { return detail::dtype_info(d).tf_name; }

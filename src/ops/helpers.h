@@ -41,8 +41,8 @@ decltype(auto) visit_dtype(DType d, F&& f) {
 }
 
 // Broadcast two partial shapes (numpy rules); fails with "Incompatible shapes: [2,3] vs. [4]".
-PartialShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b);
-PartialShape shape_of(const InputInfo& in);
+TensorShape broadcast_shapes(const InferContext& c, const InputInfo& a, const InputInfo& b);
+TensorShape shape_of(const InputInfo& in);
 
 // The shape functions of elementwise ops: the output has the (broadcast) shape of the
 // inputs and input 0's dtype (bool for comparisons); binary ops require one dtype.

@@ -17,8 +17,8 @@ void infer_transpose(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> perm;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &perm)) {
-    c.out(0).shape =
-        c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    c.out(0).shape = c.in(0).unknown_rank ? TensorShape::unknown()
+                                          : TensorShape::unknown_dims(static_cast<int>(c.in(0).dims->size()));
     return;
   }
   const Dims& d = *c.in(0).dims;
@@ -26,15 +26,15 @@ void infer_transpose(InferContext& c) {
     c.fail("transpose expects a vector of size " + std::to_string(d.size()) + ". But input(1) is a vector of size " +
            std::to_string(perm.size()));
   std::vector<bool> seen(d.size(), false);
-  PartialShape out;
+  Dims out;
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(d.size()))
       c.fail(std::to_string(p) + " is out of range [0 .. " + std::to_string(d.size()) + ")");
     if (seen[p]) c.fail(std::to_string(p) + " is duplicated in the input.");
     seen[p] = true;
-    out.dims.push_back(d[p]);
+    out.push_back(d[p]);
   }
-  c.out(0).shape = out;
+  c.out(0).shape = TensorShape(std::move(out));
 }
 template <class T>
 struct TransposeKernel {
@@ -102,15 +102,15 @@ void infer_concat(InferContext& c) {
   for (int i = 0; i < n; ++i)
     if (!c.in(i).unknown_rank) rank = static_cast<int>(c.in(i).dims->size());
   if (rank < 0 || !known_ints(c.in(n), &axis_v)) {
-    c.out(0).shape = rank < 0 ? PartialShape{{}, true} : PartialShape{Dims(rank, -1), false};
+    c.out(0).shape = rank < 0 ? TensorShape::unknown() : TensorShape::unknown_dims(static_cast<int>(rank));
     return;
   }
   if (rank == 0) c.fail("Can't concatenate scalars (use tf.stack instead)");
   const int64_t axis = normalize_axis(c, axis_v[0], rank);
-  PartialShape out{Dims(rank, 0), false};
+  Dims out(rank, 0);
   for (int i = 0; i < n; ++i) {
     if (c.in(i).unknown_rank) {
-      out.dims[axis] = -1;
+      out[axis] = -1;
       continue;
     }
     const Dims& d = *c.in(i).dims;
@@ -119,16 +119,16 @@ void infer_concat(InferContext& c) {
              " vs. shape[" + std::to_string(i) + "] = " + dims_text(d));
     for (int j = 0; j < rank; ++j) {
       if (j == axis) {
-        out.dims[j] = (out.dims[j] < 0 || d[j] < 0) ? -1 : out.dims[j] + d[j];
-      } else if (i == 0 || out.dims[j] < 0) {
-        out.dims[j] = d[j];
-      } else if (d[j] >= 0 && d[j] != out.dims[j]) {
+        out[j] = (out[j] < 0 || d[j] < 0) ? -1 : out[j] + d[j];
+      } else if (i == 0 || out[j] < 0) {
+        out[j] = d[j];
+      } else if (d[j] >= 0 && d[j] != out[j]) {
         c.fail("ConcatOp : Dimension " + std::to_string(j) + " in both shapes must be equal: shape[0] = " +
                dims_text(*c.in(0).dims) + " vs. shape[" + std::to_string(i) + "] = " + dims_text(d));
       }
     }
   }
-  c.out(0).shape = out;
+  c.out(0).shape = TensorShape(std::move(out));
 }
 template <class T>
 struct ConcatKernel {
@@ -147,32 +147,36 @@ void infer_pack(InferContext& c) {
   require_same_dtypes(c, 0, n - 1);
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
-  PartialShape common = shape_of(c.in(0));
-  for (int i = 1; i < n; ++i) {
-    const PartialShape s = shape_of(c.in(i));
-    if (common.unknown_rank) {
+  // The dims every input agrees on, -1 where none is known yet; unknown rank until one is.
+  bool rank_known = false;
+  Dims common;
+  for (int i = 0; i < n; ++i) {
+    if (c.in(i).unknown_rank) continue;
+    const Dims& s = *c.in(i).dims;
+    if (!rank_known) {
       common = s;
+      rank_known = true;
       continue;
     }
-    if (s.unknown_rank) continue;
-    if (s.dims.size() != common.dims.size())
-      c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) + " != values[" +
-             std::to_string(i) + "].shape = " + partial_text(s));
-    for (size_t j = 0; j < s.dims.size(); ++j) {
-      if (common.dims[j] < 0)
-        common.dims[j] = s.dims[j];
-      else if (s.dims[j] >= 0 && s.dims[j] != common.dims[j])
-        c.fail("Shapes of all inputs must match: values[0].shape = " + partial_text(shape_of(c.in(0))) + " != values[" +
-               std::to_string(i) + "].shape = " + partial_text(s));
+    const auto mismatch = [&] {
+      c.fail("Shapes of all inputs must match: values[0].shape = " + shape_text(shape_of(c.in(0))) + " != values[" +
+             std::to_string(i) + "].shape = " + dims_text(s));
+    };
+    if (s.size() != common.size()) mismatch();
+    for (size_t j = 0; j < s.size(); ++j) {
+      if (common[j] < 0)
+        common[j] = s[j];
+      else if (s[j] >= 0 && s[j] != common[j])
+        mismatch();
     }
   }
-  if (common.unknown_rank) {
-    c.out(0).shape = common;
+  if (!rank_known) {
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
-  const int64_t axis = normalize_axis(c, c.attrs.i(kPackAxis), static_cast<int64_t>(common.dims.size()) + 1);
-  common.dims.insert_at(static_cast<size_t>(axis), n);
-  c.out(0).shape = common;
+  const int64_t axis = normalize_axis(c, c.attrs.i(kPackAxis), static_cast<int64_t>(common.size()) + 1);
+  common.insert_at(static_cast<size_t>(axis), n);
+  c.out(0).shape = TensorShape(std::move(common));
 }
 template <class T>
 struct PackKernel {
@@ -190,21 +194,21 @@ void infer_tile(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> m;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &m)) {
-    c.out(0).shape =
-        c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size(), -1), false};
+    c.out(0).shape = c.in(0).unknown_rank ? TensorShape::unknown()
+                                          : TensorShape::unknown_dims(static_cast<int>(c.in(0).dims->size()));
     return;
   }
   const Dims& d = *c.in(0).dims;
   if (m.size() != d.size())
     c.fail("Expected multiples argument to be a vector of length " + std::to_string(d.size()) + " but got length " +
            std::to_string(m.size()));
-  PartialShape out;
+  Dims dims;
   for (size_t i = 0; i < d.size(); ++i) {
     if (m[i] < 0) c.fail("Expected multiples[" + std::to_string(i) + "] >= 0, but got " + std::to_string(m[i]));
-    out.dims.push_back(d[i] < 0 ? -1 : checked_mul(d[i], m[i], "the tiled shape"));
+    dims.push_back(d[i] < 0 ? -1 : checked_mul(d[i], m[i], "the tiled shape"));
   }
-  if (out.fully_defined()) detail::checked_num_elements(out.dims.data(), out.dims.size());
-  c.out(0).shape = out;
+  c.out(0).shape = TensorShape(std::move(dims));
+  if (c.out(0).shape.is_fully_defined()) detail::checked_num_elements(c.out(0).shape.dims().data(), d.size());
 }
 template <class T>
 struct TileKernel {

@@ -41,7 +41,7 @@ void infer_matmul(InferContext& c) {
   }
   if (ka >= 0 && kb >= 0 && ka != kb)
     c.fail("Matrix size-incompatible: In[0]: " + dims_text(*c.in(0).dims) + ", In[1]: " + dims_text(*c.in(1).dims));
-  c.out(0).shape = PartialShape{Dims{m, n}, false};
+  c.out(0).shape = TensorShape(Dims{m, n});
 }
 
 template <class T>
@@ -62,7 +62,7 @@ void infer_batch_matmul(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   if (c.in(0).unknown_rank || c.in(1).unknown_rank) {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
   const Dims& a = *c.in(0).dims;
@@ -78,10 +78,10 @@ void infer_batch_matmul(InferContext& c) {
     c.fail("Matrix size-incompatible: In[0]: " + dims_text(a) + ", In[1]: " + dims_text(b));
   Dims ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
   const InputInfo ia{c.in(0).dtype, &ba, false, nullptr}, ib{c.in(1).dtype, &bb, false, nullptr};
-  PartialShape batch = broadcast_shapes(c, ia, ib);
-  batch.dims.push_back(m);
-  batch.dims.push_back(n);
-  c.out(0).shape = batch;
+  Dims batch = broadcast_shapes(c, ia, ib).dims();
+  batch.push_back(m);
+  batch.push_back(n);
+  c.out(0).shape = TensorShape(std::move(batch));
 }
 
 template <class T>

@@ -37,8 +37,8 @@ void infer_sparse_xent(InferContext& c) {
     if (batch < 0) batch = lb;
   }
   c.set_num_outputs(2);
-  c.out(0) = OutputInfo{f.dtype, PartialShape{Dims{batch}, false}};
-  c.out(1) = OutputInfo{f.dtype, PartialShape{Dims{batch, classes}, false}};
+  c.out(0) = OutputInfo{f.dtype, TensorShape(Dims{batch})};
+  c.out(1) = OutputInfo{f.dtype, TensorShape(Dims{batch, classes})};
   c.kernel_dtype = f.dtype;
 }
 template <class T>
@@ -105,7 +105,7 @@ void infer_bias_add(InferContext& c) {
       c.fail("Must provide as many biases as the last dimension of the input tensor: " + dims_text(*b.dims) + " vs. " +
              dims_text(*v.dims));
   }
-  c.out(0) = OutputInfo{v.dtype, v.unknown_rank ? PartialShape{{}, true} : PartialShape{*v.dims, false}};
+  c.out(0) = OutputInfo{v.dtype, v.unknown_rank ? TensorShape::unknown() : TensorShape(Dims(*v.dims))};
   c.kernel_dtype = v.dtype;
 }
 template <class T>
@@ -171,9 +171,9 @@ void infer_fused_batch_norm(InferContext& c) {
              std::to_string((*v.dims)[0]) + " and " + std::to_string(channels));
   }
   c.set_num_outputs(6);
-  c.out(0) = OutputInfo{DType::Float32, x.unknown_rank ? PartialShape{{}, true} : PartialShape{*x.dims, false}};
-  for (int i = 1; i < 5; ++i) c.out(i) = OutputInfo{DType::Float32, PartialShape{Dims{channels}, false}};
-  c.out(5) = OutputInfo{DType::Float32, PartialShape{Dims{0}, false}};
+  c.out(0) = OutputInfo{DType::Float32, x.unknown_rank ? TensorShape::unknown() : TensorShape(Dims(*x.dims))};
+  for (int i = 1; i < 5; ++i) c.out(i) = OutputInfo{DType::Float32, TensorShape(Dims{channels})};
+  c.out(5) = OutputInfo{DType::Float32, TensorShape(Dims{0})};
   c.kernel_dtype = DType::Float32;
 }
 template <class T>

@@ -22,9 +22,9 @@ size_t hash_attr(const AttrValue& v) {
           size_t h = x.size();
           for (int64_t e : x) h = combine(h, std::hash<int64_t>()(e));
           return h;
-        } else if constexpr (std::is_same_v<T, TensorShape>) {
-          size_t h = std::hash<int>()(x.rank());
-          for (int64_t e : x.dims()) h = combine(h, std::hash<int64_t>()(e));
+        } else if constexpr (std::is_same_v<T, ShapeAttr>) {
+          size_t h = std::hash<int>()(x.get().rank());
+          for (int64_t e : x.get().dims()) h = combine(h, std::hash<int64_t>()(e));
           return h;
         } else if constexpr (std::is_same_v<T, Tensor>) {
           const TensorImpl* t = x.impl();
@@ -116,7 +116,7 @@ std::string dims_text(const Dims& d) {
   return s + "]";
 }
 
-std::string partial_text(const PartialShape& s) { return s.unknown_rank ? "<unknown>" : dims_text(s.dims); }
+std::string shape_text(const TensorShape& s) { return s.unknown_rank() ? "<unknown>" : dims_text(s.dims()); }
 
 int attr_index(const OpDef& op, std::string_view name) {
   for (size_t i = 0; i < op.attr_specs.size(); ++i)

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/resource.h"
-#include "core/small_vec.h"
 #include "core/tensor_impl.h"
+#include "kiln/detail/small_vec.h"
 #include "kiln/errors.h"
 
 namespace kiln::ops {
@@ -32,9 +32,21 @@ struct ResourceRef {
   bool operator==(const ResourceRef& o) const { return resource == o.resource; }
 };
 
+// A shape attr, boxed: a TensorShape keeps its dims inline (80 bytes) and every attr slot
+// of every node is as large as the largest kind, so the rare shape attr lives on the heap.
+class ShapeAttr {
+ public:
+  ShapeAttr(TensorShape s) : shape_(std::make_shared<const TensorShape>(std::move(s))) {}  // NOLINT: implicit
+  const TensorShape& get() const { return *shape_; }
+  bool operator==(const ShapeAttr& o) const { return *shape_ == *o.shape_; }
+
+ private:
+  std::shared_ptr<const TensorShape> shape_;
+};
+
 // An attr value. Lists are int64 lists (axes, perms, dims); Tensor is a Const's value.
 using AttrValue = std::variant<std::monostate, int64_t, double, bool, DType, std::vector<int64_t>, std::string,
-                               TensorShape, Tensor, FuncRef, std::vector<FuncRef>, ResourceRef>;
+                               ShapeAttr, Tensor, FuncRef, std::vector<FuncRef>, ResourceRef>;
 
 inline constexpr int kMaxAttrs = 6;
 
@@ -121,7 +133,7 @@ class Attrs {
   DType type(int k) const { return std::get<DType>(values_[k]); }
   const std::vector<int64_t>& list(int k) const { return std::get<std::vector<int64_t>>(values_[k]); }
   const std::string& s(int k) const { return std::get<std::string>(values_[k]); }
-  const TensorShape& shape(int k) const { return std::get<TensorShape>(values_[k]); }
+  const TensorShape& shape(int k) const { return std::get<ShapeAttr>(values_[k]).get(); }
   const Tensor& tensor(int k) const { return std::get<Tensor>(values_[k]); }
   const FuncRef& func(int k) const { return std::get<FuncRef>(values_[k]); }
   Resource* resource(int k) const { return std::get<ResourceRef>(values_[k]).resource.get(); }
@@ -134,19 +146,8 @@ class Attrs {
   int count_ = 0;
 };
 
-// Dims with -1 for an unknown dim, plus an unknown-rank flag.
-struct PartialShape {
-  Dims dims;
-  bool unknown_rank = false;
-  int rank() const { return unknown_rank ? -1 : static_cast<int>(dims.size()); }
-  bool fully_defined() const {
-    if (unknown_rank) return false;
-    for (int64_t d : dims)
-      if (d < 0) return false;
-    return true;
-  }
-};
-
+// A shape function's view of one input: dims borrowed from a tensor or a graph node's
+// TensorShape, never owned.
 struct InputInfo {
   DType dtype;
   const Dims* dims;  // -1 for unknown dims
@@ -156,7 +157,7 @@ struct InputInfo {
 
 struct OutputInfo {
   DType dtype = DType::Float32;
-  PartialShape shape;
+  TensorShape shape;
 };
 
 struct OpDef;
@@ -304,7 +305,7 @@ int attr_index(std::initializer_list<std::pair<const OpDef*, const char*>> same_
 
 // "Incompatible shapes: [2,3] vs. [4]" style dims text.
 std::string dims_text(const Dims& d);
-std::string partial_text(const PartialShape& s);
+std::string shape_text(const TensorShape& s);  // TensorFlow's "[2,?]", "<unknown>"
 std::string dtype_list_text(const OpDef& op);
 
 }  // namespace kiln::ops

@@ -61,9 +61,9 @@ void infer_shape_input(InferContext& c, DType out) {
     for (int64_t d : dims)
       if (d < 0) c.fail("Dimension " + std::to_string(d) + " must be >= 0");
     detail::checked_num_elements(dims.data(), dims.size());
-    c.out(0).shape = PartialShape{Dims(dims), false};
+    c.out(0).shape = TensorShape(Dims(dims));
   } else {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
   }
 }
 

@@ -44,21 +44,21 @@ void infer_reduce(InferContext& c) {
   std::vector<int64_t> axes;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axes)) {
     if (keep && !c.in(0).unknown_rank)
-      c.out(0).shape = PartialShape{Dims(c.in(0).dims->size(), -1), false};
+      c.out(0).shape = TensorShape::unknown_dims(static_cast<int>(c.in(0).dims->size()));
     else
-      c.out(0).shape = PartialShape{{}, true};
+      c.out(0).shape = TensorShape::unknown();
     return;
   }
   const Dims& d = *c.in(0).dims;
   const auto mask = reduced_axes(&c, axes, static_cast<int64_t>(d.size()), c.op.name);
-  PartialShape out;
+  Dims out;
   for (size_t i = 0; i < d.size(); ++i) {
     if (!mask[i])
-      out.dims.push_back(d[i]);
+      out.push_back(d[i]);
     else if (keep)
-      out.dims.push_back(1);
+      out.push_back(1);
   }
-  c.out(0).shape = out;
+  c.out(0).shape = TensorShape(std::move(out));
 }
 
 struct SumR {
@@ -279,7 +279,7 @@ void infer_argmax(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axis)) {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
   if (axis.size() != 1) c.fail("dimension must be a scalar");
@@ -287,10 +287,10 @@ void infer_argmax(InferContext& c) {
   if (d.empty()) c.fail("Expected the input to have rank >= 1, got a scalar");
   const int64_t a = normalize_axis(c, axis[0], static_cast<int64_t>(d.size()), "dimension");
   if (d[a] == 0) c.fail("Reduction axis " + std::to_string(a) + " is empty in shape " + dims_text(d));
-  PartialShape out;
+  Dims out;
   for (size_t i = 0; i < d.size(); ++i)
-    if (static_cast<int64_t>(i) != a) out.dims.push_back(d[i]);
-  c.out(0).shape = out;
+    if (static_cast<int64_t>(i) != a) out.push_back(d[i]);
+  c.out(0).shape = TensorShape(std::move(out));
 }
 template <class T>
 struct ArgMaxKernel {

@@ -25,8 +25,8 @@ void infer_reshape(InferContext& c) {
   if (!known_ints(c.in(1), &want)) {
     const Dims& sd = *c.in(1).dims;
     c.out(0).shape = (!c.in(1).unknown_rank && sd.size() == 1 && sd[0] >= 0)
-                         ? PartialShape{Dims(static_cast<size_t>(sd[0]), -1), false}
-                         : PartialShape{{}, true};
+                         ? TensorShape::unknown_dims(static_cast<int>(static_cast<size_t>(sd[0])))
+                         : TensorShape::unknown();
     return;
   }
   if (c.in(1).dims->size() > 1) c.fail("shape must be a vector, got shape " + dims_text(*c.in(1).dims));
@@ -43,8 +43,8 @@ void infer_reshape(InferContext& c) {
       product = checked_mul(product, want[i], "the reshape size");
     }
   }
-  const PartialShape in = shape_of(c.in(0));
-  const int64_t n = in.fully_defined() ? detail::checked_num_elements(in.dims.data(), in.dims.size()) : -1;
+  const TensorShape in = shape_of(c.in(0));
+  const int64_t n = in.is_fully_defined() ? detail::checked_num_elements(in.dims().data(), in.dims().size()) : -1;
   if (unknown >= 0) {
     if (n >= 0) {
       if (product == 0 || n % product != 0)
@@ -56,7 +56,7 @@ void infer_reshape(InferContext& c) {
     c.fail("Input to reshape is a tensor with " + std::to_string(n) + " values, but the requested shape has " +
            std::to_string(product));
   }
-  c.out(0).shape = PartialShape{Dims(want), false};
+  c.out(0).shape = TensorShape(Dims(want));
 }
 
 // ExpandDims(input, axis).
@@ -66,8 +66,8 @@ void infer_expand_dims(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axis)) {
-    c.out(0).shape =
-        c.in(0).unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(c.in(0).dims->size() + 1, -1), false};
+    c.out(0).shape = c.in(0).unknown_rank ? TensorShape::unknown()
+                                          : TensorShape::unknown_dims(static_cast<int>(c.in(0).dims->size() + 1));
     return;
   }
   if (axis.size() != 1) c.fail("'dim' must be a tensor with a single value");
@@ -75,7 +75,7 @@ void infer_expand_dims(InferContext& c) {
   const int64_t r = static_cast<int64_t>(d.size()) + 1;
   const int64_t a = normalize_axis(c, axis[0], r, "`axis`");
   d.insert_at(static_cast<size_t>(a), 1);
-  c.out(0).shape = PartialShape{d, false};
+  c.out(0).shape = TensorShape(Dims(d));
 }
 
 // Squeeze(input): attr squeeze_dims (empty: every size-1 dim).
@@ -83,7 +83,7 @@ void infer_squeeze(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   if (c.in(0).unknown_rank) {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
   const Dims& d = *c.in(0).dims;
@@ -96,28 +96,28 @@ void infer_squeeze(InferContext& c) {
       c.fail("Can not squeeze dim[" + std::to_string(k) + "], expected a dimension of 1, got " + std::to_string(d[k]));
     drop[k] = true;
   }
-  PartialShape out;
+  Dims out;
   for (size_t i = 0; i < d.size(); ++i) {
     if (axes.empty() && d[i] < 0) {  // might be 1: unknown result rank
-      c.out(0).shape = PartialShape{{}, true};
+      c.out(0).shape = TensorShape::unknown();
       return;
     }
     if (axes.empty() ? d[i] == 1 : drop[i]) continue;
-    out.dims.push_back(d[i]);
+    out.push_back(d[i]);
   }
-  c.out(0).shape = out;
+  c.out(0).shape = TensorShape(std::move(out));
 }
 
 // Shape, Size, Rank: attr out_type (Shape, Size).
 void infer_shape(InferContext& c) {
   c.out(0).dtype = c.attrs.type(kOutType);
   c.kernel_dtype = c.in(0).dtype;
-  c.out(0).shape = PartialShape{Dims{c.in(0).unknown_rank ? -1 : static_cast<int64_t>(c.in(0).dims->size())}, false};
+  c.out(0).shape = TensorShape(Dims{c.in(0).unknown_rank ? -1 : static_cast<int64_t>(c.in(0).dims->size())});
 }
 void infer_scalar_int(InferContext& c) {
   c.out(0).dtype = c.op.attr_specs.empty() ? DType::Int32 : c.attrs.type(kOutType);
   c.kernel_dtype = c.in(0).dtype;
-  c.out(0).shape = PartialShape{};
+  c.out(0).shape = TensorShape();
 }
 void write_int(TensorImpl& t, int64_t i, int64_t v) {
   if (t.dtype == DType::Int32)

@@ -103,15 +103,16 @@ void infer_slice(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> b, n;
-  const PartialShape in = shape_of(c.in(0));
-  if (!in.fully_defined() || !known_ints(c.in(1), &b) || !known_ints(c.in(2), &n)) {
-    c.out(0).shape = in.unknown_rank ? PartialShape{{}, true} : PartialShape{Dims(in.dims.size(), -1), false};
+  const TensorShape in = shape_of(c.in(0));
+  if (!in.is_fully_defined() || !known_ints(c.in(1), &b) || !known_ints(c.in(2), &n)) {
+    c.out(0).shape =
+        in.unknown_rank() ? TensorShape::unknown() : TensorShape::unknown_dims(static_cast<int>(in.dims().size()));
     return;
   }
   SliceSpec s;
   std::string err;
-  if (!slice_spec(&c, in.dims, b, n, &s, &err)) c.fail(err);
-  c.out(0).shape = PartialShape{s.out_dims, false};
+  if (!slice_spec(&c, in.dims(), b, n, &s, &err)) c.fail(err);
+  c.out(0).shape = TensorShape(Dims(s.out_dims));
 }
 template <class T>
 struct SliceKernel {
@@ -211,15 +212,15 @@ void infer_strided_slice(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> b, e, st;
-  const PartialShape in = shape_of(c.in(0));
-  if (!in.fully_defined() || !known_ints(c.in(1), &b) || !known_ints(c.in(2), &e) || !known_ints(c.in(3), &st)) {
-    c.out(0).shape = PartialShape{{}, true};
+  const TensorShape in = shape_of(c.in(0));
+  if (!in.is_fully_defined() || !known_ints(c.in(1), &b) || !known_ints(c.in(2), &e) || !known_ints(c.in(3), &st)) {
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
   SliceSpec s;
   std::string err;
-  if (!strided_spec(in.dims, b, e, st, c.attrs, &s, &err)) c.fail(err);
-  c.out(0).shape = PartialShape{s.out_dims, false};
+  if (!strided_spec(in.dims(), b, e, st, c.attrs, &s, &err)) c.fail(err);
+  c.out(0).shape = TensorShape(Dims(s.out_dims));
 }
 template <class T>
 struct StridedSliceKernel {
@@ -241,17 +242,17 @@ void infer_gather(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis_v;
   if (c.in(0).unknown_rank || c.in(1).unknown_rank || !known_ints(c.in(2), &axis_v)) {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
   const Dims& p = *c.in(0).dims;
   if (p.empty()) c.fail("params must be at least 1 dimensional");
   const int64_t axis = normalize_axis(c, axis_v[0], static_cast<int64_t>(p.size()));
-  PartialShape out;
-  for (int64_t i = 0; i < axis; ++i) out.dims.push_back(p[i]);
-  for (int64_t d : *c.in(1).dims) out.dims.push_back(d);
-  for (size_t i = axis + 1; i < p.size(); ++i) out.dims.push_back(p[i]);
-  c.out(0).shape = out;
+  Dims out;
+  for (int64_t i = 0; i < axis; ++i) out.push_back(p[i]);
+  for (int64_t d : *c.in(1).dims) out.push_back(d);
+  for (size_t i = axis + 1; i < p.size(); ++i) out.push_back(p[i]);
+  c.out(0).shape = TensorShape(std::move(out));
 }
 template <class T>
 struct GatherKernel {
@@ -288,8 +289,8 @@ void infer_strided_slice_grad(InferContext& c) {
   if (!known_ints(c.in(0), &shape)) {
     const Dims* sd = c.in(0).dims;
     c.out(0).shape = (c.in(0).unknown_rank || sd->size() != 1 || (*sd)[0] < 0)
-                         ? PartialShape{{}, true}
-                         : PartialShape{Dims((*sd)[0], -1), false};
+                         ? TensorShape::unknown()
+                         : TensorShape::unknown_dims(static_cast<int>((*sd)[0]));
     return;
   }
   for (int64_t d : shape)
@@ -300,11 +301,11 @@ void infer_strided_slice_grad(InferContext& c) {
     SliceSpec s;
     std::string err;
     if (!strided_spec(Dims(shape), b, e, st, c.attrs, &s, &err)) c.fail(err);
-    PartialShape dy = shape_of(c.in(4));
-    if (!dy.unknown_rank && dy.fully_defined() && dy.dims != s.out_dims)
-      c.fail("shape of dy was " + dims_text(dy.dims) + " instead of " + dims_text(s.out_dims));
+    TensorShape dy = shape_of(c.in(4));
+    if (!dy.unknown_rank() && dy.is_fully_defined() && dy.dims() != s.out_dims)
+      c.fail("shape of dy was " + dims_text(dy.dims()) + " instead of " + dims_text(s.out_dims));
   }
-  c.out(0).shape = PartialShape{Dims(shape), false};
+  c.out(0).shape = TensorShape(Dims(shape));
 }
 template <class T>
 struct StridedSliceGradKernel {
@@ -331,7 +332,7 @@ void infer_segment_sum(InferContext& c) {
   const bool known_n = known_ints(c.in(2), &n);
   if (known_n && (n.size() != 1 || n[0] < 0)) c.fail("num_segments must be a non-negative scalar");
   if (c.in(0).unknown_rank || c.in(1).unknown_rank) {
-    c.out(0).shape = PartialShape{{}, true};
+    c.out(0).shape = TensorShape::unknown();
     return;
   }
   const Dims& d = *c.in(0).dims;
@@ -340,10 +341,10 @@ void infer_segment_sum(InferContext& c) {
   for (size_t i = 0; i < ids.size(); ++i)
     if (ids[i] >= 0 && d[i] >= 0 && ids[i] != d[i])
       c.fail("data.shape = " + dims_text(d) + " does not start with segment_ids.shape = " + dims_text(ids));
-  PartialShape out;
-  out.dims.push_back(known_n ? n[0] : -1);
-  for (size_t i = ids.size(); i < d.size(); ++i) out.dims.push_back(d[i]);
-  c.out(0).shape = out;
+  Dims out;
+  out.push_back(known_n ? n[0] : -1);
+  for (size_t i = ids.size(); i < d.size(); ++i) out.push_back(d[i]);
+  c.out(0).shape = TensorShape(std::move(out));
 }
 template <class T>
 struct SegmentSumKernel {

@@ -52,8 +52,8 @@ void infer_apply(InferContext& c, int num_vars, const std::vector<const char*>& 
       c.fail(std::string("var and ") + var_names[k] + " have different dtypes: " + tf_type_name(var.dtype()) + " vs. " +
              tf_type_name(other.dtype()));
     if (other.shape() != var.shape())
-      c.fail(std::string("var and ") + var_names[k] + " do not have the same shape" +
-             dims_text(Dims(var.shape().dims())) + " " + dims_text(Dims(other.shape().dims())));
+      c.fail(std::string("var and ") + var_names[k] + " do not have the same shape" + dims_text(var.shape().dims()) +
+             " " + dims_text(other.shape().dims()));
   }
   if (!is_floating(var.dtype()))
     c.fail(std::string("var '") + var.resource_name() + "' is " + tf_type_name(var.dtype()) +

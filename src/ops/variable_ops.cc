@@ -16,8 +16,8 @@ void VariableState::write(const Tensor& v, const char* op) {
     throw InvalidArgumentError(std::string("Trying to assign a ") + std::string(dtype_name(v.dtype())) +
                                " value to a variable of dtype " + std::string(dtype_name(dtype_)) + " [Op:" + op + "]");
   if (v.shape() != shape_)
-    throw InvalidArgumentError("Cannot update variable '" + name_ + "' with shape " + dims_text(Dims(shape_.dims())) +
-                               " using a Tensor with shape " + dims_text(Dims(v.shape().dims())) +
+    throw InvalidArgumentError("Cannot update variable '" + name_ + "' with shape " + dims_text(shape_.dims()) +
+                               " using a Tensor with shape " + dims_text(v.shape().dims()) +
                                ", shapes must be equal. [Op:" + op + "]");
   std::lock_guard<std::mutex> lock(mu_);
   value_ = v;
@@ -59,7 +59,7 @@ void infer_read(InferContext& c) {
     c.fail(std::string("Trying to read variable with wrong dtype. Expected ") + tf_type_name(c.attrs.type(kReadDtype)) +
            " got " + tf_type_name(v.dtype()));
   c.out(0).dtype = v.dtype();
-  c.out(0).shape = PartialShape{Dims(v.shape().dims()), false};
+  c.out(0).shape = v.shape();
 }
 // The snapshot shares the variable's current data: values are immutable (an assignment
 // replaces the variable's tensor), so no copy is needed. Each read is still a tensor of its
@@ -82,7 +82,7 @@ void infer_assign(InferContext& c) {
     bool ok = d.size() == want.dims().size();
     for (size_t i = 0; ok && i < d.size(); ++i) ok = d[i] < 0 || d[i] == want.dims()[i];
     if (!ok)
-      c.fail("Cannot update variable '" + v.resource_name() + "' with shape " + dims_text(Dims(want.dims())) +
+      c.fail("Cannot update variable '" + v.resource_name() + "' with shape " + dims_text(want.dims()) +
              " using a Tensor with shape " + dims_text(d) + ", shapes must be equal.");
   }
   c.set_num_outputs(0);
@@ -125,7 +125,7 @@ void infer_assign_add(InferContext& c) {
 // VarIsInitializedOp: whether the variable (attr 0) has a value yet.
 void infer_is_initialized(InferContext& c) {
   c.out(0).dtype = DType::Bool;
-  c.out(0).shape = PartialShape{};
+  c.out(0).shape = TensorShape();
 }
 struct IsInitializedKernel {
   static void run(KernelContext& c) {

@@ -38,9 +38,9 @@ bool const_all(const Output& o, double v) {
     }
   });
 }
-const ops::PartialShape& shape(const Output& o) { return o.node->out_shapes[o.index]; }
-bool same_shape(const ops::PartialShape& a, const ops::PartialShape& b) {
-  return a.fully_defined() && b.fully_defined() && a.dims == b.dims;
+const TensorShape& shape(const Output& o) { return o.node->out_shapes[o.index]; }
+bool same_shape(const TensorShape& a, const TensorShape& b) {
+  return a.is_fully_defined() && b.is_fully_defined() && a.dims() == b.dims();
 }
 // The result of `n` (one output) keeps x's shape, so replacing it by x is exact.
 bool keeps_shape(const Node& n, const Output& x) { return same_shape(n.out_shapes[0], shape(x)); }
@@ -78,12 +78,12 @@ class ArithmeticSimplification : public Pass {
     }
     if (o == &op::Sub()) {
       if (const_all(in[1], 0) && keeps_shape(n, in[0])) return *out = in[0], true;
-      if (integer && in[0] == in[1] && shape(in[0]).fully_defined()) return *out = zeros_like_const(g, n), true;
+      if (integer && in[0] == in[1] && shape(in[0]).is_fully_defined()) return *out = zeros_like_const(g, n), true;
     }
     if (o == &op::Mul()) {
       if (const_all(in[1], 1) && keeps_shape(n, in[0])) return *out = in[0], true;
       if (const_all(in[0], 1) && keeps_shape(n, in[1])) return *out = in[1], true;
-      if (integer && (const_all(in[0], 0) || const_all(in[1], 0)) && n.out_shapes[0].fully_defined())
+      if (integer && (const_all(in[0], 0) || const_all(in[1], 0)) && n.out_shapes[0].is_fully_defined())
         return *out = zeros_like_const(g, n), true;
       if (in[0] == in[1]) return *out = add(g, op::Square(), n.name + "/square", {in[0]}, {}), true;
     }
@@ -135,7 +135,7 @@ class ArithmeticSimplification : public Pass {
     return Output{g.add_node(def, name, std::move(ins), std::move(a)), 0};
   }
   static Output zeros_like_const(Graph& g, const Node& n) {
-    detail::TensorImpl* z = detail::make_concrete(n.out_dtypes[0], n.out_shapes[0].dims);
+    detail::TensorImpl* z = detail::make_concrete(n.out_dtypes[0], n.out_shapes[0].dims());
     std::memset(z->data, 0, z->nbytes());
     return Output{g.add_const(Tensor(z), n.name + "/zeros"), 0};
   }

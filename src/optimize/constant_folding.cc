@@ -13,9 +13,9 @@ bool foldable(const graph::Node& n, int64_t cap) {
     return false;
   if (n.num_outputs() == 0 || !n.control_inputs.empty()) return false;
   for (const auto& s : n.out_shapes) {
-    if (!s.fully_defined()) return false;
+    if (!s.is_fully_defined()) return false;
     int64_t count = 1;
-    for (int64_t d : s.dims) count *= d;
+    for (int64_t d : s.dims()) count *= d;
     if (count > cap) return false;
   }
   return true;
@@ -39,12 +39,12 @@ class ConstantFolding : public Pass {
           inputs.push_back(v);
           continue;
         }
-        const ops::PartialShape& s = in.node->out_shapes[in.index];
-        if (node.op->has(ops::kShapeOnly) && s.fully_defined()) {
+        const TensorShape& s = in.node->out_shapes[in.index];
+        if (node.op->has(ops::kShapeOnly) && s.is_fully_defined()) {
           auto t = std::make_unique<detail::TensorImpl>();
           t->dtype = in.node->out_dtypes[in.index];
-          t->dims = s.dims;
-          t->num_elements = detail::checked_num_elements(s.dims.data(), s.dims.size());
+          t->dims = s.dims();
+          t->num_elements = detail::checked_num_elements(s.dims().data(), s.dims().size());
           inputs.push_back(t.get());
           standins.push_back(std::move(t));
           continue;

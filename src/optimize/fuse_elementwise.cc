@@ -15,17 +15,17 @@ using graph::Output;
 
 bool fusable(const Node& n) {
   return n.op->chunk && !n.stateful && n.control_inputs.empty() && n.num_outputs() == 1 &&
-         n.out_shapes[0].fully_defined() && ops::fusable_index(n.op) >= 0;
+         n.out_shapes[0].is_fully_defined() && ops::fusable_index(n.op) >= 0;
 }
 
 // Every operand has the group's shape or is a single element (broadcast).
 bool operands_ok(const Node& n, const Dims& dims) {
   for (const Output& in : n.inputs) {
-    const ops::PartialShape& s = in.node->out_shapes[in.index];
-    if (!s.fully_defined()) return false;
+    const TensorShape& s = in.node->out_shapes[in.index];
+    if (!s.is_fully_defined()) return false;
     int64_t count = 1;
-    for (int64_t d : s.dims) count *= d;
-    if (s.dims != dims && count != 1) return false;
+    for (int64_t d : s.dims()) count *= d;
+    if (s.dims() != dims && count != 1) return false;
     if (in.node->out_dtypes[in.index] != n.out_dtypes[0]) return false;
   }
   return true;
@@ -45,15 +45,15 @@ class FuseElementwise : public Pass {
     Replacements repl;
     for (int id = n - 1; id >= 0; --id) {
       Node& root = *g.node(id);
-      if (group[id] >= 0 || !fusable(root) || !operands_ok(root, root.out_shapes[0].dims)) continue;
-      const Dims dims = root.out_shapes[0].dims;
+      if (group[id] >= 0 || !fusable(root) || !operands_ok(root, root.out_shapes[0].dims())) continue;
+      const Dims dims = root.out_shapes[0].dims();
       std::vector<Node*> members{&root};
       group[id] = id;
       for (size_t k = 0; k < members.size(); ++k)
         for (const Output& in : members[k]->inputs) {
           Node& p = *in.node;
           if (p.id >= n || group[p.id] >= 0 || !fusable(p) || escapes[p.id]) continue;
-          if (p.out_shapes[0].dims != dims || !operands_ok(p, dims)) continue;
+          if (p.out_shapes[0].dims() != dims || !operands_ok(p, dims)) continue;
           if (members.size() >= static_cast<size_t>(ops::kMaxFusedTemps)) continue;  // kernel limit
           const bool inside = std::all_of(users[p.id].begin(), users[p.id].end(),
                                           [&](const Node* u) { return u->id < n && group[u->id] == id; });
@@ -95,7 +95,7 @@ class FuseElementwise : public Pass {
         program.push_back(m.inputs.size() > 1 ? reg_of(m.inputs[1]) : -1);
       }
       Node* fused = g.add_node(ops::op::KilnFusedElementwise(), root.name + "/fused", external,
-                               ops::Attrs{std::move(program), TensorShape(dims.to_vector())});
+                               ops::Attrs{std::move(program), TensorShape(dims)});
       repl[{&root, 0}] = Output{fused, 0};
     }
     g.replace_uses(repl);

@@ -22,7 +22,7 @@ using trace::TraceContext;
 
 struct ArgSpec {
   DType dtype;
-  ops::PartialShape shape;
+  TensorShape shape;
   std::string name;
 };
 
@@ -33,15 +33,8 @@ struct TracedBody {
   std::vector<Node*> capture_nodes;  // the placeholders in g
   bool stateful = false;
   std::vector<DType> dtypes;
-  std::vector<ops::PartialShape> shapes;
+  std::vector<TensorShape> shapes;
 };
-
-ops::PartialShape partial(const TensorShape& s) {
-  return s.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(s.dims()), false};
-}
-TensorShape full(const ops::PartialShape& s) {
-  return s.unknown_rank ? TensorShape::unknown() : TensorShape(s.dims.to_vector());
-}
 
 TracedBody trace_body(TraceContext& parent, const std::string& name, const std::vector<ArgSpec>& args,
                       const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& fn) {
@@ -96,7 +89,7 @@ std::vector<Output> unify_captures(std::vector<TracedBody>& bodies) {
 // Adds the control-flow node to the parent graph, ordered after earlier stateful ops.
 std::vector<Tensor> add_node(TraceContext& parent, const ops::OpDef& stateless, const ops::OpDef& stateful_op,
                              bool stateful, const std::string& name, std::vector<Output> inputs, ops::Attrs attrs,
-                             std::vector<DType> dtypes, std::vector<ops::PartialShape> shapes) {
+                             std::vector<DType> dtypes, std::vector<TensorShape> shapes) {
   const ops::OpDef& op = stateful ? stateful_op : stateless;
   std::vector<Node*> control;
   if (stateful && parent.last_stateful()) control.push_back(parent.last_stateful());
@@ -122,7 +115,7 @@ TraceContext& current() {
 }
 
 // Checks that branches agree on outputs; returns the most specific common shapes.
-std::vector<ops::PartialShape> merge_outputs(const std::vector<TracedBody>& bodies, const char* what) {
+std::vector<TensorShape> merge_outputs(const std::vector<TracedBody>& bodies, const char* what) {
   const TracedBody& first = bodies[0];
   for (size_t b = 1; b < bodies.size(); ++b) {
     if (bodies[b].dtypes.size() != first.dtypes.size())
@@ -137,10 +130,9 @@ std::vector<ops::PartialShape> merge_outputs(const std::vector<TracedBody>& bodi
                                    " in branch 0 and " + std::string(dtype_name(bodies[b].dtypes[i])) + " in branch " +
                                    std::to_string(b));
   }
-  std::vector<ops::PartialShape> shapes = first.shapes;
+  std::vector<TensorShape> shapes = first.shapes;
   for (size_t b = 1; b < bodies.size(); ++b)
-    for (size_t i = 0; i < shapes.size(); ++i)
-      shapes[i] = partial(full(shapes[i]).most_specific_common(full(bodies[b].shapes[i])));
+    for (size_t i = 0; i < shapes.size(); ++i) shapes[i] = shapes[i].most_specific_common(bodies[b].shapes[i]);
   return shapes;
 }
 
@@ -278,13 +270,13 @@ std::vector<Tensor> build_while_node(const LoopCond& cond, const LoopBody& body,
     if (!vars[i].defined()) throw InvalidArgumentError("while_loop: loop variable " + std::to_string(i) + " is empty");
     var_outputs.push_back(parent.resolve(vars[i]));
     const Output& o = var_outputs.back();
-    ops::PartialShape shape = o.node->out_shapes[o.index];
+    TensorShape shape = o.node->out_shapes[o.index];
     if (i >= first && !options.shape_invariants.empty()) {
       const TensorShape& inv = options.shape_invariants[i - first];
-      if (!inv.is_compatible_with(full(shape)))
+      if (!inv.is_compatible_with(shape))
         throw InvalidArgumentError("while_loop: shape invariant " + inv.str() + " does not fit loop variable " +
-                                   std::to_string(i - first) + " of shape " + full(shape).str());
-      shape = partial(inv);
+                                   std::to_string(i - first) + " of shape " + shape.str());
+      shape = inv;
     }
     specs.push_back(ArgSpec{o.node->out_dtypes[o.index], shape, "loop_var"});
   }
@@ -309,7 +301,7 @@ std::vector<Tensor> build_while_node(const LoopCond& cond, const LoopBody& body,
         throw InvalidArgumentError("while_loop: loop variable " + std::to_string(i) + " enters the loop as " +
                                    std::string(dtype_name(user[i].dtype())) + " but the body returns " +
                                    std::string(dtype_name(next[i].dtype())));
-      const TensorShape want = full(specs[i + first].shape);
+      const TensorShape want = specs[i + first].shape;
       if (!want.is_compatible_with(next[i].shape()) || (want.rank() >= 0 && next[i].shape().rank() < 0))
         throw InvalidArgumentError("while_loop: loop variable " + std::to_string(i) + " enters the loop with shape " +
                                    want.str() + ", but has shape " + next[i].shape().str() +
@@ -333,7 +325,7 @@ std::vector<Tensor> build_while_node(const LoopCond& cond, const LoopBody& body,
   std::vector<Output> inputs = var_outputs;
   inputs.insert(inputs.end(), captured.begin(), captured.end());
   std::vector<DType> dtypes;
-  std::vector<ops::PartialShape> shapes;
+  std::vector<TensorShape> shapes;
   for (const ArgSpec& s : specs) {
     dtypes.push_back(s.dtype);
     shapes.push_back(s.shape);

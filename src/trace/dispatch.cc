@@ -147,7 +147,7 @@ graph::Output TraceContext::resolve(const Tensor& t) {
   }
   auto it = eager_index_.find(impl);
   if (it != eager_index_.end()) return graph::Output{it->second, 0};
-  ops::PartialShape shape{impl->dims, false};
+  const TensorShape shape(impl->dims);
   graph::Node* ph = graph_->add_placeholder(impl->dtype, shape, "capture", "");
   captures_.push_back(Capture{t, graph::Output{}, ph});
   eager_index_[impl] = ph;

@@ -266,9 +266,7 @@ class FunctionCore {
       ctx.allow_variable_creation = !first_trace_started.exchange(true);  // first trace only
       for (const ArgEntry& e : sig.entries) {
         if (e.kind != ArgEntry::kTensor) continue;
-        ops::PartialShape ps =
-            e.shape.rank() < 0 ? ops::PartialShape{{}, true} : ops::PartialShape{Dims(e.shape.dims()), false};
-        graph::Node* ph = g.add_placeholder(e.dtype, ps, e.name, e.name);
+        graph::Node* ph = g.add_placeholder(e.dtype, e.shape, e.name, e.name);
         g.inputs.push_back(ph);
         placeholders.push_back(ph->output(0));
         cf->inputs.push_back(TensorSpec{e.shape, e.dtype, e.name});

@@ -65,3 +65,13 @@ TEST(SteadyState, CachedFunctionCallAllocatesLikeAConcreteFunctionCall) {
   std::printf("heap allocations per call: Function %.2f, ConcreteFunction %.2f\n", static_cast<double>(news) / kCalls,
               static_cast<double>(g_news.load() - before_cf) / kCalls);
 }
+
+// A tensor's shape is a value with its dims inline: asking for it does not allocate.
+TEST(SteadyState, AskingATensorForItsShapeDoesNotAllocate) {
+  Tensor x = random_uniform({2, 3, 4}, -1, 1, DType::Float32, 1);
+  const long before = g_news.load();
+  int64_t sum = 0;
+  for (int i = 0; i < 100; ++i) sum += x.shape().dims()[2] + x.shape().rank();
+  EXPECT_EQ(g_news.load() - before, 0);
+  EXPECT_EQ(sum, 700);
+}

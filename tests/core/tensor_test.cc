@@ -40,6 +40,22 @@ TEST(TensorShape, CompatibilityAndRelaxation) {
   expect_error<InvalidArgumentError>([] { TensorShape({-2}); }, "must be >= -1");
 }
 
+TEST(TensorShape, RanksBeyondTheInlineDimsAndMoves) {
+  const std::vector<int64_t> eight{1, 2, 3, 4, 5, 6, 7, -1};  // more dims than are kept inline
+  TensorShape a(eight);
+  EXPECT_EQ(a.rank(), 8);
+  EXPECT_EQ(std::vector<int64_t>(a.dims()), eight);
+  EXPECT_EQ(a.str(), "(1, 2, 3, 4, 5, 6, 7, None)");
+  TensorShape b = a;  // a copy owns its own dims
+  TensorShape c = std::move(a);
+  EXPECT_EQ(b, c);
+  EXPECT_EQ(c.most_specific_common(TensorShape({1, 2, 3, 4, 5, 6, 0, 9})), TensorShape({1, 2, 3, 4, 5, 6, -1, -1}));
+  EXPECT_EQ(TensorShape::unknown_dims(3), TensorShape({-1, -1, -1}));
+  EXPECT_EQ(TensorShape::unknown_dims(-1), TensorShape::unknown());
+  EXPECT_EQ(TensorShape(Dims{2, 3}).dim(1), 3);
+  expect_error<InvalidArgumentError>([] { TensorShape(Dims{4, -7}); }, "must be >= -1");
+}
+
 TEST(Tensor, PrintsLikeTensorFlow) {
   EXPECT_EQ(constant<float>({12}, {1, 1}).str(), "kiln.Tensor([[12.]], shape=(1, 1), dtype=float32)");
   EXPECT_EQ(constant(5.5f).str(), "kiln.Tensor(5.5, shape=(), dtype=float32)");

@@ -13,7 +13,7 @@ struct TwoAdds {
   graph::Graph g;
   graph::Node *x, *a, *b;
   TwoAdds() {
-    x = g.add_placeholder(DType::Float32, ops::PartialShape{{}, false}, "x", "x");
+    x = g.add_placeholder(DType::Float32, TensorShape(), "x", "x");
     g.inputs.push_back(x);
     a = g.add_node(ops::op::AddV2(), "a", {{x, 0}, {x, 0}}, {});
     b = g.add_node(ops::op::AddV2(), "b", {{a, 0}, {x, 0}}, {});

@@ -303,7 +303,7 @@ TEST(AttrSpecs, DefaultsHoldTheirKind) {
       case ops::AttrKind::kString:
         return std::holds_alternative<std::string>(v);
       case ops::AttrKind::kShape:
-        return std::holds_alternative<TensorShape>(v);
+        return std::holds_alternative<ops::ShapeAttr>(v);
       default:
         return false;  // tensors, functions and variables have no defaults
     }

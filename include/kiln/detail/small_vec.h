@@ -1,5 +1,6 @@
 // A vector of trivially copyable values with inline storage for the common small case,
-// so shapes and attr lists of eager ops do not touch the heap.
+// so shapes and attr lists of eager ops do not touch the heap. Public because TensorShape
+// keeps its dims in one (kiln::Dims); it converts to std::vector for code that wants one.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -17,6 +18,7 @@ class SmallVec {
   static_assert(std::is_trivially_copyable_v<T>);
 
  public:
+  using value_type = T;
   SmallVec() = default;
   explicit SmallVec(size_t n, T v = T()) { resize(n, v); }
   SmallVec(std::initializer_list<T> il) { assign(il.begin(), il.end()); }
@@ -24,6 +26,11 @@ class SmallVec {
   requires(!std::is_integral_v<It>) SmallVec(It b, It e) { assign(b, e); }
   SmallVec(const std::vector<T>& v) { assign(v.begin(), v.end()); }
   SmallVec(const SmallVec& o) { assign(o.begin(), o.end()); }
+  SmallVec(SmallVec&& o) noexcept { take(o); }
+  SmallVec& operator=(SmallVec&& o) noexcept {
+    if (this != &o) take(o);
+    return *this;
+  }
   SmallVec& operator=(const SmallVec& o) {
     if (this != &o) assign(o.begin(), o.end());
     return *this;
@@ -75,11 +82,27 @@ class SmallVec {
   const T* begin() const { return data(); }
   const T* end() const { return data() + size_; }
   std::vector<T> to_vector() const { return std::vector<T>(begin(), end()); }
+  operator std::vector<T>() const { return to_vector(); }  // NOLINT: implicit on purpose
 
   bool operator==(const SmallVec& o) const { return size_ == o.size_ && std::equal(begin(), end(), o.begin()); }
   bool operator!=(const SmallVec& o) const { return !(*this == o); }
 
  private:
+  // Moves o's elements here, stealing its heap block if it has one; o is left empty.
+  void take(SmallVec& o) noexcept {
+    if (o.heap_) {
+      heap_ = std::move(o.heap_);
+      cap_ = o.cap_;
+    } else {
+      heap_.reset();
+      cap_ = N;
+      std::memcpy(inline_, o.inline_, o.size_ * sizeof(T));
+    }
+    size_ = o.size_;
+    o.size_ = 0;
+    o.cap_ = N;
+  }
+
   T inline_[N];  // only the first size_ elements are ever read
   std::unique_ptr<T[]> heap_;
   size_t size_ = 0;
