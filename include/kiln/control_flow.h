@@ -61,7 +61,7 @@ decltype(auto) apply_vars_i(F& f, const Tensor& i, const V& v) {
     return f(i, v);
 }
 template <class V>
-V rebuild(const std::vector<Tensor>& flat, size_t offset = 0) {
+V rebuild(std::vector<Tensor> flat, size_t offset = 0) {
   size_t i = offset;
   return unflatten_result<V>(flat, i);
 }

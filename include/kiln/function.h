@@ -115,11 +115,12 @@ class Function {
     detail::KeyBuilder key;
     detail::ArgTensors tensors;
     encode_all(key, tensors, std::index_sequence_for<A...>{}, args...);
-    auto cf = detail::cached_concrete(*core_, key);
-    if (!cf)
-      cf = detail::concrete_for(
+    std::vector<Tensor> outs;
+    if (!detail::call_cached(*core_, key, tensors, &outs)) {
+      auto cf = detail::concrete_for(
           *core_, key, [&] { return signature(args...); }, body(args...));
-    std::vector<Tensor> outs = detail::call_concrete(*cf, tensors);
+      outs = detail::call_concrete(*cf, tensors);
+    }
     if constexpr (std::is_void_v<Result>)
       return;
     else {

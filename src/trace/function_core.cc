@@ -13,9 +13,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/read_epoch.h"
 #include "core/read_mostly_mutex.h"
 #include "ops/op_list.h"
 #include "optimize/pass.h"
+#include "trace/call_cache.h"
 #include "trace/concrete.h"
 #include "trace/dispatch.h"
 #include "trace/function_config.h"
@@ -74,51 +76,6 @@ bool same_entries(const std::vector<ArgEntry>& x, const std::vector<ArgEntry>& y
 bool CallSignature::operator==(const CallSignature& o) const { return same_entries(entries, o.entries); }
 
 namespace {
-// A call key as the cache stores it (owned words), and as a lookup sees it (borrowed).
-struct KeyView {
-  const uint64_t* words;
-  size_t size, hash;
-};
-struct StoredKey {
-  std::vector<uint64_t> words;
-  size_t hash;
-};
-struct KeyHash {
-  using is_transparent = void;
-  size_t operator()(const StoredKey& k) const { return k.hash; }
-  size_t operator()(const KeyView& k) const { return k.hash; }
-};
-struct KeyEqual {
-  using is_transparent = void;
-  static bool eq(const uint64_t* a, size_t na, const uint64_t* b, size_t nb) {
-    if (na != nb) return false;
-    for (size_t i = 0; i < na; ++i)  // keys are a few words: a loop beats a call to memcmp
-      if (a[i] != b[i]) return false;
-    return true;
-  }
-  bool operator()(const StoredKey& a, const StoredKey& b) const {
-    return eq(a.words.data(), a.words.size(), b.words.data(), b.words.size());
-  }
-  bool operator()(const KeyView& a, const StoredKey& b) const {
-    return eq(a.words, a.size, b.words.data(), b.words.size());
-  }
-  bool operator()(const StoredKey& a, const KeyView& b) const {
-    return eq(a.words.data(), a.words.size(), b.words, b.size);
-  }
-};
-KeyView view(const KeyBuilder& k) { return KeyView{k.data(), k.size(), k.hash()}; }
-StoredKey stored(const KeyBuilder& k) {
-  return StoredKey{std::vector<uint64_t>(k.data(), k.data() + k.size()), k.hash()};
-}
-
-// A cached call: its concrete function, and a "used since the last sweep" bit that a hit
-// sets without a write lock (the eviction is a clock sweep over these bits).
-struct CacheEntry {
-  std::shared_ptr<ConcreteImpl> cf;
-  mutable std::atomic<bool> used{true};
-  explicit CacheEntry(std::shared_ptr<ConcreteImpl> c) : cf(std::move(c)) {}
-};
-
 // A trace in progress for one call key: calls with the same key wait for it.
 struct PendingTrace {
   std::mutex mu;
@@ -201,11 +158,11 @@ class FunctionCore {
 
   FunctionOptions options;
   std::string name;
-  // Guards the maps and the trace list; never held while user code runs (tracing), so a
-  // traced body may call clear_cache() or other Functions, and different signatures trace
-  // concurrently.
+  // Writers' lock over the cache, the pending map and the trace list (cached calls read the
+  // cache without it); never held while user code runs (tracing), so a traced body may call
+  // clear_cache() or other Functions, and different signatures trace concurrently.
   mutable ReadMostlyMutex mu;
-  std::unordered_map<StoredKey, CacheEntry, KeyHash, KeyEqual> cache;  // call key -> trace
+  CallCache cache;  // call key -> trace
   std::unordered_map<StoredKey, std::shared_ptr<PendingTrace>, KeyHash, KeyEqual> pending;
   std::list<std::shared_ptr<ConcreteImpl>> traces;  // trace order (what concrete_functions lists)
   std::vector<std::string> log;
@@ -234,23 +191,15 @@ class FunctionCore {
     }
   }
 
-  // mu held exclusively. Keeps the key map within max_cached_calls: a clock sweep drops the
-  // keys not used since the previous sweep (and clears the bits of the rest), then, if that
-  // was not enough, any keys down to three quarters of the bound.
-  void bound_cache() {
-    const size_t limit = std::max<size_t>(options.max_cached_calls, 1);
-    if (cache.size() <= limit) return;
-    for (auto it = cache.begin(); it != cache.end();)
-      it = it->second.used.exchange(false, std::memory_order_relaxed) ? std::next(it) : cache.erase(it);
-    for (auto it = cache.begin(); cache.size() > limit * 3 / 4 && it != cache.end();) it = cache.erase(it);
-  }
+  // mu held exclusively. Keeps the key map within max_cached_calls.
+  void bound_cache() { cache.bound(std::max<size_t>(options.max_cached_calls, 1)); }
 
   // mu held exclusively: drops the oldest traces beyond max_traces, and their keys.
   void bound_traces() {
     while (traces.size() > std::max<size_t>(options.max_traces, 1)) {
       auto oldest = traces.front();
       traces.pop_front();
-      for (auto it = cache.begin(); it != cache.end();) it = it->second.cf == oldest ? cache.erase(it) : std::next(it);
+      cache.erase_for(oldest.get());
     }
   }
 
@@ -325,7 +274,7 @@ class FunctionCore {
     {
       std::unique_lock lock(mu);
       if ((cf = existing_trace(sig))) {
-        cache.emplace(stored(key), cf);
+        cache.insert(key, cf);
         bound_cache();
         return cf;
       }
@@ -337,7 +286,7 @@ class FunctionCore {
     cf = trace(to_trace, body);  // user code: no lock held
     {
       std::unique_lock lock(mu);
-      cache.emplace(stored(key), cf);
+      cache.insert(key, cf);
       traces.push_back(cf);
       log.push_back(reason);
       bound_traces();
@@ -389,17 +338,32 @@ void apply_input_signature(const FunctionCore& core, CallSignature& sig) {
                                " specs but was called with " + std::to_string(k) + " tensor arguments");
 }
 
-std::shared_ptr<ConcreteImpl> cached_concrete(FunctionCore& core, const KeyBuilder& key) {
-  std::shared_lock lock(core.mu);
-  auto it = core.cache.find(view(key));
-  if (it == core.cache.end()) return nullptr;
-  if (!it->second.used.load(std::memory_order_relaxed)) it->second.used.store(true, std::memory_order_relaxed);
-  std::shared_ptr<ConcreteImpl> cf = it->second.cf;
-  lock.unlock();
-  // With an empty window and 10 calls counted, a cached call changes nothing the warning reads.
+namespace {
+// With an empty window and 10 calls counted, a cached call changes nothing the warning reads.
+void note_cached_call(FunctionCore& core) {
   if (core.history.load(std::memory_order_relaxed) != 0 || core.calls.load(std::memory_order_relaxed) < 10)
     core.note_call(false, "");
+}
+}  // namespace
+
+std::shared_ptr<ConcreteImpl> cached_concrete(FunctionCore& core, const KeyBuilder& key) {
+  std::shared_ptr<ConcreteImpl> cf;
+  {
+    std::shared_lock lock(core.mu);
+    cf = core.cache.get(view(key));
+  }
+  if (cf) note_cached_call(core);
   return cf;
+}
+
+bool call_cached(FunctionCore& core, const KeyBuilder& key, const ArgTensors& tensors, std::vector<Tensor>* out) {
+  // No lock and no reference count: the section keeps what the lookup finds alive.
+  ReadSection section;
+  const ConcreteImpl* cf = core.cache.find(view(key));
+  if (!cf) return false;
+  note_cached_call(core);
+  *out = cf->call(tensors.data(), tensors.size());
+  return true;
 }
 
 std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, const KeyBuilder& key, const SignatureBuilder& signature,
@@ -408,8 +372,7 @@ std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, const KeyBuilder&
   bool mine = false;
   {
     std::unique_lock lock(core.mu);
-    auto hit = core.cache.find(view(key));
-    if (hit != core.cache.end()) return hit->second.cf;  // traced meanwhile
+    if (auto hit = core.cache.get(view(key))) return hit;  // traced meanwhile
     auto it = core.pending.find(view(key));
     if (it == core.pending.end()) {
       it = core.pending.emplace(stored(key), std::make_shared<PendingTrace>()).first;
@@ -475,7 +438,7 @@ std::vector<std::string> trace_log(const FunctionCore& core) {
 
 void clear_cache(FunctionCore& core) {
   std::unique_lock lock(core.mu);
-  core.cache.clear();
+  core.cache.clear();  // frees now, or once calls running on other threads have returned
   core.traces.clear();
 }
 

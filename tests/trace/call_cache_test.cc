@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/read_epoch.h"
 #include "core/tensor_impl.h"
 #include "test_util.h"
 
@@ -143,6 +144,90 @@ TEST(CallCache, AFailedTraceIsRetriedByTheNextCall) {
   });
   expect_error<InvalidArgumentError>([&] { f(constant(1.0f)); }, "first trace fails");
   EXPECT_EQ(f(constant(1.0f)).item<float>(), 1.0f);
+}
+
+// Cached calls read the cache without a lock: what they find stays allocated until every
+// read section that could see it has ended, and no longer.
+TEST(CallCache, ReadSectionsNestAndHoldBackOnlyWhatTheyCouldSee) {
+  EXPECT_EQ(detail::oldest_reader_epoch(), UINT64_MAX);  // no section on any thread
+  const uint64_t before = detail::retire_stamp();
+  {
+    detail::ReadSection outer;
+    const uint64_t held = detail::oldest_reader_epoch();
+    EXPECT_GT(held, before);  // entered after that stamp: what it retired may go
+    {
+      detail::ReadSection inner;  // nested: keeps the outer section's epoch
+      (void)detail::retire_stamp();
+      EXPECT_EQ(detail::oldest_reader_epoch(), held);
+    }
+    EXPECT_EQ(detail::oldest_reader_epoch(), held);
+  }
+  EXPECT_EQ(detail::oldest_reader_epoch(), UINT64_MAX);
+}
+
+TEST(CallCache, ClearingTheCacheFreesTracesAtOnce) {
+  Tensor w = constant<float>({1, 2, 3});
+  auto f = function([&](Tensor x) { return x * w; });  // the trace captures w
+  EXPECT_EQ(f(ones({3})).to_vector<float>(), std::vector<float>({1, 2, 3}));
+  EXPECT_GT(refs(w), 1);
+  f.clear_cache();
+  EXPECT_EQ(refs(w), 1);  // no call running: the trace is gone now
+}
+
+// A trace cleared while another thread runs it stays alive until that call returns, and is
+// freed by the next change to the cache after.
+TEST(CallCache, ClearingWhileAnotherThreadRunsTheTraceIsSafe) {
+  Tensor w = constant(1.0f);
+  auto f = function([&](Tensor n) {
+    auto [i, acc] = while_loop([](Tensor i, Tensor) { return less(i, constant(200000)); },
+                               [&](Tensor i, Tensor acc) {
+                                 return std::pair{i + 1, acc + w};
+                               },
+                               std::pair{constant(0), constant(0.0f)});
+    return acc + cast(n, DType::Float32);
+  });
+  EXPECT_EQ(f(constant(0)).item<float>(), 200000.0f);  // traced
+  std::atomic<bool> started{false};
+  float result = 0;
+  std::thread runner([&] {
+    started = true;
+    result = f(constant(5)).item<float>();  // a cached call, some milliseconds long
+  });
+  while (!started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  f.clear_cache();
+  runner.join();
+  EXPECT_EQ(result, 200005.0f);
+  EXPECT_EQ(f(constant(1)).item<float>(), 200001.0f);  // traces again; the old trace is freed
+  f.clear_cache();
+  EXPECT_EQ(refs(w), 1);
+}
+
+// Many threads call while the cache evicts (tiny bounds) and another thread clears it:
+// every result is right (ASan and TSan run this too).
+TEST(CallCache, CallsRaceEvictionAndClearing) {
+  auto f = function([](Tensor x) { return x * 2.0f + 1.0f; }, {.max_traces = 3, .max_cached_calls = 2});
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t)
+    callers.emplace_back([&, t] {
+      for (int k = 0; k < 60; ++k) {
+        const int n = 1 + (k + t) % 5;  // five shapes: keys come and go
+        const std::vector<float> got = f(ones({n})).to_vector<float>();
+        if (got != std::vector<float>(n, 3.0f)) ++wrong;
+      }
+    });
+  std::thread clearer([&] {
+    while (!stop) {
+      f.clear_cache();
+      std::this_thread::yield();
+    }
+  });
+  for (auto& c : callers) c.join();
+  stop = true;
+  clearer.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <forward_list>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <new>
@@ -364,12 +365,13 @@ void flatten_result(const R& r, std::vector<Tensor>& out) {
     static_assert(sizeof(R) == 0,
                   "a kiln::function may return Tensor, std::vector<Tensor>, a tuple or pair of those, or void");
 }
+// Moves the tensors out of v: the caller's results are their sole owners.
 template <class R>
-R unflatten_result(const std::vector<Tensor>& v, size_t& i) {
+R unflatten_result(std::vector<Tensor>& v, size_t& i) {
   if constexpr (std::is_same_v<R, Tensor>)
-    return v.at(i++);
+    return std::move(v.at(i++));
   else if constexpr (is_vector<R>::value) {
-    R r(v.begin() + i, v.end());
+    R r(std::make_move_iterator(v.begin() + static_cast<std::ptrdiff_t>(i)), std::make_move_iterator(v.end()));
     i = v.size();
     return r;
   } else {
@@ -381,7 +383,10 @@ R unflatten_result(const std::vector<Tensor>& v, size_t& i) {
 using TraceBody = std::function<std::vector<Tensor>(const std::vector<Tensor>& placeholders)>;
 using SignatureBuilder = std::function<CallSignature()>;
 std::shared_ptr<FunctionCore> make_function_core(FunctionOptions options, std::string default_name);
-// The concrete function cached for this call key, or null (the hot path: no allocation).
+// The hot path: if this call key is cached, runs its concrete function into *out and returns
+// true (no lock, no reference count, no allocation but the results).
+bool call_cached(FunctionCore& core, const KeyBuilder& key, const ArgTensors& tensors, std::vector<Tensor>* out);
+// The concrete function cached for this call key, or null.
 std::shared_ptr<ConcreteImpl> cached_concrete(FunctionCore& core, const KeyBuilder& key);
 // On a miss: finds a trace that serves the call, or traces one (see FunctionCore in src/trace).
 std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, const KeyBuilder& key, const SignatureBuilder& signature,
