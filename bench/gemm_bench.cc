@@ -84,3 +84,28 @@ static void BM_GemmMlpForward(benchmark::State& state) {
       benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_GemmMlpForward)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The MLP step's weight gradient x^T * dh (x 64x784, dh 64x256; a short inner dimension),
+// one thread: kiln's short-inner kernel (Arg 0, what MatMul runs) against OpenBLAS (Arg 1).
+static void BM_GemmWeightGradient(benchmark::State& state) {
+  constexpr int m = 784, k = 64, n = 256;
+  const auto a = random_uniform({k, m}, -1, 1, DType::Float32, 1).to_vector<float>();
+  const auto b = random_uniform({k, n}, -1, 1, DType::Float32, 2).to_vector<float>();
+  std::vector<float> c(m * n);
+  auto sgemm = kernels::openblas_sgemm();
+  if (state.range(0) == 1 && !sgemm) {
+    state.SkipWithError("OpenBLAS not installed");
+    return;
+  }
+  set_intra_op_threads(1);
+  for (auto _ : state) {
+    if (state.range(0) == 0)
+      kernels::gemm<float>(true, false, m, n, k, a.data(), b.data(), c.data());
+    else
+      sgemm(101, 112, 111, m, n, k, 1.f, a.data(), m, b.data(), n, 0.f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_GemmWeightGradient)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);

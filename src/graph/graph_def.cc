@@ -159,7 +159,8 @@ class Writer {
     };
     for (const auto& n : f.nodes()) {
       for (int i = 0; i < n->attrs.size(); ++i) {
-        if (const auto* res = std::get_if<ops::ResourceRef>(&n->attrs[i])) add(res->resource.get());
+        if (const auto* res = std::get_if<ops::ResourceRef>(&n->attrs[i]); res && res->resource)
+          add(res->resource.get());
         if (const auto* ref = std::get_if<ops::FuncRef>(&n->attrs[i]))
           for (const Resource* r : uses(library_->get(ref->name))) add(r);
         if (const auto* refs = std::get_if<std::vector<ops::FuncRef>>(&n->attrs[i]))
@@ -295,7 +296,7 @@ class Writer {
       const std::string key = n.op->attr_specs[i].name;
       attr_index_ = i;
       if (const auto* res = std::get_if<ops::ResourceRef>(&n.attrs[i])) {
-        p->add_input(handle_of(scope, res->resource.get(), out));
+        if (res->resource) p->add_input(handle_of(scope, res->resource.get(), out));  // none: an unused slot
         continue;
       }
       if (key == "_user_specified_name" && std::get<std::string>(n.attrs[i]).empty()) continue;

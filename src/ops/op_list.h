@@ -26,6 +26,7 @@
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \
     X(VarIsInitializedOp)                                                                                   \
   /* training_ops.cc */ X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)  \
+      X(KilnMatMulUpdate)                                                                                      \
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
   /* fused.cc */ X(KilnFusedElementwise)
 // clang-format on

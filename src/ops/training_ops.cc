@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/parallel.h"
+#include "kernels/gemm_tn.h"
 #include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -34,6 +35,10 @@ const int kMomentumNesterov = attr_index(op::ResourceApplyKerasMomentum(), "use_
 const int kAdamM = attr_index(op::ResourceApplyAdam(), "_m");
 const int kAdamV = attr_index(op::ResourceApplyAdam(), "_v");
 const int kAdamNesterov = attr_index(op::ResourceApplyAdam(), "use_nesterov");
+const int kUpdateVar = attr_index(op::KilnMatMulUpdate(), "_resource");
+const int kUpdateAccum = attr_index(op::KilnMatMulUpdate(), "_accum");
+const int kUpdateRule = attr_index(op::KilnMatMulUpdate(), "rule");
+const int kUpdateNesterov = attr_index(op::KilnMatMulUpdate(), "use_nesterov");
 
 // Checks shared by the shape functions. `num_vars` resource attrs come first, named in
 // `var_names` (TensorFlow's input names); data input `grad` must have the variables' shape
@@ -102,7 +107,7 @@ struct GradientDescentKernel {
           T* __restrict w = var.as<T>();
           const T* __restrict d = delta.as<T>();  // writable values share memory with nothing
           parallel_for(var.num_elements, kParallelElements, [&](int64_t lo, int64_t hi) {
-            for (int64_t i = lo; i < hi; ++i) w[i] -= alpha * d[i];
+            for (int64_t i = lo; i < hi; ++i) w[i] = kernels::gradient_descent_rule(w[i], alpha, d[i]);
           });
         },
         var_at(c.attrs, kVar));
@@ -126,15 +131,9 @@ struct KerasMomentumKernel {
           const T* __restrict g = grad.as<T>();
           parallel_for(var.num_elements, kParallelElements, [&](int64_t lo, int64_t hi) {
             if (nesterov) {
-              for (int64_t i = lo; i < hi; ++i) {
-                a[i] = a[i] * momentum - lr * g[i];
-                w[i] += a[i] * momentum - lr * g[i];
-              }
+              for (int64_t i = lo; i < hi; ++i) kernels::keras_momentum_rule(w[i], a[i], lr, momentum, true, g[i]);
             } else {
-              for (int64_t i = lo; i < hi; ++i) {
-                a[i] = a[i] * momentum - lr * g[i];
-                w[i] += a[i];
-              }
+              for (int64_t i = lo; i < hi; ++i) kernels::keras_momentum_rule(w[i], a[i], lr, momentum, false, g[i]);
             }
           });
         },
@@ -177,6 +176,88 @@ struct AdamKernel {
   }
 };
 
+// KilnMatMulUpdate(a, b, scalars...): an update whose gradient is MatMul(a, b,
+// transpose_a=true), the product computed tile by tile with the update applied to each tile
+// while it is in registers (kernels/gemm_tn.h). Made by the optimizer's fuse_contraction
+// from MatMul -> ResourceApplyGradientDescent (scalars: alpha), -> ResourceApplyKerasMomentum
+// (lr, momentum) or -> Mul by a scalar -> AssignSubVariableOp (the scale). Bit for bit the
+// ops it replaces: MatMul sends the same products to the same kernel.
+struct UpdateRule {
+  enum Kind { kScaledSubtract, kGradientDescent, kKerasMomentum } kind;
+  int scalars;
+};
+UpdateRule update_rule(const std::string& name) {
+  if (name == "scaled_subtract") return {UpdateRule::kScaledSubtract, 1};
+  if (name == "gradient_descent") return {UpdateRule::kGradientDescent, 1};
+  if (name == "keras_momentum") return {UpdateRule::kKerasMomentum, 2};
+  throw InvalidArgumentError("KilnMatMulUpdate: unknown rule '" + name + "'");
+}
+
+void infer_matmul_update(InferContext& c) {
+  const UpdateRule rule = update_rule(c.attrs.s(kUpdateRule));
+  if (c.num_inputs != 2 + rule.scalars) c.fail("KilnMatMulUpdate: wrong number of inputs");
+  const VariableState& var = var_at(c.attrs, kUpdateVar);
+  for (int i = 0; i < c.num_inputs; ++i)
+    if (c.in(i).dtype != DType::Float32 || var.dtype() != DType::Float32) c.fail("KilnMatMulUpdate is float32 only");
+  if (rule.kind == UpdateRule::kKerasMomentum && c.attrs.resource(kUpdateAccum) == c.attrs.resource(kUpdateVar))
+    c.fail("var and accum must be different variables");
+  c.set_num_outputs(0);
+  c.kernel_dtype = DType::Float32;
+}
+
+void run_matmul_update(KernelContext& c) {
+  const UpdateRule rule = update_rule(c.attrs.s(kUpdateRule));
+  const TensorImpl& a = c.in(0);
+  const TensorImpl& b = c.in(1);
+  if (a.dims.size() != 2 || b.dims.size() != 2 || a.dims[0] != b.dims[0])
+    c.fail("KilnMatMulUpdate: a and b must be matrices with equal rows");
+  const int64_t k = a.dims[0], m = a.dims[1], n = b.dims[1];
+  const float s0 = scalar<float>(c, 2), s1 = rule.scalars > 1 ? scalar<float>(c, 3) : 0.0f;
+  auto check = [&](const TensorImpl& v) {
+    if (v.dims.size() != 2 || v.dims[0] != m || v.dims[1] != n)
+      c.fail("var and grad do not have the same shape" + dims_text(v.dims) + " " + dims_text(Dims{m, n}));
+  };
+  if (!kernels::short_inner_tn(true, false, m, n, k))
+    c.fail("KilnMatMulUpdate: a [" + std::to_string(k) + "," + std::to_string(m) +
+           "] product the fused kernel does "
+           "not take (the optimizer fuses only short inner dimensions)");
+  switch (rule.kind) {
+    case UpdateRule::kScaledSubtract:
+      VariableState::update_in_place(
+          [&](TensorImpl& var) {
+            check(var);
+            kernels::gemm_tn_short(m, n, k, a.as<float>(), b.as<float>(),
+                                   kernels::ScaledSubtractRule{.var = var.as<float>(), .ld = n, .scale = s0});
+          },
+          var_at(c.attrs, kUpdateVar));
+      return;
+    case UpdateRule::kGradientDescent:
+      VariableState::update_in_place(
+          [&](TensorImpl& var) {
+            check(var);
+            kernels::gemm_tn_short(m, n, k, a.as<float>(), b.as<float>(),
+                                   kernels::GradientDescentRule{.var = var.as<float>(), .ld = n, .alpha = s0});
+          },
+          var_at(c.attrs, kUpdateVar));
+      return;
+    case UpdateRule::kKerasMomentum:
+      VariableState::update_in_place(
+          [&](TensorImpl& var, TensorImpl& accum) {
+            check(var);
+            check(accum);
+            kernels::gemm_tn_short(m, n, k, a.as<float>(), b.as<float>(),
+                                   kernels::KerasMomentumRule{.var = var.as<float>(),
+                                                              .accum = accum.as<float>(),
+                                                              .ld = n,
+                                                              .lr = s0,
+                                                              .momentum = s1,
+                                                              .nesterov = c.attrs.b(kUpdateNesterov)});
+          },
+          var_at(c.attrs, kUpdateVar), var_at(c.attrs, kUpdateAccum));
+      return;
+  }
+}
+
 }  // namespace
 
 // No gradients: they have no outputs (a tape never records them).
@@ -200,6 +281,19 @@ const OpDef& op::ResourceApplyKerasMomentum() {
                                            bool_attr("use_locking", false), bool_attr("use_nesterov", false)},
                             .infer = infer_keras_momentum,
                             .kernels = kernels_for<KerasMomentumKernel, KILN_FLOATS>(),
+                            .grad = &no_gradient};
+  return def;
+}
+const OpDef& op::KilnMatMulUpdate() {
+  static const OpDef def = {.name = "KilnMatMulUpdate",
+                            .num_inputs = -1,
+                            .num_outputs = 0,
+                            .traits = kStateful | kInternal,
+                            .attr_specs = {resource_attr("_resource"), resource_attr("_accum"), string_attr("rule"),
+                                           bool_attr("use_nesterov", false)},
+                            .infer = infer_matmul_update,
+                            .any_dtype_kernel = &run_matmul_update,
+                            .type_attr = nullptr,
                             .grad = &no_gradient};
   return def;
 }

@@ -19,7 +19,10 @@ std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options
   if (options.common_subexpression_elimination) passes.push_back(make_common_subexpression_elimination());
   if (options.prune) passes.push_back(make_prune());
   // Fusions last: the other passes see plain ops.
-  if (options.contraction_fusion) passes.push_back(make_fuse_contraction());
+  if (options.contraction_fusion) {
+    passes.push_back(make_fuse_contraction());
+    passes.push_back(make_fuse_weight_update());
+  }
   if (options.elementwise_fusion) passes.push_back(make_fuse_elementwise());
   std::vector<PassStats> stats;
   const PassContext ctx{options};

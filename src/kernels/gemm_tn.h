@@ -1,0 +1,76 @@
+// C = A^T B over a short inner dimension (A: [K,M], B: [K,N], row-major, K <= kShortInner):
+// the product a weight gradient is (x^T dy over a batch). Each tile of C keeps its whole
+// inner sum in registers, in k order from zero, and is then handed to an output rule while
+// still there: stored, or applied to a variable as a training update, so an update fused
+// into its gradient product costs no pass of its own and equals the two ops bit for bit.
+// Every element is one fused multiply-add chain over k from zero, whatever the tiling or
+// the threads.
+#pragma once
+#include <cstdint>
+
+namespace kiln::kernels {
+
+inline constexpr int64_t kShortInner = 128;
+
+// Whether MatMul sends a float product here, and so whether the optimizer may fuse an
+// update into it. AVX-512 builds only: elsewhere the library GEMM runs and nothing fuses.
+inline bool short_inner_tn(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
+#if defined(__AVX512F__)
+  return transpose_a && !transpose_b && k >= 1 && k <= kShortInner && m * n >= 64 * 64;
+#else
+  (void)transpose_a, (void)transpose_b, (void)m, (void)n, (void)k;
+  return false;
+#endif
+}
+
+// The training updates, written once for the ops' own kernels and for the fused epilogue.
+// Their files compile without multiply-add contraction, so every form rounds alike.
+template <class T>
+T gradient_descent_rule(T var, T alpha, T grad) {  // ResourceApplyGradientDescent
+  return var - alpha * grad;
+}
+template <class T>  // ResourceApplyKerasMomentum; Nesterov: var += accum * momentum - lr * grad
+void keras_momentum_rule(T& var, T& accum, T lr, T momentum, bool nesterov, T grad) {
+  const T step = lr * grad;
+  accum = accum * momentum - step;
+  var += nesterov ? accum * momentum - step : accum;
+}
+
+// What happens to C[i][j] = c.
+struct StoreRule {
+  float* out;
+  int64_t ld;
+  void apply(int64_t i, int64_t j, float c) const { out[i * ld + j] = c; }
+};
+// var -= scale * c: a Mul by a scalar, then AssignSubVariableOp.
+struct ScaledSubtractRule {
+  float* var;
+  int64_t ld;
+  float scale;
+  void apply(int64_t i, int64_t j, float c) const { var[i * ld + j] -= scale * c; }
+};
+struct GradientDescentRule {
+  float* var;
+  int64_t ld;
+  float alpha;
+  void apply(int64_t i, int64_t j, float c) const {
+    var[i * ld + j] = gradient_descent_rule(var[i * ld + j], alpha, c);
+  }
+};
+struct KerasMomentumRule {
+  float* var;
+  float* accum;
+  int64_t ld;
+  float lr, momentum;
+  bool nesterov;
+  void apply(int64_t i, int64_t j, float c) const {
+    keras_momentum_rule(var[i * ld + j], accum[i * ld + j], lr, momentum, nesterov, c);
+  }
+};
+
+// C = A^T B handed to `rule`, 16 columns at a time (vector forms of the rules above), split
+// over the intra-op threads by column blocks. Only where short_inner_tn can be true.
+template <class Rule>
+void gemm_tn_short(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule);
+
+}  // namespace kiln::kernels
