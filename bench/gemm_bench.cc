@@ -109,3 +109,28 @@ static void BM_GemmWeightGradient(benchmark::State& state) {
       benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_GemmWeightGradient)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// A recurrent cell's product [x, h] * W (8x96 by 96x256, one thread): kiln's short-rows
+// kernel (Arg 0, what MatMul runs) against OpenBLAS (Arg 1).
+static void BM_GemmShortRows(benchmark::State& state) {
+  constexpr int m = 8, k = 96, n = 256;
+  const auto a = random_uniform({m, k}, -1, 1, DType::Float32, 1).to_vector<float>();
+  const auto b = random_uniform({k, n}, -1, 1, DType::Float32, 2).to_vector<float>();
+  std::vector<float> c(m * n);
+  auto sgemm = kernels::openblas_sgemm();
+  if (state.range(0) == 1 && !sgemm) {
+    state.SkipWithError("OpenBLAS not installed");
+    return;
+  }
+  set_intra_op_threads(1);
+  for (auto _ : state) {
+    if (state.range(0) == 0)
+      kernels::gemm<float>(false, false, m, n, k, a.data(), b.data(), c.data());
+    else
+      sgemm(101, 111, 111, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_GemmShortRows)->Arg(0)->Arg(1);

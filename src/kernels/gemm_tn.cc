@@ -79,9 +79,12 @@ __mmask16 lanes(int64_t count) {
   return count >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
 }
 
+// Where A's element (row i of op(A), inner index p) is: A^T stored [K,M], or A stored [M,K].
+enum class ALayout { kTransposed, kPlain };
+
 // Rows [i, i + kRows) by columns [j, j + 16 * kCols) (masked to n): the inner sum of each
 // element in one register lane, k from 0 up.
-template <int kRows, int kCols, class Rule>
+template <int kRows, int kCols, ALayout kA, class Rule>
 void tile(int64_t i, int64_t j, int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
   __mmask16 mask[kCols];
 #pragma GCC unroll 2
@@ -97,10 +100,9 @@ void tile(int64_t i, int64_t j, int64_t m, int64_t n, int64_t k, const float* a,
     __m512 bv[kCols];
 #pragma GCC unroll 2
     for (int c = 0; c < kCols; ++c) bv[c] = _mm512_maskz_loadu_ps(mask[c], bp + 16 * c);
-    const float* ap = a + p * m + i;
 #pragma GCC unroll 28
     for (int r = 0; r < kRows; ++r) {
-      const __m512 av = _mm512_set1_ps(ap[r]);
+      const __m512 av = _mm512_set1_ps(kA == ALayout::kTransposed ? a[p * m + i + r] : a[(i + r) * k + p]);
 #pragma GCC unroll 2
       for (int c = 0; c < kCols; ++c) acc[r][c] = _mm512_fmadd_ps(av, bv[c], acc[r][c]);
     }
@@ -113,36 +115,55 @@ void tile(int64_t i, int64_t j, int64_t m, int64_t n, int64_t k, const float* a,
 }
 
 // Columns [j, j + 16 * kCols): row blocks of kRows, then the rest as one smaller block.
-template <int kRows, int kCols, class Rule>
+template <int kRows, int kCols, ALayout kA, class Rule>
 void column_panel(int64_t j, int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
   int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) tile<kRows, kCols>(i, j, m, n, k, a, b, rule);
+  for (; i + kRows <= m; i += kRows) tile<kRows, kCols, kA>(i, j, m, n, k, a, b, rule);
   const int64_t rest = m - i;
   if (rest == 0) return;
   // Instantiations for every remainder: one block, not one latency chain per row.
   [&]<int... R>(std::integer_sequence<int, R...>) {
-    ((rest == R + 1 ? tile<R + 1, kCols>(i, j, m, n, k, a, b, rule) : void()), ...);
+    ((rest == R + 1 ? tile<R + 1, kCols, kA>(i, j, m, n, k, a, b, rule) : void()), ...);
   }
   (std::make_integer_sequence<int, kRows - 1>{});
+}
+
+// Column panels, split over the intra-op threads when the product is large enough to pay
+// for waking them (where the library GEMM path splits too).
+constexpr int64_t kParallelWork = int64_t{128} * 128 * 128;
+
+template <ALayout kA, class Rule>
+void panels(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
+  // 14 rows x 32 columns keep 28 sums in registers (of 32); a narrow C, 28 rows x 16.
+  const int64_t width = n <= 16 ? 16 : 32;
+  const int64_t count = (n + width - 1) / width;
+  const bool parallel = m * n * k >= kParallelWork;
+  parallel_for(count, parallel ? 2 : count + 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p) {
+      if (width == 16)
+        column_panel<28, 1, kA>(p * width, m, n, k, a, b, rule);
+      else
+        column_panel<14, 2, kA>(p * width, m, n, k, a, b, rule);
+    }
+  });
 }
 #endif
 
 }  // namespace
 
+void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+#if defined(__AVX512F__)
+  panels<ALayout::kPlain>(m, n, k, a, b, StoreRule{.out = c, .ld = n});
+#else
+  (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
+  throw std::logic_error("gemm_short_rows needs AVX-512 (short_rows_nn is false here)");
+#endif
+}
+
 template <class Rule>
 void gemm_tn_short(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
 #if defined(__AVX512F__)
-  // 14 rows x 32 columns keep 28 sums in registers (of 32); a narrow C, 28 rows x 16.
-  const int64_t width = n <= 16 ? 16 : 32;
-  const int64_t panels = (n + width - 1) / width;
-  parallel_for(panels, 2, [&](int64_t lo, int64_t hi) {
-    for (int64_t p = lo; p < hi; ++p) {
-      if (width == 16)
-        column_panel<28, 1>(p * width, m, n, k, a, b, rule);
-      else
-        column_panel<14, 2>(p * width, m, n, k, a, b, rule);
-    }
-  });
+  panels<ALayout::kTransposed>(m, n, k, a, b, rule);
 #else
   (void)m, (void)n, (void)k, (void)a, (void)b, (void)rule;
   throw std::logic_error("gemm_tn_short needs AVX-512 (short_inner_tn is false here)");

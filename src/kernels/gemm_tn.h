@@ -23,6 +23,19 @@ inline bool short_inner_tn(bool transpose_a, bool transpose_b, int64_t m, int64_
 #endif
 }
 
+// A few rows times a wide matrix, C = A B (A [M,K] with 2 <= M <= 14, N > 16, row-major):
+// a recurrent cell's or a small batch's product, whose M is too short for the library
+// GEMM's packing to pay. All M rows of a 32-column panel stay in registers over k.
+inline bool short_rows_nn(bool transpose_a, bool transpose_b, int64_t m, int64_t n) {
+#if defined(__AVX512F__)
+  return !transpose_a && !transpose_b && m >= 2 && m <= 14 && n > 16;
+#else
+  (void)transpose_a, (void)transpose_b, (void)m, (void)n;
+  return false;
+#endif
+}
+void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
+
 // The training updates, written once for the ops' own kernels and for the fused epilogue.
 // Their files compile without multiply-add contraction, so every form rounds alike.
 template <class T>

@@ -1,6 +1,10 @@
 // MatMul and BatchMatMulV2.
+#include <cmath>
+#include <cstring>
+
 #include "core/parallel.h"
 #include "kernels/gemm.h"
+#include "kernels/gemm_tn.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -150,4 +154,27 @@ TEST(BatchMatMul, BroadcastsBatchDims) {
       },
       "Matrix size-incompatible");
   (void)B;
+}
+
+// A few rows times a wide matrix runs kiln's short-rows kernel (kernels/gemm_tn.h): each
+// element is one multiply-add chain over k from zero, with row and column remainders.
+TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
+  if (!kernels::short_rows_nn(false, false, 8, 256)) GTEST_SKIP() << "no AVX-512 in this build";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000}}) {
+    const auto a = random_uniform({s.m, s.k}, -2, 2, DType::Float32, 3).to_vector<float>();
+    const auto b = random_uniform({s.k, s.n}, -2, 2, DType::Float32, 4).to_vector<float>();
+    const std::vector<float> c =
+        matmul(constant<float>(a, {s.m, s.k}), constant<float>(b, {s.k, s.n})).to_vector<float>();
+    int wrong = 0;
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) {
+        float want = 0;
+        for (int64_t p = 0; p < s.k; ++p) want = std::fma(a[i * s.k + p], b[p * s.n + j], want);
+        wrong += std::memcmp(&want, &c[i * s.n + j], sizeof want) != 0;
+      }
+    EXPECT_EQ(wrong, 0) << s.m << "x" << s.n << "x" << s.k;
+  }
 }
