@@ -9,7 +9,7 @@
 #include "core/parallel.h"
 #include "kernels/blas.h"
 #include "kernels/eigen_core.h"
-#include "kernels/gemm_tn.h"
+#include "kernels/gemm_short.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -258,7 +258,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
     return;
   }
   const int64_t work = m * n * k;
-  if constexpr (std::is_same_v<T, float>) {  // no packing, C written once (kernels/gemm_tn.h)
+  if constexpr (std::is_same_v<T, float>) {  // no packing, C written once (kernels/gemm_short.h)
     if (short_inner_tn(ta, tb, m, n, k)) return gemm_tn_short(m, n, k, a, b, StoreRule{.out = c, .ld = n});
     if (work >= kSmallGemmWork && short_rows_nn(ta, tb, m, n)) return gemm_short_rows(m, n, k, a, b, c);
   }

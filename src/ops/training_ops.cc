@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "core/parallel.h"
-#include "kernels/gemm_tn.h"
+#include "kernels/gemm_short.h"
 #include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -178,7 +178,7 @@ struct AdamKernel {
 
 // KilnMatMulUpdate(a, b, scalars...): an update whose gradient is MatMul(a, b,
 // transpose_a=true), the product computed tile by tile with the update applied to each tile
-// while it is in registers (kernels/gemm_tn.h). Made by the optimizer's fuse_contraction
+// while it is in registers (kernels/gemm_short.h). Made by the optimizer's fuse_contraction
 // from MatMul -> ResourceApplyGradientDescent (scalars: alpha), -> ResourceApplyKerasMomentum
 // (lr, momentum) or -> Mul by a scalar -> AssignSubVariableOp (the scale). Bit for bit the
 // ops it replaces: MatMul sends the same products to the same kernel.

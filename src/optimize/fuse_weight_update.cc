@@ -6,7 +6,7 @@
 // the product (XLA fuses the same update into its dot's output). The update node is
 // rewritten in place, keeping its place among the stateful ops; the MatMul (and Mul) die.
 // Bit for bit the ops it replaces: MatMul sends such products to the same kernel.
-#include "kernels/gemm_tn.h"
+#include "kernels/gemm_short.h"
 #include "ops/op_list.h"
 #include "optimize/pass.h"
 

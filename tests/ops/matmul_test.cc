@@ -4,7 +4,7 @@
 
 #include "core/parallel.h"
 #include "kernels/gemm.h"
-#include "kernels/gemm_tn.h"
+#include "kernels/gemm_short.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -156,7 +156,7 @@ TEST(BatchMatMul, BroadcastsBatchDims) {
   (void)B;
 }
 
-// A few rows times a wide matrix runs kiln's short-rows kernel (kernels/gemm_tn.h): each
+// A few rows times a wide matrix runs kiln's short-rows kernel (kernels/gemm_short.h): each
 // element is one multiply-add chain over k from zero, with row and column remainders.
 TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
   if (!kernels::short_rows_nn(false, false, 8, 256)) GTEST_SKIP() << "no AVX-512 in this build";

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "kernels/gemm.h"
-#include "kernels/gemm_tn.h"
+#include "kernels/gemm_short.h"
 #include "test_util.h"
 
 using namespace kiln;

@@ -1,10 +1,11 @@
-// C = A^T B over a short inner dimension (A: [K,M], B: [K,N], row-major, K <= kShortInner):
-// the product a weight gradient is (x^T dy over a batch). Each tile of C keeps its whole
-// inner sum in registers, in k order from zero, and is then handed to an output rule while
-// still there: stored, or applied to a variable as a training update, so an update fused
-// into its gradient product costs no pass of its own and equals the two ops bit for bit.
-// Every element is one fused multiply-add chain over k from zero, whatever the tiling or
-// the threads.
+// Register-tiled float GEMMs for products too short for the library GEMM's packing to pay:
+// a short inner dimension, C = A^T B (A: [K,M], B: [K,N], K <= kShortInner; the product a
+// weight gradient is, x^T dy over a batch), and few rows, C = A B (M <= 14). Each tile of C
+// keeps its whole inner sum in registers, in k order from zero, and is then handed to an
+// output rule while still there: stored, or applied to a variable as a training update, so
+// an update fused into its gradient product costs no pass of its own and equals the two ops
+// bit for bit. Every element is one fused multiply-add chain over k from zero, whatever the
+// tiling or the threads.
 #pragma once
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // Compiled with -ffp-contract=off, as training_ops.cc: the vector rules below round exactly
-// as the scalar ones in gemm_tn.h (only the inner sums use fused multiply-adds, explicitly).
-#include "kernels/gemm_tn.h"
+// as the scalar ones in gemm_short.h (only the inner sums use fused multiply-adds, explicitly).
+#include "kernels/gemm_short.h"
 
 #include <algorithm>
 #include <stdexcept>
