@@ -2,6 +2,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kiln/saved_model.h"
 #include "ops/variable_state.h"
@@ -30,5 +31,12 @@ LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& optio
 SavedModelInfo inspect_tf_saved_model(const std::string& dir);
 // The same from file contents by path (the fuzz target and the malformed-file tests).
 LoadedModel load_from_files(const std::map<std::string, std::string>& files, const LoadOptions& options = {});
+
+// What kiln::save and kiln::export_tfjs do (src/api/saved_model.cc): write a SavedModel
+// (tf_saved_model_writer.cc), convert one for TensorFlow.js (tfjs_export.cc).
+void write_saved_model(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+                       const std::map<std::string, std::vector<std::string>>& output_names);
+void write_tfjs(const detail::ConcreteImpl& signature, const std::map<std::string, Tensor>& variables,
+                const std::string& out_dir);
 
 }  // namespace kiln::io

@@ -119,8 +119,6 @@ struct SavedSignature {
   std::vector<const Resource*> variables = {};  // the function's trailing resource arguments
 };
 
-}  // namespace
-
 // A function node of the saver: file_prefix (a string) and one handle per variable in,
 // the prefix out once `body` ran (its nodes are the control outputs).
 struct SaverFunction {
@@ -259,12 +257,10 @@ void add_saver(tensorflow::MetaGraphDef& mg, const std::vector<std::pair<std::st
   saver.set_version(tensorflow::SaverDef::V2);
 }
 
-void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures) {
-  save(dir, std::move(signatures), {});
-}
+}  // namespace
 
-void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
-          const std::map<std::string, std::vector<std::string>>& output_names) {
+void io::write_saved_model(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+                           const std::map<std::string, std::vector<std::string>>& output_names) {
   for (const auto& [sig, names] : output_names)
     if (!signatures.count(sig))
       throw InvalidArgumentError("save: output names are given for '" + sig + "', which is not a signature");
@@ -473,10 +469,6 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
   out.write(io::bundle_data_file("variables/variables"), bundle.data);
   out.write("saved_model.pb", model.SerializeAsString());
   out.commit();
-}
-
-void save(const std::string& dir, const ConcreteFunction& function, std::string signature) {
-  save(dir, std::map<std::string, ConcreteFunction>{{std::move(signature), function}});
 }
 
 }  // namespace kiln

@@ -187,14 +187,10 @@ class TfjsWriter {
 
 }  // namespace
 
-void export_tfjs(const std::string& saved_dir, const std::string& out_dir, const std::string& signature) {
-  LoadedModel model = load(saved_dir);
-  const std::vector<std::string> names = model.signatures();
-  const std::string sig = !signature.empty() ? signature : names.size() == 1 ? names[0] : "serving_default";
-  const auto& impl = *model.signature(sig).impl();
+void io::write_tfjs(const detail::ConcreteImpl& impl, const std::map<std::string, Tensor>& vars,
+                    const std::string& out_dir) {
   tensorflow::GraphDef def;
   graph::write_graph_def(*impl.graph, &def);
-  const auto vars = model.variables();
   TfjsWriter writer(def, vars);
   writer.run();
 

@@ -1,5 +1,6 @@
-// load() and the LoadedModel it returns. The format: TensorFlow's SavedModel, read by
-// tf_saved_model.cc and written by save() in tf_saved_model_writer.cc.
+// The SavedModel API: load() and the LoadedModel it returns, inspect(), save(),
+// export_tfjs(). The format: TensorFlow's SavedModel, read by io/tf_saved_model.cc, written
+// by io/tf_saved_model_writer.cc, converted for TensorFlow.js by io/tfjs_export.cc.
 #include "io/saved_model.h"
 
 #include <algorithm>
@@ -24,6 +25,24 @@ std::string listing(const detail::LoadedModelImpl& m) {
 }
 
 }  // namespace
+
+void save(const std::string& dir, const ConcreteFunction& function, std::string signature) {
+  io::write_saved_model(dir, {{std::move(signature), function}}, {});
+}
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures) {
+  io::write_saved_model(dir, std::move(signatures), {});
+}
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+          const std::map<std::string, std::vector<std::string>>& output_names) {
+  io::write_saved_model(dir, std::move(signatures), output_names);
+}
+
+void export_tfjs(const std::string& saved_dir, const std::string& out_dir, const std::string& signature) {
+  const LoadedModel model = load(saved_dir);
+  const std::vector<std::string> names = model.signatures();
+  const std::string sig = !signature.empty() ? signature : names.size() == 1 ? names[0] : "serving_default";
+  io::write_tfjs(*model.signature(sig).impl(), model.variables(), out_dir);
+}
 
 LoadedModel load(const std::string& dir, const LoadOptions& options) {
   if (io::is_tf_saved_model(dir)) return io::load_tf_saved_model(dir, options);
