@@ -85,13 +85,13 @@ static void BM_GemmMlpForward(benchmark::State& state) {
 }
 BENCHMARK(BM_GemmMlpForward)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-// The MLP step's weight gradient x^T * dh (x 64x784, dh 64x256; a short inner dimension),
-// one thread: kiln's short-inner kernel (Arg 0, what MatMul runs) against OpenBLAS (Arg 1).
-static void BM_GemmWeightGradient(benchmark::State& state) {
-  constexpr int m = 784, k = 64, n = 256;
-  const auto a = random_uniform({k, m}, -1, 1, DType::Float32, 1).to_vector<float>();
+// kiln's short kernels (kernels/gemm_short.h) against OpenBLAS on the shapes they serve, one
+// thread: Arg 0 is kiln::kernels::gemm (what MatMul runs), Arg 1 OpenBLAS's own sgemm.
+static void short_gemm(benchmark::State& state, bool transpose_a, int m, int n, int k) {
+  const auto a =
+      random_uniform({transpose_a ? k : m, transpose_a ? m : k}, -1, 1, DType::Float32, 1).to_vector<float>();
   const auto b = random_uniform({k, n}, -1, 1, DType::Float32, 2).to_vector<float>();
-  std::vector<float> c(m * n);
+  std::vector<float> c(static_cast<size_t>(m) * n);
   auto sgemm = kernels::openblas_sgemm();
   if (state.range(0) == 1 && !sgemm) {
     state.SkipWithError("OpenBLAS not installed");
@@ -100,37 +100,18 @@ static void BM_GemmWeightGradient(benchmark::State& state) {
   set_intra_op_threads(1);
   for (auto _ : state) {
     if (state.range(0) == 0)
-      kernels::gemm<float>(true, false, m, n, k, a.data(), b.data(), c.data());
+      kernels::gemm<float>(transpose_a, false, m, n, k, a.data(), b.data(), c.data());
     else
-      sgemm(101, 112, 111, m, n, k, 1.f, a.data(), m, b.data(), n, 0.f, c.data(), n);
+      sgemm(101, transpose_a ? 112 : 111, 111, m, n, k, 1.f, a.data(), transpose_a ? m : k, b.data(), n, 0.f, c.data(),
+            n);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOPS"] =
       benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
+// The MLP step's weight gradient x^T * dh (x 64x784, dh 64x256): a short inner dimension.
+static void BM_GemmWeightGradient(benchmark::State& state) { short_gemm(state, true, 784, 256, 64); }
 BENCHMARK(BM_GemmWeightGradient)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
-
-// A recurrent cell's product [x, h] * W (8x96 by 96x256, one thread): kiln's short-rows
-// kernel (Arg 0, what MatMul runs) against OpenBLAS (Arg 1).
-static void BM_GemmShortRows(benchmark::State& state) {
-  constexpr int m = 8, k = 96, n = 256;
-  const auto a = random_uniform({m, k}, -1, 1, DType::Float32, 1).to_vector<float>();
-  const auto b = random_uniform({k, n}, -1, 1, DType::Float32, 2).to_vector<float>();
-  std::vector<float> c(m * n);
-  auto sgemm = kernels::openblas_sgemm();
-  if (state.range(0) == 1 && !sgemm) {
-    state.SkipWithError("OpenBLAS not installed");
-    return;
-  }
-  set_intra_op_threads(1);
-  for (auto _ : state) {
-    if (state.range(0) == 0)
-      kernels::gemm<float>(false, false, m, n, k, a.data(), b.data(), c.data());
-    else
-      sgemm(101, 111, 111, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n);
-    benchmark::DoNotOptimize(c.data());
-  }
-  state.counters["GFLOPS"] =
-      benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
-}
+// A recurrent cell's product [x, h] * W (8x96 by 96x256): few rows.
+static void BM_GemmShortRows(benchmark::State& state) { short_gemm(state, false, 8, 256, 96); }
 BENCHMARK(BM_GemmShortRows)->Arg(0)->Arg(1);

@@ -37,15 +37,6 @@ struct VectorRule<StoreRule> {
   }
 };
 template <>
-struct VectorRule<ScaledSubtractRule> {
-  static void prefetch(const ScaledSubtractRule& r, int64_t i, int64_t j) { prefetch_row(r.var, r.ld, i, j); }
-  static void apply(const ScaledSubtractRule& r, int64_t i, int64_t j, __m512 c, __mmask16 mask) {
-    float* p = r.var + i * r.ld + j;
-    const __m512 v = _mm512_maskz_loadu_ps(mask, p);
-    _mm512_mask_storeu_ps(p, mask, _mm512_sub_ps(v, _mm512_mul_ps(_mm512_set1_ps(r.scale), c)));
-  }
-};
-template <>
 struct VectorRule<GradientDescentRule> {
   static void prefetch(const GradientDescentRule& r, int64_t i, int64_t j) { prefetch_row(r.var, r.ld, i, j); }
   static void apply(const GradientDescentRule& r, int64_t i, int64_t j, __m512 c, __mmask16 mask) {
@@ -171,8 +162,6 @@ void gemm_tn_short(int64_t m, int64_t n, int64_t k, const float* a, const float*
 }
 
 template void gemm_tn_short<StoreRule>(int64_t, int64_t, int64_t, const float*, const float*, const StoreRule&);
-template void gemm_tn_short<ScaledSubtractRule>(int64_t, int64_t, int64_t, const float*, const float*,
-                                                const ScaledSubtractRule&);
 template void gemm_tn_short<GradientDescentRule>(int64_t, int64_t, int64_t, const float*, const float*,
                                                  const GradientDescentRule&);
 template void gemm_tn_short<KerasMomentumRule>(int64_t, int64_t, int64_t, const float*, const float*,

@@ -17,7 +17,9 @@ inline constexpr int64_t kShortInner = 128;
 // update into it. AVX-512 builds only: elsewhere the library GEMM runs and nothing fuses.
 inline bool short_inner_tn(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
 #if defined(__AVX512F__)
-  return transpose_a && !transpose_b && k >= 1 && k <= kShortInner && m * n >= 64 * 64;
+  // Up to 4M outputs: beyond, A^T is re-read from far caches for every column panel and the
+  // library GEMM's blocking wins (not measured there: kept to the sizes that were).
+  return transpose_a && !transpose_b && k >= 1 && k <= kShortInner && m * n >= 64 * 64 && m * n <= (int64_t{1} << 22);
 #else
   (void)transpose_a, (void)transpose_b, (void)m, (void)n, (void)k;
   return false;
@@ -39,8 +41,9 @@ void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const floa
 
 // The training updates, written once for the ops' own kernels and for the fused epilogue.
 // Their files compile without multiply-add contraction, so every form rounds alike.
+// ResourceApplyGradientDescent, and a Mul by a scalar then AssignSubVariableOp: two roundings.
 template <class T>
-T gradient_descent_rule(T var, T alpha, T grad) {  // ResourceApplyGradientDescent
+T gradient_descent_rule(T var, T alpha, T grad) {
   return var - alpha * grad;
 }
 template <class T>  // ResourceApplyKerasMomentum; Nesterov: var += accum * momentum - lr * grad
@@ -55,13 +58,6 @@ struct StoreRule {
   float* out;
   int64_t ld;
   void apply(int64_t i, int64_t j, float c) const { out[i * ld + j] = c; }
-};
-// var -= scale * c: a Mul by a scalar, then AssignSubVariableOp.
-struct ScaledSubtractRule {
-  float* var;
-  int64_t ld;
-  float scale;
-  void apply(int64_t i, int64_t j, float c) const { var[i * ld + j] -= scale * c; }
 };
 struct GradientDescentRule {
   float* var;

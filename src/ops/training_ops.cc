@@ -178,16 +178,16 @@ struct AdamKernel {
 
 // KilnMatMulUpdate(a, b, scalars...): an update whose gradient is MatMul(a, b,
 // transpose_a=true), the product computed tile by tile with the update applied to each tile
-// while it is in registers (kernels/gemm_short.h). Made by the optimizer's fuse_contraction
-// from MatMul -> ResourceApplyGradientDescent (scalars: alpha), -> ResourceApplyKerasMomentum
-// (lr, momentum) or -> Mul by a scalar -> AssignSubVariableOp (the scale). Bit for bit the
-// ops it replaces: MatMul sends the same products to the same kernel.
+// while it is in registers (kernels/gemm_short.h). Made by the optimizer's fuse_weight_update
+// from MatMul -> ResourceApplyGradientDescent or -> Mul by a scalar -> AssignSubVariableOp
+// (rule "gradient_descent", scalar: the rate), and from MatMul -> ResourceApplyKerasMomentum
+// (rule "keras_momentum", scalars: lr, momentum). Bit for bit the ops it replaces: MatMul
+// sends the same products to the same kernel, and the rules are the ops' own.
 struct UpdateRule {
-  enum Kind { kScaledSubtract, kGradientDescent, kKerasMomentum } kind;
+  enum Kind { kGradientDescent, kKerasMomentum } kind;
   int scalars;
 };
 UpdateRule update_rule(const std::string& name) {
-  if (name == "scaled_subtract") return {UpdateRule::kScaledSubtract, 1};
   if (name == "gradient_descent") return {UpdateRule::kGradientDescent, 1};
   if (name == "keras_momentum") return {UpdateRule::kKerasMomentum, 2};
   throw InvalidArgumentError("KilnMatMulUpdate: unknown rule '" + name + "'");
@@ -222,15 +222,6 @@ void run_matmul_update(KernelContext& c) {
            "] product the fused kernel does "
            "not take (the optimizer fuses only short inner dimensions)");
   switch (rule.kind) {
-    case UpdateRule::kScaledSubtract:
-      VariableState::update_in_place(
-          [&](TensorImpl& var) {
-            check(var);
-            kernels::gemm_tn_short(m, n, k, a.as<float>(), b.as<float>(),
-                                   kernels::ScaledSubtractRule{.var = var.as<float>(), .ld = n, .scale = s0});
-          },
-          var_at(c.attrs, kUpdateVar));
-      return;
     case UpdateRule::kGradientDescent:
       VariableState::update_in_place(
           [&](TensorImpl& var) {

@@ -74,7 +74,7 @@ class FuseWeightUpdate : public Pass {
         for (int side = 0; side < 2 && !mm; ++side)
           if (float_scalar(mul->inputs[side]) && (mm = product(mul->inputs[1 - side]))) scalars = {mul->inputs[side]};
         if (!mm) continue;
-        attrs = ops::Attrs{update.attrs[kAssignSubVar], ops::ResourceRef{}, std::string("scaled_subtract"), false};
+        attrs = ops::Attrs{update.attrs[kAssignSubVar], ops::ResourceRef{}, std::string("gradient_descent"), false};
       }
       if (!mm || !float_scalar(scalars[0]) || (scalars.size() > 1 && !float_scalar(scalars[1]))) continue;
       // In place: the node keeps its id, name and control edges among the stateful ops.

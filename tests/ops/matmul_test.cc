@@ -156,25 +156,42 @@ TEST(BatchMatMul, BroadcastsBatchDims) {
   (void)B;
 }
 
-// A few rows times a wide matrix runs kiln's short-rows kernel (kernels/gemm_short.h): each
-// element is one multiply-add chain over k from zero, with row and column remainders.
+// kiln's short kernels (kernels/gemm_short.h): each element of op(A) B is one multiply-add
+// chain over k from zero, whatever the tiles, remainders and panels.
+static int fma_chain_mismatches(bool transpose_a, int64_t m, int64_t n, int64_t k) {
+  const auto a =
+      random_uniform({transpose_a ? k : m, transpose_a ? m : k}, -2, 2, DType::Float32, 3).to_vector<float>();
+  const auto b = random_uniform({k, n}, -2, 2, DType::Float32, 4).to_vector<float>();
+  std::vector<float> c(static_cast<size_t>(m * n), NAN);
+  kernels::gemm<float>(transpose_a, false, m, n, k, a.data(), b.data(), c.data());
+  int wrong = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float want = 0;
+      for (int64_t p = 0; p < k; ++p) want = std::fma(transpose_a ? a[p * m + i] : a[i * k + p], b[p * n + j], want);
+      wrong += std::memcmp(&want, &c[i * n + j], sizeof want) != 0;
+    }
+  return wrong;
+}
+
+TEST(MatMul, ShortInnerProductIsOneMultiplyAddChainPerElement) {
+  if (!kernels::short_inner_tn(true, false, 784, 256, 64)) GTEST_SKIP() << "no AVX-512 in this build";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  // Whole tiles, row and column remainders, the narrow (n <= 16) panels, k = 1 and k = 128.
+  for (const Shape s : {Shape{784, 256, 64}, Shape{100, 70, 1}, Shape{29, 333, 128}, Shape{300, 16, 7},
+                        Shape{64, 64, 5}, Shape{250, 17, 33}, Shape{300, 14, 64}}) {
+    ASSERT_TRUE(kernels::short_inner_tn(true, false, s.m, s.n, s.k));
+    EXPECT_EQ(fma_chain_mismatches(true, s.m, s.n, s.k), 0) << s.m << "x" << s.n << "x" << s.k;
+  }
+}
+
 TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
   if (!kernels::short_rows_nn(false, false, 8, 256)) GTEST_SKIP() << "no AVX-512 in this build";
   struct Shape {
     int64_t m, n, k;
   };
-  for (const Shape s : {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000}}) {
-    const auto a = random_uniform({s.m, s.k}, -2, 2, DType::Float32, 3).to_vector<float>();
-    const auto b = random_uniform({s.k, s.n}, -2, 2, DType::Float32, 4).to_vector<float>();
-    const std::vector<float> c =
-        matmul(constant<float>(a, {s.m, s.k}), constant<float>(b, {s.k, s.n})).to_vector<float>();
-    int wrong = 0;
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t j = 0; j < s.n; ++j) {
-        float want = 0;
-        for (int64_t p = 0; p < s.k; ++p) want = std::fma(a[i * s.k + p], b[p * s.n + j], want);
-        wrong += std::memcmp(&want, &c[i * s.n + j], sizeof want) != 0;
-      }
-    EXPECT_EQ(wrong, 0) << s.m << "x" << s.n << "x" << s.k;
-  }
+  for (const Shape s : {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000}})
+    EXPECT_EQ(fma_chain_mismatches(false, s.m, s.n, s.k), 0) << s.m << "x" << s.n << "x" << s.k;
 }

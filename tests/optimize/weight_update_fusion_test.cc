@@ -1,11 +1,8 @@
 // A weight gradient's product fused with its variable's update (fuse_weight_update ->
-// KilnMatMulUpdate): the short-inner GEMM sums each element as one multiply-add chain, and
-// a traced training step updates its variables bit for bit as the same step run eagerly.
-#include <cmath>
-#include <cstring>
+// KilnMatMulUpdate): a traced training step updates its variables bit for bit as the same
+// step run eagerly. (The short-inner kernel's own test is in tests/ops/matmul_test.cc.)
 #include <map>
 
-#include "kernels/gemm.h"
 #include "kernels/gemm_short.h"
 #include "test_util.h"
 
@@ -21,30 +18,6 @@ std::map<std::string, int> op_counts(const GraphView& g) {
 }
 
 bool fused_kernel_here() { return kernels::short_inner_tn(true, false, 64, 64, 8); }
-
-TEST(WeightUpdateFusion, ShortInnerProductIsOneMultiplyAddChainPerElement) {
-  if (!fused_kernel_here()) GTEST_SKIP() << "no AVX-512 in this build: MatMul uses the library GEMM";
-  struct Shape {
-    int64_t m, n, k;
-  };
-  // Whole tiles, row and column remainders, the narrow (n <= 16) panels, k = 1 and k = 128.
-  for (const Shape s : {Shape{784, 256, 64}, Shape{100, 70, 1}, Shape{29, 333, 128}, Shape{300, 16, 7},
-                        Shape{64, 64, 5}, Shape{250, 17, 33}, Shape{300, 14, 64}}) {
-    ASSERT_TRUE(kernels::short_inner_tn(true, false, s.m, s.n, s.k));
-    const auto a = random_uniform({s.k, s.m}, -2, 2, DType::Float32, 1).to_vector<float>();
-    const auto b = random_uniform({s.k, s.n}, -2, 2, DType::Float32, 2).to_vector<float>();
-    std::vector<float> c(s.m * s.n, NAN);
-    kernels::gemm<float>(true, false, s.m, s.n, s.k, a.data(), b.data(), c.data());
-    int wrong = 0;
-    for (int64_t i = 0; i < s.m; ++i)
-      for (int64_t j = 0; j < s.n; ++j) {
-        float want = 0;
-        for (int64_t p = 0; p < s.k; ++p) want = std::fma(a[p * s.m + i], b[p * s.n + j], want);
-        wrong += std::memcmp(&want, &c[i * s.n + j], sizeof want) != 0;
-      }
-    EXPECT_EQ(wrong, 0) << s.m << "x" << s.n << "x" << s.k;
-  }
-}
 
 // Two dense layers trained three steps: eagerly, and as a traced step whose optimizer fuses
 // each weight's update into its gradient's product. Every variable ends bit for bit equal.
