@@ -8,24 +8,29 @@
 namespace kiln::optimize {
 namespace {
 
-struct Key {
-  std::vector<graph::Output> inputs;
-  size_t hash;
-};
+// A node's inputs in key order: swapped for a commutative op whose second input sorts first.
+bool swapped(const graph::Node& n) {
+  if (!n.op->has(ops::kCommutative) || n.inputs.size() != 2) return false;
+  const graph::Output& a = n.inputs[0];
+  const graph::Output& b = n.inputs[1];
+  return b.node->id != a.node->id ? b.node->id < a.node->id : b.index < a.index;
+}
+const graph::Output& key_input(const graph::Node& n, bool swap, size_t i) { return n.inputs[swap ? 1 - i : i]; }
 
-Key key_of(const graph::Node& n) {
-  Key k{n.inputs, 0};
-  if (n.op->has(ops::kCommutative) && k.inputs.size() == 2) {
-    auto less = [](const graph::Output& a, const graph::Output& b) {
-      return a.node->id != b.node->id ? a.node->id < b.node->id : a.index < b.index;
-    };
-    if (less(k.inputs[1], k.inputs[0])) std::swap(k.inputs[0], k.inputs[1]);
-  }
+size_t key_hash(const graph::Node& n, bool swap) {
   size_t h = std::hash<const void*>()(n.op) ^ (n.attrs.hash() * 31);
-  for (const auto& in : k.inputs)
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const graph::Output& in = key_input(n, swap, i);
     h = h * 1000003u ^ (static_cast<size_t>(in.node->id) * 8 + static_cast<size_t>(in.index));
-  k.hash = h;
-  return k;
+  }
+  return h;
+}
+
+bool same_key(const graph::Node& a, bool swap_a, const graph::Node& b, bool swap_b) {
+  if (a.op != b.op || a.inputs.size() != b.inputs.size()) return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    if (!(key_input(a, swap_a, i) == key_input(b, swap_b, i))) return false;
+  return a.attrs == b.attrs;
 }
 
 bool mergeable(const graph::Node& n) {
@@ -37,31 +42,55 @@ class CommonSubexpressionElimination : public Pass {
  public:
   const char* name() const override { return "common_subexpression_elimination"; }
   bool run(graph::Graph& g, const PassContext&) override {
-    std::unordered_multimap<size_t, std::pair<graph::Node*, Key>> seen;
-    Replacements repl;
+    // Keys refer to the nodes themselves (no copies): hash -> first node with it, and a chain
+    // through `next` for the rare hashes several keys share.
+    struct Seen {
+      graph::Node* node;
+      bool swap;
+      int next;  // index into `seen` of the next node with this hash, -1 at the end
+    };
+    std::vector<Seen> seen;
+    seen.reserve(static_cast<size_t>(g.num_nodes()));
+    std::unordered_map<size_t, int> first;
+    first.reserve(static_cast<size_t>(g.num_nodes()));
+    std::vector<graph::Node*> twin_of(static_cast<size_t>(g.num_nodes()), nullptr);  // merged node -> survivor
+    bool merged = false;
     for (const auto& up : g.nodes()) {
       graph::Node& n = *up;
       if (!mergeable(n)) continue;
       // Inputs already merged point at their survivors (nodes come in topological order).
-      for (auto& in : n.inputs) {
-        auto it = repl.find({in.node, in.index});
-        if (it != repl.end()) in = it->second;
-      }
-      Key k = key_of(n);
+      for (auto& in : n.inputs)
+        if (graph::Node* t = twin_of[static_cast<size_t>(in.node->id)]) in.node = t;
+      const bool swap = swapped(n);
+      const size_t h = key_hash(n, swap);
+      auto [it, fresh] = first.try_emplace(h, static_cast<int>(seen.size()));
       graph::Node* twin = nullptr;
-      auto range = seen.equal_range(k.hash);
-      for (auto it = range.first; it != range.second && !twin; ++it) {
-        graph::Node* c = it->second.first;
-        if (c->op == n.op && it->second.second.inputs == k.inputs && c->attrs == n.attrs) twin = c;
+      if (!fresh) {
+        int at = it->second;
+        for (; !twin; at = seen[static_cast<size_t>(at)].next) {
+          const Seen& c = seen[static_cast<size_t>(at)];
+          if (same_key(*c.node, c.swap, n, swap)) twin = c.node;
+          if (c.next < 0) break;
+        }
+        if (!twin) seen[static_cast<size_t>(at)].next = static_cast<int>(seen.size());
       }
       if (twin) {
-        for (int i = 0; i < n.num_outputs(); ++i) repl[{&n, i}] = graph::Output{twin, i};
+        twin_of[static_cast<size_t>(n.id)] = twin;  // output i of n becomes output i of twin
+        merged = true;
       } else {
-        seen.emplace(k.hash, std::make_pair(&n, std::move(k)));
+        seen.push_back(Seen{.node = &n, .swap = swap, .next = -1});
       }
     }
-    g.replace_uses(repl);
-    return !repl.empty();
+    if (!merged) return false;
+    // The rest of the uses: stateful and control-flow nodes' inputs, the graph's outputs. A
+    // survivor is never merged itself, so one hop is enough.
+    auto fix = [&](graph::Output& o) {
+      if (graph::Node* t = twin_of[static_cast<size_t>(o.node->id)]) o.node = t;
+    };
+    for (const auto& up : g.nodes())
+      for (graph::Output& in : up->inputs) fix(in);
+    for (graph::Output& o : g.outputs) fix(o);
+    return true;
   }
 };
 }  // namespace

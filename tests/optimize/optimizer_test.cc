@@ -120,6 +120,33 @@ TEST(Optimizer, BadConstantsFailAtRunTimeLikeTheOp) {
   EXPECT_EQ(unused(constant(1)).item<int32_t>(), 1);
 }
 
+// A merged node's every use moves to its survivor: pure users, a stateful user, the graph's
+// outputs, and outputs of a two-output op.
+TEST(Optimizer, MergedNodesAreReplacedEverywhere) {
+  Variable v(zeros({3}));
+  auto f = function(
+      [&](Tensor x, Tensor labels) {
+        Tensor a = tanh(x), b = tanh(x);
+        v.assign(b);
+        Tensor logits = reshape(x, {1, 3});
+        Tensor l1 = sparse_softmax_cross_entropy_with_logits(labels, logits);
+        Tensor l2 = sparse_softmax_cross_entropy_with_logits(labels, logits);
+        return std::make_tuple(a, b, b * 2.0f, l1 + l2);
+      },
+      no_fusion());
+  const Tensor x = constant<float>({0.5f, -1, 2}), labels = constant<int32_t>({2}, {1});
+  auto counts = op_counts(f.get_concrete_function(x, labels).optimized_graph());
+  EXPECT_EQ(counts["Tanh"], 1);
+  EXPECT_EQ(counts["SparseSoftmaxCrossEntropyWithLogits"], 1);
+  auto [a, b, b2, l] = f(x, labels);
+  EXPECT_EQ(v.read().to_vector<float>(), tanh(x).to_vector<float>());
+  EXPECT_EQ(a.to_vector<float>(), tanh(x).to_vector<float>());
+  EXPECT_EQ(b.to_vector<float>(), tanh(x).to_vector<float>());
+  EXPECT_EQ(b2.to_vector<float>(), (tanh(x) * 2.0f).to_vector<float>());
+  const Tensor l_eager = sparse_softmax_cross_entropy_with_logits(labels, reshape(x, {1, 3}));
+  EXPECT_EQ(l.to_vector<float>(), (l_eager + l_eager).to_vector<float>());
+}
+
 TEST(Optimizer, StatefulOpsAreNeitherFoldedNorMerged) {
   auto f = function([] {
     print("one", constant(1));
