@@ -20,8 +20,8 @@ class ReadSection {
   ReadSection& operator=(const ReadSection&) = delete;
 };
 
-// Called by a writer after it has unlinked something (the store that unlinked it comes
-// first): the stamp to free it by.
+// Called by a writer after it has unlinked something with a seq_cst store or exchange (a
+// reader loads what it reads with a seq_cst load): the stamp to free it by.
 uint64_t retire_stamp();
 
 // Everything retired with a stamp below this may be freed: no read section that could have

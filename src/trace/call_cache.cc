@@ -21,7 +21,7 @@ CallCache::~CallCache() {
 }
 
 const ConcreteImpl* CallCache::find(const KeyView& key) const {
-  const Index* index = index_.load(std::memory_order_acquire);
+  const Index* index = index_.load(std::memory_order_seq_cst);  // a plain load on x86; see read_epoch.h
   for (size_t i = key.hash & index->mask;; i = (i + 1) & index->mask) {
     const Entry* e = index->slots[i];
     if (!e) return nullptr;
@@ -96,7 +96,7 @@ void CallCache::publish(std::vector<std::unique_ptr<Entry>> removed) {
     while (index->slots[i]) i = (i + 1) & index->mask;
     index->slots[i] = e.get();
   }
-  const Index* old = index_.exchange(index.release(), std::memory_order_acq_rel);
+  const Index* old = index_.exchange(index.release(), std::memory_order_seq_cst);
   retired_.push_back(
       Retired{.stamp = retire_stamp(), .index = std::unique_ptr<const Index>(old), .entries = std::move(removed)});
   reclaim();
