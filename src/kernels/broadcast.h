@@ -50,8 +50,12 @@ struct BroadcastPlan {
   }
 
   // Calls f(offsets, inner_count, inner_strides) for each run of the innermost dim.
+  // An empty output has no runs: not even the first (a zero-sized dim outside the innermost
+  // once let one run write past a zero-sized output).
   template <class F>
   void for_each_run(F&& f) const {
+    for (const int64_t d : dims)
+      if (d == 0) return;
     const size_t r = dims.size();
     if (r == 0) {
       std::array<int64_t, K> off{}, st{};

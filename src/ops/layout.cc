@@ -43,6 +43,18 @@ struct TransposeKernel {
     TensorImpl& y = c.out(0);
     const std::vector<int64_t> perm = int_values(c.in(1));
     const size_t r = perm.size();
+    // Checked again here: a graph's static output shape does not prove perm was seen.
+    if (r != x.dims.size())
+      c.fail("transpose expects a vector of size " + std::to_string(x.dims.size()) +
+             ". But input(1) is a vector of size " + std::to_string(r));
+    std::vector<char> seen(r, 0);
+    for (size_t i = 0; i < r; ++i) {
+      if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(r) || seen[perm[i]])
+        c.fail(std::to_string(perm[i]) + " is out of range or repeated in the permutation");
+      seen[perm[i]] = 1;
+    }
+    for (size_t i = 0; i < r; ++i)
+      if (c.out(0).dims[i] != x.dims[perm[i]]) c.fail("the output's shape does not match the permutation");
     const T* src = x.as<T>();
     T* dst = y.as<T>();
     if (r == 2) {  // blocked 2-D transpose
@@ -216,6 +228,13 @@ struct TileKernel {
     const TensorImpl& x = c.in(0);
     TensorImpl& y = c.out(0);
     const size_t r = x.dims.size();
+    // Checked again here: a scalar's output shape is static before multiples are known.
+    const std::vector<int64_t> m = int_values(c.in(1));
+    if (m.size() != r)
+      c.fail("Expected multiples argument to be a vector of length " + std::to_string(r) + " but got length " +
+             std::to_string(m.size()));
+    for (size_t i = 0; i < r; ++i)
+      if (m[i] < 0 || y.dims[i] != x.dims[i] * m[i]) c.fail("Expected multiples[" + std::to_string(i) + "] >= 0");
     const Dims xs = strides_of(x.dims);
     const T* src = x.as<T>();
     T* dst = y.as<T>();

@@ -276,6 +276,8 @@ void infer_argmax(InferContext& c) {
   if (c.in(0).dtype == DType::Bool) c.fail("ArgMax does not support bool tensors");
   require_int_dtype(c, 1, "dimension");
   c.out(0).dtype = c.attrs.type(kOutputType);
+  if (c.out(0).dtype != DType::Int32 && c.out(0).dtype != DType::Int64)
+    c.fail("output_type must be int32 or int64, got " + std::string(dtype_name(c.out(0).dtype)));
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> axis;
   if (c.in(0).unknown_rank || !known_ints(c.in(1), &axis)) {
@@ -296,8 +298,12 @@ template <class T>
 struct ArgMaxKernel {
   static void run(KernelContext& c) {
     const TensorImpl& x = c.in(0);
-    int64_t a = int_values(c.in(1))[0];
-    if (a < 0) a += static_cast<int64_t>(x.dims.size());
+    const std::vector<int64_t> dim = int_values(c.in(1));
+    const auto rank = static_cast<int64_t>(x.dims.size());
+    if (dim.size() != 1 || dim[0] < -rank || dim[0] >= rank) c.fail("dimension must be a scalar in [-rank, rank)");
+    int64_t a = dim[0];
+    if (a < 0) a += rank;
+    if (x.dims[a] == 0) c.fail("Reduction axis " + std::to_string(a) + " is empty in shape " + dims_text(x.dims));
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < a; ++i) outer *= x.dims[i];
     for (size_t i = a + 1; i < x.dims.size(); ++i) inner *= x.dims[i];

@@ -245,6 +245,7 @@ void infer_gather(InferContext& c) {
     c.out(0).shape = TensorShape::unknown();
     return;
   }
+  if (axis_v.size() != 1) c.fail("axis must be scalar, but got " + std::to_string(axis_v.size()) + " values");
   const Dims& p = *c.in(0).dims;
   if (p.empty()) c.fail("params must be at least 1 dimensional");
   const int64_t axis = normalize_axis(c, axis_v[0], static_cast<int64_t>(p.size()));
@@ -259,8 +260,15 @@ struct GatherKernel {
   static void run(KernelContext& c) {
     const TensorImpl& p = c.in(0);
     const std::vector<int64_t> idx = int_values(c.in(1));
-    int64_t axis = int_values(c.in(2))[0];
-    if (axis < 0) axis += static_cast<int64_t>(p.dims.size());
+    // Checked again here: in a graph the shape function may not have seen these values.
+    const std::vector<int64_t> axis_v = int_values(c.in(2));
+    if (axis_v.size() != 1) c.fail("axis must be scalar, but got " + std::to_string(axis_v.size()) + " values");
+    const auto rank = static_cast<int64_t>(p.dims.size());
+    int64_t axis = axis_v[0];
+    if (rank == 0 || axis < -rank || axis >= rank)
+      c.fail("Expected axis in the range [" + std::to_string(-rank) + ", " + std::to_string(rank) + "), but got " +
+             std::to_string(axis));
+    if (axis < 0) axis += rank;
     const int64_t limit = p.dims[axis];
     for (size_t i = 0; i < idx.size(); ++i)
       if (idx[i] < 0 || idx[i] >= limit)

@@ -174,3 +174,18 @@ TEST(Binary, Atan2) {
   const Tensor a = constant<float>({0.5f, -3, 0}), b = constant<float>({-2, 0.25f, -0.0f});
   EXPECT_EQ(f(a, b).to_vector<float>(), atan2(a, b).to_vector<float>());  // the same kernel, bit for bit
 }
+
+// An empty operand broadcast against a full one gives an empty result and writes nothing
+// (the broadcasting walk once ran one row into a zero-sized output: heap corruption).
+TEST(Binary, EmptyTensorsBroadcastToEmptyResults) {
+  const Tensor row = constant<float>(std::vector<float>(32, 1.0f), {32});
+  for (int repeat = 0; repeat < 100; ++repeat) {
+    EXPECT_EQ((zeros({0, 32}) + row).shape(), TensorShape({0, 32}));
+    EXPECT_EQ((row - zeros({0, 32})).shape(), TensorShape({0, 32}));
+    EXPECT_EQ((zeros({0, 4, 4, 32}) * row).shape(), TensorShape({0, 4, 4, 32}));
+    EXPECT_EQ(maximum(zeros({4, 0, 32}), row).shape(), TensorShape({4, 0, 32}));
+    EXPECT_EQ(where(zeros({0, 1}, DType::Bool), zeros({0, 32}), row).shape(), TensorShape({0, 32}));
+  }
+  auto f = function([&](Tensor x) { return x * row + 1.0f; });
+  EXPECT_EQ(f(zeros({0, 32})).shape(), TensorShape({0, 32}));
+}
