@@ -34,7 +34,10 @@ namespace {
 // A regular file open for reading, closed when it goes out of scope.
 class ReadOnlyFile {
  public:
-  explicit ReadOnlyFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever. The
+  // type is checked on the open descriptor (no window between a check and the open).
+  explicit ReadOnlyFile(const std::string& path)
+      : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) {
     if (fd_ < 0) throw NotFoundError(sys_error("cannot open", path));
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -54,7 +57,8 @@ class ReadOnlyFile {
     size_t done = 0;
     while (done < out.size()) {
       const ssize_t got = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-      if (got <= 0) throw DataLossError(sys_error("cannot read", path_));
+      if (got < 0) throw DataLossError(sys_error("cannot read", path_));
+      if (got == 0) throw DataLossError(path_ + " became shorter while it was read");
       done += static_cast<size_t>(got);
     }
     return out;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "io/crc32c.h"
+#include "io/limits.h"
 #include "io/varint.h"
 #include "kiln/errors.h"
 
@@ -130,7 +131,9 @@ std::string_view block_at(const std::string& file, Handle h, size_t data_end) {
 }
 
 // Every entry of a block, keys rebuilt from their shared prefixes.
-void read_block(std::string_view block, TableEntries& out, size_t max_entries) {
+// Keys are rebuilt in full, so their bytes are counted against kMaxTableKeyBytes each and
+// `key_budget` in all: prefix sharing lets a small file spell out huge keys.
+void read_block(std::string_view block, TableEntries& out, size_t max_entries, size_t& key_budget) {
   if (block.size() < 4) corrupt("block too short");
   const auto* base = reinterpret_cast<const unsigned char*>(block.data());
   const uint32_t num_restarts = get_fixed32(base + block.size() - 4);
@@ -144,6 +147,12 @@ void read_block(std::string_view block, TableEntries& out, size_t max_entries) {
     if (shared > key.size() || (first && shared != 0)) corrupt("an entry shares more of the key than exists");
     const auto left = static_cast<uint64_t>(c.end - c.p);
     if (non_shared > left || value_len > left - non_shared) corrupt("an entry runs past its block");
+    if (shared + non_shared > kMaxTableKeyBytes)
+      corrupt("a key of " + std::to_string(shared + non_shared) + " bytes (at most " +
+              std::to_string(kMaxTableKeyBytes) + ")");
+    if (shared + non_shared > key_budget)
+      corrupt("its keys spell out more than " + std::to_string(kMaxTableKeyTotalBytes) + " bytes");
+    key_budget -= shared + non_shared;
     key.resize(shared);
     key.append(reinterpret_cast<const char*>(c.p), non_shared);
     c.p += non_shared;
@@ -196,7 +205,8 @@ TableEntries read_table(const std::string& bytes, size_t max_entries) {
   (void)read_handle(fc);  // the metaindex: TensorFlow's tables have no filters or properties
   const Handle index_handle = read_handle(fc);
   TableEntries index;
-  read_block(block_at(bytes, index_handle, data_end), index, max_entries);
+  size_t key_budget = kMaxTableKeyTotalBytes;
+  read_block(block_at(bytes, index_handle, data_end), index, max_entries, key_budget);
   TableEntries out;
   uint64_t next_free = 0;  // data blocks follow each other: each byte is checked at most once
   for (const auto& [separator, handle_bytes] : index) {
@@ -207,7 +217,7 @@ TableEntries read_table(const std::string& bytes, size_t max_entries) {
     next_free = h.offset + h.size;  // no overflow: block_at bounds both by the file size
     const size_t before = out.size();
     const std::string_view block = block_at(bytes, h, data_end);
-    read_block(block, out, max_entries);
+    read_block(block, out, max_entries, key_budget);
     if (out.size() > before && separator < out.back().first) corrupt("an index key is below its block's keys");
   }
   return out;

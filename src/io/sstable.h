@@ -15,7 +15,8 @@ std::string build_table(const TableEntries& sorted_entries);
 
 // Every entry, in key order. DataLossError for anything malformed: a bad footer or magic, a
 // block outside the file, a checksum mismatch, compressed blocks (TensorFlow never writes
-// them), keys out of order, or more than max_entries entries.
+// them), keys out of order, more than max_entries entries, a key longer than
+// kMaxTableKeyBytes, or keys spelling out more than kMaxTableKeyTotalBytes in all (io/limits.h).
 TableEntries read_table(const std::string& bytes, size_t max_entries);
 
 }  // namespace kiln::io

@@ -325,7 +325,7 @@ namespace {
 // saved_model.pb parsed: the one meta graph TensorFlow 2 writes.
 tensorflow::SavedModel parse_saved_model(const std::string& bytes, const std::string& dir) {
   tensorflow::SavedModel sm;
-  if (bytes.size() > kMaxFileBytes || !sm.ParseFromString(bytes))
+  if (bytes.size() > kMaxProtoBytes || !sm.ParseFromString(bytes))
     throw DataLossError(dir + "/saved_model.pb is not a valid SavedModel");
   if (sm.meta_graphs_size() != 1)
     throw UnimplementedError(dir + ": kiln reads SavedModels with one meta graph; this one has " +
@@ -343,6 +343,11 @@ LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir
       throw InvalidArgumentError(dir + ": the graph has two nodes named '" + nd.name() + "'");
   check_object_graph(mg.object_graph_def(), dir);
   auto model = std::make_shared<detail::LoadedModelImpl>();
+  // The model's limits: its variables are charged to its budget as its calls' tensors are.
+  if (options.memory_limit_bytes > 0) model->limits.shared_memory = MemoryBudget(options.memory_limit_bytes);
+  model->limits.timeout = options.call_timeout;
+  std::optional<RunLimitsScope> loading;
+  if (model->limits.shared_memory) loading.emplace(RunLimits{.shared_memory = model->limits.shared_memory});
   Variables variables(std::move(open_checkpoint), mg.object_graph_def());
   NodeBudget budget{.max_nodes = options.max_nodes};
   std::vector<std::string> names;
@@ -359,7 +364,7 @@ LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir
 }  // namespace
 
 SavedModelInfo inspect_tf_saved_model(const std::string& dir) {
-  const tensorflow::SavedModel sm = parse_saved_model(read_file(dir + "/saved_model.pb", kMaxFileBytes), dir);
+  const tensorflow::SavedModel sm = parse_saved_model(read_file(dir + "/saved_model.pb", kMaxProtoBytes), dir);
   const tensorflow::MetaGraphDef& mg = sm.meta_graphs(0);
   std::map<std::string, const tensorflow::NodeDef*> nodes;
   for (const auto& nd : mg.graph_def().node()) nodes.emplace(nd.name(), &nd);
@@ -403,7 +408,7 @@ SavedModelInfo inspect_tf_saved_model(const std::string& dir) {
 
 LoadedModel load_tf_saved_model(const std::string& dir, const LoadOptions& options) {
   return load_model(
-      read_file(dir + "/saved_model.pb", kMaxFileBytes), dir,
+      read_file(dir + "/saved_model.pb", kMaxProtoBytes), dir,
       [dir] { return CheckpointReader(dir + "/variables/variables"); }, options);
 }
 
