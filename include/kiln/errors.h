@@ -14,6 +14,9 @@ enum class ErrorCode {
   Internal,
   OperatorNotAllowedInGraph,
   DataLoss,
+  Cancelled,
+  DeadlineExceeded,
+  ResourceExhausted,
 };
 
 class Error : public std::runtime_error {
@@ -38,9 +41,16 @@ KILN_DECLARE_ERROR(UnimplementedError, Unimplemented)
 KILN_DECLARE_ERROR(InternalError, Internal)
 KILN_DECLARE_ERROR(OperatorNotAllowedInGraphError, OperatorNotAllowedInGraph)
 KILN_DECLARE_ERROR(DataLossError, DataLoss)  // a saved file is corrupt or fails its checksum
+// A call stopped by its limits (kiln/limits.h): cancelled (Ctrl-C in Python, a
+// CancellationToken), past its deadline, or past its memory budget. kiln itself is unharmed.
+KILN_DECLARE_ERROR(CancelledError, Cancelled)
+KILN_DECLARE_ERROR(DeadlineExceededError, DeadlineExceeded)
+KILN_DECLARE_ERROR(ResourceExhaustedError, ResourceExhausted)
 #undef KILN_DECLARE_ERROR
 
 // "InvalidArgumentError", ...
 const char* error_code_name(ErrorCode);
+// Throws the error class of `code` (to pass an error on with more words).
+[[noreturn]] void throw_error(ErrorCode code, const std::string& message);
 
 }  // namespace kiln

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/function.h"
+#include "kiln/limits.h"
 #include "kiln/tensor.h"
 
 namespace kiln {
@@ -62,6 +63,12 @@ struct LoadOptions {
   // function is built once per argument dtypes and shapes, however many nodes call it).
   // Beyond it the load fails with InvalidArgumentError naming the budget.
   int64_t max_nodes = 1'000'000;
+  // Limits for a server (kiln/limits.h). The model's tensor memory — its variables and the
+  // tensors of all its calls alive at once — stays within memory_limit_bytes (0: none), or
+  // the load or call fails with ResourceExhaustedError; each call past call_timeout fails
+  // with DeadlineExceededError. A RunLimitsScope around a call adds its own limits.
+  int64_t memory_limit_bytes = 0;
+  std::optional<std::chrono::steady_clock::duration> call_timeout = std::nullopt;
 };
 
 // Every file is checked (checksums, formats, the graph); errors are DataLossError for

@@ -97,4 +97,7 @@ _BY_CPP_CODE = {
     5: InternalError,
     6: lambda node_def, op, message: OperatorNotAllowedInGraphError(message),
     7: DataLossError,
+    8: CancelledError,
+    9: DeadlineExceededError,
+    10: ResourceExhaustedError,
 }

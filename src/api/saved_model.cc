@@ -84,6 +84,8 @@ std::vector<Tensor> LoadedModel::call(const std::string& signature, std::vector<
   if (!mismatch.empty())
     throw InvalidArgumentError("Could not find matching function to call loaded from the SavedModel for signature '" +
                                signature + "': " + mismatch + ". Signatures that exist:\n" + listing(*impl_));
+  std::optional<RunLimitsScope> limits;
+  if (impl_->has_limits()) limits.emplace(impl_->limits);
   return ConcreteFunction(it->second)(inputs);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run_limits.h"
 #include "kiln/errors.h"
 
 namespace kiln {
@@ -164,7 +165,7 @@ int class_of(size_t bytes) {
 
 Buffer* system_allocate(size_t bytes, int size_class) {
   void* p = std::aligned_alloc(kBufferAlignment, bytes);
-  if (!p) throw InternalError("OOM when allocating a buffer of " + std::to_string(bytes) + " bytes");
+  if (!p) throw ResourceExhaustedError("OOM when allocating a buffer of " + std::to_string(bytes) + " bytes");
   g_system_allocations.fetch_add(1, std::memory_order_relaxed);
   Buffer* b = new Buffer();
   b->capacity = bytes;
@@ -175,7 +176,20 @@ Buffer* system_allocate(size_t bytes, int size_class) {
 
 }  // namespace
 
+namespace {
+Buffer* take_buffer(size_t bytes);
+}
+
+// Charged to the memory budgets in force, if any (a TLS load when none is).
 Buffer* buffer_allocate(size_t bytes) {
+  Buffer* b = take_buffer(bytes);
+  if (detail::ActiveLimits* limits = detail::active_limits(); limits && limits->num_budgets > 0)
+    detail::charge_buffer(b, *limits);
+  return b;
+}
+
+namespace {
+Buffer* take_buffer(size_t bytes) {
   if (bytes > kMaxBufferBytes)
     throw InvalidArgumentError("Cannot allocate a buffer of " + std::to_string(bytes) + " bytes");
   if (bytes == 0) bytes = 1;
@@ -207,6 +221,7 @@ Buffer* buffer_allocate(size_t bytes) {
   }
   return system_allocate(size_t{1} << (c + kMinClassLog2), c);
 }
+}  // namespace
 
 Buffer* buffer_adopt(void* data, size_t bytes, ExternalRelease release, void* context) {
   auto* b = new Buffer;
@@ -220,6 +235,7 @@ Buffer* buffer_adopt(void* data, size_t bytes, ExternalRelease release, void* co
 void buffer_release(Buffer* b) noexcept {
   // A sole owner skips the atomic decrement: no other thread holds a reference to change it.
   if (b->refs.load(std::memory_order_acquire) != 1 && b->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (b->budgets[0]) detail::credit_buffer(b);
   if (b->external_release) {
     b->external_release(b->external_context);
     delete b;

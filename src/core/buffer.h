@@ -8,6 +8,11 @@
 namespace kiln {
 
 inline constexpr size_t kBufferAlignment = 64;
+inline constexpr int kMaxBufferBudgets = 2;  // detail::ActiveLimits::kMaxBudgets
+
+namespace detail {
+struct BudgetState;
+}
 
 // Gives foreign memory back to its owner (a numpy array, a DLPack producer).
 using ExternalRelease = void (*)(void* context) noexcept;
@@ -21,11 +26,13 @@ struct Buffer {
   // this instead of freeing.
   ExternalRelease external_release = nullptr;
   void* external_context = nullptr;
+  // The memory budgets it is charged to (core/run_limits.h), credited on its release.
+  detail::BudgetState* budgets[kMaxBufferBudgets] = {};
 };
 
 // A buffer of at least `bytes` bytes (64-byte aligned). Throws InvalidArgumentError if the
-// request is absurd (beyond kMaxBufferBytes) and ResourceExhausted-like InternalError if
-// the system refuses.
+// request is absurd (beyond kMaxBufferBytes), ResourceExhaustedError if the system refuses
+// or a memory budget in force (core/run_limits.h) would be exceeded.
 Buffer* buffer_allocate(size_t bytes);
 inline void buffer_retain(Buffer* b) { b->refs.fetch_add(1, std::memory_order_relaxed); }
 void buffer_release(Buffer* b) noexcept;

@@ -9,6 +9,8 @@
 #include <thread>
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
+#include "core/run_limits.h"
+
 #if defined(__linux__)
 #include <sched.h>
 #endif
@@ -45,10 +47,13 @@ struct Job {
   std::atomic<int64_t> next{0};
   std::mutex mu;
   std::exception_ptr error;
+  detail::ActiveLimits* limits = nullptr;  // the caller's, which waits for every chunk
   void work() {
+    detail::LimitsAdoption adopt(limits);
     for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
       const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
       try {
+        if (limits) limits->check();  // between chunks of a kernel's work
         (*fn)(begin, end);
       } catch (...) {
         next.store(chunks, std::memory_order_relaxed);
@@ -78,6 +83,7 @@ void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& 
   job->fn = &fn;
   job->n = n;
   job->chunks = std::min<int64_t>(threads, n);
+  job->limits = detail::active_limits();
   const int helpers = static_cast<int>(job->chunks) - 1;
   Eigen::Barrier done(static_cast<unsigned>(helpers));
   for (int i = 0; i < helpers; ++i)

@@ -11,32 +11,14 @@
 #include <unordered_map>
 
 #include "core/parallel.h"
+#include "core/run_limits.h"
 #include "core/shape_fit.h"
 #include "eager/execute.h"
 
 namespace kiln::exec {
 
 void rethrow_with_node(const Error& e, const std::string& node_name) {
-  const std::string msg = std::string(e.what()) + "\n\t [[{{node " + node_name + "}}]]";
-  switch (e.code()) {
-    case ErrorCode::InvalidArgument:
-      throw InvalidArgumentError(msg);
-    case ErrorCode::NotFound:
-      throw NotFoundError(msg);
-    case ErrorCode::FailedPrecondition:
-      throw FailedPreconditionError(msg);
-    case ErrorCode::OutOfRange:
-      throw OutOfRangeError(msg);
-    case ErrorCode::Unimplemented:
-      throw UnimplementedError(msg);
-    case ErrorCode::Internal:
-      throw InternalError(msg);
-    case ErrorCode::OperatorNotAllowedInGraph:
-      throw OperatorNotAllowedInGraphError(msg);
-    case ErrorCode::DataLoss:
-      throw DataLossError(msg);
-  }
-  throw InternalError(msg);
+  throw_error(e.code(), std::string(e.what()) + "\n\t [[{{node " + node_name + "}}]]");
 }
 
 Plan::Plan(const graph::Graph& g) {
@@ -413,7 +395,9 @@ void Plan::run_steps(Tensor* slots, Frame* frame) const {
     return;
   }
   std::vector<ops::InputInfo> infos;
+  const detail::ActiveLimits* limits = detail::active_limits();
   for (const Step& st : steps_) {
+    if (limits) limits->check();  // cancellation and deadline, between steps
     if (st.lean)
       run_lean(st, slots, frame);
     else
@@ -453,7 +437,9 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   // The cond borrows the variables it reads (it never releases or overwrites its feeds).
   for (int i = 0; i < n; ++i)
     if (cond_reads[i]) cs[cond_feeds[i]] = Tensor();
+  const detail::ActiveLimits* limits = detail::active_limits();
   while (true) {
+    if (limits) limits->check();  // a loop that never ends stops at its deadline
     for (int i = 0; i < n; ++i)
       if (cond_reads[i]) cs[cond_feeds[i]] = std::move(bs[body_feeds[i]]);
     cond.run_steps(cs, cond_frame.frame.get());
@@ -603,6 +589,9 @@ struct ParallelRun {
   std::unique_ptr<std::atomic<int>[]> pending, readers;
   int remaining = 0, running = 0;
   std::exception_ptr error;
+  // The caller's limits, copied: helpers adopt them while they run its steps.
+  detail::ActiveLimits limits;
+  bool has_limits = false;
 };
 }  // namespace
 
@@ -617,10 +606,15 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
   }
   for (int s = 0; s < num_slots_; ++s) run->readers[s].store(slot_readers_[s], std::memory_order_relaxed);
   run->remaining = n;
+  if (const detail::ActiveLimits* l = detail::active_limits()) {
+    run->limits = *l;
+    run->has_limits = true;
+  }
   // Each participant takes ready steps until none are left; only the caller waits for
   // steps in flight elsewhere (helpers never block, so the pool cannot deadlock).
   auto drain = [this, slots, frame](ParallelRun& r, bool caller) {
     SerialKernelsScope serial;  // the threads are busy with steps: kernels stay single-threaded
+    detail::LimitsAdoption adopt(r.has_limits ? &r.limits : nullptr);
     std::vector<ops::InputInfo> infos;
     std::unique_lock<std::mutex> lock(r.mu);
     while (r.remaining > 0) {
@@ -636,6 +630,7 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
       lock.unlock();
       std::exception_ptr err;
       try {
+        if (r.has_limits) r.limits.check();
         execute_step(steps_[si], slots, frame, infos);
         const Step& st = steps_[si];
         for (int i = 0; i < st.num_inputs; ++i) {

@@ -13,6 +13,8 @@ namespace kiln::detail {
 struct LoadedModelImpl {
   std::map<std::string, std::shared_ptr<ConcreteImpl>> signatures;
   std::map<std::string, std::shared_ptr<ops::VariableState>> variables;
+  RunLimits limits;  // in force for every call (LoadOptions)
+  bool has_limits() const { return limits.timeout || limits.shared_memory; }
 };
 
 }  // namespace kiln::detail

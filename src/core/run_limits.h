@@ -1,0 +1,55 @@
+// The limits in force on this thread (kiln/limits.h): what plans, loops, split kernels and
+// the buffer allocator check. Nothing is in force unless a RunLimitsScope is alive, and
+// then a check is a few loads; the clock is read on every eighth check.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+
+#include "core/buffer.h"
+#include "kiln/limits.h"
+
+namespace kiln::detail {
+
+// A memory budget's count. Buffers charged to it hold a reference, so it outlives the
+// scopes and models that made it while their tensors live.
+struct BudgetState {
+  int64_t limit = 0;
+  std::atomic<int64_t> used{0};
+  std::atomic<int64_t> refs{1};
+};
+void budget_ref(BudgetState* b);
+static_assert(kMaxBufferBudgets == ActiveLimits::kMaxBudgets, "a buffer holds every budget in force");
+void budget_unref(BudgetState* b) noexcept;
+
+// This thread's limits, or null. Worker threads that run a caller's work adopt its limits
+// for the duration (LimitsAdoption).
+ActiveLimits* active_limits();
+void set_active_limits(ActiveLimits* limits);
+
+inline void check_limits() {
+  if (ActiveLimits* l = active_limits()) l->check();
+}
+
+class LimitsAdoption {
+ public:
+  explicit LimitsAdoption(ActiveLimits* limits) : previous_(active_limits()) { set_active_limits(limits); }
+  ~LimitsAdoption() { set_active_limits(previous_); }
+  LimitsAdoption(const LimitsAdoption&) = delete;
+  LimitsAdoption& operator=(const LimitsAdoption&) = delete;
+
+ private:
+  ActiveLimits* previous_;
+};
+
+// Interrupts (SIGINT) seen by a front end's handler: calls that watch interrupts stop when
+// the count moves past the one they started with. Signal-safe to bump.
+std::atomic<uint64_t>& interrupt_count();
+
+// Charges a new buffer to the budgets in force (ResourceExhaustedError, with `b` released,
+// when one is exceeded); credits them when it is released.
+void charge_buffer(Buffer* b, const ActiveLimits& limits);
+void credit_buffer(Buffer* b) noexcept;
+
+}  // namespace kiln::detail
