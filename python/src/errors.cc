@@ -9,6 +9,9 @@ void bind_errors(nb::module_&) {
     try {
       std::rethrow_exception(p);
     } catch (const Error& e) {
+      // Stopped by Ctrl-C (interrupt.h): Python's handler has run, so this raises its
+      // KeyboardInterrupt, as an interrupted Python loop would.
+      if (e.code() == ErrorCode::Cancelled && PyErr_CheckSignals() != 0) return;
       nb::object classes = hooks().error_classes;
       nb::object key = nb::cast(static_cast<int>(e.code()));
       if (!classes.is_valid() || !nb::cast<nb::dict>(classes).contains(key)) {

@@ -15,10 +15,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "convert.h"
+#include "interrupt.h"
 
 namespace kiln::python {
 namespace {
@@ -242,12 +245,14 @@ class PyFunction {
     walk_args(w, args, names);
     std::shared_ptr<detail::ConcreteImpl> cf = detail::cached_concrete(*core_, key);
     if (!cf) cf = miss(key, args, names, false);
+    // Taken before the GIL is released: a prune (another thread's trace) cannot take it away.
+    const Record r = record_for(cf.get());
     std::vector<Tensor> outs;
     {
+      InterruptibleCall interruptible;  // Ctrl-C stops the graph (kiln/limits.h)
       nb::gil_scoped_release unlocked;  // the graph may run on kiln's threads
       outs = detail::call_concrete(*cf, tensors);
     }
-    const Record& r = records_.at(cf.get());
     if (r.single) return nb::cast(std::move(outs[0]));
     return r.record.attr("_rebuild")(nb::cast(std::move(outs)));
   }
@@ -260,7 +265,7 @@ class PyFunction {
     walk_args(w, args, names);
     std::shared_ptr<detail::ConcreteImpl> cf = detail::cached_concrete(*core_, key);
     if (!cf) cf = miss(key, args, names, true);
-    return records_.at(cf.get()).record;
+    return record_for(cf.get()).record;
   }
 
   // The Python ConcreteFunctions in trace order (evicted traces are gone).
@@ -277,10 +282,33 @@ class PyFunction {
   std::vector<std::string> trace_log() const { return detail::trace_log(*core_); }
   void clear() {
     detail::clear_cache(*core_);
-    records_.clear();
+    prune_records();
   }
+  size_t num_records() const { return records_.size(); }
 
  private:
+  // The record of a trace found in the cache. Another thread may have published the trace
+  // and not yet recorded it (it needs the GIL, which this thread holds): wait for it.
+  const Record& record_for(const detail::ConcreteImpl* cf) {
+    for (int waits = 0;; ++waits) {
+      auto it = records_.find(cf);
+      if (it != records_.end()) return it->second;
+      if (waits == 10'000'000) throw InternalError("a trace of this function has no Python record");
+      nb::gil_scoped_release unlocked;
+      std::this_thread::yield();
+    }
+  }
+
+  // Drops the records of traces the cache no longer holds (evicted or cleared), so they
+  // live no longer than their traces: the records are what keeps an evicted trace alive.
+  // Called with the GIL, as every use of records_ is.
+  void prune_records() {
+    std::unordered_set<const detail::ConcreteImpl*> live;
+    for (const ConcreteFunction& c : detail::concrete_functions(*core_)) live.insert(c.impl().get());
+    for (auto it = records_.begin(); it != records_.end();)
+      it = live.count(it->first) ? std::next(it) : records_.erase(it);
+  }
+
   static void walk_args(Walk& w, nb::tuple args, nb::tuple names) {
     const size_t n = nb::len(args);
     for (size_t i = 0; i < n; ++i) walk(w, args[i], nb::cast<std::string>(names[i]), true);
@@ -312,8 +340,11 @@ class PyFunction {
           *core_, key, [&] { return sig; }, body);
     }
     if (traced.is_valid()) {
+      const bool single = nb::cast<bool>(traced.attr("_single"));
+      records_[cf.get()] = Record{.record = traced, .single = single};
       traced.attr("_attach")(nb::cast(ConcreteFunction(cf)));
-      records_[cf.get()] = Record{.record = traced, .single = nb::cast<bool>(traced.attr("_single"))};
+      if (records_.size() > kPruneAbove && records_.size() > 2 * detail::concrete_functions(*core_).size())
+        prune_records();
     }
     return cf;
   }
@@ -321,6 +352,8 @@ class PyFunction {
   nb::object trace_;  // trace(args, placeholders, call_index) -> (flat outputs, ConcreteFunction record)
   std::shared_ptr<detail::FunctionCore> core_;
   std::unordered_map<const detail::ConcreteImpl*, Record> records_;  // guarded by the GIL
+  // Records are pruned when they outnumber the cached traces twice over (amortized O(1)).
+  static constexpr size_t kPruneAbove = 64;
   uint64_t calls_ = 0;
 };
 
@@ -374,6 +407,7 @@ void bind_function(nb::module_& m) {
       .def("call", &PyFunction::call)
       .def("concrete", &PyFunction::concrete)
       .def("records", &PyFunction::records)
+      .def("num_records", &PyFunction::num_records)
       .def("tracing_count", &PyFunction::tracing_count)
       .def("calls", &PyFunction::calls)
       .def("trace_log", &PyFunction::trace_log)
@@ -383,6 +417,7 @@ void bind_function(nb::module_& m) {
       .def(
           "call",
           [](const ConcreteFunction& cf, std::vector<Tensor> inputs) {
+            InterruptibleCall interruptible;
             nb::gil_scoped_release unlocked;
             return cf(inputs);
           },

@@ -1,5 +1,6 @@
 // kiln._core: the extension module. Each file binds one part of the C++ API.
 #include "convert.h"
+#include "interrupt.h"
 
 namespace kiln::python {
 void bind_errors(nb::module_& m);
@@ -19,6 +20,7 @@ NB_MODULE(_core, m) {
   namespace py = kiln::python;
   m.doc() = "kiln's C++ core (internal: use the kiln package)";
   py::bind_errors(m);
+  py::install_interrupt_handler();
   py::bind_tensor(m);
   py::bind_ops(m);
   py::bind_function(m);

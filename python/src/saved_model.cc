@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "convert.h"
+#include "interrupt.h"
 
 namespace kiln::python {
 
@@ -37,7 +38,7 @@ void bind_saved_model(nb::module_& m) {
       .def("call",
            static_cast<std::vector<Tensor> (LoadedModel::*)(const std::string&, std::vector<Tensor>) const>(
                &LoadedModel::call),
-           nb::arg("signature"), nb::arg("inputs"), nb::call_guard<nb::gil_scoped_release>())
+           nb::arg("signature"), nb::arg("inputs"), nb::call_guard<InterruptibleCall, nb::gil_scoped_release>())
       .def("variables", &LoadedModel::variables);
   m.def(
       "save_saved_model",
