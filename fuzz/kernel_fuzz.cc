@@ -291,7 +291,8 @@ std::string compare(const OpDef& op, const Outcome& eager, const Outcome& traced
   if (eager.ok != traced.ok)
     return eager.ok ? "eager succeeds, traced fails: " + traced.error : "eager fails, traced succeeds: " + eager.error;
   if (!eager.ok) {
-    if (eager.code != traced.code) return "error classes differ: eager '" + eager.error + "', traced '" + traced.error + "'";
+    if (eager.code != traced.code)
+      return "error classes differ: eager '" + eager.error + "', traced '" + traced.error + "'";
     return "";
   }
   if (eager.outputs.size() != traced.outputs.size()) return "output counts differ";
@@ -393,8 +394,7 @@ Options parse(int argc, char** argv) {
         if (comma > start) o.skip_ops.push_back(list.substr(start, comma - start));
         start = comma + 1;
       }
-    }
-    else {
+    } else {
       std::fprintf(stderr,
                    "usage: kernel_fuzz [--seconds S] [--seed N] [--op NAME] [--dtype NAME] [--round R] [--skip A,B] "
                    "[--verbose]\n");
@@ -448,8 +448,8 @@ int main(int argc, char** argv) {
     for (const Target& t : targets) {
       const uint64_t seed = case_seed(opt.seed, *t.op, t.dtype, round);
       std::snprintf(g_current, sizeof(g_current), "kernel_fuzz --seed %llu --op %s --dtype %s --round %lld",
-                    static_cast<unsigned long long>(opt.seed), t.op->name, std::string(kiln::dtype_name(t.dtype)).c_str(),
-                    static_cast<long long>(round));
+                    static_cast<unsigned long long>(opt.seed), t.op->name,
+                    std::string(kiln::dtype_name(t.dtype)).c_str(), static_cast<long long>(round));
       if (opt.verbose) std::printf("%s\n", g_current);
       const std::string finding = run_case(*t.op, t.dtype, seed, per_op[t.op->name]);
       if (!finding.empty()) {
@@ -467,9 +467,10 @@ int main(int argc, char** argv) {
     ran += s.ran;
     rejected += s.rejected;
   }
-  std::printf("kernel_fuzz: %zu ops x dtypes (%d rows skipped), %lld rounds, %lld cases in %.1f s: %lld ran, %lld "
-              "rejected with a typed error, %lld findings\n",
-              targets.size(), skipped, static_cast<long long>(round + 1), static_cast<long long>(cases), elapsed(),
-              static_cast<long long>(ran), static_cast<long long>(rejected), static_cast<long long>(findings));
+  std::printf(
+      "kernel_fuzz: %zu ops x dtypes (%d rows skipped), %lld rounds, %lld cases in %.1f s: %lld ran, %lld "
+      "rejected with a typed error, %lld findings\n",
+      targets.size(), skipped, static_cast<long long>(round + 1), static_cast<long long>(cases), elapsed(),
+      static_cast<long long>(ran), static_cast<long long>(rejected), static_cast<long long>(findings));
   return findings == 0 ? 0 : 1;
 }

@@ -14,7 +14,8 @@ void CancellationToken::cancel() const { flag_->store(true, std::memory_order_re
 bool CancellationToken::cancelled() const { return flag_->load(std::memory_order_relaxed); }
 
 MemoryBudget::MemoryBudget(int64_t limit_bytes) {
-  if (limit_bytes <= 0) throw InvalidArgumentError("a memory budget must be positive, got " + std::to_string(limit_bytes));
+  if (limit_bytes <= 0)
+    throw InvalidArgumentError("a memory budget must be positive, got " + std::to_string(limit_bytes));
   auto* state = new detail::BudgetState();
   state->limit = limit_bytes;
   state_ = std::shared_ptr<detail::BudgetState>(state, [](detail::BudgetState* s) { detail::budget_unref(s); });
@@ -27,8 +28,7 @@ RunLimitsScope::RunLimitsScope(const RunLimits& limits) : previous_(detail::acti
   if (previous_) a = *previous_;  // nested: the outer limits stay in force
   if (limits.timeout) {
     const auto deadline = std::chrono::steady_clock::now() + *limits.timeout;
-    const int64_t ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
+    const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count();
     a.deadline_ns = std::min(a.deadline_ns, ns);
   }
   if (limits.cancellation) {
