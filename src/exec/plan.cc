@@ -104,7 +104,7 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
     st.first_output = static_cast<int>(output_slots_.size());
     st.num_outputs = node->num_outputs();
     for (int i = 0; i < st.num_outputs; ++i) output_slots_.push_back(first_slot[id] + i);
-    st.static_shapes = true;
+    st.static_shapes = !node->shape_needs_values;  // else its shape function runs again with the values
     for (const auto& s : node->out_shapes) st.static_shapes &= s.is_fully_defined();
     st.first_static = static_cast<int>(static_outputs_.size());
     if (st.static_shapes)

@@ -53,6 +53,7 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
   infos.reserve(inputs_in.size());
   for (const Output& o : inputs_in) infos.push_back(input_info(o));
   ops::InferContext ctx{op, infos.data(), static_cast<int>(infos.size()), attrs};
+  ops::UnseenValueProbe probe;
   eager::infer_concrete(ctx);
 
   std::vector<DType> dtypes;
@@ -64,6 +65,7 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
   Node* node = add_node_with_outputs(op, name_hint, std::move(inputs_in), std::move(attrs), std::move(dtypes),
                                      std::move(shapes), std::move(control_inputs));
   node->kernel_dtype = ctx.kernel_dtype;
+  node->shape_needs_values = probe.saw_unseen_value();
   return node;
 }
 

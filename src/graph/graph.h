@@ -32,7 +32,10 @@ class Node {
   std::vector<DType> out_dtypes;
   std::vector<TensorShape> out_shapes;
   DType kernel_dtype = DType::Float32;  // the per-dtype kernel its shape function chose
-  bool stateful = false;                // runs on every call, in program order, never pruned or merged
+  // Its shape function lacked an input's value (ops::UnseenValueProbe): its out_shapes are
+  // not proof that value is valid, so plans re-run the shape function when it runs.
+  bool shape_needs_values = false;
+  bool stateful = false;  // runs on every call, in program order, never pruned or merged
   class Graph* graph = nullptr;
 
   int num_outputs() const { return static_cast<int>(out_dtypes.size()); }

@@ -93,8 +93,19 @@ std::vector<int64_t> int_values(const TensorImpl& t) {
   return v;
 }
 
+namespace {
+thread_local bool t_unseen_value = false;
+}
+
+UnseenValueProbe::UnseenValueProbe() : previous_(t_unseen_value) { t_unseen_value = false; }
+UnseenValueProbe::~UnseenValueProbe() { t_unseen_value = previous_ || t_unseen_value; }
+bool UnseenValueProbe::saw_unseen_value() const { return t_unseen_value; }
+
 bool known_ints(const InputInfo& in, std::vector<int64_t>* out) {
-  if (!in.value) return false;
+  if (!in.value) {
+    t_unseen_value = true;
+    return false;
+  }
   *out = int_values(*in.value);
   return true;
 }

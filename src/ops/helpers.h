@@ -64,8 +64,24 @@ int64_t normalize_axis(const InferContext& c, int64_t axis, int64_t rank, const 
 
 // The values of a small int32/int64 tensor (shape, axes, multiples).
 std::vector<int64_t> int_values(const TensorImpl& t);
-// The value of an input if known (eager, or folded to a constant); empty if unknown.
+// The value of an input if known (eager, or folded to a constant); empty if unknown. An
+// unknown value is noted (UnseenValueProbe): the output shape was inferred without it.
 bool known_ints(const InputInfo& in, std::vector<int64_t>* out);
+
+// Whether a shape function asked for an input's value it could not see (known_ints). A
+// shape inferred so, even a fully defined one (a scalar from a shape tensor of length 0), is
+// no proof the value is valid: plans re-run such a node's shape function when it runs.
+class UnseenValueProbe {
+ public:
+  UnseenValueProbe();
+  ~UnseenValueProbe();
+  UnseenValueProbe(const UnseenValueProbe&) = delete;
+  UnseenValueProbe& operator=(const UnseenValueProbe&) = delete;
+  bool saw_unseen_value() const;
+
+ private:
+  bool previous_;
+};
 void require_int_dtype(const InferContext& c, int input, const char* what);
 
 // Row-major strides.

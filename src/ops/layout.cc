@@ -117,6 +117,8 @@ void infer_concat(InferContext& c) {
     c.out(0).shape = rank < 0 ? TensorShape::unknown() : TensorShape::unknown_dims(static_cast<int>(rank));
     return;
   }
+  if (axis_v.size() != 1)
+    c.fail("Concat dim tensor should be a scalar integer, but got shape " + dims_text(*c.in(n).dims));
   if (rank == 0) c.fail("Can't concatenate scalars (use tf.stack instead)");
   const int64_t axis = normalize_axis(c, axis_v[0], rank);
   Dims out(rank, 0);

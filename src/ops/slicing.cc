@@ -131,6 +131,11 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
   const int64_t bm = a.i(kBeginMask), em = a.i(kEndMask), elm = a.i(kEllipsisMask), nam = a.i(kNewAxisMask),
                 sam = a.i(kShrinkAxisMask);
   const size_t n = begin.size();
+  // The masks are 64-bit: a longer spec would shift past them (TensorFlow's limit as well).
+  if (n > 64) {
+    *err = "Requires the slice spec to have at most 64 entries, got " + std::to_string(n);
+    return false;
+  }
   if (end.size() != n || strides.size() != n) {
     *err = "Expected begin, end, and strides to be 1D equal size tensors, but got shapes [" + std::to_string(n) +
            "], [" + std::to_string(end.size()) + "], and [" + std::to_string(strides.size()) + "] instead.";
@@ -195,8 +200,11 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
       return v < lower ? lower : (v > upper ? upper : v);
     };
     const int64_t b = canon(begin[k], (bm >> k) & 1, true), e = canon(end[k], (em >> k) & 1, false);
-    int64_t len = st > 0 ? (e - b + st - 1) / st : (b - e + (-st) - 1) / (-st);
-    if (len < 0) len = 0;
+    // |stride| and the span in unsigned arithmetic: a stride of INT64_MIN or INT64_MAX
+    // must not overflow (the span itself lies within [-1, size]).
+    const uint64_t magnitude = st > 0 ? static_cast<uint64_t>(st) : static_cast<uint64_t>(-(st + 1)) + 1;
+    const int64_t span = st > 0 ? e - b : b - e;
+    const int64_t len = span > 0 ? static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / magnitude + 1) : 0;
     s->begin.push_back(len == 0 ? 0 : b);
     s->stride.push_back(st);
     s->size.push_back(len);
@@ -207,8 +215,21 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
   while (dim < d.size()) full(dim++);
   return true;
 }
+// begin, end and strides are vectors (inputs 1-3); a message in TensorFlow's words, or "".
+std::string spec_rank_error(const Dims* const dims[3]) {
+  for (int i = 0; i < 3; ++i)
+    if (dims[i] && dims[i]->size() != 1)
+      return "Expected begin, end, and strides to be 1D equal size tensors, but got shapes " + dims_text(*dims[0]) +
+             ", " + dims_text(*dims[1]) + ", and " + dims_text(*dims[2]) + " instead.";
+  return "";
+}
+
 void infer_strided_slice(InferContext& c) {
   for (int i = 1; i <= 3; ++i) require_int_dtype(c, i, "begin/end/strides");
+  if (!c.in(1).unknown_rank && !c.in(2).unknown_rank && !c.in(3).unknown_rank) {
+    const Dims* const dims[3] = {c.in(1).dims, c.in(2).dims, c.in(3).dims};
+    if (std::string err = spec_rank_error(dims); !err.empty()) c.fail(err);
+  }
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> b, e, st;
@@ -226,8 +247,10 @@ template <class T>
 struct StridedSliceKernel {
   static void run(KernelContext& c) {
     SliceSpec s;
-    std::string err;
-    if (!strided_spec(c.in(0).dims, int_values(c.in(1)), int_values(c.in(2)), int_values(c.in(3)), c.attrs, &s, &err))
+    const Dims* const dims[3] = {&c.in(1).dims, &c.in(2).dims, &c.in(3).dims};
+    std::string err = spec_rank_error(dims);
+    if (!err.empty() ||
+        !strided_spec(c.in(0).dims, int_values(c.in(1)), int_values(c.in(2)), int_values(c.in(3)), c.attrs, &s, &err))
       c.fail(err);
     copy_slice<T>(c.in(0), s, c.out(0));
   }
