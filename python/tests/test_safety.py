@@ -161,3 +161,30 @@ def test_ctrl_c_stops_a_graph_that_never_ends():
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]
     latency = float(r.stdout.split("after")[1].split()[0])
     assert latency < 1.0, r.stdout
+
+
+def test_run_limits_bound_time_and_memory():
+    @kiln.function
+    def spin(x):
+        i = kiln.constant(0)
+        while i >= 0:
+            i += 1
+        return x + kiln.cast(i, kiln.float32)  # used: the loop is not pruned
+
+    start = time.monotonic()
+    with kiln.config.run_limits(timeout=0.1):
+        with pytest.raises(kiln.errors.DeadlineExceededError, match="deadline"):
+            spin(kiln.constant(1.0))
+    assert time.monotonic() - start < 2.0
+
+    @kiln.function
+    def square(n):
+        return kiln.reshape(kiln.range(n * n), kiln.stack([n, n]))
+
+    with kiln.config.run_limits(memory_limit_bytes=64 << 20):
+        with pytest.raises(kiln.errors.ResourceExhaustedError, match="memory budget"):
+            square(kiln.constant(1 << 15))  # 4 GiB
+        assert square(kiln.constant(8)).shape == (8, 8)
+    assert square(kiln.constant(1 << 11)).shape == (2048, 2048)  # no limits outside the block
+    with pytest.raises(kiln.errors.InvalidArgumentError):
+        kiln.config.run_limits(timeout=-1)
