@@ -2,9 +2,14 @@
 // (op name, attrs with TensorFlow's attr types and defaults). What a GraphDef or SavedModel
 // may use; tests compare it with TensorFlow's registry.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
+
+#include "kiln/shape.h"
+#include "kiln/tensor.h"
 
 namespace kiln {
 
@@ -27,5 +32,17 @@ struct OpInfo {
 
 // Every op, by name.
 std::vector<OpInfo> registered_ops();
+
+// An attr value for execute_op: TensorFlow's attr kinds ("int", "float", "bool", "type",
+// "list(int)", "string", "shape", "tensor").
+using OpAttrValue = std::variant<int64_t, double, bool, DType, std::vector<int64_t>, std::string, TensorShape, Tensor>;
+
+// Runs a registered op by its TensorFlow name: eagerly, or as a node when a trace is active
+// (tf.raw_ops' generic form). Attrs are by name; one not given takes its default. An int
+// list stands for a shape and an int for a float. InvalidArgumentError for an op that
+// cannot be run by name (unknown, optimizer-internal, fed or needing a variable or a
+// function), an unknown or missing attr, a value of the wrong kind, or a wrong input count.
+std::vector<Tensor> execute_op(const std::string& name, const std::vector<Tensor>& inputs,
+                               const std::map<std::string, OpAttrValue>& attrs = {});
 
 }  // namespace kiln

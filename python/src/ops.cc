@@ -1,10 +1,12 @@
 // The C++ ops, one binding each. Arguments arrive as tensors and plain attrs: the Python
 // layer (kiln/_ops/*.py) gives them TensorFlow's names, keywords and conversions.
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,23 @@ namespace {
 using Axes = std::optional<std::vector<int64_t>>;
 
 DType dt(nb::handle d) { return dtype_from(d); }
+
+// A Python value as an attr: bool, int, float, str, a tensor, None (an unknown shape), a
+// list of ints (a list or a shape), or a dtype.
+OpAttrValue attr_value(nb::handle v) {
+  if (PyBool_Check(v.ptr())) return nb::cast<bool>(v);
+  if (PyLong_Check(v.ptr())) return nb::cast<int64_t>(v);
+  if (PyFloat_Check(v.ptr())) return nb::cast<double>(v);
+  if (nb::isinstance<nb::str>(v)) return nb::cast<std::string>(v);
+  if (nb::isinstance<Tensor>(v)) return nb::cast<Tensor>(v);
+  if (v.is_none()) return TensorShape::unknown();
+  if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
+    std::vector<int64_t> list;
+    for (nb::handle x : v) list.push_back(nb::cast<int64_t>(x));
+    return list;
+  }
+  return dtype_from(v);
+}
 
 }  // namespace
 
@@ -35,6 +54,16 @@ void bind_ops(nb::module_& m) {
     }
     return out;
   });
+  // kiln.raw_ops' generic form (and the kernel fuzzer's TensorFlow side): an op by name,
+  // attrs by name; Python values become attr kinds as execute_op takes them.
+  m.def(
+      "execute_op",
+      [](const std::string& name, const std::vector<Tensor>& inputs, nb::dict attrs) {
+        std::map<std::string, OpAttrValue> values;
+        for (auto [key, v] : attrs) values.emplace(nb::cast<std::string>(key), attr_value(v));
+        return execute_op(name, inputs, values);
+      },
+      nb::arg("name"), nb::arg("inputs"), nb::arg("attrs"));
 #define KILN_PY_BINARY(fn) m.def(#fn, [](T a, T b) { return fn(a, b); });
   KILN_PY_BINARY(add)
   KILN_PY_BINARY(sub)

@@ -6,6 +6,7 @@
 
 #include "core/dtype_table.h"
 #include "ops/op_list.h"
+#include "trace/dispatch.h"
 
 namespace kiln {
 namespace {
@@ -60,6 +61,83 @@ std::vector<OpInfo> registered_ops() {
   }
   std::sort(out.begin(), out.end(), [](const OpInfo& a, const OpInfo& b) { return a.name < b.name; });
   return out;
+}
+
+namespace {
+
+// `v` as the attr kind `spec` asks for, or InvalidArgumentError.
+ops::AttrValue attr_of_kind(const ops::OpDef& op, const ops::AttrSpec& spec, const OpAttrValue& v) {
+  const auto wrong = [&]() -> ops::AttrValue {
+    throw InvalidArgumentError(std::string("attr '") + spec.name + "' of " + op.name + " must be a " +
+                               ops::attr_kind_name(spec.kind) + " value");
+  };
+  switch (spec.kind) {
+    case ops::AttrKind::kInt:
+      if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+      return wrong();
+    case ops::AttrKind::kFloat:
+      if (const auto* f = std::get_if<double>(&v)) return *f;
+      if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+      return wrong();
+    case ops::AttrKind::kBool:
+      if (const auto* b = std::get_if<bool>(&v)) return *b;
+      return wrong();
+    case ops::AttrKind::kType:
+      if (const auto* d = std::get_if<DType>(&v)) return *d;
+      return wrong();
+    case ops::AttrKind::kIntList:
+      if (const auto* l = std::get_if<std::vector<int64_t>>(&v)) return *l;
+      return wrong();
+    case ops::AttrKind::kString:
+      if (const auto* s = std::get_if<std::string>(&v)) return *s;
+      return wrong();
+    case ops::AttrKind::kShape:
+      if (const auto* s = std::get_if<TensorShape>(&v)) return ops::ShapeAttr(*s);
+      if (const auto* l = std::get_if<std::vector<int64_t>>(&v)) return ops::ShapeAttr(TensorShape(*l));
+      return wrong();
+    case ops::AttrKind::kTensor:
+      if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && !t->is_symbolic()) return *t;
+      return wrong();
+    default:
+      return wrong();
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> execute_op(const std::string& name, const std::vector<Tensor>& inputs,
+                               const std::map<std::string, OpAttrValue>& attrs) {
+  const ops::OpDef* op = ops::find_op(name);
+  if (!op) throw InvalidArgumentError("kiln has no op named '" + name + "'");
+  if (op->has(ops::kInternal) || op->has(ops::kNoKernel) || op->has(ops::kControlFlow))
+    throw InvalidArgumentError(name + " cannot be run by name");
+  ops::Attrs values;
+  size_t used = 0;
+  for (const ops::AttrSpec& spec : op->attr_specs) {
+    if (spec.kind == ops::AttrKind::kResource || spec.kind == ops::AttrKind::kFunc ||
+        spec.kind == ops::AttrKind::kFuncList)
+      throw InvalidArgumentError(name + " needs a variable or a function: it cannot be run by name");
+    auto it = attrs.find(spec.name);
+    if (it != attrs.end()) {
+      values.push(attr_of_kind(*op, spec, it->second));
+      ++used;
+    } else if (spec.has_default()) {
+      values.push(spec.default_value);
+    } else {
+      throw InvalidArgumentError(name + " needs attr '" + spec.name + "'");
+    }
+  }
+  if (used != attrs.size())
+    for (const auto& [attr, value] : attrs)
+      if (std::none_of(op->attr_specs.begin(), op->attr_specs.end(),
+                       [&](const ops::AttrSpec& s) { return attr == s.name; }))
+        throw InvalidArgumentError(name + " has no attr '" + attr + "'");
+  if (op->num_inputs >= 0 && static_cast<int>(inputs.size()) != op->num_inputs)
+    throw InvalidArgumentError(name + " takes " + std::to_string(op->num_inputs) + " inputs, got " +
+                               std::to_string(inputs.size()));
+  for (const Tensor& t : inputs)
+    if (!t.defined()) throw InvalidArgumentError(name + ": an input is an empty Tensor");
+  return trace::dispatch_list(*op, inputs, std::move(values));
 }
 
 }  // namespace kiln
