@@ -180,11 +180,22 @@ namespace {
 Buffer* take_buffer(size_t bytes);
 }
 
-// Charged to the memory budgets in force, if any (a TLS load when none is).
+// Charged to the memory budgets in force, if any (a TLS load when none is): before the
+// memory is taken, so a request past a budget never reaches the system allocator.
 Buffer* buffer_allocate(size_t bytes) {
-  Buffer* b = take_buffer(bytes);
-  if (detail::ActiveLimits* limits = detail::active_limits(); limits && limits->num_budgets > 0)
-    detail::charge_buffer(b, *limits);
+  detail::ActiveLimits* limits = detail::active_limits();
+  if (!limits || limits->num_budgets == 0) return take_buffer(bytes);
+  if (bytes > kMaxBufferBytes)
+    throw InvalidArgumentError("Cannot allocate a buffer of " + std::to_string(bytes) + " bytes");
+  detail::reserve_budgets(*limits, static_cast<int64_t>(bytes));
+  Buffer* b = nullptr;
+  try {
+    b = take_buffer(bytes);
+  } catch (...) {
+    detail::unreserve_budgets(*limits, static_cast<int64_t>(bytes));
+    throw;
+  }
+  detail::attach_budgets(b, *limits, static_cast<int64_t>(bytes));
   return b;
 }
 

@@ -43,18 +43,30 @@ void budget_unref(BudgetState* b) noexcept {
   if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete b;
 }
 
-void charge_buffer(Buffer* b, const ActiveLimits& limits) {
-  const auto bytes = static_cast<int64_t>(b->capacity);
+void reserve_budgets(const ActiveLimits& limits, int64_t bytes) {
   for (int i = 0; i < limits.num_budgets; ++i) {
     BudgetState* budget = limits.budgets[i];
     const int64_t used = budget->used.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     if (used > budget->limit) {
       budget->used.fetch_sub(bytes, std::memory_order_relaxed);
-      buffer_release(b);  // credits the budgets charged so far
+      for (int j = 0; j < i; ++j) limits.budgets[j]->used.fetch_sub(bytes, std::memory_order_relaxed);
       throw ResourceExhaustedError("OOM when allocating a buffer of " + std::to_string(bytes) +
                                    " bytes: the memory budget of " + std::to_string(budget->limit) + " bytes has " +
                                    std::to_string(budget->limit - (used - bytes)) + " left");
     }
+  }
+}
+
+void unreserve_budgets(const ActiveLimits& limits, int64_t bytes) noexcept {
+  for (int i = 0; i < limits.num_budgets; ++i) limits.budgets[i]->used.fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+void attach_budgets(Buffer* b, const ActiveLimits& limits, int64_t reserved) noexcept {
+  // The pool rounds requests up to a size class: the charge is what the buffer holds.
+  const int64_t extra = static_cast<int64_t>(b->capacity) - reserved;
+  for (int i = 0; i < limits.num_budgets; ++i) {
+    BudgetState* budget = limits.budgets[i];
+    budget->used.fetch_add(extra, std::memory_order_relaxed);
     budget_ref(budget);
     b->budgets[i] = budget;
   }

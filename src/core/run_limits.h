@@ -47,9 +47,13 @@ class LimitsAdoption {
 // the count moves past the one they started with. Signal-safe to bump.
 std::atomic<uint64_t>& interrupt_count();
 
-// Charges a new buffer to the budgets in force (ResourceExhaustedError, with `b` released,
-// when one is exceeded); credits them when it is released.
-void charge_buffer(Buffer* b, const ActiveLimits& limits);
+// A buffer's charge: reserve_budgets takes `bytes` from every budget in force before the
+// memory is allocated (ResourceExhaustedError, nothing taken, when one would be exceeded);
+// attach_budgets then settles the charge at the buffer's capacity and records the budgets
+// in it; credit_buffer gives its capacity back when it is released.
+void reserve_budgets(const ActiveLimits& limits, int64_t bytes);
+void unreserve_budgets(const ActiveLimits& limits, int64_t bytes) noexcept;
+void attach_budgets(Buffer* b, const ActiveLimits& limits, int64_t reserved) noexcept;
 void credit_buffer(Buffer* b) noexcept;
 
 }  // namespace kiln::detail
