@@ -31,6 +31,7 @@ Tensor transpose(const Tensor& x) {
 
 Tensor concat(const std::vector<Tensor>& xs, int64_t axis) {
   if (xs.empty()) throw InvalidArgumentError("concat needs at least one tensor [Op:ConcatV2]");
+  if (xs.size() == 1) return identity(xs[0]);  // as tf.concat does: ConcatV2 takes two or more
   std::vector<Tensor> in = xs;
   in.push_back(api::int_scalar(axis, "concat/axis"));
   return trace::dispatch_list(op::ConcatV2(), in, Attrs{static_cast<int64_t>(xs.size())}, "concat")[0];

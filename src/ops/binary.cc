@@ -80,7 +80,7 @@ struct Atan2F {
 struct ReluGradF {
   template <class T>
   static T f(T g, T x) {
-    return x > T(0) ? g : T(0);
+    return g * (x > T(0) ? T(1) : T(0));  // as TensorFlow: a NaN or Inf gradient stays NaN where x <= 0
   }
 };
 struct MaxF {
@@ -416,7 +416,32 @@ KILN_BINARY_OP(Maximum, MaxF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<true>, 
 KILN_BINARY_OP(Minimum, MinF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<false>, "z")
 KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC | kTfjs, KILN_NUMERIC, &sqdiff_grad, "z")
 KILN_BINARY_OP(Atan2, Atan2F, kEw | kTfjs, KILN_FLOATS, &atan2_grad, "z")
-KILN_BINARY_OP(ReluGrad, ReluGradF, kEw, KILN_NUMERIC, &relu_grad_grad, "backprops")
+// ReluGrad does not broadcast: TensorFlow requires gradients and features of one shape.
+void infer_relu_grad(InferContext& c) {
+  bool differ = false;
+  if (!c.in(0).unknown_rank && !c.in(1).unknown_rank) {
+    const Dims& a = *c.in(0).dims;
+    const Dims& b = *c.in(1).dims;
+    differ = a.size() != b.size();
+    for (size_t i = 0; !differ && i < a.size(); ++i) differ = a[i] >= 0 && b[i] >= 0 && a[i] != b[i];
+  }
+  if (differ)
+    c.fail("Inputs to operation ReluGrad of type ReluGrad must have the same size and shape.  Input 0: " +
+           dims_text(*c.in(0).dims) + " != input 1: " + dims_text(*c.in(1).dims));
+  infer_binary(c);
+}
+const OpDef& op::ReluGrad() {
+  static const OpDef def = {.name = "ReluGrad",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .traits = kEw,
+                            .infer = infer_relu_grad,
+                            .kernels = kernels_for<BinaryKernel<ReluGradF, false>::K, KILN_NUMERIC>(),
+                            .chunk = &binary_chunk<ReluGradF, KILN_NUMERIC>,
+                            .grad = &relu_grad_grad,
+                            .output_args = {"backprops"}};
+  return def;
+}
 KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC)

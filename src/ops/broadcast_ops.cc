@@ -22,6 +22,8 @@ bool broadcasts_to(const Dims& from, const Dims& to) {
 // BroadcastTo(input, shape).
 void infer_broadcast_to(InferContext& c) {
   require_int_dtype(c, 1, "shape");
+  if (!c.in(1).unknown_rank && c.in(1).dims->size() != 1)
+    c.fail("shape must be a vector of {int32,int64}, got shape " + dims_text(*c.in(1).dims));
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> s;
@@ -67,6 +69,10 @@ bool gradient_axes(const std::vector<int64_t>& s0, const std::vector<int64_t>& s
                    std::vector<int64_t>* r1, std::string* err) {
   const size_t r = std::max(s0.size(), s1.size());
   const size_t lead0 = r - s0.size(), lead1 = r - s1.size();
+  // TensorFlow's BCast: identical shapes reduce nothing; otherwise every axis where an
+  // operand is 1 (after padding with leading 1s) is one its gradient sums over, even where
+  // the other operand is 1 too.
+  const bool same = s0 == s1;
   for (size_t i = 0; i < r; ++i) {
     const int64_t a = i < lead0 ? 1 : s0[i - lead0];
     const int64_t b = i < lead1 ? 1 : s1[i - lead1];
@@ -74,8 +80,9 @@ bool gradient_axes(const std::vector<int64_t>& s0, const std::vector<int64_t>& s
       *err = "Incompatible shapes: " + dims_text(Dims(s0)) + " vs. " + dims_text(Dims(s1));
       return false;
     }
-    if (i < lead0 || (a == 1 && b != 1)) r0->push_back(static_cast<int64_t>(i));
-    if (i < lead1 || (b == 1 && a != 1)) r1->push_back(static_cast<int64_t>(i));
+    if (same) continue;
+    if (a == 1) r0->push_back(static_cast<int64_t>(i));
+    if (b == 1) r1->push_back(static_cast<int64_t>(i));
   }
   return true;
 }
@@ -84,6 +91,9 @@ void infer_bga(InferContext& c) {
   require_int_dtype(c, 0, "s0");
   require_int_dtype(c, 1, "s1");
   if (c.in(0).dtype != c.in(1).dtype) c.fail("s0 and s1 must have the same dtype");
+  for (int i = 0; i < 2; ++i)
+    if (!c.in(i).unknown_rank && c.in(i).dims->size() != 1)
+      c.fail("In[" + std::to_string(i) + "] must be a vector." + dims_text(*c.in(i).dims));
   c.set_num_outputs(2);
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> s0, s1, r0, r1;

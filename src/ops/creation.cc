@@ -38,8 +38,8 @@ void infer_placeholder(InferContext& c) {
 // Fill(dims, value).
 void infer_fill(InferContext& c) {
   require_int_dtype(c, 0, "dims");
-  if (c.in(0).dims->size() != 1 && !c.in(0).unknown_rank)
-    c.fail("dims must be a vector, got shape " + dims_text(*c.in(0).dims));
+  if (c.in(0).dims->size() > 1 && !c.in(0).unknown_rank)  // a scalar is a one-dim shape, as in TensorFlow
+    c.fail("dims must represent a vector, got shape " + dims_text(*c.in(0).dims));
   if (!c.in(1).unknown_rank && !c.in(1).dims->empty())
     c.fail("value must be a scalar, got shape " + dims_text(*c.in(1).dims));
   c.out(0).dtype = c.in(1).dtype;
@@ -50,8 +50,9 @@ void infer_fill(InferContext& c) {
       if (d < 0) c.fail("dims must be non-negative, got " + std::to_string(d));
     detail::checked_num_elements(dims.data(), dims.size());
     c.out(0).shape = TensorShape(Dims(dims));
-  } else if (!c.in(0).unknown_rank && (*c.in(0).dims)[0] >= 0) {
-    c.out(0).shape = TensorShape::unknown_dims(static_cast<int>(static_cast<size_t>((*c.in(0).dims)[0])));
+  } else if (!c.in(0).unknown_rank && (c.in(0).dims->empty() || (*c.in(0).dims)[0] >= 0)) {
+    const int64_t rank = c.in(0).dims->empty() ? 1 : (*c.in(0).dims)[0];
+    c.out(0).shape = TensorShape::unknown_dims(static_cast<int>(rank));
   } else {
     c.out(0).shape = TensorShape::unknown();
   }

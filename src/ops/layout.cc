@@ -13,6 +13,8 @@ const int kPackAxis = attr_index(op::Pack(), "axis");
 // Transpose(x, perm).
 void infer_transpose(InferContext& c) {
   require_int_dtype(c, 1, "perm");
+  if (!c.in(1).unknown_rank && c.in(1).dims->size() != 1)
+    c.fail("perm must be rank 1, got shape " + dims_text(*c.in(1).dims));
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> perm;
@@ -27,9 +29,10 @@ void infer_transpose(InferContext& c) {
            std::to_string(perm.size()));
   std::vector<bool> seen(d.size(), false);
   Dims out;
+  const auto r = static_cast<int64_t>(d.size());
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(d.size()))
-      c.fail(std::to_string(p) + " is out of range [0 .. " + std::to_string(d.size()) + ")");
+    if (p < 0) p += r;  // negative entries count from the end, as TensorFlow's do
+    if (p < 0 || p >= r) c.fail(std::to_string(p) + " is out of range [0 .. " + std::to_string(r) + ")");
     if (seen[p]) c.fail(std::to_string(p) + " is duplicated in the input.");
     seen[p] = true;
     out.push_back(d[p]);
@@ -41,16 +44,19 @@ struct TransposeKernel {
   static void run(KernelContext& c) {
     const TensorImpl& x = c.in(0);
     TensorImpl& y = c.out(0);
-    const std::vector<int64_t> perm = int_values(c.in(1));
+    std::vector<int64_t> perm = int_values(c.in(1));
     const size_t r = perm.size();
     // Checked again here: a graph's static output shape does not prove perm was seen.
     if (r != x.dims.size())
       c.fail("transpose expects a vector of size " + std::to_string(x.dims.size()) +
              ". But input(1) is a vector of size " + std::to_string(r));
     std::vector<char> seen(r, 0);
+    const auto rank = static_cast<int64_t>(r);
     for (size_t i = 0; i < r; ++i) {
-      if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(r) || seen[perm[i]])
-        c.fail(std::to_string(perm[i]) + " is out of range or repeated in the permutation");
+      if (perm[i] < 0) perm[i] += rank;
+      if (perm[i] < 0 || perm[i] >= rank)
+        c.fail(std::to_string(perm[i]) + " is out of range [0 .. " + std::to_string(rank) + ")");
+      if (seen[perm[i]]) c.fail(std::to_string(perm[i]) + " is duplicated in the input.");
       seen[perm[i]] = 1;
     }
     for (size_t i = 0; i < r; ++i)
@@ -104,7 +110,7 @@ void join(const KernelContext& c, int n, int64_t axis, const TensorImpl& out) {
 // ConcatV2(values..., axis): attr N.
 void infer_concat(InferContext& c) {
   const int n = c.num_inputs - 1;
-  if (n < 1) c.fail("ConcatV2 needs at least one value");
+  if (n < 2) c.fail("Value for attr 'N' of " + std::to_string(n) + " must be at least minimum 2");
   require_same_dtypes(c, 0, n - 1);
   require_int_dtype(c, n, "axis");
   c.out(0).dtype = c.in(0).dtype;
@@ -204,6 +210,8 @@ struct PackKernel {
 // Tile(input, multiples).
 void infer_tile(InferContext& c) {
   require_int_dtype(c, 1, "multiples");
+  if (!c.in(1).unknown_rank && c.in(1).dims->size() != 1)
+    c.fail("Expected multiples to be 1-D, but got shape " + dims_text(*c.in(1).dims));
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> m;

@@ -30,7 +30,13 @@ std::vector<bool> reduced_axes(const InferContext* c, const std::vector<int64_t>
       if (c) c->fail(msg);
       throw InvalidArgumentError(msg + " [Op:" + op + "]");
     }
-    mask[a < 0 ? a + r : a] = true;
+    const int64_t axis = a < 0 ? a + r : a;
+    if (mask[axis]) {  // TensorFlow refuses an axis named twice (1 and -1 of a rank-2 input too)
+      const std::string msg = "Invalid reduction arguments: Axes contains duplicate dimension: " + std::to_string(axis);
+      if (c) c->fail(msg);
+      throw InvalidArgumentError(msg + " [Op:" + op + "]");
+    }
+    mask[axis] = true;
   }
   return mask;
 }
@@ -239,6 +245,18 @@ struct ReduceKernel {
       while (lead < mask.size() && mask[lead]) ++lead;
       bool rest_kept = true;
       for (size_t i = lead; i < mask.size(); ++i) rest_kept &= !mask[i];
+      if constexpr (std::is_same_v<R, MeanR> && std::is_same_v<T, int32_t>) {
+        // TensorFlow sums an int32 mean in 64 bits: the mean of two INT32_MAX is INT32_MAX.
+        thread_local std::vector<T> scratch;
+        int64_t outer, inner;
+        const T* p = to_kept_then_reduced<T>(x, mask, scratch, &outer, &inner);
+        for (int64_t o = 0; o < outer; ++o) {
+          int64_t acc = 0;
+          for (int64_t i = 0; i < inner; ++i) acc += p[o * inner + i];
+          out[o] = inner == 0 ? 0 : static_cast<T>(acc / inner);
+        }
+        return;
+      }
       if (lead > 0 && rest_kept && lead < mask.size()) {
         int64_t rows = 1, cols = 1;
         for (size_t i = 0; i < lead; ++i) rows *= x.dims[i];
@@ -284,6 +302,8 @@ void infer_argmax(InferContext& c) {
     c.out(0).shape = TensorShape::unknown();
     return;
   }
+  if (!c.in(1).unknown_rank && !c.in(1).dims->empty())
+    c.fail("dim must be a scalar, but received tensor of shape: " + dims_text(*c.in(1).dims));
   if (axis.size() != 1) c.fail("dimension must be a scalar");
   const Dims& d = *c.in(0).dims;
   if (d.empty()) c.fail("Expected the input to have rank >= 1, got a scalar");
@@ -300,7 +320,8 @@ struct ArgMaxKernel {
     const TensorImpl& x = c.in(0);
     const std::vector<int64_t> dim = int_values(c.in(1));
     const auto rank = static_cast<int64_t>(x.dims.size());
-    if (dim.size() != 1 || dim[0] < -rank || dim[0] >= rank) c.fail("dimension must be a scalar in [-rank, rank)");
+    if (!c.in(1).dims.empty() || dim.size() != 1 || dim[0] < -rank || dim[0] >= rank)
+      c.fail("dimension must be a scalar in [-rank, rank)");
     int64_t a = dim[0];
     if (a < 0) a += rank;
     if (x.dims[a] == 0) c.fail("Reduction axis " + std::to_string(a) + " is empty in shape " + dims_text(x.dims));
@@ -316,7 +337,8 @@ struct ArgMaxKernel {
         T bv = p[o * n * inner + j];
         for (int64_t k = 1; k < n; ++k) {
           const T v = p[(o * n + k) * inner + j];
-          if (v > bv || (std::is_floating_point_v<T> && std::isnan(v) && !std::isnan(bv))) {
+          // TensorFlow's CPU kernel passes over NaNs: a NaN is chosen only while nothing else is.
+          if (v > bv || (std::is_floating_point_v<T> && std::isnan(bv) && !std::isnan(v))) {
             bv = v;
             best = k;
           }

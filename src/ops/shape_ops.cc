@@ -46,7 +46,16 @@ void infer_reshape(InferContext& c) {
   const TensorShape in = shape_of(c.in(0));
   const int64_t n = in.is_fully_defined() ? detail::checked_num_elements(in.dims().data(), in.dims().size()) : -1;
   if (unknown >= 0) {
-    if (n >= 0) {
+    if (n == 0 && product == 0) {
+      // An empty input and a 0 in the requested shape: TensorFlow sizes the -1 from the
+      // nonzero dims of both (0x3 as [-1, 0] is 3x0).
+      int64_t input_nonzero = 1, wanted_nonzero = 1;
+      for (int64_t d : in.dims())
+        if (d != 0) input_nonzero *= d;
+      for (size_t i = 0; i < want.size(); ++i)
+        if (static_cast<int>(i) != unknown && want[i] != 0) wanted_nonzero *= want[i];
+      want[unknown] = input_nonzero / wanted_nonzero;
+    } else if (n >= 0) {
       if (product == 0 || n % product != 0)
         c.fail("Input to reshape is a tensor with " + std::to_string(n) +
                " values, but the requested shape requires a multiple of " + std::to_string(product));

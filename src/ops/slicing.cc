@@ -314,6 +314,8 @@ struct GatherKernel {
 // `shape` holding zeros except where the slice took its elements, which hold dy.
 void infer_strided_slice_grad(InferContext& c) {
   for (int i = 0; i <= 3; ++i) require_int_dtype(c, i, "shape/begin/end/strides");
+  if (!c.in(0).unknown_rank && c.in(0).dims->size() != 1)
+    c.fail("shape must be 1-D, got shape.shape = " + dims_text(*c.in(0).dims));
   c.out(0).dtype = c.in(4).dtype;
   c.kernel_dtype = c.in(4).dtype;
   std::vector<int64_t> shape;
@@ -361,6 +363,8 @@ void infer_segment_sum(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> n;
   const bool known_n = known_ints(c.in(2), &n);
+  if (!c.in(2).unknown_rank && !c.in(2).dims->empty())
+    c.fail("num_segments should be a scalar, not shape " + dims_text(*c.in(2).dims));
   if (known_n && (n.size() != 1 || n[0] < 0)) c.fail("num_segments must be a non-negative scalar");
   if (c.in(0).unknown_rank || c.in(1).unknown_rank) {
     c.out(0).shape = TensorShape::unknown();
@@ -389,7 +393,8 @@ struct SegmentSumKernel {
     std::fill(o, o + out.num_elements, T(0));
     const T* src = data.as<T>();
     for (size_t j = 0; j < ids.size(); ++j) {
-      if (ids[j] < 0 || ids[j] >= segments)
+      if (ids[j] < 0) continue;  // TensorFlow drops the rows of negative ids
+      if (ids[j] >= segments)
         c.fail("segment_ids[" + std::to_string(j) + "] = " + std::to_string(ids[j]) + " is out of range [0, " +
                std::to_string(segments) + ")");
       T* row = o + ids[j] * inner;
