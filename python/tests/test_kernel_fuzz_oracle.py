@@ -1,0 +1,254 @@
+"""The kernel fuzzer's TensorFlow side: every op kiln registers that TensorFlow has too, run on
+random inputs and attrs by both (kiln through execute_op, TensorFlow through tf.raw_ops), the
+outcomes compared. Inputs follow TensorFlow's OpDef (argument names, list arguments, type attrs
+and their allowed dtypes); values include NaN, infinities and integer extremes; shapes include
+zero-sized and broadcast dims. A case is fixed by (op, case number), printed with a finding.
+
+A finding is: one side raises and the other returns, different dtypes or shapes, or different
+values (exact for integers and bools; a few ulps for floats, NaNs equal). Where both raise,
+the error classes are compared too."""
+import zlib
+
+import numpy as np
+import pytest
+
+import kiln
+from conftest import _ulp_distance, flush_denormals
+
+CASES_PER_OP = 40
+
+# Ops whose values kiln and TensorFlow may round differently (transcendental functions, sums in
+# another order): compared within these ulps. Everything else is compared bit for bit.
+_ULPS = {"Exp": 4, "Log": 4, "Tanh": 4, "Sigmoid": 4, "Rsqrt": 4, "Sqrt": 1, "Pow": 8, "Atan2": 4, "Softmax": 8,
+         "LogSoftmax": 8, "Mean": 64, "Sum": 64, "Prod": 64, "MatMul": 64, "BatchMatMulV2": 64, "RealDiv": 1,
+         "Conv2D": 64, "AvgPool": 8, "BiasAdd": 0, "FusedBatchNormV3": 64, "SquaredDifference": 1,
+         "SparseSoftmaxCrossEntropyWithLogits": 64}
+
+# Cases where kiln deliberately or knowingly differs, with the reason; they are skipped, and
+# every other case of the op is compared.
+def _has_non_finite(inputs):
+    return any(np.issubdtype(np.asarray(v).dtype, np.floating) and not np.all(np.isfinite(v))
+               for vs in inputs.values() for v in (vs if isinstance(vs, list) else [vs]))
+
+
+_KNOWN_DIFFERENCES = {
+    # TensorFlow's CPU softmax (oneDNN) gives a row with a NaN or +Inf NaN only where that
+    # element is and 0 elsewhere; kiln's row is NaN throughout (IEEE arithmetic of exp/sum).
+    "Softmax": _has_non_finite,
+    "LogSoftmax": _has_non_finite,
+    # TensorFlow 2.21's CPU Round of an integer tensor returns zeros (raw_ops.Round([1, 2]) is
+    # [0, 0]); kiln registers Round for float types only, as tf.math.round's docs describe.
+    "Round": lambda inputs: np.issubdtype(np.asarray(inputs["x"]).dtype, np.integer),
+}
+
+_DTYPES = {"DT_FLOAT": np.float32, "DT_DOUBLE": np.float64, "DT_INT32": np.int32, "DT_INT64": np.int64,
+           "DT_BOOL": np.bool_}
+
+
+def _tf_op_def(name):
+    from tensorflow.python.framework import op_def_registry
+    return op_def_registry.get(name)
+
+
+def _fuzzable_ops():
+    """(name, kiln attrs) of the ops both have that can run on random inputs."""
+    tf = pytest.importorskip("tensorflow")
+    ops = []
+    for name, attrs, stateful, _tfjs, internal in kiln._core._registered_ops():
+        if internal or stateful or not hasattr(tf.raw_ops, name) or _tf_op_def(name) is None:
+            continue
+        if name in ("Const", "Placeholder", "NoOp", "StatelessIf", "StatelessWhile", "StatelessCase"):
+            continue
+        if any(t in ("func", "list(func)") for _, t, _ in attrs):
+            continue
+        ops.append((name, attrs))
+    return ops
+
+
+class _Case:
+    def __init__(self, op, number):
+        self.rng = np.random.default_rng(zlib.crc32(op.encode()) * 1000 + number)
+
+    def chance(self, p):
+        return self.rng.random() < p
+
+    def shape(self):
+        dims = []
+        for _ in range(int(self.rng.integers(0, 5))):
+            r = int(self.rng.integers(0, 10))
+            dims.append(0 if r == 0 else 1 if r <= 3 else int(self.rng.integers(2, 5)))
+        return dims
+
+    def values(self, dtype, shape, index=False):
+        n = int(np.prod(shape)) if shape else 1
+        if dtype == np.bool_:
+            return self.rng.random(n).reshape(shape) < 0.5
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            v = self.rng.integers(-2 if index else -3, 5 if index else 7, n).astype(dtype)
+            if not index:
+                special = self.rng.random(n)
+                v[special < 0.05] = info.min
+                v[(special >= 0.05) & (special < 0.1)] = info.max
+            return v.reshape(shape)
+        v = self.rng.uniform(-4, 4, n).astype(dtype)
+        special = self.rng.random(n)
+        v[special < 0.04] = np.nan
+        v[(special >= 0.04) & (special < 0.07)] = np.inf
+        v[(special >= 0.07) & (special < 0.1)] = 0.0
+        return v.reshape(shape)
+
+
+def _make(op, attrs, number):
+    """(inputs by TF arg name, attrs by name) for one case, or None if TF's OpDef needs
+    something this fuzzer cannot make."""
+    case = _Case(op, number)
+    op_def = _tf_op_def(op)
+    kiln_attr_types = {a: t for a, t, _ in attrs}
+    chosen = {}  # type attr -> numpy dtype
+    for a in op_def.attr:
+        if a.type != "type":
+            continue
+        allowed = [_DTYPES[t] for t in (tf_type_names(a.allowed_values.list.type) if a.HasField("allowed_values")
+                                         else list(_DTYPES)) if t in _DTYPES]
+        if not allowed:
+            return None
+        chosen[a.name] = allowed[int(case.rng.integers(len(allowed)))]
+    base = case.shape()
+    inputs, out_attrs = {}, {}
+    for arg in op_def.input_arg:
+        if arg.type_attr:
+            dtype = chosen.get(arg.type_attr)
+        else:
+            dtype = _DTYPES.get(_type_name(arg.type))
+        if dtype is None:
+            return None
+        index = np.issubdtype(dtype, np.integer) and arg.name not in ("x", "y", "input", "features", "value", "values")
+
+        def one():
+            if index:
+                dims = [len(base)] if case.chance(0.5) else ([] if case.chance(0.5) else [int(case.rng.integers(0, 4))])
+            elif case.chance(0.3):
+                dims = [1 if case.chance(0.3) else d for d in base[int(case.rng.integers(0, len(base) + 1)):]]
+            else:
+                dims = base
+            return case.values(dtype, dims, index)
+
+        if arg.number_attr:
+            n = int(case.rng.integers(1, 4))
+            out_attrs[arg.number_attr] = n
+            inputs[arg.name] = [one() for _ in range(n)]
+        else:
+            inputs[arg.name] = one()
+    for a in op_def.attr:
+        if a.name in out_attrs or a.type == "type" or a.name not in kiln_attr_types:
+            continue
+        if a.HasField("default_value") and case.chance(0.6):
+            continue
+        if a.type == "int":
+            out_attrs[a.name] = int(case.rng.integers(-1, 5))
+        elif a.type == "float":
+            out_attrs[a.name] = float(case.rng.choice([0.0, 0.5, 1e-3, -1.0, 2.0]))
+        elif a.type == "bool":
+            out_attrs[a.name] = bool(case.chance(0.5))
+        elif a.type == "string":
+            options = list(a.allowed_values.list.s) if a.HasField("allowed_values") else [b"NHWC", b"NCHW", b""]
+            out_attrs[a.name] = options[int(case.rng.integers(len(options)))].decode()
+        elif a.type == "list(int)":
+            out_attrs[a.name] = [int(x) for x in case.rng.integers(0, 4, int(case.rng.integers(0, 5)))]
+        else:
+            return None
+    type_attrs = {k: v for k, v in chosen.items() if k in kiln_attr_types}
+    return inputs, out_attrs, type_attrs
+
+
+def _type_name(enum_value):
+    from tensorflow.core.framework import types_pb2
+    return types_pb2.DataType.Name(enum_value)
+
+
+def tf_type_names(values):
+    return [_type_name(v) for v in values]
+
+
+def _run_kiln(op, inputs, attrs, type_attrs):
+    flat = []
+    for v in inputs.values():
+        flat.extend(v if isinstance(v, list) else [v])
+    all_attrs = dict(attrs)
+    all_attrs.update({k: kiln.as_dtype(v) for k, v in type_attrs.items()})
+    return [np.asarray(t.numpy()) for t in kiln._core.execute_op(op, [kiln.constant(x) for x in flat], all_attrs)]
+
+
+def _run_tf(tf, op, inputs, attrs, type_attrs):
+    import inspect
+    # tf.raw_ops names inputs as TensorFlow's API defs rename them (Sum's reduction_indices is
+    # `axis`): by position, in the OpDef's order.
+    params = list(inspect.signature(getattr(tf.raw_ops, op)).parameters)
+    kwargs = {params[i]: ([tf.constant(x) for x in v] if isinstance(v, list) else tf.constant(v))
+              for i, v in enumerate(inputs.values())}
+    op_def = _tf_op_def(op)
+    number_attrs = {a.number_attr for a in op_def.input_arg if a.number_attr}
+    type_attrs_of_inputs = {a.type_attr for a in op_def.input_arg if a.type_attr}
+    # The raw op's other parameters are the OpDef's attrs that inputs do not imply, in order
+    # (TensorFlow's API defs may rename them: Squeeze's squeeze_dims is `axis`).
+    settable = [a.name for a in op_def.attr if a.name not in number_attrs and a.name not in type_attrs_of_inputs]
+    attr_params = params[len(op_def.input_arg):len(op_def.input_arg) + len(settable)]
+    renamed = dict(zip(settable, attr_params))
+    kwargs.update({renamed.get(k, k): v for k, v in attrs.items() if k not in number_attrs})
+    kwargs.update({renamed.get(k, k): tf.as_dtype(v) for k, v in type_attrs.items() if k not in type_attrs_of_inputs})
+    out = getattr(tf.raw_ops, op)(**kwargs)
+    if isinstance(out, (list, tuple)):
+        return [np.asarray(o.numpy()) for o in out]
+    return [np.asarray(out.numpy())]
+
+
+def _compare(op, k, t):
+    if len(k) != len(t):
+        return "output counts differ: kiln %d, TensorFlow %d" % (len(k), len(t))
+    for i, (a, b) in enumerate(zip(k, t)):
+        if a.dtype != b.dtype:
+            return "output %d: dtype kiln %s, TensorFlow %s" % (i, a.dtype, b.dtype)
+        if a.shape != b.shape:
+            return "output %d: shape kiln %s, TensorFlow %s" % (i, a.shape, b.shape)
+        if a.dtype.kind == "f":
+            d = _ulp_distance(flush_denormals(a), b)
+            if d.size and int(d.max()) > _ULPS.get(op, 0):
+                return "output %d: %d ulps apart\nkiln %r\ntf   %r" % (i, int(d.max()), a, b)
+        elif not np.array_equal(a, b):
+            return "output %d: values differ\nkiln %r\ntf   %r" % (i, a, b)
+    return ""
+
+
+@pytest.mark.parametrize("op, attrs", _fuzzable_ops(), ids=lambda v: v if isinstance(v, str) else "")
+def test_kiln_and_tensorflow_agree_on_random_cases(tf, op, attrs):
+    findings, compared = [], 0
+    for number in range(CASES_PER_OP):
+        made = _make(op, attrs, number)
+        if made is None:
+            continue
+        inputs, out_attrs, type_attrs = made
+        if op in _KNOWN_DIFFERENCES and _KNOWN_DIFFERENCES[op](inputs):
+            continue
+        try:
+            k, k_err = _run_kiln(op, inputs, out_attrs, type_attrs), None
+        except Exception as e:  # noqa: BLE001 (the outcome is what is compared)
+            k, k_err = None, e
+        try:
+            t, t_err = _run_tf(tf, op, inputs, out_attrs, type_attrs), None
+        except Exception as e:  # noqa: BLE001
+            t, t_err = None, e
+        compared += 1
+        where = "%s case %d (attrs %r, inputs %s)" % (
+            op, number, dict(out_attrs, **{a: np.dtype(v).name for a, v in type_attrs.items()}),
+            {n: ([np.shape(x) for x in v] if isinstance(v, list) else np.shape(v)) for n, v in inputs.items()})
+        if k_err is not None and t_err is None:
+            findings.append("%s: kiln raised %s(%s), TensorFlow returned" % (where, type(k_err).__name__, k_err))
+        elif k_err is None and t_err is not None:
+            findings.append("%s: TensorFlow raised %s, kiln returned" % (where, type(t_err).__name__))
+        elif k_err is None:
+            diff = _compare(op, k, t)
+            if diff:
+                findings.append("%s: %s" % (where, diff))
+    assert compared > 0
+    assert not findings, "\n\n".join(findings[:5]) + ("\n... %d findings" % len(findings))
