@@ -197,12 +197,39 @@ int main() {
       {.arg_names = {"x"}, .input_signature = std::vector<TensorSpec>{{TensorShape({-1, 2}), DType::Float32, "x"}}});
   const std::string dir = "tour_model";
   save(dir, dense.get_concrete_function(ones({1, 2})));
-  std::cout << "saved to " << dir << "/ (graph.pb, manifest.json, variables.safetensors)\n";
+  std::cout << "saved to " << dir << "/ (saved_model.pb, variables/: TensorFlow's SavedModel)\n";
   std::cout << "in this process: " << dense(constant<float>({1, 2}, {1, 2})) << "\n";
   run_command(std::string(KILN_CLI) + " show " + dir);
   run_command(std::string(KILN_CLI) + " run " + dir + " --input 'x=[[1,2],[3,-4]]'");
   run_command(std::string(KILN_CLI) + " export-tfjs " + dir + " tour_model_tfjs");
   run_command(std::string(KILN_CLI) + " graph " + dir + " --format svg -o tour_model.svg");
   std::cout << "drew the graph in tour_model.svg\n";
+
+  section("Limits for a server: a deadline, a memory budget (kiln/limits.h)");
+  {
+    auto spin = function([](Tensor x) {  // a loop whose condition never turns false
+      auto [i, v] = while_loop([](Tensor i, Tensor) { return i >= 0; },
+                               [](Tensor i, Tensor v) { return std::make_tuple(i + 1, v * 1.0f); },
+                               std::make_tuple(constant(0), x));
+      return v;
+    });
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      RunLimitsScope limits({.timeout = std::chrono::milliseconds(50)});
+      spin(constant(1.0f));
+    } catch (const DeadlineExceededError& e) {
+      const auto ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+      std::cout << "a loop that never ends, under a 50 ms deadline: " << error_code_name(e.code()) << " after "
+                << (ms < 100 ? "50-100" : "over 100") << " ms\n";
+    }
+    try {
+      RunLimitsScope limits({.memory_limit_bytes = 1 << 20});
+      (void)zeros({1 << 20});  // 4 MB
+    } catch (const ResourceExhaustedError& e) {
+      std::cout << "4 MB of zeros under a 1 MB budget: " << error_code_name(e.code()) << "\n";
+    }
+    std::cout << "and kiln goes on: " << spin.tracing_count() << " trace, " << zeros({2}) << "\n";
+  }
   return 0;
 }

@@ -124,3 +124,21 @@ for step in range(100):
     loss = train_step(features, targets)
 print("loss %.6f, w %s, b %.3f, traces %d" % (float(loss), w.numpy().ravel().round(3), float(b),
                                               train_step.experimental_get_tracing_count()))
+
+section("Limits for a server (kiln's own): a deadline stops a loop that never ends")
+
+
+@tf.function
+def spin(x):
+    i = tf.constant(0)
+    while i >= 0:  # never false
+        i += 1
+    return x + tf.cast(i, tf.float32)
+
+
+with tf.config.run_limits(timeout=0.05):
+    try:
+        spin(tf.constant(1.0))
+    except tf.errors.DeadlineExceededError as e:
+        print(type(e).__name__ + ":", str(e).splitlines()[0])
+print("Ctrl-C stops such a call too, with KeyboardInterrupt")
