@@ -376,19 +376,23 @@ void select_grad(GradContext& c) {
 }
 
 // Division-like ops (integer division by zero raises) are not fused: their kernels check.
-#define KILN_BINARY_OP(Name, Functor, Traits, Types, Grad, Out)                                                   \
-  const OpDef& op::Name() {                                                                                       \
-    static const OpDef def = {                                                                                    \
-        .name = #Name,                                                                                            \
-        .num_inputs = 2,                                                                                          \
-        .num_outputs = 1,                                                                                         \
-        .traits = Traits,                                                                                         \
-        .infer = infer_binary,                                                                                    \
-        .kernels = kernels_for<BinaryKernel<Functor, false>::K, Types>(),                                         \
-        .chunk = is_int_division<Functor>() || is_int_power<Functor>() ? nullptr : &binary_chunk<Functor, Types>, \
-        .grad = Grad,                                                                                             \
-        .output_args = {Out}};                                                                                    \
-    return def;                                                                                                   \
+#define KILN_BINARY_OP(Name, Functor, Traits, Types, Grad, Out) \
+  KILN_BINARY_OP_INFER(Name, Functor, Traits, Grad, Out, infer_binary, Types)
+// The same with its own shape function; the dtypes (a list) come last.
+#define KILN_BINARY_OP_INFER(Name, Functor, Traits, Grad, Out, Infer, ...)                            \
+  const OpDef& op::Name() {                                                                           \
+    static const OpDef def = {.name = #Name,                                                          \
+                              .num_inputs = 2,                                                        \
+                              .num_outputs = 1,                                                       \
+                              .traits = Traits,                                                       \
+                              .infer = Infer,                                                         \
+                              .kernels = kernels_for<BinaryKernel<Functor, false>::K, __VA_ARGS__>(), \
+                              .chunk = is_int_division<Functor>() || is_int_power<Functor>()          \
+                                           ? nullptr                                                  \
+                                           : &binary_chunk<Functor, __VA_ARGS__>,                     \
+                              .grad = Grad,                                                           \
+                              .output_args = {Out}};                                                  \
+    return def;                                                                                       \
   }
 #define KILN_COMPARE_OP(Name, Functor, Traits, Types)                                          \
   const OpDef& op::Name() {                                                                    \
@@ -430,18 +434,7 @@ void infer_relu_grad(InferContext& c) {
            dims_text(*c.in(0).dims) + " != input 1: " + dims_text(*c.in(1).dims));
   infer_binary(c);
 }
-const OpDef& op::ReluGrad() {
-  static const OpDef def = {.name = "ReluGrad",
-                            .num_inputs = 2,
-                            .num_outputs = 1,
-                            .traits = kEw,
-                            .infer = infer_relu_grad,
-                            .kernels = kernels_for<BinaryKernel<ReluGradF, false>::K, KILN_NUMERIC>(),
-                            .chunk = &binary_chunk<ReluGradF, KILN_NUMERIC>,
-                            .grad = &relu_grad_grad,
-                            .output_args = {"backprops"}};
-  return def;
-}
+KILN_BINARY_OP_INFER(ReluGrad, ReluGradF, kEw, &relu_grad_grad, "backprops", infer_relu_grad, KILN_NUMERIC)
 KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC)
