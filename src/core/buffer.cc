@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/run_limits.h"
+#include "core/tls.h"
 #include "kiln/errors.h"
 
 namespace kiln {
@@ -77,9 +78,12 @@ SharedPool& shared_pool() {
 
 // False once this thread's cache is destroyed (a buffer released by a later static
 // destructor then goes to the shared pool). A trivially destructible flag stays readable.
-thread_local int t_cache_state = 0;  // 0: not built yet, 1: alive, 2: destroyed
-
+KILN_TLS thread_local int t_cache_state = 0;  // 0: not built yet, 1: alive, 2: destroyed
 struct ThreadCache;
+// This thread's cache while it is alive. The cache itself is on the heap: libkiln's
+// thread-locals must stay small (core/tls.h).
+KILN_TLS thread_local ThreadCache* t_cache_alive = nullptr;
+
 // The live thread caches, for buffer_stats (which sums what they hold).
 struct CacheRegistry {
   std::mutex mu;
@@ -99,12 +103,14 @@ struct ThreadCache {
 
   ThreadCache() {
     t_cache_state = 1;
+    t_cache_alive = this;
     CacheRegistry& r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
     r.caches.push_back(this);
   }
   ~ThreadCache() {
     t_cache_state = 2;
+    t_cache_alive = nullptr;
     {
       CacheRegistry& r = registry();
       std::lock_guard<std::mutex> lock(r.mu);
@@ -149,12 +155,19 @@ struct ThreadCache {
     held.store(0, std::memory_order_relaxed);
   }
 };
-thread_local ThreadCache t_cache;
+// Destroys the thread's cache when the thread exits.
+struct CacheOwner {
+  ThreadCache* cache = nullptr;
+  ~CacheOwner() { delete cache; }
+};
+KILN_TLS thread_local CacheOwner t_cache_owner;
 
-// This thread's cache, or null once it has been destroyed.
+// This thread's cache (made on first use), or null once it has been destroyed.
 ThreadCache* thread_cache() {
+  if (ThreadCache* c = t_cache_alive) return c;
   if (t_cache_state == 2) return nullptr;
-  return &t_cache;
+  t_cache_owner.cache = new ThreadCache();  // its constructor sets t_cache_alive
+  return t_cache_owner.cache;
 }
 
 int class_of(size_t bytes) {

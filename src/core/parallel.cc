@@ -10,6 +10,7 @@
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
 #include "core/run_limits.h"
+#include "core/tls.h"
 
 #if defined(__linux__)
 #include <sched.h>
@@ -66,7 +67,7 @@ struct Job {
 
 }  // namespace
 
-static thread_local bool t_serial_kernels = false;  // inside an inter-op parallel plan
+KILN_TLS static thread_local bool t_serial_kernels = false;  // inside an inter-op parallel plan
 
 int configured_threads() { return std::max(1, g_threads.load(std::memory_order_relaxed)); }
 int intra_op_threads() { return t_serial_kernels ? 1 : configured_threads(); }

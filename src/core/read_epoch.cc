@@ -9,6 +9,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/tls.h"
+
 namespace kiln::detail {
 namespace {
 
@@ -60,7 +62,7 @@ struct LocalReader {
 };
 
 Reader& local_reader() {
-  thread_local LocalReader local;
+  KILN_TLS thread_local LocalReader local;
   return *local.reader;
 }
 

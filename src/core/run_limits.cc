@@ -4,13 +4,13 @@
 
 #include <string>
 
+#include "core/tls.h"
 #include "kiln/errors.h"
 
 namespace kiln::detail {
 namespace {
 
-thread_local ActiveLimits* t_limits = nullptr;
-thread_local uint32_t t_checks = 0;  // the clock is read on every eighth check
+KILN_TLS thread_local uint32_t t_checks = 0;  // the clock is read on every eighth check
 
 int64_t steady_now_ns() {
   timespec ts{};
@@ -20,8 +20,7 @@ int64_t steady_now_ns() {
 
 }  // namespace
 
-ActiveLimits* active_limits() { return t_limits; }
-void set_active_limits(ActiveLimits* limits) { t_limits = limits; }
+KILN_TLS thread_local ActiveLimits* t_active_limits = nullptr;
 
 std::atomic<uint64_t>& interrupt_count() {
   static std::atomic<uint64_t> count{0};

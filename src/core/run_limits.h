@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/buffer.h"
+#include "core/tls.h"
 #include "kiln/limits.h"
 
 namespace kiln::detail {
@@ -24,9 +25,10 @@ static_assert(kMaxBufferBudgets == ActiveLimits::kMaxBudgets, "a buffer holds ev
 void budget_unref(BudgetState* b) noexcept;
 
 // This thread's limits, or null. Worker threads that run a caller's work adopt its limits
-// for the duration (LimitsAdoption).
-ActiveLimits* active_limits();
-void set_active_limits(ActiveLimits* limits);
+// for the duration (LimitsAdoption). Inline: plans and the allocator read it per call.
+KILN_TLS extern thread_local ActiveLimits* t_active_limits;
+inline ActiveLimits* active_limits() { return t_active_limits; }
+inline void set_active_limits(ActiveLimits* limits) { t_active_limits = limits; }
 
 inline void check_limits() {
   if (ActiveLimits* l = active_limits()) l->check();

@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "core/tls.h"
+
 namespace kiln::detail {
 namespace {
 // TensorImpl objects are recycled per thread: an eager op creates one per output.
 constexpr size_t kImplCacheMax = 256;
-thread_local int t_impl_cache_state = 0;  // 0: not built, 1: alive, 2: destroyed
+KILN_TLS thread_local int t_impl_cache_state = 0;  // 0: not built, 1: alive, 2: destroyed
 struct ImplCache {
   std::vector<void*> free;
   ImplCache() { t_impl_cache_state = 1; }
@@ -18,7 +20,7 @@ struct ImplCache {
     for (void* p : free) ::operator delete(p, std::align_val_t(alignof(TensorImpl)));
   }
 };
-thread_local ImplCache t_impls;
+KILN_TLS thread_local ImplCache t_impls;
 }  // namespace
 
 void* TensorImpl::operator new(size_t n) {

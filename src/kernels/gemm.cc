@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "core/scratch.h"
 #include "kernels/blas.h"
 #include "kernels/eigen_core.h"
 #include "kernels/gemm_short.h"
@@ -268,16 +269,15 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
     if (work >= kSmallGemmWork) return gemm_large<T>(ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, c, n);
   }
   // Small or integer: bring both operands to plain row-major, then the i-k-j loop.
-  thread_local std::vector<T> pack_a, pack_b;
   if (ta) {
-    pack_a.resize(m * k);
-    transpose_into(a, k, m, pack_a.data());
-    a = pack_a.data();
+    T* pack_a = detail::scratch<T>(detail::kGemmScratchA, static_cast<size_t>(m * k));
+    transpose_into(a, k, m, pack_a);
+    a = pack_a;
   }
   if (tb) {
-    pack_b.resize(k * n);
-    transpose_into(b, n, k, pack_b.data());
-    b = pack_b.data();
+    T* pack_b = detail::scratch<T>(detail::kGemmScratchB, static_cast<size_t>(k * n));
+    transpose_into(b, n, k, pack_b);
+    b = pack_b;
   }
 #if defined(__AVX512F__)
   if constexpr (std::is_same_v<T, float>)

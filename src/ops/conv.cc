@@ -11,6 +11,7 @@
 #endif
 
 #include "core/parallel.h"
+#include "core/scratch.h"
 #include "kernels/gemm.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -321,12 +322,11 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
   const int64_t min_parallel = std::max<int64_t>(2, kParallelGemmWork / std::max<int64_t>(block_work, 1));
   parallel_for(blocks, min_parallel, [&](int64_t lo, int64_t hi) {
     SerialKernelsScope serial;  // this thread's share is one GEMM at a time
-    thread_local std::vector<T> cols;
     for (int64_t blk = lo; blk < hi; ++blk) {
       const int64_t r0 = blk * block, r1 = std::min(rows, r0 + block);
       const T* a = x + r0 * patch;
       if (!pointwise) {
-        cols.resize(static_cast<size_t>(block * patch));
+        T* cols = detail::scratch<T>(detail::kConvScratch, static_cast<size_t>(block * patch));
         // The block's first output pixel; later ones step along x, then y, then the batch.
         int64_t ox = r0 % g.x.out, oy = (r0 / g.x.out) % g.y.out, b = r0 / (g.x.out * g.y.out);
         for (int64_t r = r0; r < r1; ++r, ++ox) {
@@ -337,7 +337,7 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
               ++b;
             }
           }
-          T* row = cols.data() + (r - r0) * patch;
+          T* row = cols + (r - r0) * patch;
           const int64_t ix0 = ox * g.sw - g.x.pad_before;
           // Undilated and inside the image across: each window row is kw * C contiguous values.
           const bool across_inside = g.dw == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
@@ -364,7 +364,7 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
             }
           }
         }
-        a = cols.data();
+        a = cols;
       }
       kernels::gemm<T>(false, false, r1 - r0, oc, patch, a, w, y + r0 * oc);
       apply_epilogue(y + r0 * oc, r1 - r0, oc, bias, epilogue);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/tls.h"
+
 namespace kiln::ops {
 
 TensorShape shape_of(const InputInfo& in) { return in.unknown_rank ? TensorShape::unknown() : TensorShape(*in.dims); }
@@ -94,7 +96,7 @@ std::vector<int64_t> int_values(const TensorImpl& t) {
 }
 
 namespace {
-thread_local bool t_unseen_value = false;
+KILN_TLS thread_local bool t_unseen_value = false;
 }
 
 UnseenValueProbe::UnseenValueProbe() : previous_(t_unseen_value) { t_unseen_value = false; }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/scratch.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -144,8 +145,7 @@ struct MinR {
 // Permutes x so kept axes come first and reduced axes last; returns the data pointer to
 // reduce as [outer, inner] rows (inner = product of reduced dims).
 template <class T>
-const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask, std::vector<T>& scratch,
-                              int64_t* outer, int64_t* inner) {
+const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask, int64_t* outer, int64_t* inner) {
   const size_t r = x.dims.size();
   *outer = 1;
   *inner = 1;
@@ -168,7 +168,7 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
     last = perm[i];
   }
   if (identity) return x.as<T>();
-  scratch.resize(static_cast<size_t>(x.num_elements));
+  T* copy = detail::scratch<T>(detail::kReduceScratch, static_cast<size_t>(x.num_elements));
   const Dims st = strides_of(x.dims);
   Dims pd(r), ps(r), idx(r, 0);
   for (size_t i = 0; i < r; ++i) {
@@ -179,13 +179,13 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
   for (int64_t o = 0; o < x.num_elements; ++o) {
     int64_t off = 0;
     for (size_t i = 0; i < r; ++i) off += idx[i] * ps[i];
-    scratch[o] = src[off];
+    copy[o] = src[off];
     for (int i = static_cast<int>(r) - 1; i >= 0; --i) {
       if (++idx[i] < pd[i]) break;
       idx[i] = 0;
     }
   }
-  return scratch.data();
+  return copy;
 }
 
 // The sum of a contiguous row of floats, pairwise as Eigen (TensorFlow's kernels) does: leaves
@@ -247,9 +247,8 @@ struct ReduceKernel {
       for (size_t i = lead; i < mask.size(); ++i) rest_kept &= !mask[i];
       if constexpr (std::is_same_v<R, MeanR> && std::is_same_v<T, int32_t>) {
         // TensorFlow sums an int32 mean in 64 bits: the mean of two INT32_MAX is INT32_MAX.
-        thread_local std::vector<T> scratch;
         int64_t outer, inner;
-        const T* p = to_kept_then_reduced<T>(x, mask, scratch, &outer, &inner);
+        const T* p = to_kept_then_reduced<T>(x, mask, &outer, &inner);
         for (int64_t o = 0; o < outer; ++o) {
           int64_t acc = 0;
           for (int64_t i = 0; i < inner; ++i) acc += p[o * inner + i];
@@ -272,9 +271,8 @@ struct ReduceKernel {
         for (int64_t j = 0; j < cols; ++j) out[j] = R::finish(out[j], rows);
         return;
       }
-      thread_local std::vector<T> scratch;
       int64_t outer, inner;
-      const T* p = to_kept_then_reduced<T>(x, mask, scratch, &outer, &inner);
+      const T* p = to_kept_then_reduced<T>(x, mask, &outer, &inner);
       for (int64_t o = 0; o < outer; ++o) {
         const T* row = p + o * inner;
         if constexpr (kPairwise<R, T>) {
@@ -375,9 +373,8 @@ struct SoftmaxKernel {
         for (int64_t i = 1; i < n; ++i) mx = std::max(mx, xr[i]);
         for (int64_t i = 0; i < n; ++i) orow[i] = xr[i] - mx;
         if constexpr (Log) {
-          thread_local std::vector<T> tmp;
-          tmp.resize(n);
-          kernels::vexp(orow, tmp.data(), n);
+          T* tmp = detail::scratch<T>(detail::kReduceScratch, static_cast<size_t>(n));
+          kernels::vexp(orow, tmp, n);
           T sum = 0;
           for (int64_t i = 0; i < n; ++i) sum += tmp[i];
           const T ls = std::log(sum);

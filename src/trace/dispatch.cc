@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 
+#include "core/tls.h"
 #include "eager/execute.h"
 #include "ops/op_list.h"
 #include "trace/op_observer.h"
@@ -11,8 +12,8 @@
 
 namespace kiln::trace {
 namespace {
-thread_local TraceContext* t_current = nullptr;
-thread_local std::vector<OpObserver*>* t_observers = nullptr;  // null or non-empty
+KILN_TLS thread_local TraceContext* t_current = nullptr;
+KILN_TLS thread_local std::vector<OpObserver*>* t_observers = nullptr;  // null or non-empty
 
 [[noreturn]] void fail_escaped(const ops::OpDef& op, const Tensor& t) {
   throw InvalidArgumentError(
