@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "kiln/errors.h"
 #include "core/tls.h"
+#include "kiln/errors.h"
 
 namespace kiln::detail {
 namespace {
