@@ -1,7 +1,7 @@
 // KILN_TLS marks libkiln's own thread-locals for the initial-exec TLS model: a plain
-// %fs-relative load on the per-op hot path. The library's default model stays dynamic
-// (TLS descriptors), so references to other libraries' thread-locals (libstdc++'s for
-// std::call_once) do not force those libraries into static TLS.
+// %fs-relative load on the per-op hot path. The library's default model stays dynamic, so
+// references to other libraries' thread-locals (libstdc++'s, for std::call_once) do not
+// force those libraries into static TLS.
 //
 // libkiln is loaded with dlopen (Python, R) beside TensorFlow, JAX and MPI, and its
 // initial-exec block comes from the small static surplus glibc keeps for such libraries:
