@@ -128,10 +128,12 @@ std::vector<Tensor> execute_op(const std::string& name, const std::vector<Tensor
     }
   }
   if (used != attrs.size())
-    for (const auto& [attr, value] : attrs)
+    for (const auto& entry : attrs) {
+      const std::string& attr = entry.first;  // a plain reference: clang 14 cannot capture a structured binding
       if (std::none_of(op->attr_specs.begin(), op->attr_specs.end(),
                        [&](const ops::AttrSpec& s) { return attr == s.name; }))
         throw InvalidArgumentError(name + " has no attr '" + attr + "'");
+    }
   if (op->num_inputs >= 0 && static_cast<int>(inputs.size()) != op->num_inputs)
     throw InvalidArgumentError(name + " takes " + std::to_string(op->num_inputs) + " inputs, got " +
                                std::to_string(inputs.size()));
