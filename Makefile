@@ -8,7 +8,7 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 # They also build the Python extension into python/kiln, which the venv imports (kiln-dev.pth).
 CMAKE_FLAGS ?= -DKILN_NATIVE=ON -DKILN_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON)
 
-.PHONY: all deps venv build demo test pytest bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
+.PHONY: all deps venv build demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
 
 all: build
 
@@ -41,6 +41,10 @@ test: build
 
 pytest: build
 	$(PYTHON) -m pytest -q python/tests
+
+# docs/ops.md, generated from the op registry (a test fails when it is stale).
+docs: build
+	PYTHONPATH=python $(PYTHON) scripts/gen_op_docs.py
 
 bench: build
 	./$(BUILD)/bench/kiln_bench --benchmark_min_time=0.2

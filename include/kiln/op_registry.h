@@ -20,11 +20,31 @@ struct OpAttrInfo {
   // floats with 9 significant digits, shapes as "[2, -1]" or "<unknown>"); none when a
   // NodeDef must carry the attr.
   std::optional<std::string> default_value;
+  std::string api_name;  // its name in TensorFlow's Python raw_ops (its api_def may rename it)
 };
+
+// One input argument, by TensorFlow's name. A list argument takes several tensors: as many
+// as its number attr says (set from the list's length by generated front ends), or the rest.
+struct OpArgInfo {
+  std::string name;
+  bool list = false;
+  std::string number_attr;  // empty: none
+  std::string api_name;     // its name in TensorFlow's Python raw_ops (its api_def may rename it)
+};
+
+// What a gradient does for an op: computes one, passes none (TensorFlow's NotDifferentiable,
+// as comparisons), or has none yet (a gradient that must pass through it is an error).
+enum class OpGradient { kDefined, kNotDifferentiable, kMissing };
 
 struct OpInfo {
   std::string name;
-  std::vector<OpAttrInfo> attrs;  // the attrs kiln reads, in its order; "_" ones (annotations) left out
+  std::vector<OpArgInfo> inputs;     // in order; inputs TensorFlow passes as resource handles are not listed
+  std::vector<std::string> outputs;  // TensorFlow's output arg names (one for a list output)
+  int num_outputs = 0;               // -1: decided by the inputs and attrs (a list output)
+  std::vector<OpAttrInfo> attrs;     // the attrs kiln reads, in its order; "_" ones (annotations) left out
+  std::vector<DType> dtypes;         // the dtypes it has kernels for (of its type attr, T)
+  OpGradient gradient = OpGradient::kMissing;
+  bool runnable_by_name = false;  // execute_op (kiln.raw_ops) can run it
   bool stateful = false;          // never folded, merged or pruned
   bool tfjs = false;              // TensorFlow.js's graph models have it (export-tfjs may write it)
   bool internal = false;          // made by kiln's optimizer, never saved

@@ -54,6 +54,39 @@ void bind_ops(nb::module_& m) {
     }
     return out;
   });
+  // The registry as the generated front end (kiln.raw_ops) and docs/ops.md read it: one dict
+  // per op; inputs (name, list, number attr or None, raw_ops name), attrs (name, type,
+  // default text or None, raw_ops name).
+  m.def("_op_catalog", [] {
+    nb::list out;
+    for (const OpInfo& op : registered_ops()) {
+      nb::list inputs, attrs, dtypes;
+      for (const OpArgInfo& a : op.inputs)
+        inputs.append(nb::make_tuple(a.name, a.list,
+                                     a.number_attr.empty() ? nb::none() : nb::str(a.number_attr.c_str()), a.api_name));
+      for (const OpAttrInfo& a : op.attrs)
+        attrs.append(nb::make_tuple(
+            a.name, a.type, a.default_value ? nb::object(nb::str(a.default_value->c_str())) : nb::none(), a.api_name));
+      for (DType d : op.dtypes) dtypes.append(nb::str(std::string(dtype_name(d)).c_str()));
+      const char* gradient = op.gradient == OpGradient::kDefined             ? "yes"
+                             : op.gradient == OpGradient::kNotDifferentiable ? "none"
+                                                                             : "missing";
+      nb::dict d;
+      d["name"] = op.name;
+      d["inputs"] = inputs;
+      d["outputs"] = op.outputs;
+      d["list_output"] = op.outputs.size() == 1 && op.num_outputs != 1;
+      d["attrs"] = attrs;
+      d["dtypes"] = dtypes;
+      d["gradient"] = gradient;
+      d["runnable"] = op.runnable_by_name;
+      d["stateful"] = op.stateful;
+      d["tfjs"] = op.tfjs;
+      d["internal"] = op.internal;
+      out.append(d);
+    }
+    return out;
+  });
   // kiln.raw_ops' generic form (and the kernel fuzzer's TensorFlow side): an op by name,
   // attrs by name; Python values become attr kinds as execute_op takes them.
   m.def(

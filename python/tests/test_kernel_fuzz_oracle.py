@@ -22,7 +22,11 @@ CASES_PER_OP = 40
 _ULPS = {"Exp": 4, "Log": 4, "Tanh": 4, "Sigmoid": 4, "Rsqrt": 4, "Sqrt": 1, "Pow": 8, "Atan2": 4, "Softmax": 8,
          "LogSoftmax": 8, "Mean": 64, "Sum": 64, "Prod": 64, "MatMul": 64, "BatchMatMulV2": 64, "RealDiv": 1,
          "Conv2D": 64, "AvgPool": 8, "BiasAdd": 0, "FusedBatchNormV3": 64, "SquaredDifference": 1,
-         "SparseSoftmaxCrossEntropyWithLogits": 64}
+         "SparseSoftmaxCrossEntropyWithLogits": 64,
+         # The rest of the elementwise math: kiln calls the C library, TensorFlow Eigen's versions.
+         "Sin": 4, "Cos": 4, "Tan": 4, "Asin": 4, "Acos": 4, "Atan": 4, "Sinh": 4, "Cosh": 4, "Asinh": 4, "Acosh": 4,
+         "Atanh": 4, "Log1p": 4, "Expm1": 4, "Erf": 4, "Erfc": 8, "Erfinv": 8, "Lgamma": 8, "Digamma": 16,
+         "Softplus": 4, "Elu": 4, "Selu": 4, "Softsign": 1}
 
 # Cases where kiln deliberately or knowingly differs, with the reason; they are skipped, and
 # every other case of the op is compared.
@@ -39,6 +43,8 @@ _KNOWN_DIFFERENCES = {
     # TensorFlow 2.21's CPU Round of an integer tensor returns zeros (raw_ops.Round([1, 2]) is
     # [0, 0]); kiln registers Round for float types only, as tf.math.round's docs describe.
     "Round": lambda inputs: np.issubdtype(np.asarray(inputs["x"]).dtype, np.integer),
+    # TensorFlow 2.21's float64 Erf of +-inf is NaN; kiln gives +-1 (the limit; float32 agrees).
+    "Erf": lambda inputs: np.asarray(inputs["x"]).dtype == np.float64 and np.isinf(inputs["x"]).any(),
 }
 
 _DTYPES = {"DT_FLOAT": np.float32, "DT_DOUBLE": np.float64, "DT_INT32": np.int32, "DT_INT64": np.int64,
@@ -116,7 +122,13 @@ def _make(op, attrs, number):
         chosen[a.name] = allowed[int(case.rng.integers(len(allowed)))]
     base = case.shape()
     inputs, out_attrs = {}, {}
+    type_list_attrs = {arg.type_list_attr for arg in op_def.input_arg if arg.type_list_attr}
     for arg in op_def.input_arg:
+        if arg.type_list_attr:  # a list of tensors of any dtypes (IdentityN's input)
+            dtypes = list(_DTYPES.values())
+            inputs[arg.name] = [case.values(dtypes[int(case.rng.integers(len(dtypes)))], base)
+                                for _ in range(int(case.rng.integers(1, 4)))]
+            continue
         if arg.type_attr:
             dtype = chosen.get(arg.type_attr)
         else:
@@ -141,7 +153,7 @@ def _make(op, attrs, number):
         else:
             inputs[arg.name] = one()
     for a in op_def.attr:
-        if a.name in out_attrs or a.type == "type" or a.name not in kiln_attr_types:
+        if a.name in out_attrs or a.type == "type" or a.name in type_list_attrs or a.name not in kiln_attr_types:
             continue
         if a.HasField("default_value") and case.chance(0.6):
             continue
@@ -189,7 +201,8 @@ def _run_tf(tf, op, inputs, attrs, type_attrs):
               for i, v in enumerate(inputs.values())}
     op_def = _tf_op_def(op)
     number_attrs = {a.number_attr for a in op_def.input_arg if a.number_attr}
-    type_attrs_of_inputs = {a.type_attr for a in op_def.input_arg if a.type_attr}
+    type_attrs_of_inputs = {a.type_attr or a.type_list_attr for a in op_def.input_arg
+                            if a.type_attr or a.type_list_attr}
     # The raw op's other parameters are the OpDef's attrs that inputs do not imply, in order
     # (TensorFlow's API defs may rename them: Squeeze's squeeze_dims is `axis`).
     settable = [a.name for a in op_def.attr if a.name not in number_attrs and a.name not in type_attrs_of_inputs]

@@ -118,8 +118,10 @@ KILN_UNARY_IMPL(ones_like, OnesLike)
 
 Tensor cast(const Tensor& x, DType dtype) {
   // One attrs object per target dtype, built once: an eager call constructs no attrs.
-  static const Attrs by_dtype[kNumDTypes] = {Attrs{DType::Bool}, Attrs{DType::Int32}, Attrs{DType::Int64},
-                                             Attrs{DType::Float32}, Attrs{DType::Float64}};
+  static const Attrs by_dtype[kNumDTypes] = {
+      with_defaults(op::Cast(), Attrs{DType::Bool}), with_defaults(op::Cast(), Attrs{DType::Int32}),
+      with_defaults(op::Cast(), Attrs{DType::Int64}), with_defaults(op::Cast(), Attrs{DType::Float32}),
+      with_defaults(op::Cast(), Attrs{DType::Float64})};
   return trace::dispatch1(op::Cast(), {&x}, by_dtype[static_cast<int>(dtype)], "Cast");
 }
 
@@ -129,7 +131,10 @@ Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) {
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
   // The four attr combinations, built once: an eager call constructs no attrs.
-  static const Attrs combos[4] = {Attrs{false, false}, Attrs{false, true}, Attrs{true, false}, Attrs{true, true}};
+  // MatMul's and BatchMatMulV2's attrs agree in kind and default (transpose/adj, grad hints).
+  static const Attrs combos[4] = {
+      with_defaults(op::MatMul(), Attrs{false, false}), with_defaults(op::MatMul(), Attrs{false, true}),
+      with_defaults(op::MatMul(), Attrs{true, false}), with_defaults(op::MatMul(), Attrs{true, true})};
   const Attrs& attrs = combos[(transpose_a ? 2 : 0) + (transpose_b ? 1 : 0)];
   const bool batched = (a.defined() && a.rank() > 2) || (b.defined() && b.rank() > 2);
   if (batched) return trace::dispatch1(op::BatchMatMulV2(), {&a, &b}, attrs, "MatMul");

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/dtype_table.h"
+#include "ops/gradient.h"
 #include "ops/op_list.h"
 #include "trace/dispatch.h"
 
@@ -40,22 +41,49 @@ std::string default_text(const ops::AttrValue& v) {
   return "?";
 }
 
+// execute_op's refusals that depend only on the row.
+bool runnable_by_name(const ops::OpDef& op) {
+  if (op.has(ops::kInternal) || op.has(ops::kNoKernel) || op.has(ops::kControlFlow)) return false;
+  for (const ops::AttrSpec& spec : op.attr_specs)
+    if (spec.kind == ops::AttrKind::kResource || spec.kind == ops::AttrKind::kFunc ||
+        spec.kind == ops::AttrKind::kFuncList)
+      return false;
+  return true;
+}
+
 }  // namespace
 
 std::vector<OpInfo> registered_ops() {
   std::vector<OpInfo> out;
   for (const ops::OpDef* op : ops::all_ops()) {
     OpInfo info{.name = op->name,
+                .inputs = {},
+                .outputs = {op->output_args.begin(), op->output_args.end()},
+                .num_outputs = op->num_outputs,
                 .attrs = {},
+                .dtypes = {},
+                .gradient = op->grad == nullptr             ? OpGradient::kMissing
+                            : op->grad == &ops::no_gradient ? OpGradient::kNotDifferentiable
+                                                            : OpGradient::kDefined,
+                .runnable_by_name = runnable_by_name(*op),
                 .stateful = op->is_stateful(),
                 .tfjs = op->has(ops::kTfjs),
                 .internal = op->has(ops::kInternal)};
+    if (op->num_outputs == 0) info.outputs.clear();
+    for (const ops::ArgSpec& a : op->input_args)
+      info.inputs.push_back({.name = a.name,
+                             .list = a.list,
+                             .number_attr = a.number_attr ? a.number_attr : "",
+                             .api_name = a.api_name ? a.api_name : a.name});
+    for (int d = 0; d < kNumDTypes; ++d)
+      if (op->kernel_for(static_cast<DType>(d))) info.dtypes.push_back(static_cast<DType>(d));
     for (const ops::AttrSpec& a : op->attr_specs) {
       if (a.name[0] == '_') continue;  // annotations (_user_specified_name), kiln's variable refs
       info.attrs.push_back(OpAttrInfo{
           .name = a.name,
           .type = ops::attr_kind_name(a.kind),
-          .default_value = a.has_default() ? std::optional<std::string>(default_text(a.default_value)) : std::nullopt});
+          .default_value = a.has_default() ? std::optional<std::string>(default_text(a.default_value)) : std::nullopt,
+          .api_name = a.api_name ? a.api_name : a.name});
     }
     out.push_back(std::move(info));
   }

@@ -49,6 +49,7 @@ Node* Graph::find(const std::string& name) const {
 
 Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs_in,
                       ops::Attrs attrs, std::vector<Node*> control_inputs) {
+  attrs = ops::with_defaults(op, std::move(attrs));
   std::vector<ops::InputInfo> infos;
   infos.reserve(inputs_in.size());
   for (const Output& o : inputs_in) infos.push_back(input_info(o));
@@ -73,6 +74,7 @@ Node* Graph::add_node_with_outputs(const ops::OpDef& op, const std::string& name
                                    ops::Attrs attrs, std::vector<DType> dtypes, std::vector<TensorShape> shapes,
                                    std::vector<Node*> control_inputs) {
   auto node = std::make_unique<Node>();
+  attrs = ops::with_defaults(op, std::move(attrs));
   node->name = unique_name(name_hint);
   node->op = &op;
   node->attrs = std::move(attrs);

@@ -312,6 +312,11 @@ class Writer {
     if (n.op->type_attr && !n.inputs.empty())
       attrs[n.op->type_attr].set_type(
           to_proto(type_of_input(n.op->type_attr_input).node->out_dtypes[type_of_input(n.op->type_attr_input).index]));
+    if (n.op->type_list_attr) {
+      tensorflow::AttrValue& list = attrs[n.op->type_list_attr];
+      list.mutable_list();  // present even when empty
+      for (const Output& o : n.inputs) list.mutable_list()->add_type(to_proto(o.node->out_dtypes[o.index]));
+    }
     for (const auto& [name, idx] : n.op->index_type_attrs) {
       if (n.inputs.empty()) continue;
       const Output o = type_of_input(idx);

@@ -422,6 +422,7 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
                                std::to_string(handles.size()));
   // Attrs kiln derives on export (dtype attrs, control-flow signatures) are recomputed.
   if (op->type_attr) known.insert(op->type_attr);
+  if (op->type_list_attr) known.insert(op->type_list_attr);
   for (const auto& [name, idx] : op->index_type_attrs) known.insert(name);
   if (op->has(ops::kControlFlow)) known.insert({"T", "Tcond", "Tin", "Tout", "output_shapes", "parallel_iterations"});
   for (const auto& [name, value] : nd.attr())

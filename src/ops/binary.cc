@@ -377,13 +377,14 @@ void select_grad(GradContext& c) {
 
 // Division-like ops (integer division by zero raises) are not fused: their kernels check.
 #define KILN_BINARY_OP(Name, Functor, Traits, Types, Grad, Out) \
-  KILN_BINARY_OP_INFER(Name, Functor, Traits, Grad, Out, infer_binary, Types)
-// The same with its own shape function; the dtypes (a list) come last.
-#define KILN_BINARY_OP_INFER(Name, Functor, Traits, Grad, Out, Infer, ...)                            \
+  KILN_BINARY_OP_INFER(Name, Functor, Traits, Grad, Out, "x", "y", infer_binary, Types)
+// The same with its own input names and shape function; the dtypes (a list) come last.
+#define KILN_BINARY_OP_INFER(Name, Functor, Traits, Grad, Out, In0, In1, Infer, ...)                  \
   const OpDef& op::Name() {                                                                           \
     static const OpDef def = {.name = #Name,                                                          \
                               .num_inputs = 2,                                                        \
                               .num_outputs = 1,                                                       \
+                              .input_args = {In0, In1},                                               \
                               .traits = Traits,                                                       \
                               .infer = Infer,                                                         \
                               .kernels = kernels_for<BinaryKernel<Functor, false>::K, __VA_ARGS__>(), \
@@ -399,6 +400,7 @@ void select_grad(GradContext& c) {
     static const OpDef def = {.name = #Name,                                                   \
                               .num_inputs = 2,                                                 \
                               .num_outputs = 1,                                                \
+                              .input_args = {"x", "y"},                                        \
                               .traits = Traits,                                                \
                               .infer = infer_compare,                                          \
                               .kernels = kernels_for<BinaryKernel<Functor, true>::K, Types>(), \
@@ -419,7 +421,7 @@ KILN_BINARY_OP(Pow, PowF, kEw | kTfjs, KILN_NUMERIC, &pow_grad, "z")
 KILN_BINARY_OP(Maximum, MaxF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<true>, "z")
 KILN_BINARY_OP(Minimum, MinF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<false>, "z")
 KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC | kTfjs, KILN_NUMERIC, &sqdiff_grad, "z")
-KILN_BINARY_OP(Atan2, Atan2F, kEw | kTfjs, KILN_FLOATS, &atan2_grad, "z")
+KILN_BINARY_OP_INFER(Atan2, Atan2F, kEw | kTfjs, &atan2_grad, "z", "y", "x", infer_binary, KILN_FLOATS)
 // ReluGrad does not broadcast: TensorFlow requires gradients and features of one shape.
 void infer_relu_grad(InferContext& c) {
   bool differ = false;
@@ -434,7 +436,8 @@ void infer_relu_grad(InferContext& c) {
            dims_text(*c.in(0).dims) + " != input 1: " + dims_text(*c.in(1).dims));
   infer_binary(c);
 }
-KILN_BINARY_OP_INFER(ReluGrad, ReluGradF, kEw, &relu_grad_grad, "backprops", infer_relu_grad, KILN_NUMERIC)
+KILN_BINARY_OP_INFER(ReluGrad, ReluGradF, kEw, &relu_grad_grad, "backprops", "gradients", "features", infer_relu_grad,
+                     KILN_NUMERIC)
 KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC)
@@ -486,6 +489,7 @@ const OpDef& op::SelectV2() {
   static const OpDef def = {.name = "SelectV2",
                             .num_inputs = 3,
                             .num_outputs = 1,
+                            .input_args = {"condition", "t", "e"},
                             .traits = kElementwise | kTfjs,
                             .infer = infer_select,
                             .kernels = kernels_for<SelectKernel, KILN_ALL_TYPES>(),

@@ -47,18 +47,19 @@ void while_grad(GradContext& c) {
                            "GradientTape exists before the loop is built.");
 }
 
-#define KILN_CONTROL_FLOW_OP(Name, Traits, attrs, runner, Grad) \
-  const OpDef& op::Name() {                                     \
-    static const OpDef def = {.name = #Name,                    \
-                              .num_inputs = -1,                 \
-                              .num_outputs = -1,                \
-                              .traits = Traits | kControlFlow,  \
-                              .attr_specs = attrs,              \
-                              .infer = infer_built_by_kiln,     \
-                              .type_attr = nullptr,             \
-                              .control_flow = runner,           \
-                              .grad = Grad};                    \
-    return def;                                                 \
+#define KILN_CONTROL_FLOW_OP(Name, Args, Traits, attrs, runner, Grad) \
+  const OpDef& op::Name() {                                           \
+    static const OpDef def = {.name = #Name,                          \
+                              .num_inputs = -1,                       \
+                              .num_outputs = -1,                      \
+                              .input_args = Args,                     \
+                              .traits = Traits | kControlFlow,        \
+                              .attr_specs = attrs,                    \
+                              .infer = infer_built_by_kiln,           \
+                              .type_attr = nullptr,                   \
+                              .control_flow = runner,                 \
+                              .grad = Grad};                          \
+    return def;                                                       \
   }
 }  // namespace
 
@@ -73,15 +74,17 @@ bool condition_truth(const TensorImpl& c) {  // a value the executor computed: c
   return visit_dtype(c.dtype, [&](auto v) { return c.as<decltype(v)>()[0] != decltype(v)(0); });
 }
 
-KILN_CONTROL_FLOW_OP(If, kStateful | kTfjs, (std::vector<AttrSpec>{func_attr("then_branch"), func_attr("else_branch")}),
-                     run_if, &branch_grad)
-KILN_CONTROL_FLOW_OP(StatelessIf, kPure | kTfjs,
+KILN_CONTROL_FLOW_OP(If, (std::vector<ArgSpec>{"cond", list_arg("input")}), kStateful | kTfjs,
                      (std::vector<AttrSpec>{func_attr("then_branch"), func_attr("else_branch")}), run_if, &branch_grad)
-KILN_CONTROL_FLOW_OP(While, kStateful | kLoop | kTfjs, (std::vector<AttrSpec>{func_attr("cond"), func_attr("body")}),
-                     nullptr, &while_grad)
-KILN_CONTROL_FLOW_OP(StatelessWhile, kPure | kLoop | kTfjs,
+KILN_CONTROL_FLOW_OP(StatelessIf, (std::vector<ArgSpec>{"cond", list_arg("input")}), kPure | kTfjs,
+                     (std::vector<AttrSpec>{func_attr("then_branch"), func_attr("else_branch")}), run_if, &branch_grad)
+KILN_CONTROL_FLOW_OP(While, {list_arg("input")}, kStateful | kLoop | kTfjs,
                      (std::vector<AttrSpec>{func_attr("cond"), func_attr("body")}), nullptr, &while_grad)
-KILN_CONTROL_FLOW_OP(Case, kStateful, (std::vector<AttrSpec>{func_list_attr("branches")}), run_case, &branch_grad)
-KILN_CONTROL_FLOW_OP(StatelessCase, kPure, (std::vector<AttrSpec>{func_list_attr("branches")}), run_case, &branch_grad)
+KILN_CONTROL_FLOW_OP(StatelessWhile, {list_arg("input")}, kPure | kLoop | kTfjs,
+                     (std::vector<AttrSpec>{func_attr("cond"), func_attr("body")}), nullptr, &while_grad)
+KILN_CONTROL_FLOW_OP(Case, (std::vector<ArgSpec>{"branch_index", list_arg("input")}), kStateful,
+                     (std::vector<AttrSpec>{func_list_attr("branches")}), run_case, &branch_grad)
+KILN_CONTROL_FLOW_OP(StatelessCase, (std::vector<ArgSpec>{"branch_index", list_arg("input")}), kPure,
+                     (std::vector<AttrSpec>{func_list_attr("branches")}), run_case, &branch_grad)
 
 }  // namespace kiln::ops

@@ -88,6 +88,7 @@ const OpDef& op::KilnFusedElementwise() {
   static const OpDef def = {.name = "KilnFusedElementwise",
                             .num_inputs = -1,
                             .num_outputs = 1,
+                            .input_args = {list_arg("inputs")},
                             .traits = kElementwise | kInternal,
                             .attr_specs = {int_list_attr("program"), shape_attr("output_shape")},
                             .infer = infer_fused,

@@ -34,11 +34,12 @@ Tensor where(GradBuilder& b, const Tensor& c, const Tensor& x, const Tensor& y) 
 }
 Tensor cast(GradBuilder& b, const Tensor& x, DType to) {
   if (x.dtype() == to) return x;
-  return emit1(b, op::Cast(), {&x}, Attrs{to});
+  return emit1(b, op::Cast(), {&x}, with_defaults(op::Cast(), Attrs{to}));
 }
 Tensor zeros_like(GradBuilder& b, const Tensor& x) { return emit1(b, op::ZerosLike(), {&x}); }
 Tensor matmul(GradBuilder& b, const Tensor& x, const Tensor& y, bool ta, bool tb, bool batch) {
-  return emit1(b, batch ? op::BatchMatMulV2() : op::MatMul(), {&x, &y}, Attrs{ta, tb});
+  const OpDef& op = batch ? op::BatchMatMulV2() : op::MatMul();
+  return emit1(b, op, {&x, &y}, with_defaults(op, Attrs{ta, tb}));
 }
 Tensor transpose(GradBuilder& b, const Tensor& x, const std::vector<int64_t>& perm) {
   const Tensor p = ints(b, perm);

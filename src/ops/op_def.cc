@@ -118,6 +118,15 @@ std::string dims_text(const Dims& d) {
 
 std::string shape_text(const TensorShape& s) { return s.unknown_rank() ? "<unknown>" : dims_text(s.dims()); }
 
+Attrs with_defaults(const OpDef& op, Attrs attrs) {
+  for (size_t i = attrs.size(); i < op.attr_specs.size(); ++i) {
+    if (!op.attr_specs[i].has_default())
+      throw InternalError(std::string(op.name) + " built without its attr '" + op.attr_specs[i].name + "'");
+    attrs.push(op.attr_specs[i].default_value);
+  }
+  return attrs;
+}
+
 int attr_index(const OpDef& op, std::string_view name) {
   for (size_t i = 0; i < op.attr_specs.size(); ++i)
     if (name == op.attr_specs[i].name) return static_cast<int>(i);

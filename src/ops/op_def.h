@@ -72,6 +72,7 @@ struct AttrSpec {
   const char* name = nullptr;
   AttrKind kind = AttrKind::kInt;
   AttrValue default_value = std::monostate{};  // none: the attr must be present
+  const char* api_name = nullptr;              // its name in TensorFlow's Python raw_ops, where its api_def renames it
   bool has_default() const { return !std::holds_alternative<std::monostate>(default_value); }
 };
 // TensorFlow's name of an attr type: "int", "list(int)", "type", ...
@@ -159,6 +160,34 @@ struct OutputInfo {
   DType dtype = DType::Float32;
   TensorShape shape;
 };
+
+// One input argument as TensorFlow's REGISTER_OP names it. A list argument ("values: N * T",
+// "input: Tin") takes several tensors; its length is attr `number_attr` when it has one,
+// else whatever the other arguments leave. Generated front ends (kiln.raw_ops) and docs
+// read these; executors see the flat input list.
+struct ArgSpec {
+  ArgSpec(const char* n) : name(n) {}  // NOLINT: implicit, so rows list plain names
+  const char* name;
+  bool list = false;
+  const char* number_attr = nullptr;
+  const char* api_name = nullptr;  // its name in TensorFlow's Python raw_ops, where its api_def renames it
+};
+// An argument TensorFlow's api_def renames in Python (Sum's reduction_indices is raw_ops' axis).
+inline ArgSpec renamed_arg(const char* name, const char* api_name) {
+  ArgSpec a(name);
+  a.api_name = api_name;
+  return a;
+}
+inline AttrSpec renamed_attr(AttrSpec spec, const char* api_name) {
+  spec.api_name = api_name;
+  return spec;
+}
+inline ArgSpec list_arg(const char* name, const char* number_attr = nullptr) {
+  ArgSpec a(name);
+  a.list = true;
+  a.number_attr = number_attr;
+  return a;
+}
 
 struct OpDef;
 struct GradContext;
@@ -258,6 +287,9 @@ struct OpDef {
   const char* name = nullptr;
   int num_inputs = 0;   // -1: variadic
   int num_outputs = 0;  // -1: decided by the shape function
+  // TensorFlow's input argument names, in order (a test compares them with TensorFlow's).
+  // Inputs TensorFlow passes as resource handles are attrs in kiln and are not listed.
+  std::vector<ArgSpec> input_args = {};
   uint32_t traits = 0;
   std::vector<AttrSpec> attr_specs = {};  // in the order kernels read them (Attrs)
   ShapeFn infer = nullptr;
@@ -270,6 +302,8 @@ struct OpDef {
   int type_attr_input = 0;
   // GraphDef: more type attrs taken from inputs' dtypes, e.g. {"Tidx", 1}; -1 is the last input.
   std::vector<std::pair<const char*, int>> index_type_attrs = {};
+  // GraphDef: a list(type) attr holding every input's dtype (IdentityN's "T"), or null.
+  const char* type_list_attr = nullptr;
   // Control flow ops (kControlFlow): how the node runs its bodies.
   ControlFlowFn control_flow = nullptr;
   // Elementwise ops whose output dtype is their input dtype: the run used by fusion.
@@ -301,6 +335,11 @@ inline constexpr int kReadsVariableAttr = 1;
 // InternalError if the op has no such attr. The list form names one attr of several ops
 // that share code, and requires them to sit at one position.
 int attr_index(const OpDef& op, std::string_view name);
+
+// `attrs` with the row's defaults appended for the attrs it leaves out at its end: code that
+// builds a node names the attrs it sets, and a row that gains a defaulted attr (as TensorFlow's
+// ops do) keeps working. InternalError if a left-out attr has no default.
+Attrs with_defaults(const OpDef& op, Attrs attrs);
 int attr_index(std::initializer_list<std::pair<const OpDef*, const char*>> same_position);
 
 // "Incompatible shapes: [2,3] vs. [4]" style dims text.

@@ -11,6 +11,10 @@
     X(LogicalOr) X(SelectV2) X(ReluGrad) X(Atan2)                                                           \
   /* unary.cc */ X(Neg) X(Abs) X(Sign) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Square) X(Tanh) X(Sigmoid) X(Relu)  \
     X(Relu6) X(Floor) X(Ceil) X(Round) X(LogicalNot) X(Cast) X(Identity) X(ZerosLike) X(OnesLike)           \
+  /* unary_math.cc */ X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh) \
+    X(Log1p) X(Expm1) X(Erf) X(Erfc) X(Erfinv) X(Lgamma) X(Digamma) X(Rint) X(Softplus) X(Softsign) X(Elu)    \
+    X(Selu) X(IsNan) X(IsInf) X(IsFinite) X(LeakyRelu)                                                       \
+  /* identity_ops.cc */ X(StopGradient) X(PreventGradient) X(IdentityN)                                   \
   /* matmul.cc */ X(MatMul) X(BatchMatMulV2)                                                                \
   /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(Softmax) X(LogSoftmax)                   \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \

@@ -458,18 +458,19 @@ void log_softmax_grad(GradContext& c) {
   c.dx[0] = sub(c.b, c.dy[0], mul(c.b, sum(c.b, c.dy[0], {-1}, true), exp(c.b, c.y[0])));
 }
 
-#define KILN_REDUCE_OP(Name, R, Types, Grad)                                       \
-  const OpDef& op::Name() {                                                        \
-    static const OpDef def = {.name = #Name,                                       \
-                              .num_inputs = 2,                                     \
-                              .num_outputs = 1,                                    \
-                              .traits = kPure | kTfjs,                             \
-                              .attr_specs = {bool_attr("keep_dims", false)},       \
-                              .infer = infer_reduce,                               \
-                              .kernels = kernels_for<ReduceKernel<R>::K, Types>(), \
-                              .index_type_attrs = {{"Tidx", 1}},                   \
-                              .grad = Grad};                                       \
-    return def;                                                                    \
+#define KILN_REDUCE_OP(Name, R, Types, Grad)                                                     \
+  const OpDef& op::Name() {                                                                      \
+    static const OpDef def = {.name = #Name,                                                     \
+                              .num_inputs = 2,                                                   \
+                              .num_outputs = 1,                                                  \
+                              .input_args = {"input", renamed_arg("reduction_indices", "axis")}, \
+                              .traits = kPure | kTfjs,                                           \
+                              .attr_specs = {bool_attr("keep_dims", false)},                     \
+                              .infer = infer_reduce,                                             \
+                              .kernels = kernels_for<ReduceKernel<R>::K, Types>(),               \
+                              .index_type_attrs = {{"Tidx", 1}},                                 \
+                              .grad = Grad};                                                     \
+    return def;                                                                                  \
   }
 }  // namespace
 
@@ -483,6 +484,7 @@ const OpDef& op::ArgMax() {
   static const OpDef def = {.name = "ArgMax",
                             .num_inputs = 2,
                             .num_outputs = 1,
+                            .input_args = {"input", "dimension"},
                             .traits = kPure | kTfjs,
                             .attr_specs = {type_attr("output_type", DType::Int64)},
                             .infer = infer_argmax,
@@ -495,6 +497,7 @@ const OpDef& op::Softmax() {
   static const OpDef def = {.name = "Softmax",
                             .num_inputs = 1,
                             .num_outputs = 1,
+                            .input_args = {"logits"},
                             .traits = kPure | kTfjs,
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>(),
@@ -506,6 +509,7 @@ const OpDef& op::LogSoftmax() {
   static const OpDef def = {.name = "LogSoftmax",
                             .num_inputs = 1,
                             .num_outputs = 1,
+                            .input_args = {"logits"},
                             .traits = kPure | kTfjs,
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>(),

@@ -8,16 +8,13 @@
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
+#include "ops/unary_kernel.h"
 
 namespace kiln::ops {
 namespace {
 
 const int kDstT = attr_index(op::Cast(), "DstT");
-
-// Element counts above which a kernel splits across threads: transcendental functions cost
-// ~10 ns per 8 elements, plain arithmetic is bound by memory and pays off only when large.
-constexpr int64_t kParallelTranscendental = 32 * 1024;
-constexpr int64_t kParallelSimple = 256 * 1024;
+const int kTruncate = attr_index(op::Cast(), "Truncate");
 
 template <class T>
 T wrap_neg(T a) {
@@ -151,54 +148,6 @@ struct RsqrtF {
   }
 };
 
-template <class F>
-struct UnaryKernel {
-  template <class T>
-  struct K {
-    static void run(KernelContext& c) {
-      const T* x = c.in(0).as<T>();
-      T* y = c.out(0).as<T>();
-      const int64_t n = c.out(0).num_elements;
-      if constexpr (requires { F::template vec<T>(x, y, n); }) {
-        parallel_for(n, kParallelTranscendental,
-                     [&](int64_t b, int64_t e) { F::template vec<T>(x + b, y + b, e - b); });
-      } else {
-        parallel_for(n, kParallelSimple, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) y[i] = F::template f<T>(x[i]);
-        });
-      }
-    }
-  };
-};
-
-// The op over a run of elements, for fused kernels (same functor as the op's kernel).
-template <class F, class T>
-void unary_run(const void* a, bool sa, void* out, int64_t n) {
-  const T* pa = static_cast<const T*>(a);
-  T* po = static_cast<T*>(out);
-  if constexpr (requires { F::template vec<T>(pa, po, n); }) {
-    if (sa) {
-      T v;
-      F::template vec<T>(pa, &v, 1);
-      for (int64_t i = 0; i < n; ++i) po[i] = v;
-    } else {
-      F::template vec<T>(pa, po, n);
-    }
-  } else {
-    if (sa) {
-      const T v = F::template f<T>(pa[0]);
-      for (int64_t i = 0; i < n; ++i) po[i] = v;
-    } else {
-      for (int64_t i = 0; i < n; ++i) po[i] = F::template f<T>(pa[i]);
-    }
-  }
-}
-// Only the dtypes the op supports are instantiated.
-template <class F, class... Ts>
-void unary_chunk(DType d, const void* a, bool sa, const void*, bool, void* out, int64_t n) {
-  ((d == TypeOf<Ts>::value ? unary_run<F, Ts>(a, sa, out, n) : void()), ...);
-}
-
 // Cast: attr DstT. Float to int truncates toward zero; NaN gives 0 and out-of-range values
 // saturate (C++ leaves them undefined; TensorFlow's CPU result is platform-specific).
 template <class To, class From>
@@ -213,6 +162,13 @@ To cast_one(From v) {
   } else
     return static_cast<To>(v);
 }
+// Cast's Truncate=true: the mantissa's extra bits are dropped (toward zero) instead of rounded
+// to nearest, as TensorFlow does for a narrowing float cast (an overflow is still infinite).
+inline float truncate_to_float(double v) {
+  const float r = static_cast<float>(v);
+  if (std::isfinite(r) && std::fabs(static_cast<double>(r)) > std::fabs(v)) return std::nextafter(r, 0.0f);
+  return r;
+}
 template <class From>
 struct CastKernel {
   static void run(KernelContext& c) {
@@ -221,6 +177,12 @@ struct CastKernel {
     visit_dtype(c.attrs.type(kDstT), [&](auto to) {
       using To = decltype(to);
       To* y = c.out(0).as<To>();
+      if constexpr (std::is_same_v<From, double> && std::is_same_v<To, float>) {
+        if (c.attrs.b(kTruncate)) {
+          for (int64_t i = 0; i < n; ++i) y[i] = truncate_to_float(x[i]);
+          return;
+        }
+      }
       for (int64_t i = 0; i < n; ++i) y[i] = cast_one<To>(x[i]);
     });
   }
@@ -264,11 +226,12 @@ void cast_grad(GradContext& c) {
   if (is_floating(c.x[0].dtype()) && is_floating(c.y[0].dtype())) c.dx[0] = cast(c.b, c.dy[0], c.x[0].dtype());
 }
 
-#define KILN_UNARY_OP(Name, Functor, Types, Grad, Out)                                  \
+#define KILN_UNARY_OP(Name, Functor, Types, Grad, In, Out)                              \
   const OpDef& op::Name() {                                                             \
     static const OpDef def = {.name = #Name,                                            \
                               .num_inputs = 1,                                          \
                               .num_outputs = 1,                                         \
+                              .input_args = {In},                                       \
                               .traits = kEw | kTfjs,                                    \
                               .infer = infer_unary,                                     \
                               .kernels = kernels_for<UnaryKernel<Functor>::K, Types>(), \
@@ -279,41 +242,43 @@ void cast_grad(GradContext& c) {
   }
 }  // namespace
 
-KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC, &neg_grad, "y")
-KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad, "y")
-KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient, "y")
-KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad, "y")
-KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad, "activations")
-KILN_UNARY_OP(Relu6, Relu6F, KILN_NUMERIC, &relu6_grad, "activations")
-KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient, "y")
-KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS, &no_gradient, "y")
-KILN_UNARY_OP(Round, RoundF, KILN_FLOATS, &no_gradient, "y")
-KILN_UNARY_OP(Exp, ExpF, KILN_FLOATS, &exp_grad, "y")
-KILN_UNARY_OP(Log, LogF, KILN_FLOATS, &log_grad, "y")
-KILN_UNARY_OP(Tanh, TanhF, KILN_FLOATS, &tanh_grad, "y")
-KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS, &sigmoid_grad, "y")
-KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad, "y")
-KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad, "y")
-KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient, "y")
+KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC, &neg_grad, "x", "y")
+KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad, "x", "y")
+KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient, "x", "y")
+KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad, "x", "y")
+KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad, "features", "activations")
+KILN_UNARY_OP(Relu6, Relu6F, KILN_NUMERIC, &relu6_grad, "features", "activations")
+KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient, "x", "y")
+KILN_UNARY_OP(Ceil, CeilF, KILN_FLOATS, &no_gradient, "x", "y")
+KILN_UNARY_OP(Round, RoundF, KILN_FLOATS, &no_gradient, "x", "y")
+KILN_UNARY_OP(Exp, ExpF, KILN_FLOATS, &exp_grad, "x", "y")
+KILN_UNARY_OP(Log, LogF, KILN_FLOATS, &log_grad, "x", "y")
+KILN_UNARY_OP(Tanh, TanhF, KILN_FLOATS, &tanh_grad, "x", "y")
+KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS, &sigmoid_grad, "x", "y")
+KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad, "x", "y")
+KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad, "x", "y")
+KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient, "x", "y")
 const OpDef& op::Identity() {
   static const OpDef def = {.name = "Identity",
                             .num_inputs = 1,
                             .num_outputs = 1,
+                            .input_args = {"input"},
                             .traits = kEw | kForwardsInput | kTfjs,
                             .infer = infer_unary,
                             .kernels = kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(),
                             .grad = &identity_grad};
   return def;
 }
-KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient, "y")
-KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient, "y")
+KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient, "x", "y")
+KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient, "x", "y")
 
 const OpDef& op::Cast() {
   static const OpDef def = {.name = "Cast",
                             .num_inputs = 1,
                             .num_outputs = 1,
+                            .input_args = {"x"},
                             .traits = kEw | kTfjs,
-                            .attr_specs = {type_attr("DstT")},
+                            .attr_specs = {type_attr("DstT"), bool_attr("Truncate", false)},
                             .infer = infer_cast,
                             .kernels = kernels_for<CastKernel, KILN_ALL_TYPES>(),
                             .type_attr = "SrcT",

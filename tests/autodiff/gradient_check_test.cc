@@ -3,6 +3,7 @@
 // with central differences in float64, eagerly and with f traced under kiln::function.
 #include <cmath>
 
+#include "kiln/op_registry.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 #include "trace/dispatch.h"
@@ -131,6 +132,42 @@ TEST(GradientCheck, UnaryOps) {
     check_gradient(name, [op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 8, 0.5, 3)});
   // Both of relu6's kinks inside the range.
   check_gradient("relu6", [](const std::vector<Tensor>& x) { return relu6(x[0]); }, {values({3, 4}, 9, -3, 9)});
+}
+
+// The elementwise math rows (unary_math.cc), run by name, each over a range inside its domain
+// and away from kinks.
+TEST(GradientCheck, UnaryMathOps) {
+  struct Case {
+    const char* op;
+    double lo, hi;
+  };
+  const Case cases[] = {{"Sin", -2, 2},      {"Cos", -2, 2},      {"Tan", -1, 1},       {"Asin", -0.9, 0.9},
+                        {"Acos", -0.9, 0.9}, {"Atan", -2, 2},     {"Sinh", -2, 2},      {"Cosh", -2, 2},
+                        {"Asinh", -2, 2},    {"Acosh", 1.2, 3},   {"Atanh", -0.9, 0.9}, {"Log1p", -0.5, 2},
+                        {"Expm1", -2, 2},    {"Erf", -2, 2},      {"Erfc", -2, 2},      {"Erfinv", -0.9, 0.9},
+                        {"Lgamma", 0.5, 3},  {"Softplus", -2, 2}, {"Softsign", -2, 2},  {"Elu", -2, 2},
+                        {"Selu", -2, 2},     {"LeakyRelu", -2, 2}};
+  uint32_t seed = 20;
+  for (const Case& c : cases) {
+    const std::string op = c.op;
+    check_gradient(op, [op](const std::vector<Tensor>& x) { return execute_op(op, {x[0]})[0]; },
+                   {values({2, 3}, seed++, c.lo, c.hi)});
+  }
+  // Nothing flows back through StopGradient: d/dx (x * stop(x)) is stop(x), eager and traced.
+  const Tensor x = values({2, 3}, 40);
+  for (bool traced : {false, true}) {
+    const std::vector<Tensor> g =
+        tape_gradient([](const std::vector<Tensor>& in) { return in[0] * execute_op("StopGradient", {in[0]})[0]; }, {x},
+                      ones_like(x), traced);
+    EXPECT_EQ(g[0].to_vector<double>(), x.to_vector<double>()) << (traced ? "traced" : "eager");
+  }
+  // IdentityN passes each gradient to its own input.
+  check_gradient("IdentityN",
+                 [](const std::vector<Tensor>& x) {
+                   const std::vector<Tensor> y = execute_op("IdentityN", {x[0], x[1]});
+                   return y[0] * y[1];
+                 },
+                 {values({2, 3}, 41), values({2, 3}, 42)});
 }
 
 TEST(GradientCheck, MatMul) {

@@ -337,6 +337,26 @@ TEST(AttrSpecs, TraitAttrsSitWhereTheTraitsSay) {
                InternalError);  // 4 vs 3: shared code may not read it at one place
 }
 
+// Every row names its inputs (kiln.raw_ops and docs/ops.md are generated from them): as many
+// as it takes, unless a list argument takes the rest; a list's number attr is one of its attrs.
+TEST(ArgSpecs, EveryRowNamesItsInputs) {
+  for (const ops::OpDef* op : ops::all_ops()) {
+    int lists = 0;
+    for (const ops::ArgSpec& a : op->input_args) {
+      ASSERT_NE(a.name, nullptr) << op->name;
+      if (!a.list) continue;
+      ++lists;
+      if (a.number_attr) {
+        EXPECT_GE(ops::attr_index(*op, a.number_attr), 0) << op->name;
+      }
+    }
+    if (lists == 0)
+      EXPECT_EQ(static_cast<int>(op->input_args.size()), op->num_inputs) << op->name;
+    else
+      EXPECT_EQ(op->num_inputs, -1) << op->name << ": a list argument makes the input count variable";
+  }
+}
+
 // A While that carries a variable: its body must hand the handle back unchanged, in its place.
 TEST(MalformedLoop, BodyMustReturnItsVariableHandle) {
   Variable w(constant(0.5f), "w");
