@@ -16,7 +16,11 @@
     X(Selu) X(IsNan) X(IsInf) X(IsFinite) X(LeakyRelu)                                                       \
   /* identity_ops.cc */ X(StopGradient) X(PreventGradient) X(IdentityN)                                   \
   /* matmul.cc */ X(MatMul) X(BatchMatMulV2)                                                                \
-  /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(Softmax) X(LogSoftmax)                   \
+  /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(ArgMin) X(Softmax) X(LogSoftmax)         \
+  /* scan.cc */ X(Cumsum) X(Cumprod)                                                                        \
+  /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad)                                                                 \
+  /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \
+  /* one_hot.cc */ X(OneHot)                                                                                \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
   /* layout.cc */ X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                  \
   /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)           \

@@ -1,4 +1,4 @@
-// Reductions (Sum, Mean, Max, Min, Prod with axes as an input tensor), ArgMax, Softmax, LogSoftmax.
+// Reductions (Sum, Mean, Max, Min, Prod with axes as an input tensor), ArgMax, ArgMin, Softmax, LogSoftmax.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,7 +19,7 @@ const int kKeepDims = attr_index({{&op::Sum(), "keep_dims"},
                                   {&op::Max(), "keep_dims"},
                                   {&op::Min(), "keep_dims"},
                                   {&op::Prod(), "keep_dims"}});
-const int kOutputType = attr_index(op::ArgMax(), "output_type");
+const int kOutputType = attr_index({{&op::ArgMax(), "output_type"}, {&op::ArgMin(), "output_type"}});
 
 // The reduced axes of a rank-r input, normalized, as a bitmap; fails on a bad axis.
 std::vector<bool> reduced_axes(const InferContext* c, const std::vector<int64_t>& axes, int64_t r, const char* op) {
@@ -287,9 +287,9 @@ struct ReduceKernel {
   };
 };
 
-// ArgMax(input, dimension): attr output_type (int64).
+// ArgMax/ArgMin(input, dimension): attr output_type (int64).
 void infer_argmax(InferContext& c) {
-  if (c.in(0).dtype == DType::Bool) c.fail("ArgMax does not support bool tensors");
+  if (c.in(0).dtype == DType::Bool) c.fail(std::string(c.op.name) + " does not support bool tensors");
   require_int_dtype(c, 1, "dimension");
   c.out(0).dtype = c.attrs.type(kOutputType);
   if (c.out(0).dtype != DType::Int32 && c.out(0).dtype != DType::Int64)
@@ -312,41 +312,44 @@ void infer_argmax(InferContext& c) {
     if (static_cast<int64_t>(i) != a) out.push_back(d[i]);
   c.out(0).shape = TensorShape(std::move(out));
 }
-template <class T>
-struct ArgMaxKernel {
-  static void run(KernelContext& c) {
-    const TensorImpl& x = c.in(0);
-    const std::vector<int64_t> dim = int_values(c.in(1));
-    const auto rank = static_cast<int64_t>(x.dims.size());
-    if (!c.in(1).dims.empty() || dim.size() != 1 || dim[0] < -rank || dim[0] >= rank)
-      c.fail("dimension must be a scalar in [-rank, rank)");
-    int64_t a = dim[0];
-    if (a < 0) a += rank;
-    if (x.dims[a] == 0) c.fail("Reduction axis " + std::to_string(a) + " is empty in shape " + dims_text(x.dims));
-    int64_t outer = 1, inner = 1;
-    for (int64_t i = 0; i < a; ++i) outer *= x.dims[i];
-    for (size_t i = a + 1; i < x.dims.size(); ++i) inner *= x.dims[i];
-    const int64_t n = x.dims[a];
-    const T* p = x.as<T>();
-    const bool i64 = c.out(0).dtype == DType::Int64;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < inner; ++j) {
-        int64_t best = 0;
-        T bv = p[o * n * inner + j];
-        for (int64_t k = 1; k < n; ++k) {
-          const T v = p[(o * n + k) * inner + j];
-          // TensorFlow's CPU kernel passes over NaNs: a NaN is chosen only while nothing else is.
-          if (v > bv || (std::is_floating_point_v<T> && std::isnan(bv) && !std::isnan(v))) {
-            bv = v;
-            best = k;
+template <bool Max>
+struct ArgExtremumKernel {
+  template <class T>
+  struct K {
+    static void run(KernelContext& c) {
+      const TensorImpl& x = c.in(0);
+      const std::vector<int64_t> dim = int_values(c.in(1));
+      const auto rank = static_cast<int64_t>(x.dims.size());
+      if (!c.in(1).dims.empty() || dim.size() != 1 || dim[0] < -rank || dim[0] >= rank)
+        c.fail("dimension must be a scalar in [-rank, rank)");
+      int64_t a = dim[0];
+      if (a < 0) a += rank;
+      if (x.dims[a] == 0) c.fail("Reduction axis " + std::to_string(a) + " is empty in shape " + dims_text(x.dims));
+      int64_t outer = 1, inner = 1;
+      for (int64_t i = 0; i < a; ++i) outer *= x.dims[i];
+      for (size_t i = a + 1; i < x.dims.size(); ++i) inner *= x.dims[i];
+      const int64_t n = x.dims[a];
+      const T* p = x.as<T>();
+      const bool i64 = c.out(0).dtype == DType::Int64;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < inner; ++j) {
+          int64_t best = 0;
+          T bv = p[o * n * inner + j];
+          for (int64_t k = 1; k < n; ++k) {
+            const T v = p[(o * n + k) * inner + j];
+            // TensorFlow's CPU kernel passes over NaNs: a NaN is chosen only while nothing else is.
+            if ((Max ? v > bv : v < bv) || (std::is_floating_point_v<T> && std::isnan(bv) && !std::isnan(v))) {
+              bv = v;
+              best = k;
+            }
           }
+          if (i64)
+            c.out(0).as<int64_t>()[o * inner + j] = best;
+          else
+            c.out(0).as<int32_t>()[o * inner + j] = static_cast<int32_t>(best);
         }
-        if (i64)
-          c.out(0).as<int64_t>()[o * inner + j] = best;
-        else
-          c.out(0).as<int32_t>()[o * inner + j] = static_cast<int32_t>(best);
-      }
-  }
+    }
+  };
 };
 
 // Softmax / LogSoftmax over the last axis.
@@ -488,7 +491,20 @@ const OpDef& op::ArgMax() {
                             .traits = kPure | kTfjs,
                             .attr_specs = {type_attr("output_type", DType::Int64)},
                             .infer = infer_argmax,
-                            .kernels = kernels_for<ArgMaxKernel, KILN_NUMERIC>(),
+                            .kernels = kernels_for<ArgExtremumKernel<true>::K, KILN_NUMERIC>(),
+                            .index_type_attrs = {{"Tidx", 1}},
+                            .grad = &no_gradient};
+  return def;
+}
+const OpDef& op::ArgMin() {
+  static const OpDef def = {.name = "ArgMin",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .input_args = {"input", "dimension"},
+                            .traits = kPure | kTfjs,
+                            .attr_specs = {type_attr("output_type", DType::Int64)},
+                            .infer = infer_argmax,
+                            .kernels = kernels_for<ArgExtremumKernel<false>::K, KILN_NUMERIC>(),
                             .index_type_attrs = {{"Tidx", 1}},
                             .grad = &no_gradient};
   return def;

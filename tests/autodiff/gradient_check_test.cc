@@ -170,6 +170,56 @@ TEST(GradientCheck, UnaryMathOps) {
                  {values({2, 3}, 41), values({2, 3}, 42)});
 }
 
+// Padding, splitting and scans, run by name with constant paddings, sizes and axes.
+TEST(GradientCheck, PadSplitAndScan) {
+  const Tensor pads = constant<int32_t>({1, 2, 0, 1}, {2, 2});
+  check_gradient("Pad",
+                 [&](const std::vector<Tensor>& x) {
+                   return execute_op("Pad", {x[0], pads})[0];
+                 },
+                 {values({2, 3}, 50)});
+  check_gradient("PadV2",
+                 [&](const std::vector<Tensor>& x) {
+                   return execute_op("PadV2", {x[0], pads, constant(1.5)})[0];
+                 },
+                 {values({2, 3}, 51)});
+  // Each part weighs differently; a part left unused contributes zeros.
+  check_gradient("Split",
+                 [](const std::vector<Tensor>& x) {
+                   const std::vector<Tensor> p = execute_op("Split", {constant(1), x[0]}, {{"num_split", int64_t{3}}});
+                   return p[0] * 2.0 + p[2];
+                 },
+                 {values({2, 6}, 52)});
+  check_gradient("SplitV",
+                 [](const std::vector<Tensor>& x) {
+                   const std::vector<Tensor> p = execute_op(
+                       "SplitV", {x[0], constant<int32_t>({1, -1}, {2}), constant(0)}, {{"num_split", int64_t{2}}});
+                   return reduce_sum(p[0]) * p[1];
+                 },
+                 {values({3, 2}, 53)});
+  check_gradient(
+      "Unpack",
+      [](const std::vector<Tensor>& x) {
+        const std::vector<Tensor> p = execute_op("Unpack", {x[0]}, {{"num", int64_t{3}}, {"axis", int64_t{1}}});
+        return p[0] * p[1] - p[2];
+      },
+      {values({2, 3, 2}, 54)});
+  for (bool exclusive : {false, true})
+    for (bool reverse : {false, true}) {
+      const std::map<std::string, OpAttrValue> attrs = {{"exclusive", exclusive}, {"reverse", reverse}};
+      check_gradient("Cumsum",
+                     [&](const std::vector<Tensor>& x) {
+                       return execute_op("Cumsum", {x[0], constant(1)}, attrs)[0];
+                     },
+                     {values({2, 4}, 55)});
+      check_gradient("Cumprod",
+                     [&](const std::vector<Tensor>& x) {
+                       return execute_op("Cumprod", {x[0], constant(0)}, attrs)[0];
+                     },
+                     {values({3, 2}, 56, 0.5, 2)});
+    }
+}
+
 TEST(GradientCheck, MatMul) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
