@@ -194,6 +194,26 @@ void follow_keyword_order(const tensorflow::SavedObjectGraph& objects, const std
   }
 }
 
+// The function's arguments fed by captured constants become Const nodes; the rest stay its
+// inputs, in order.
+void bind_captured_constants(graph::Graph& g, const std::vector<Tensor>& captured) {
+  if (g.inputs.size() != captured.size())
+    throw InternalError("the imported function has " + std::to_string(g.inputs.size()) + " inputs, the call " +
+                        std::to_string(captured.size()));
+  std::map<std::pair<const graph::Node*, int>, graph::Output> replacements;
+  std::vector<graph::Node*> inputs;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    if (i < captured.size() && captured[i].defined())
+      replacements[{g.inputs[i], 0}] = graph::Output{g.add_const(captured[i], "captured_constant"), 0};
+    else
+      inputs.push_back(g.inputs[i]);
+  }
+  if (replacements.empty()) return;
+  g.replace_uses(replacements);
+  g.inputs = std::move(inputs);
+  g.compact_order(/*remove_dead=*/true);
+}
+
 std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraphDef& mg, const std::string& name,
                                                      const tensorflow::SignatureDef& sig,
                                                      const std::map<std::string, const tensorflow::NodeDef*>& nodes,
@@ -245,18 +265,36 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
   cf->name = name;
   std::vector<DType> dtypes;
   std::vector<TensorShape> shapes;
+  // Keras exports capture some constants (a Normalization layer's mean and variance) as
+  // call inputs fed by Const nodes of the outer graph: the function's argument becomes that
+  // constant. Parallel to dtypes; undefined for a signature input.
+  std::vector<Tensor> captured;
   ResourceBindings resources;
   std::vector<int> bound;
   if (auto it = mg.object_graph_def().concrete_functions().find(function);
       it != mg.object_graph_def().concrete_functions().end())
     bound.assign(it->second.bound_inputs().begin(), it->second.bound_inputs().end());
+  size_t next_bound = 0;
   for (const std::string& in : call->input()) {
     if (!in.empty() && in[0] == '^') continue;
     const tensorflow::NodeDef& nd = node_named(tensor_name(in, where).first);
+    // Captures (variables and constants) take the object graph's bound inputs in order.
+    const bool is_capture = nd.op() == "VarHandleOp" || nd.op() == "Const";
+    if (is_capture && next_bound >= bound.size())
+      throw InvalidArgumentError(where + ": the call captures more objects than the object graph binds");
     if (nd.op() == "VarHandleOp") {
-      if (resources.size() >= bound.size())
-        throw InvalidArgumentError(where + ": the call captures more variables than the object graph binds");
-      resources.push_back(variables.get(bound[resources.size()], nd, where));
+      resources.push_back(variables.get(bound[next_bound++], nd, where));
+      continue;
+    }
+    if (nd.op() == "Const") {
+      ++next_bound;
+      auto value = nd.attr().find("value");
+      if (value == nd.attr().end() || value->second.value_case() != tensorflow::AttrValue::kTensor)
+        throw InvalidArgumentError(where + ": the Const node '" + nd.name() + "' has no tensor value");
+      const Tensor t = tensor_from_proto(value->second.tensor(), where + " constant '" + nd.name() + "'");
+      dtypes.push_back(t.dtype());
+      shapes.push_back(t.shape());
+      captured.push_back(t);
       continue;
     }
     auto key = input_key.find(nd.name());
@@ -268,6 +306,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
     const TensorShape shape = shape_from_proto(info.tensor_shape(), iwhere);
     dtypes.push_back(dtype);
     shapes.push_back(shape);
+    captured.emplace_back();
     cf->inputs.push_back(TensorSpec{shape, dtype, key->second});
     detail::ArgEntry arg;
     arg.name = key->second;
@@ -277,11 +316,12 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
   }
   if (cf->inputs.size() != static_cast<size_t>(sig.inputs_size()))
     throw UnimplementedError(where + ": some of its inputs do not reach the function call");
-  if (resources.size() != bound.size())
+  if (next_bound != bound.size())
     throw InvalidArgumentError(where + ": the object graph binds " + std::to_string(bound.size()) +
-                               " captures, the call passes " + std::to_string(resources.size()));
+                               " captures, the call passes " + std::to_string(next_bound));
   check_ops(mg.graph_def().library(), function, where);
   cf->graph = import_function(mg.graph_def().library(), function, dtypes, shapes, {}, budget, resources);
+  bind_captured_constants(*cf->graph, captured);
   follow_keyword_order(mg.object_graph_def(), function, *cf);
   std::vector<graph::Output> all = cf->graph->outputs;
   cf->graph->outputs.clear();

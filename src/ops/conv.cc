@@ -20,12 +20,15 @@ namespace kiln::ops {
 namespace {
 
 // Conv2D and its fused form share the convolution attrs' places; the pools theirs.
-const int kConvStrides = attr_index({{&op::Conv2D(), "strides"}, {&op::KilnFusedConv2D(), "strides"}});
-const int kConvPadding = attr_index({{&op::Conv2D(), "padding"}, {&op::KilnFusedConv2D(), "padding"}});
-const int kConvExplicitPaddings =
-    attr_index({{&op::Conv2D(), "explicit_paddings"}, {&op::KilnFusedConv2D(), "explicit_paddings"}});
-const int kConvFormat = attr_index({{&op::Conv2D(), "data_format"}, {&op::KilnFusedConv2D(), "data_format"}});
-const int kConvDilations = attr_index({{&op::Conv2D(), "dilations"}, {&op::KilnFusedConv2D(), "dilations"}});
+// (DepthwiseConv2dNative's too.)
+int conv_attr(const char* name) {
+  return attr_index({{&op::Conv2D(), name}, {&op::KilnFusedConv2D(), name}, {&op::DepthwiseConv2dNative(), name}});
+}
+const int kConvStrides = conv_attr("strides");
+const int kConvPadding = conv_attr("padding");
+const int kConvExplicitPaddings = conv_attr("explicit_paddings");
+const int kConvFormat = conv_attr("data_format");
+const int kConvDilations = conv_attr("dilations");
 const int kFusedActivation = attr_index(op::KilnFusedConv2D(), "activation");
 const int kPoolKsize = attr_index({{&op::MaxPool(), "ksize"}, {&op::AvgPool(), "ksize"}});
 const int kPoolStrides = attr_index({{&op::MaxPool(), "strides"}, {&op::AvgPool(), "strides"}});
@@ -117,12 +120,16 @@ const Dims* image(const InferContext& c, int i, const char* what) {
   return &d;
 }
 
-// Conv2D(input [N,H,W,C], filter [KH,KW,C,OC]): attrs strides, padding, explicit_paddings,
-// data_format, dilations, use_cudnn_on_gpu.
+// Conv2D(input [N,H,W,C], filter [KH,KW,C/G,OC]): attrs strides, padding, explicit_paddings,
+// data_format, dilations, use_cudnn_on_gpu. A filter depth that divides the input depth C
+// makes G groups, each convolving C/G input channels into OC/G outputs.
+// DepthwiseConv2dNative(input [N,H,W,C], filter [KH,KW,C,M]): each channel convolved with its
+// own M filters, output C*M channels (channel c's m-th at c*M+m); the same attrs.
 void infer_conv2d(InferContext& c) {
   require_same_dtypes(c, 0, 1);
   if (!is_floating(c.in(0).dtype))
-    c.fail(std::string("Conv2D supports float and double, got ") + tf_type_name(c.in(0).dtype));
+    c.fail(std::string(c.op.name) + " supports float and double, got " + tf_type_name(c.in(0).dtype));
+  const bool depthwise = &c.op == &op::DepthwiseConv2dNative();
   const auto& strides = four(c, kConvStrides, "strides");
   const std::string& padding = c.attrs.s(kConvPadding);
   check_padding(c, padding, c.attrs.list(kConvExplicitPaddings));
@@ -137,15 +144,19 @@ void infer_conv2d(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   if (in && f && (*in)[3] >= 0 && (*f)[2] >= 0 && (*in)[3] != (*f)[2]) {
-    if ((*f)[2] > 0 && (*in)[3] % (*f)[2] == 0)
-      throw UnimplementedError("Conv2D with groups (input depth " + std::to_string((*in)[3]) + ", filter depth " +
-                               std::to_string((*f)[2]) + ") is not supported by kiln");
-    c.fail("input depth must be evenly divisible by filter depth: " + std::to_string((*in)[3]) + " vs " +
-           std::to_string((*f)[2]));
+    if (depthwise || (*f)[2] == 0 || (*in)[3] % (*f)[2] != 0)
+      c.fail("input depth must be evenly divisible by filter depth: " + std::to_string((*in)[3]) + " vs " +
+             std::to_string((*f)[2]));
+    const int64_t groups = (*in)[3] / (*f)[2];
+    if ((*f)[3] >= 0 && (*f)[3] % groups != 0)
+      c.fail("output depth must be evenly divisible by number of groups: " + std::to_string((*f)[3]) + " vs " +
+             std::to_string(groups));
   }
   const auto& ep = c.attrs.list(kConvExplicitPaddings);
   const bool ex = padding == "EXPLICIT";
-  Dims out{in ? (*in)[0] : -1, -1, -1, f ? (*f)[3] : -1};
+  int64_t depth = f ? (*f)[3] : -1;
+  if (depthwise) depth = f && (*f)[2] >= 0 && (*f)[3] >= 0 ? (*f)[2] * (*f)[3] : -1;
+  Dims out{in ? (*in)[0] : -1, -1, -1, depth};
   if (in && f && (*f)[0] >= 0 && (*f)[1] >= 0) {
     out[1] = window(c, (*in)[1], (*f)[0], dilations[1], strides[1], padding, ex ? ep[2] : 0, ex ? ep[3] : 0).out;
     out[2] = window(c, (*in)[2], (*f)[1], dilations[2], strides[2], padding, ex ? ep[4] : 0, ex ? ep[5] : 0).out;
@@ -273,9 +284,59 @@ void thin_block(const Geometry& g, const float* x, const float* w, int64_t oc, c
 // convolution with stride 1 and no padding reads its input rows directly. The split into
 // blocks depends only on the shapes, so every run (eager, traced, any thread count) computes
 // each output the same way.
+// A grouped convolution (Conv2D whose filter depth fd divides the input depth into G groups;
+// DepthwiseConv2dNative is the case fd = 1, G = C, with its filter [KH,KW,C,M] laid out as
+// [KH,KW,1,C*M]) computed directly: each output pixel accumulates, window pixel by window
+// pixel, every group's fd inputs times its OC/G filter columns. Threads take output rows.
+template <class T>
+void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const T* bias, Epilogue epilogue) {
+  const int64_t groups = g.c / fd, per_group = oc / groups;
+  if (groups * fd != g.c || groups * per_group != oc) c.fail("the filter's depths do not divide into groups");
+  const T* x = c.in(0).as<T>();
+  const T* w = c.in(1).as<T>();
+  T* y = c.out(0).as<T>();
+  const int64_t out_rows = g.n * g.y.out;  // one image row of output pixels each
+  const int64_t work = out_rows * g.x.out * g.kh * g.kw * g.c * per_group;
+  parallel_for(out_rows,
+               std::max<int64_t>(1, kParallelGemmWork / std::max<int64_t>(work / std::max<int64_t>(out_rows, 1), 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t r = lo; r < hi; ++r) {
+                   const int64_t b = r / g.y.out, oy = r % g.y.out;
+                   for (int64_t ox = 0; ox < g.x.out; ++ox) {
+                     T* out = y + (r * g.x.out + ox) * oc;
+                     for (int64_t o = 0; o < oc; ++o) out[o] = T(0);
+                     for (int64_t ky = 0; ky < g.kh; ++ky) {
+                       const int64_t iy = oy * g.sh - g.y.pad_before + ky * g.dh;
+                       if (iy < 0 || iy >= g.h) continue;
+                       for (int64_t kx = 0; kx < g.kw; ++kx) {
+                         const int64_t ix = ox * g.sw - g.x.pad_before + kx * g.dw;
+                         if (ix < 0 || ix >= g.w) continue;
+                         const T* px = x + ((b * g.h + iy) * g.w + ix) * g.c;
+                         const T* wk = w + (ky * g.kw + kx) * fd * oc;
+                         for (int64_t gr = 0; gr < groups; ++gr) {
+                           T* __restrict og = out + gr * per_group;
+                           for (int64_t ci = 0; ci < fd; ++ci) {
+                             const T v = px[gr * fd + ci];
+                             const T* __restrict wr = wk + ci * oc + gr * per_group;
+                             for (int64_t o = 0; o < per_group; ++o) og[o] += v * wr[o];
+                           }
+                         }
+                       }
+                     }
+                   }
+                   apply_epilogue(y + r * g.x.out * oc, g.x.out, oc, bias, epilogue);
+                 }
+               });
+}
+
 template <class T>
 void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilogue) {
   const TensorImpl& f = c.in(1);
+  if (&c.op == &op::DepthwiseConv2dNative()) {
+    if (f.dims[2] != g.c) c.fail("input and filter must have the same depth");
+    return grouped_convolve<T>(c, g, 1, f.dims[2] * f.dims[3], bias, epilogue);
+  }
+  if (f.dims[2] != g.c) return grouped_convolve<T>(c, g, f.dims[2], f.dims[3], bias, epilogue);
   const int64_t oc = f.dims[3], patch = g.kh * g.kw * g.c, rows = g.n * g.y.out * g.x.out;
   if (rows == 0 || oc == 0) return;
   const T* x = c.in(0).as<T>();
@@ -497,6 +558,19 @@ const OpDef& op::Conv2D() {
       .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
                      string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
                      bool_attr("use_cudnn_on_gpu", true)},
+      .infer = infer_conv2d,
+      .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
+  return def;
+}
+const OpDef& op::DepthwiseConv2dNative() {
+  static const OpDef def = {
+      .name = "DepthwiseConv2dNative",
+      .num_inputs = 2,
+      .num_outputs = 1,
+      .input_args = {"input", "filter"},
+      .traits = kPure | kTfjs,
+      .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
+                     string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1})},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
   return def;

@@ -26,7 +26,7 @@
   /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)           \
   /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
   /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits) X(BiasAdd) X(FusedBatchNormV3)                        \
-  /* conv.cc */ X(Conv2D) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                                          \
+  /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                                          \
   /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range)                                                \
   /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                              \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
