@@ -16,6 +16,7 @@
     X(Selu) X(IsNan) X(IsInf) X(IsFinite) X(LeakyRelu)                                                       \
   /* identity_ops.cc */ X(StopGradient) X(PreventGradient) X(IdentityN)                                   \
   /* matmul.cc */ X(MatMul) X(BatchMatMulV2)                                                                \
+  /* einsum.cc */ X(Einsum)                                                                                 \
   /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(ArgMin) X(Softmax) X(LogSoftmax)         \
   /* scan.cc */ X(Cumsum) X(Cumprod)                                                                        \
   /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad)                                                                 \

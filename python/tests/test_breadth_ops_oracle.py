@@ -1,0 +1,113 @@
+"""Ops added for real models (padding, splitting, scans, one-hot, einsum, depthwise and grouped
+convolutions), called through kiln.raw_ops and tf.raw_ops with the same arguments: values and
+shapes must agree, eagerly and inside a kiln.function, and bad arguments must raise the same
+error class. The kernel fuzz oracle covers random inputs; these are the cases models use."""
+import numpy as np
+import pytest
+
+import kiln
+
+tf = pytest.importorskip("tensorflow")
+RNG = np.random.default_rng(7)
+
+
+def _f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+CASES = [
+    ("Pad", dict(input=_f32(2, 3), paddings=np.array([[1, 2], [0, 1]], np.int32))),
+    ("Pad", dict(input=_f32(1, 4, 4, 3), paddings=np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int64))),
+    ("PadV2", dict(input=_f32(2, 3), paddings=[[1, 0], [2, 2]], constant_values=np.float32(-1.5))),
+    ("MirrorPad", dict(input=_f32(3, 4), paddings=[[2, 1], [3, 3]], mode="REFLECT")),
+    ("MirrorPad", dict(input=_f32(3, 4), paddings=[[3, 0], [4, 4]], mode="SYMMETRIC")),
+    ("Split", dict(axis=1, value=_f32(2, 6), num_split=3)),
+    ("SplitV", dict(value=_f32(5, 2), size_splits=[2, -1, 1], axis=0, num_split=3)),
+    ("Unpack", dict(value=_f32(2, 3, 4), num=3, axis=1)),
+    ("Cumsum", dict(x=_f32(3, 4), axis=1, exclusive=True, reverse=True)),
+    ("Cumprod", dict(x=_f32(3, 4), axis=0, reverse=True)),
+    ("OneHot", dict(indices=[[0, 2], [5, -1]], depth=3, on_value=2.0, off_value=-1.0)),
+    ("OneHot", dict(indices=np.array([1, 0], np.int64), depth=3, on_value=1, off_value=0, axis=0)),
+    ("ArgMin", dict(input=_f32(3, 4), dimension=1, output_type=kiln.int32)),
+    ("Einsum", dict(inputs=[_f32(2, 3, 4), _f32(4, 5, 6)], equation="abc,cde->abde")),
+    ("Einsum", dict(inputs=[_f32(2, 5, 3, 4), _f32(2, 6, 3, 4)], equation="aecd,abcd->acbe")),
+    ("Einsum", dict(inputs=[_f32(2, 1, 3, 4), _f32(5, 4, 2)], equation="...ij,...jk->...ik")),
+    ("Einsum", dict(inputs=[_f32(3, 4)], equation="ij->j")),
+    ("DepthwiseConv2dNative", dict(input=_f32(2, 7, 7, 3), filter=_f32(3, 3, 3, 2), strides=[1, 2, 2, 1],
+                                   padding="SAME")),
+    ("DepthwiseConv2dNative", dict(input=_f32(1, 6, 6, 4), filter=_f32(3, 3, 4, 1), strides=[1, 1, 1, 1],
+                                   padding="VALID", dilations=[1, 2, 2, 1])),
+    ("Conv2D", dict(input=_f32(1, 5, 5, 4), filter=_f32(3, 3, 2, 6), strides=[1, 1, 1, 1], padding="SAME")),
+    ("Conv2D", dict(input=_f32(2, 5, 5, 6), filter=_f32(7, 7, 1, 6), strides=[1, 1, 1, 1], padding="SAME")),
+]
+# Float sums in another order: a few ulps.
+ULPS = {"Einsum": 8, "DepthwiseConv2dNative": 16, "Conv2D": 16, "Cumprod": 2, "Cumsum": 2}
+
+
+def _tf_kwargs(kwargs):
+    return {k: (getattr(tf, v.name) if isinstance(v, kiln.DType) else v) for k, v in kwargs.items()}
+
+
+def _as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[c[0] + str(i) for i, c in enumerate(CASES)])
+def test_values_are_tensorflows(name, kwargs, traced):
+    want = _as_list(getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs)))
+    fn = getattr(kiln.raw_ops, name)
+    got = _as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = g.numpy(), w.numpy()
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        if g.dtype.kind == "f":
+            np.testing.assert_array_max_ulp(g, w, maxulp=ULPS.get(name, 0))
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+BAD = [
+    ("Pad", dict(input=_f32(2, 3), paddings=[[1, 1]])),
+    ("Pad", dict(input=_f32(2, 3), paddings=[[0, -1], [1, 1]])),
+    ("MirrorPad", dict(input=_f32(2, 3), paddings=[[0, 2], [1, 1]], mode="REFLECT")),
+    ("Split", dict(axis=1, value=_f32(2, 5), num_split=2)),
+    ("SplitV", dict(value=_f32(5), size_splits=[-1, -1], axis=0, num_split=2)),
+    ("Unpack", dict(value=_f32(2, 3), num=2, axis=1)),
+    ("Cumsum", dict(x=_f32(3), axis=1)),
+    ("OneHot", dict(indices=[0], depth=-1, on_value=1.0, off_value=0.0)),
+    ("Einsum", dict(inputs=[_f32(2, 3), _f32(4, 5)], equation="ij,jk->ik")),
+    ("Einsum", dict(inputs=[_f32(2, 3), _f32(3, 4)], equation="ij,jk")),
+    ("DepthwiseConv2dNative", dict(input=_f32(1, 4, 4, 3), filter=_f32(2, 2, 4, 1), strides=[1, 1, 1, 1],
+                                   padding="VALID")),
+    ("Conv2D", dict(input=_f32(1, 4, 4, 4), filter=_f32(2, 2, 2, 5), strides=[1, 1, 1, 1], padding="VALID")),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", BAD, ids=[c[0] + str(i) for i, c in enumerate(BAD)])
+def test_bad_arguments_raise_tensorflows_class(name, kwargs):
+    with pytest.raises(Exception) as theirs:
+        getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs))
+    with pytest.raises(Exception) as ours:
+        getattr(kiln.raw_ops, name)(**kwargs)
+    assert type(ours.value).__name__ == type(theirs.value).__name__, (ours.value, theirs.value)
+
+
+def test_einsum_output_label_missing_from_inputs_is_an_error():
+    # A deliberate difference: TensorFlow 2.21's raw Einsum drops such a label (ij->ik gives a
+    # [2] tensor, not [2, k]); tf.einsum's Python layer and numpy reject the equation, as kiln does.
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="label k not present"):
+        kiln.raw_ops.Einsum(inputs=[_f32(2, 3)], equation="ij->ik")
+
+
+def test_empty_and_zero_sized_inputs():
+    for name, kwargs in [("Pad", dict(input=np.zeros([0, 3], np.float32), paddings=[[1, 1], [0, 0]])),
+                         ("Split", dict(axis=0, value=np.zeros([0, 4], np.float32), num_split=2)),
+                         ("Cumsum", dict(x=np.zeros([2, 0], np.float32), axis=1)),
+                         ("Einsum", dict(inputs=[np.zeros([2, 0], np.float32), np.zeros([0, 3], np.float32)],
+                                         equation="ij,jk->ik"))]:
+        want = _as_list(getattr(tf.raw_ops, name)(**kwargs))
+        got = _as_list(getattr(kiln.raw_ops, name)(**kwargs))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())

@@ -1,0 +1,286 @@
+// Einsum(inputs: N tensors, equation): one or two operands in Einstein notation, with "..."
+// for broadcast leading dims. Two operands become one batched GEMM: each is gathered into
+// [batch, free, contracted] order (a label one side lacks reads that side with stride 0, so a
+// label summed away on one side only is a contraction against a constant), multiplied, and
+// the product gathered into the output's order.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+namespace kiln::ops {
+namespace {
+
+const int kEquation = attr_index(op::Einsum(), "equation");
+
+// Labels as ids: letters keep their character; the dims "..." covers get ids from 256 up,
+// aligned from the right (the last ellipsis dim is 256).
+using Labels = std::vector<int>;
+constexpr int kEllipsisBase = 256;
+
+struct Equation {
+  std::vector<Labels> inputs;
+  Labels output;
+};
+
+// Parses "ab,bc->ac" for operands of the given ranks (-1 unknown), in TensorFlow's words.
+template <class Fail>
+Equation parse(const std::string& text, const std::vector<int64_t>& ranks, Fail fail) {
+  const size_t arrow = text.find("->");
+  if (arrow == std::string::npos || text.find("->", arrow + 2) != std::string::npos)
+    fail("Expecting exactly one '->' in einsum equation: " + text);
+  const std::string lhs = text.substr(0, arrow);
+  std::vector<std::string> specs;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    specs.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (specs.size() != ranks.size())
+    fail("Expecting " + std::to_string(ranks.size()) + " inputs, got " + std::to_string(specs.size()) +
+         " in the equation '" + text + "'");
+  int ellipsis_rank = 0;
+  Equation eq;
+  auto labels_of = [&](const std::string& spec, int64_t rank, bool output) {
+    Labels out;
+    const size_t dots = spec.find("...");
+    int explicit_count = 0;
+    for (size_t i = 0; i < spec.size(); ++i) {
+      if (i == dots) {
+        i += 2;
+        continue;
+      }
+      const char ch = spec[i];
+      if (!std::isalpha(static_cast<unsigned char>(ch)))
+        fail("Invalid character '" + std::string(1, ch) + "' in the equation '" + text + "'");
+      ++explicit_count;
+    }
+    if (dots != std::string::npos && spec.find("...", dots + 3) != std::string::npos)
+      fail("Found more than one ellipsis in a subscript of '" + text + "'");
+    int covered = 0;
+    if (dots != std::string::npos) {
+      covered = output ? ellipsis_rank : static_cast<int>(rank) - explicit_count;
+      if (!output && rank >= 0 && covered < 0)
+        fail("Input with rank " + std::to_string(rank) + " has fewer than " + std::to_string(explicit_count) +
+             " labels in the equation '" + text + "'");
+      if (!output && rank < 0) covered = 0;
+      ellipsis_rank = std::max(ellipsis_rank, covered);
+    } else if (!output && rank >= 0 && rank != explicit_count) {
+      fail("Expected input to have rank " + std::to_string(explicit_count) + " but got: " + std::to_string(rank));
+    }
+    for (size_t i = 0; i < spec.size(); ++i) {
+      if (i == dots) {
+        for (int e = covered - 1; e >= 0; --e) out.push_back(kEllipsisBase + e);
+        i += 2;
+        continue;
+      }
+      out.push_back(static_cast<unsigned char>(spec[i]));
+    }
+    return out;
+  };
+  for (size_t k = 0; k < specs.size(); ++k) eq.inputs.push_back(labels_of(specs[k], ranks[k], false));
+  eq.output = labels_of(text.substr(arrow + 2), -1, true);
+  for (const Labels& l : eq.inputs)
+    for (size_t i = 0; i < l.size(); ++i)
+      if (std::count(l.begin(), l.end(), l[i]) > 1)
+        throw UnimplementedError(
+            "Einsum with a label repeated in one operand (a diagonal) is not supported by kiln: '" + text + "'");
+  for (int id : eq.output) {
+    if (std::count(eq.output.begin(), eq.output.end(), id) > 1)
+      fail("Output subscripts contain a label appearing more than once: '" + text + "'");
+    bool found = false;
+    for (const Labels& l : eq.inputs) found = found || std::count(l.begin(), l.end(), id) > 0;
+    if (!found && id < kEllipsisBase)
+      fail("Output subscripts contain the label " + std::string(1, static_cast<char>(id)) +
+           " not present in the input subscripts.");
+  }
+  return eq;
+}
+
+// Each label's size (-1 unknown); an ellipsis dim of 1 broadcasts against the other side's.
+template <class Fail>
+std::map<int, int64_t> label_sizes(const Equation& eq, const std::vector<const Dims*>& dims, Fail fail) {
+  std::map<int, int64_t> size;
+  for (size_t k = 0; k < eq.inputs.size(); ++k) {
+    if (!dims[k]) continue;
+    for (size_t i = 0; i < eq.inputs[k].size(); ++i) {
+      const int id = eq.inputs[k][i];
+      const int64_t d = (*dims[k])[i];
+      auto [it, fresh] = size.emplace(id, d);
+      if (fresh || d == it->second || d < 0) continue;
+      if (it->second < 0) {
+        it->second = d;
+      } else if (id >= kEllipsisBase && (d == 1 || it->second == 1)) {
+        it->second = std::max(d, it->second);
+      } else {
+        fail("Expected dimension " + std::to_string(it->second) + " at axis " + std::to_string(i) + " of input " +
+             std::to_string(k) + ", got " + std::to_string(d));
+      }
+    }
+  }
+  return size;
+}
+
+void infer_einsum(InferContext& c) {
+  const int n = c.num_inputs;
+  if (n < 1 || n > 2)
+    throw UnimplementedError("Einsum with " + std::to_string(n) + " operands is not supported by kiln (1 or 2)");
+  if (n == 2) require_same_dtypes(c, 0, 1);
+  if (c.in(0).dtype == DType::Bool) c.fail("Einsum does not support bool tensors");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  std::vector<int64_t> ranks;
+  std::vector<const Dims*> dims;
+  for (int k = 0; k < n; ++k) {
+    ranks.push_back(c.in(k).unknown_rank ? -1 : static_cast<int64_t>(c.in(k).dims->size()));
+    dims.push_back(c.in(k).unknown_rank ? nullptr : c.in(k).dims);
+  }
+  const auto fail = [&](const std::string& m) { c.fail(m); };
+  const Equation eq = parse(c.attrs.s(kEquation), ranks, fail);
+  for (const Dims* d : dims)
+    if (!d) {
+      c.out(0).shape = TensorShape::unknown();
+      return;
+    }
+  const auto size = label_sizes(eq, dims, fail);
+  Dims out;
+  for (int id : eq.output) out.push_back(size.count(id) ? size.at(id) : 1);
+  c.out(0).shape = TensorShape(std::move(out));
+}
+
+// dst[i] for i over `sizes` (row-major) = src at the sum of index * stride.
+template <class T>
+void gather(const T* src, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, T* dst) {
+  int64_t total = 1;
+  for (int64_t s : sizes) total *= s;
+  if (total == 0) return;
+  std::vector<int64_t> idx(sizes.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    dst[i] = src[off];
+    for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
+      off += strides[d];
+      if (++idx[d] < sizes[d]) break;
+      off -= strides[d] * sizes[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class T>
+struct EinsumKernel {
+  static void run(KernelContext& c) {
+    const int n = c.num_inputs;
+    std::vector<int64_t> ranks;
+    std::vector<const Dims*> dims;
+    for (int k = 0; k < n; ++k) {
+      ranks.push_back(static_cast<int64_t>(c.in(k).dims.size()));
+      dims.push_back(&c.in(k).dims);
+    }
+    const auto fail = [&](const std::string& m) { c.fail(m); };
+    const Equation eq = parse(c.attrs.s(kEquation), ranks, fail);
+    const auto size = label_sizes(eq, dims, fail);
+    // A label's stride in operand k (0 where it lacks the label or broadcasts a dim of 1).
+    auto stride_in = [&](int k, int id) -> int64_t {
+      const Labels& l = eq.inputs[k];
+      const auto it = std::find(l.begin(), l.end(), id);
+      if (it == l.end()) return 0;
+      const auto axis = static_cast<size_t>(it - l.begin());
+      if (c.in(k).dims[axis] == 1 && size.at(id) != 1) return 0;
+      return strides_of(c.in(k).dims)[axis];
+    };
+    auto in_output = [&](int id) { return std::count(eq.output.begin(), eq.output.end(), id) > 0; };
+    auto in_operand = [&](int k, int id) {
+      return k < n && std::count(eq.inputs[k].begin(), eq.inputs[k].end(), id) > 0;
+    };
+    Labels batch, free0, free1, contracted;
+    for (const auto& [id, s] : size) {
+      if (in_output(id)) {
+        if (in_operand(0, id) && in_operand(1, id))
+          batch.push_back(id);
+        else if (in_operand(0, id))
+          free0.push_back(id);
+        else
+          free1.push_back(id);
+      } else {
+        contracted.push_back(id);
+      }
+    }
+    auto product = [&](const Labels& l) {
+      int64_t p = 1;
+      for (int id : l) p *= size.at(id);
+      return p;
+    };
+    const int64_t nb = product(batch), m = product(free0), nn = product(free1), kk = product(contracted);
+    // Operand 0 as [batch, free0, contracted]; operand 1 as [batch, contracted, free1].
+    auto gathered = [&](int k, const std::vector<Labels>& order) {
+      std::vector<int64_t> sizes, strides;
+      for (const Labels& group : order)
+        for (int id : group) {
+          sizes.push_back(size.at(id));
+          strides.push_back(stride_in(k, id));
+        }
+      std::vector<T> buf(static_cast<size_t>(product(batch) * product(order[1]) * product(order[2])));
+      gather(c.in(k).as<T>(), sizes, strides, buf.data());
+      return buf;
+    };
+    std::vector<T> prod(static_cast<size_t>(nb * m * nn));
+    const std::vector<T> a = gathered(0, {batch, free0, contracted});
+    if (n == 2) {
+      const std::vector<T> b = gathered(1, {batch, contracted, free1});
+      for (int64_t i = 0; i < nb; ++i) {
+        if (kk == 0) {
+          std::fill(prod.begin() + i * m * nn, prod.begin() + (i + 1) * m * nn, T(0));
+          continue;
+        }
+        kernels::gemm<T>(false, false, m, nn, kk, a.data() + i * m * kk, b.data() + i * kk * nn,
+                         prod.data() + i * m * nn);
+      }
+    } else {
+      for (int64_t r = 0; r < nb * m; ++r) {
+        T acc = T(0);
+        for (int64_t j = 0; j < kk; ++j) acc += a[r * kk + j];
+        prod[r] = acc;
+      }
+    }
+    // The product is [batch, free0, free1]; the output follows its own label order.
+    Labels layout = batch;
+    layout.insert(layout.end(), free0.begin(), free0.end());
+    layout.insert(layout.end(), free1.begin(), free1.end());
+    std::vector<int64_t> layout_sizes;
+    for (int id : layout) layout_sizes.push_back(size.at(id));
+    Dims layout_dims(layout_sizes.begin(), layout_sizes.end());
+    const Dims layout_strides = strides_of(layout_dims);
+    std::vector<int64_t> sizes, strides;
+    for (int id : eq.output) {
+      const auto it = std::find(layout.begin(), layout.end(), id);
+      sizes.push_back(it == layout.end() ? 1 : size.at(id));
+      strides.push_back(it == layout.end() ? 0 : layout_strides[it - layout.begin()]);
+    }
+    if (c.out(0).num_elements != nb * m * nn) c.fail("the output's shape does not match the equation");
+    gather(prod.data(), sizes, strides, c.out(0).as<T>());
+  }
+};
+
+}  // namespace
+
+const OpDef& op::Einsum() {
+  static const OpDef def = {.name = "Einsum",
+                            .num_inputs = -1,
+                            .num_outputs = 1,
+                            .input_args = {list_arg("inputs", "N")},
+                            .traits = kPure | kTfjs,
+                            .attr_specs = {string_attr("equation"), int_attr("N")},
+                            .infer = infer_einsum,
+                            .kernels = kernels_for<EinsumKernel, KILN_NUMERIC>(),
+                            .grad = nullptr};  // TensorFlow's EinsumGrad: not yet in kiln
+  return def;
+}
+
+}  // namespace kiln::ops
