@@ -22,7 +22,10 @@ namespace {
 // Conv2D and its fused form share the convolution attrs' places; the pools theirs.
 // (DepthwiseConv2dNative's too.)
 int conv_attr(const char* name) {
-  return attr_index({{&op::Conv2D(), name}, {&op::KilnFusedConv2D(), name}, {&op::DepthwiseConv2dNative(), name}});
+  return attr_index({{&op::Conv2D(), name},
+                     {&op::KilnFusedConv2D(), name},
+                     {&op::DepthwiseConv2dNative(), name},
+                     {&op::Conv2DBackpropInput(), name}});
 }
 const int kConvStrides = conv_attr("strides");
 const int kConvPadding = conv_attr("padding");
@@ -443,6 +446,110 @@ struct Conv2DKernel {
   }
 };
 
+// Conv2DBackpropInput(input_sizes, filter [KH,KW,C,OC], out_backprop [N,OH,OW,OC]): the
+// gradient of Conv2D with respect to its input, which Keras's Conv2DTranspose runs forward.
+// Shape: input_sizes (4 values, or the 2 spatial ones with N and C from the others).
+void infer_conv2d_backprop_input(InferContext& c) {
+  require_int_dtype(c, 0, "input_sizes");
+  if (c.in(1).dtype != c.in(2).dtype)
+    c.fail(std::string("cannot compute Conv2DBackpropInput as input #2(zero-based) was expected to be a ") +
+           tf_type_name(c.in(1).dtype) + " tensor but is a " + tf_type_name(c.in(2).dtype) + " tensor");
+  if (!is_floating(c.in(1).dtype))
+    c.fail(std::string("Conv2DBackpropInput supports float and double, got ") + tf_type_name(c.in(1).dtype));
+  const auto& strides = four(c, kConvStrides, "strides");
+  const auto& dilations = four(c, kConvDilations, "dilations");
+  check_padding(c, c.attrs.s(kConvPadding), c.attrs.list(kConvExplicitPaddings));
+  check_format(c, kConvFormat);
+  if (strides[0] != 1 || strides[3] != 1)
+    c.fail("Current implementation does not yet support strides in the batch and depth dimensions.");
+  if (dilations[0] != 1 || dilations[3] != 1)
+    c.fail("Current implementation does not yet support dilations in the batch and depth dimensions.");
+  const Dims* f = image(c, 1, "filter");
+  const Dims* dy = image(c, 2, "out_backprop");
+  c.out(0).dtype = c.in(1).dtype;
+  c.kernel_dtype = c.in(1).dtype;
+  std::vector<int64_t> sizes;
+  if (!known_ints(c.in(0), &sizes)) {
+    c.out(0).shape = TensorShape::unknown_dims(4);
+    return;
+  }
+  if (sizes.size() == 2) sizes = {dy ? (*dy)[0] : -1, sizes[0], sizes[1], f ? (*f)[2] : -1};
+  if (sizes.size() != 4)
+    c.fail("input_sizes must be a 4-D or 2-D vector, got " + std::to_string(sizes.size()) + " values");
+  for (int64_t v : sizes)
+    if (v < -1) c.fail("input_sizes must be non-negative, got " + std::to_string(v));
+  if (f && (*f)[2] >= 0 && sizes[3] >= 0 && (*f)[2] != sizes[3])
+    c.fail("input and filter must have the same depth: " + std::to_string(sizes[3]) + " vs " + std::to_string((*f)[2]));
+  if (f && dy && (*f)[3] >= 0 && (*dy)[3] >= 0 && (*f)[3] != (*dy)[3])
+    c.fail("filter and out_backprop must have the same out_depth: " + std::to_string((*f)[3]) + " vs " +
+           std::to_string((*dy)[3]));
+  if (f && dy && (*f)[0] >= 0 && (*f)[1] >= 0) {  // out_backprop must be the size Conv2D would give
+    const auto& ep = c.attrs.list(kConvExplicitPaddings);
+    const bool ex = c.attrs.s(kConvPadding) == "EXPLICIT";
+    for (int d = 1; d <= 2; ++d) {
+      const Window w = window(c, sizes[d], (*f)[d - 1], dilations[d], strides[d], c.attrs.s(kConvPadding),
+                              ex ? ep[2 * d] : 0, ex ? ep[2 * d + 1] : 0);
+      if (w.out >= 0 && (*dy)[d] >= 0 && w.out != (*dy)[d])
+        c.fail("Conv2DCustomBackpropInput: Size of out_backprop doesn't match computed: actual = " +
+               std::to_string((*dy)[d]) + ", computed = " + std::to_string(w.out) +
+               " spatial_dim: " + std::to_string(d) + " input: " + std::to_string(sizes[d]) +
+               " filter: " + std::to_string((*f)[d - 1]) + " output: " + std::to_string((*dy)[d]) +
+               " stride: " + std::to_string(strides[d]) + " dilation: " + std::to_string(dilations[d]));
+    }
+  }
+  if (dy && sizes[0] >= 0 && (*dy)[0] >= 0 && sizes[0] != (*dy)[0])
+    c.fail("input and out_backprop must have the same batch size");
+  c.out(0).shape = TensorShape(Dims(sizes.begin(), sizes.end()));
+}
+
+// dx = col2im(dy * W^T): each output pixel's gradient row [OC] times the filter gives its
+// window's [KH, KW, C] contributions, added where the window lay (zeros where it hung over
+// the padding). One image at a time; the GEMM splits across threads itself.
+template <class T>
+struct Conv2DBackpropInputKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& f = c.in(1);
+    const TensorImpl& dy = c.in(2);
+    TensorImpl& dx = c.out(0);
+    if (dx.dims.size() != 4 || f.dims[2] != dx.dims[3] || f.dims[3] != dy.dims[3] || dy.dims[0] != dx.dims[0])
+      c.fail("input_sizes, filter and out_backprop do not agree");
+    const auto& strides = c.attrs.list(kConvStrides);
+    const auto& dilations = c.attrs.list(kConvDilations);
+    const std::string& padding = c.attrs.s(kConvPadding);
+    const auto& ep = c.attrs.list(kConvExplicitPaddings);
+    const bool ex = padding == "EXPLICIT";
+    const int64_t n = dx.dims[0], h = dx.dims[1], w = dx.dims[2], ch = dx.dims[3];
+    const int64_t kh = f.dims[0], kw = f.dims[1], oc = f.dims[3], oh = dy.dims[1], ow = dy.dims[2];
+    const int64_t sh = strides[1], sw = strides[2], dh = dilations[1], dw = dilations[2];
+    const int64_t pt = pad_before(h, (kh - 1) * dh + 1, sh, oh, padding, ex ? ep[2] : 0);
+    const int64_t pl = pad_before(w, (kw - 1) * dw + 1, sw, ow, padding, ex ? ep[4] : 0);
+    T* out = dx.as<T>();
+    std::fill(out, out + dx.num_elements, T(0));
+    const int64_t patch = kh * kw * ch, rows = oh * ow;
+    if (patch == 0 || rows == 0 || oc == 0) return;
+    std::vector<T> cols(static_cast<size_t>(rows * patch));
+    for (int64_t b = 0; b < n; ++b) {
+      kernels::gemm<T>(false, true, rows, patch, oc, dy.as<T>() + b * rows * oc, f.as<T>(), cols.data());
+      T* image = out + b * h * w * ch;
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const T* row = cols.data() + (oy * ow + ox) * patch;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t iy = oy * sh - pt + ky * dh;
+            if (iy < 0 || iy >= h) continue;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t ix = ox * sw - pl + kx * dw;
+              if (ix < 0 || ix >= w) continue;
+              T* __restrict dst = image + (iy * w + ix) * ch;
+              const T* __restrict src = row + (ky * kw + kx) * ch;
+              for (int64_t k = 0; k < ch; ++k) dst[k] += src[k];
+            }
+          }
+        }
+    }
+  }
+};
+
 // KilnFusedConv2D(input, filter, bias): Conv2D, BiasAdd and an optional Relu or Relu6 in one
 // kernel (the optimizer's fuse_contraction makes it; TensorFlow's remapper makes
 // _FusedConv2D). Attrs: Conv2D's strides, padding, explicit_paddings, data_format,
@@ -560,6 +667,22 @@ const OpDef& op::Conv2D() {
                      bool_attr("use_cudnn_on_gpu", true)},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
+  return def;
+}
+const OpDef& op::Conv2DBackpropInput() {
+  static const OpDef def = {
+      .name = "Conv2DBackpropInput",
+      .num_inputs = 3,
+      .num_outputs = 1,
+      .input_args = {"input_sizes", "filter", "out_backprop"},
+      .traits = kPure | kTfjs,
+      .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
+                     string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
+                     bool_attr("use_cudnn_on_gpu", true)},
+      .infer = infer_conv2d_backprop_input,
+      .kernels = kernels_for<Conv2DBackpropInputKernel, KILN_FLOATS>(),
+      .type_attr_input = 1,
+      .grad = nullptr};
   return def;
 }
 const OpDef& op::DepthwiseConv2dNative() {

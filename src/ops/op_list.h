@@ -21,13 +21,14 @@
   /* scan.cc */ X(Cumsum) X(Cumprod)                                                                        \
   /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad)                                                                 \
   /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \
-  /* one_hot.cc */ X(OneHot)                                                                                \
+  /* one_hot.cc */ X(OneHot) /* reverse.cc */ X(ReverseV2)                \
+  /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic)                                                                             \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
   /* layout.cc */ X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                  \
   /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)           \
   /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
   /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits) X(BiasAdd) X(FusedBatchNormV3)                        \
-  /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                                          \
+  /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(Conv2DBackpropInput) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                                          \
   /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range)                                                \
   /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                              \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \

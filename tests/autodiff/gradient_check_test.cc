@@ -220,6 +220,14 @@ TEST(GradientCheck, PadSplitAndScan) {
     }
 }
 
+TEST(GradientCheck, ReverseV2) {
+  check_gradient("ReverseV2",
+                 [](const std::vector<Tensor>& x) {
+                   return execute_op("ReverseV2", {x[0], constant<int32_t>({0, 2}, {2})})[0];
+                 },
+                 {values({2, 3, 2}, 60)});
+}
+
 TEST(GradientCheck, MatMul) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
