@@ -132,6 +132,18 @@ Tensor tensor_from_npy(const std::string& path) {
       return typed(int64_t{0});
     case DType::Bool:
       return typed(false);
+    case DType::UInt8:
+      return typed(uint8_t{0});
+    case DType::Int8:
+      return typed(int8_t{0});
+    case DType::Int16:
+      return typed(int16_t{0});
+    case DType::UInt16:
+      return typed(uint16_t{0});
+    case DType::UInt32:
+      return typed(uint32_t{0});
+    case DType::UInt64:
+      return typed(uint64_t{0});
   }
   return Tensor();
 }

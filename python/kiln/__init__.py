@@ -23,16 +23,20 @@ _core._set_hooks(_dtypes.ALL, _convert.convert_to_tensor, _convert.binary_operan
                  errors._BY_CPP_CODE)
 
 from ._core import Tensor  # noqa: E402
-from ._dtypes import DType, as_dtype, bool, int32, int64, float32, float64, double  # noqa: E402,A004
+from ._dtypes import (DType, as_dtype, bool, int32, int64, float32, float64, double, uint8, int8, int16,  # noqa: E402,A004,E501
+                      uint16, uint32, uint64)
 from ._shape import TensorShape  # noqa: E402
 from ._convert import constant, convert_to_tensor  # noqa: E402
 from ._ops import (  # noqa: E402
     add, add_n, subtract, multiply, divide, truediv, floordiv, maximum, minimum, equal, not_equal, greater,
     greater_equal, less, less_equal, logical_and, logical_or, logical_not, negative, abs, sign, exp, sqrt, square,
     round, tanh, sigmoid, cast, identity, zeros_like, ones_like, where, matmul, reduce_sum, reduce_mean, reduce_max,
-    reduce_min, reduce_prod, reduce_any, reduce_all, argmax, reshape, transpose, concat, stack, unstack, slice,
+    reduce_min, reduce_prod, reduce_any, reduce_all, argmax, reshape, transpose, concat, stack, slice,
     strided_slice, gather, expand_dims, squeeze, broadcast_to, tile, shape, size, rank, zeros, ones, fill, eye, range,
     print, pow)
+from ._ops_breadth import (  # noqa: E402
+    pad, split, unstack, reverse, one_hot, einsum, stop_gradient, identity_n, argmin, cumsum, sin, cos, tan, asin,
+    acos, atan, sinh, cosh, asinh, acosh, atanh)
 from ._spec import TensorSpec  # noqa: E402
 from ._variable import Variable  # noqa: E402
 from ._tape import GradientTape  # noqa: E402
@@ -40,7 +44,7 @@ from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
-from . import raw_ops  # noqa: E402
+from . import raw_ops, image  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 
 newaxis = None

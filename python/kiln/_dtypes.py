@@ -4,8 +4,9 @@ import builtins
 import numpy as np
 
 # The order of kiln::DType (include/kiln/dtype.h).
-_NAMES = ("bool", "int32", "int64", "float32", "float64")
-_NUMPY = (np.bool_, np.int32, np.int64, np.float32, np.float64)
+_NAMES = ("bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16", "uint32", "uint64")
+_NUMPY = (np.bool_, np.int32, np.int64, np.float32, np.float64, np.uint8, np.int8, np.int16, np.uint16, np.uint32,
+          np.uint64)
 
 
 class DType:
@@ -30,7 +31,11 @@ class DType:
 
     @property
     def is_integer(self):
-        return self.name.startswith("int")
+        return np.issubdtype(self.as_numpy_dtype, np.integer)
+
+    @property
+    def is_unsigned(self):
+        return np.issubdtype(self.as_numpy_dtype, np.unsignedinteger)
 
     @property
     def is_bool(self):
@@ -91,12 +96,17 @@ int32 = DType(1)
 int64 = DType(2)
 float32 = DType(3)
 float64 = DType(4)
-ALL = (bool, int32, int64, float32, float64)
+uint8 = DType(5)
+int8 = DType(6)
+int16 = DType(7)
+uint16 = DType(8)
+uint32 = DType(9)
+uint64 = DType(10)
+ALL = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64)
 double = float64
 
 # TensorFlow dtypes kiln does not have: named in errors rather than "unknown".
-_TF_ONLY = ("float16", "bfloat16", "half", "int8", "int16", "uint8", "uint16", "uint32", "uint64",
-            "complex64", "complex128", "string", "qint8", "quint8", "qint32", "resource", "variant")
+_TF_ONLY = ("float16", "bfloat16", "half", "complex64", "complex128", "string", "qint8", "quint8", "qint32", "resource", "variant")
 
 
 def as_dtype(type_value):

@@ -237,15 +237,6 @@ def stack(values, axis=0, name="stack"):
     return _core.stack([_t(v) for v in values], _one_axis(axis))
 
 
-def unstack(value, num=None, axis=0, name="unstack"):
-    value = _t(value)
-    axis = _one_axis(axis)
-    n = value._shape_tuple()[axis]
-    if n is None:
-        raise ValueError("Cannot infer argument `num` from shape %s" % (value.shape,))
-    return [gather(value, i, axis=axis) for i in range(n)]
-
-
 def slice(input_, begin, size, name=None):  # noqa: A001
     return _core.slice(_t(input_), _ints(begin, "begin"), _ints(size, "size"))
 

@@ -4,5 +4,8 @@ from ._ops import (add, add_n, subtract, multiply, divide, truediv, floordiv, fl
                    logical_or, logical_xor, logical_not, negative, abs, sign, exp, log, sqrt, rsqrt, square, floor,
                    ceil, round, tanh, sigmoid, reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod,
                    reduce_any, reduce_all, argmax, unsorted_segment_sum, softmax, log_softmax)
+from ._ops_breadth import (argmin, cumsum, cumprod, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
+                           log1p, expm1, erf, erfc, erfinv, lgamma, digamma, rint, is_nan, is_inf, is_finite,
+                           softplus)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -2,10 +2,13 @@
 from . import _core
 from ._convert import convert_to_tensor
 from ._ops import relu, relu6, sigmoid, tanh, softmax, log_softmax, sparse_softmax_cross_entropy_with_logits, _t
+from ._ops_breadth import (elu, selu, leaky_relu, softplus, softsign, gelu, depthwise_conv2d,  # noqa: F401
+                           conv2d_transpose)
 from ._random import get_seed
 
 __all__ = ["relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "dropout",
-           "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool"]
+           "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "elu", "selu", "leaky_relu",
+           "softplus", "softsign", "gelu", "depthwise_conv2d", "conv2d_transpose"]
 
 
 def _four(value, name):

@@ -28,6 +28,18 @@ nb::dlpack::dtype dlpack_dtype(DType d) {
       return nb::dtype<float>();
     case DType::Float64:
       return nb::dtype<double>();
+    case DType::UInt8:
+      return nb::dtype<uint8_t>();
+    case DType::Int8:
+      return nb::dtype<int8_t>();
+    case DType::Int16:
+      return nb::dtype<int16_t>();
+    case DType::UInt16:
+      return nb::dtype<uint16_t>();
+    case DType::UInt32:
+      return nb::dtype<uint32_t>();
+    case DType::UInt64:
+      return nb::dtype<uint64_t>();
   }
   return nb::dtype<float>();
 }
@@ -40,11 +52,17 @@ DType dtype_of_array(const Array& a) {
     if (t.code == static_cast<uint8_t>(Code::Float) && t.bits == 64) return DType::Float64;
     if (t.code == static_cast<uint8_t>(Code::Int) && t.bits == 32) return DType::Int32;
     if (t.code == static_cast<uint8_t>(Code::Int) && t.bits == 64) return DType::Int64;
+    if (t.code == static_cast<uint8_t>(Code::Int) && t.bits == 8) return DType::Int8;
+    if (t.code == static_cast<uint8_t>(Code::Int) && t.bits == 16) return DType::Int16;
+    if (t.code == static_cast<uint8_t>(Code::UInt) && t.bits == 8) return DType::UInt8;
+    if (t.code == static_cast<uint8_t>(Code::UInt) && t.bits == 16) return DType::UInt16;
+    if (t.code == static_cast<uint8_t>(Code::UInt) && t.bits == 32) return DType::UInt32;
+    if (t.code == static_cast<uint8_t>(Code::UInt) && t.bits == 64) return DType::UInt64;
     if (t.code == static_cast<uint8_t>(Code::Bool) && t.bits == 8) return DType::Bool;
   }
   throw nb::type_error(("kiln has no tensor type for arrays of this element type (DLPack code " +
                         std::to_string(t.code) + ", " + std::to_string(t.bits) +
-                        " bits); kiln has bool, int32, int64, float32 and float64")
+                        " bits); kiln has bool, the signed and unsigned integers, float32 and float64")
                            .c_str());
 }
 
@@ -118,6 +136,18 @@ T scalar_as(const Tensor& t, const char* what) {
       return static_cast<T>(t.item<float>());
     case DType::Float64:
       return static_cast<T>(t.item<double>());
+    case DType::UInt8:
+      return static_cast<T>(t.item<uint8_t>());
+    case DType::Int8:
+      return static_cast<T>(t.item<int8_t>());
+    case DType::Int16:
+      return static_cast<T>(t.item<int16_t>());
+    case DType::UInt16:
+      return static_cast<T>(t.item<uint16_t>());
+    case DType::UInt32:
+      return static_cast<T>(t.item<uint32_t>());
+    case DType::UInt64:
+      return static_cast<T>(t.item<uint64_t>());
   }
   return T{};
 }

@@ -33,6 +33,12 @@ def _normalized(keras):
     return keras.Sequential([keras.Input((4,)), norm, layers.Dense(8, activation="swish"), layers.Dense(2)])
 
 
+def _uint8_images(keras):
+    layers = keras.layers
+    return keras.Sequential([keras.Input((8, 8, 3), dtype="uint8"), layers.Rescaling(1 / 255.0),
+                             layers.Conv2D(4, 3, activation="relu"), layers.Flatten(), layers.Dense(2)])
+
+
 def _app(name, size=32, **kwargs):
     def make(keras):
         return getattr(keras.applications, name)(input_shape=(size, size, 3), weights=None, classes=10, **kwargs)
@@ -58,6 +64,7 @@ FAMILIES = {
     "Transformer encoder": _transformer_encoder,
     "Conv2DTranspose + resizing": _upsampling,
     "Normalization + swish": _normalized,
+    "uint8 images": _uint8_images,
 }
 
 
@@ -65,6 +72,8 @@ def example_input(model, batch, seed=0):
     rng = np.random.default_rng(seed)
     spec = model.inputs[0]
     shape = (batch,) + tuple(spec.shape[1:])
+    if "uint8" in str(spec.dtype):
+        return rng.integers(0, 256, shape).astype(np.uint8)
     if "int" in str(spec.dtype):
         return rng.integers(0, 100, shape).astype(np.int32)
     return rng.standard_normal(shape).astype(np.float32)

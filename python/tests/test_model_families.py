@@ -11,7 +11,7 @@ import model_families
 keras = pytest.importorskip("keras")
 
 FAMILIES = ["MobileNetV2", "EfficientNetB0", "ConvNeXtTiny", "Transformer encoder", "Conv2DTranspose + resizing",
-            "Normalization + swish", "Conv1D text"]
+            "Normalization + swish", "Conv1D text", "uint8 images"]
 # Families kiln cannot serve yet, and why (strict: the test fails once they load).
 NOT_YET = {
     "LSTM text": "Keras's recurrent layers loop over TensorList ops (a variant dtype kiln lacks)",

@@ -24,11 +24,10 @@ Tensor make_host(const std::vector<T>& values, const std::vector<int64_t>& dims)
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return Tensor(t);
 }
-template Tensor make_host<float>(const std::vector<float>&, const std::vector<int64_t>&);
-template Tensor make_host<double>(const std::vector<double>&, const std::vector<int64_t>&);
-template Tensor make_host<int32_t>(const std::vector<int32_t>&, const std::vector<int64_t>&);
-template Tensor make_host<int64_t>(const std::vector<int64_t>&, const std::vector<int64_t>&);
-template Tensor make_host<bool>(const std::vector<bool>&, const std::vector<int64_t>&);
+#define KILN_INSTANTIATE_MAKE_HOST(name, type) \
+  template Tensor make_host<type>(const std::vector<type>&, const std::vector<int64_t>&);
+KILN_DTYPE_TYPES(KILN_INSTANTIATE_MAKE_HOST)
+#undef KILN_INSTANTIATE_MAKE_HOST
 
 Tensor int_list(const std::vector<int64_t>& values, const char* name_hint) {
   std::vector<int32_t> v;
@@ -116,11 +115,9 @@ template <class T>
 Tensor constant(std::vector<T> values, std::vector<int64_t> shape) {
   return trace::as_graph_constant(make_host<T>(values, shape));
 }
-template Tensor constant<float>(std::vector<float>, std::vector<int64_t>);
-template Tensor constant<double>(std::vector<double>, std::vector<int64_t>);
-template Tensor constant<int32_t>(std::vector<int32_t>, std::vector<int64_t>);
-template Tensor constant<int64_t>(std::vector<int64_t>, std::vector<int64_t>);
-template Tensor constant<bool>(std::vector<bool>, std::vector<int64_t>);
+#define KILN_INSTANTIATE_CONSTANT(name, type) template Tensor constant<type>(std::vector<type>, std::vector<int64_t>);
+KILN_DTYPE_TYPES(KILN_INSTANTIATE_CONSTANT)
+#undef KILN_INSTANTIATE_CONSTANT
 
 Tensor fill(std::vector<int64_t> shape, double value, DType dtype) {
   Tensor v = api::host_scalar(value, dtype, " [Op:Fill]");

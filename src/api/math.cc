@@ -118,10 +118,9 @@ KILN_UNARY_IMPL(ones_like, OnesLike)
 
 Tensor cast(const Tensor& x, DType dtype) {
   // One attrs object per target dtype, built once: an eager call constructs no attrs.
-  static const Attrs by_dtype[kNumDTypes] = {
-      with_defaults(op::Cast(), Attrs{DType::Bool}), with_defaults(op::Cast(), Attrs{DType::Int32}),
-      with_defaults(op::Cast(), Attrs{DType::Int64}), with_defaults(op::Cast(), Attrs{DType::Float32}),
-      with_defaults(op::Cast(), Attrs{DType::Float64})};
+#define KILN_CAST_ATTRS(name, size) with_defaults(op::Cast(), Attrs{DType::name}),
+  static const Attrs by_dtype[kNumDTypes] = {KILN_DTYPE_LIST(KILN_CAST_ATTRS)};
+#undef KILN_CAST_ATTRS
   return trace::dispatch1(op::Cast(), {&x}, by_dtype[static_cast<int>(dtype)], "Cast");
 }
 

@@ -1,6 +1,7 @@
 // Everything kiln knows about each dtype, one row per dtype: the names it goes by (kiln's,
 // TensorFlow's messages', TensorFlow.js's), TensorFlow's DataType number, its size and kind,
-// and its C++ element type (TypeOf). Other code reads this table instead of keeping its own.
+// and its C++ element type (TypeOf). Other code reads this table instead of keeping its own;
+// adding a dtype is a line in include/kiln/dtype.h's KILN_DTYPE_LIST and a row here.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -11,6 +12,20 @@
 
 namespace kiln::detail {
 
+// X(enumerator, C++ element type), in KILN_DTYPE_LIST's order.
+#define KILN_DTYPE_TYPES(X) \
+  X(Bool, bool)             \
+  X(Int32, int32_t)         \
+  X(Int64, int64_t)         \
+  X(Float32, float)         \
+  X(Float64, double)        \
+  X(UInt8, uint8_t)         \
+  X(Int8, int8_t)           \
+  X(Int16, int16_t)         \
+  X(UInt16, uint16_t)       \
+  X(UInt32, uint32_t)       \
+  X(UInt64, uint64_t)
+
 struct DTypeInfo {
   DType dtype = DType::Float32;
   std::string_view name;            // kiln's and numpy's: "float32"
@@ -19,6 +34,7 @@ struct DTypeInfo {
   const char* tfjs_name = nullptr;  // TensorFlow.js's dtype, or null when it has none
   size_t size = 0;                  // bytes per element
   bool floating = false, integer = false;
+  bool is_unsigned = false;
 };
 
 inline constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
@@ -39,6 +55,36 @@ inline constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
      .size = 4,
      .floating = true},
     {.dtype = DType::Float64, .name = "float64", .tf_name = "double", .tf_proto = 2, .size = 8, .floating = true},
+    {.dtype = DType::UInt8,
+     .name = "uint8",
+     .tf_name = "uint8",
+     .tf_proto = 4,
+     .size = 1,
+     .integer = true,
+     .is_unsigned = true},
+    {.dtype = DType::Int8, .name = "int8", .tf_name = "int8", .tf_proto = 6, .size = 1, .integer = true},
+    {.dtype = DType::Int16, .name = "int16", .tf_name = "int16", .tf_proto = 5, .size = 2, .integer = true},
+    {.dtype = DType::UInt16,
+     .name = "uint16",
+     .tf_name = "uint16",
+     .tf_proto = 17,
+     .size = 2,
+     .integer = true,
+     .is_unsigned = true},
+    {.dtype = DType::UInt32,
+     .name = "uint32",
+     .tf_name = "uint32",
+     .tf_proto = 22,
+     .size = 4,
+     .integer = true,
+     .is_unsigned = true},
+    {.dtype = DType::UInt64,
+     .name = "uint64",
+     .tf_name = "uint64",
+     .tf_proto = 23,
+     .size = 8,
+     .integer = true,
+     .is_unsigned = true},
 }};
 
 constexpr const DTypeInfo& dtype_info(DType d) { return kDTypes[static_cast<int>(d)]; }
@@ -53,23 +99,40 @@ constexpr bool dtype_from_proto(int tf_proto, DType* out) {
   return false;
 }
 
-// The DType of a C++ element type (only the five kiln has).
+// The DType of a C++ element type (only those kiln has).
 template <class T>
 struct TypeOf {
-  static_assert(std::is_same_v<T, bool> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
-                    std::is_same_v<T, float> || std::is_same_v<T, double>,
-                "kiln has no dtype for this C++ type");
-  static constexpr DType value = std::is_same_v<T, bool>      ? DType::Bool
-                                 : std::is_same_v<T, int32_t> ? DType::Int32
-                                 : std::is_same_v<T, int64_t> ? DType::Int64
-                                 : std::is_same_v<T, float>   ? DType::Float32
-                                                              : DType::Float64;
+  static_assert(sizeof(T) == 0, "kiln has no dtype for this C++ type");
 };
+#define KILN_DTYPE_TYPEOF(name, type)           \
+  template <>                                   \
+  struct TypeOf<type> {                         \
+    static constexpr DType value = DType::name; \
+  };
+KILN_DTYPE_TYPES(KILN_DTYPE_TYPEOF)
+#undef KILN_DTYPE_TYPEOF
+
+// Calls f(T{}) with T the C++ type of d.
+template <class F>
+decltype(auto) visit_any_dtype(DType d, F&& f) {
+  switch (d) {
+#define KILN_DTYPE_CASE(name, type) \
+  case DType::name:                 \
+    return f(type{});
+    KILN_DTYPE_TYPES(KILN_DTYPE_CASE)
+#undef KILN_DTYPE_CASE
+  }
+  return f(float{});
+}
 
 static_assert([] {
   for (int d = 0; d < kNumDTypes; ++d)
     if (static_cast<int>(kDTypes[d].dtype) != d || kDTypes[d].size != dtype_size(kDTypes[d].dtype)) return false;
   return true;
 }());
+#define KILN_DTYPE_SAME_ORDER(name, type) \
+  static_assert(sizeof(type) == dtype_size(DType::name), "KILN_DTYPE_TYPES and KILN_DTYPE_LIST disagree");
+KILN_DTYPE_TYPES(KILN_DTYPE_SAME_ORDER)
+#undef KILN_DTYPE_SAME_ORDER
 
 }  // namespace kiln::detail

@@ -71,6 +71,18 @@ std::string int_text(const TensorImpl& t, int64_t i) {
       return std::to_string(t.as<int64_t>()[i]);
     case DType::Bool:
       return t.as<bool>()[i] ? "True" : "False";
+    case DType::UInt8:
+      return std::to_string(t.as<uint8_t>()[i]);
+    case DType::Int8:
+      return std::to_string(t.as<int8_t>()[i]);
+    case DType::Int16:
+      return std::to_string(t.as<int16_t>()[i]);
+    case DType::UInt16:
+      return std::to_string(t.as<uint16_t>()[i]);
+    case DType::UInt32:
+      return std::to_string(t.as<uint32_t>()[i]);
+    case DType::UInt64:
+      return std::to_string(t.as<uint64_t>()[i]);
     default:
       return "";
   }

@@ -57,11 +57,9 @@ T Tensor::item() const {
 #define KILN_INSTANTIATE(T)                             \
   template std::vector<T> Tensor::to_vector<T>() const; \
   template T Tensor::item<T>() const;
-KILN_INSTANTIATE(float)
-KILN_INSTANTIATE(double)
-KILN_INSTANTIATE(int32_t)
-KILN_INSTANTIATE(int64_t)
-KILN_INSTANTIATE(bool)
+#define KILN_INSTANTIATE_DTYPE(name, type) KILN_INSTANTIATE(type)
+KILN_DTYPE_TYPES(KILN_INSTANTIATE_DTYPE)
+#undef KILN_INSTANTIATE_DTYPE
 #undef KILN_INSTANTIATE
 
 Tensor::operator bool() const {
@@ -75,19 +73,7 @@ Tensor::operator bool() const {
   if (impl.num_elements != 1)
     throw InvalidArgumentError("The truth value of a tensor with " + std::to_string(impl.num_elements) +
                                " elements is ambiguous; reduce it first (e.g. reduce_any)");
-  switch (impl.dtype) {
-    case DType::Bool:
-      return impl.as<bool>()[0];
-    case DType::Int32:
-      return impl.as<int32_t>()[0] != 0;
-    case DType::Int64:
-      return impl.as<int64_t>()[0] != 0;
-    case DType::Float32:
-      return impl.as<float>()[0] != 0;
-    case DType::Float64:
-      return impl.as<double>()[0] != 0;
-  }
-  return false;
+  return detail::visit_any_dtype(impl.dtype, [&](auto zero) { return impl.as<decltype(zero)>()[0] != zero; });
 }
 
 const void* Tensor::data() const {

@@ -90,8 +90,11 @@ MPI_Datatype mpi_type(DType d) {
       return MPI_INT64_T;
     case DType::Bool:
       return MPI_C_BOOL;
+    default:
+      break;
   }
-  throw InternalError("kiln.distribute: no MPI type for this dtype");
+  throw UnimplementedError("kiln.distribute: collectives over " + std::string(dtype_name(d)) +
+                           " tensors are not supported (bool, int32, int64, float32, float64)");
 }
 #endif
 

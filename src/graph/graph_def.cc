@@ -33,6 +33,7 @@ void tensor_proto(const ops::TensorImpl& t, tensorflow::TensorProto* p) {
   p->set_dtype(to_proto(t.dtype));
   shape_proto(TensorShape(Dims(t.dims)), p->mutable_tensor_shape());
   if (t.dims.empty()) {  // scalars use the typed value fields, as TensorFlow writes them
+    bool written = true;
     switch (t.dtype) {
       case DType::Bool:
         p->add_bool_val(t.as<bool>()[0]);
@@ -49,8 +50,11 @@ void tensor_proto(const ops::TensorImpl& t, tensorflow::TensorProto* p) {
       case DType::Float64:
         p->add_double_val(t.as<double>()[0]);
         break;
+      default:  // the narrow and unsigned integers: their bytes, which TensorFlow reads as well
+        written = false;
+        break;
     }
-    return;
+    if (written) return;
   }
   p->set_tensor_content(std::string(static_cast<const char*>(t.data), t.nbytes()));
 }

@@ -96,6 +96,24 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
     case DType::Bool:
       fill_from<bool>(*impl, p.bool_val(), where);
       break;
+    case DType::UInt8:  // TensorFlow keeps the narrow integers in int_val
+      fill_from<uint8_t>(*impl, p.int_val(), where);
+      break;
+    case DType::Int8:
+      fill_from<int8_t>(*impl, p.int_val(), where);
+      break;
+    case DType::Int16:
+      fill_from<int16_t>(*impl, p.int_val(), where);
+      break;
+    case DType::UInt16:
+      fill_from<uint16_t>(*impl, p.int_val(), where);
+      break;
+    case DType::UInt32:
+      fill_from<uint32_t>(*impl, p.uint32_val(), where);
+      break;
+    case DType::UInt64:
+      fill_from<uint64_t>(*impl, p.uint64_val(), where);
+      break;
   }
   return t;
 }

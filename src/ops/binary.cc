@@ -492,7 +492,7 @@ const OpDef& op::SelectV2() {
                             .input_args = {"condition", "t", "e"},
                             .traits = kElementwise | kTfjs,
                             .infer = infer_select,
-                            .kernels = kernels_for<SelectKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<SelectKernel, KILN_EVERY_TYPE>(),
                             .type_attr_input = 1,
                             .grad = &select_grad};
   return def;

@@ -125,7 +125,7 @@ const OpDef& op::BroadcastTo() {
                             .input_args = {"input", "shape"},
                             .traits = kPure | kTfjs,
                             .infer = infer_broadcast_to,
-                            .kernels = kernels_for<BroadcastToKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<BroadcastToKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tidx", 1}},
                             .grad = &broadcast_to_grad};
   return def;

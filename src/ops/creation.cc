@@ -128,7 +128,7 @@ const OpDef& op::Const() {
                             .traits = kConstValue | kTfjs,
                             .attr_specs = {type_attr("dtype"), tensor_attr("value")},
                             .infer = infer_const,
-                            .kernels = kernels_for<ConstKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<ConstKernel, KILN_EVERY_TYPE>(),
                             .type_attr = nullptr};
   return def;
 }
@@ -151,7 +151,7 @@ const OpDef& op::Fill() {
                             .input_args = {"dims", "value"},
                             .traits = kPure | kTfjs,
                             .infer = infer_fill,
-                            .kernels = kernels_for<FillKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<FillKernel, KILN_EVERY_TYPE>(),
                             .type_attr_input = 1,
                             .index_type_attrs = {{"index_type", 0}},
                             .grad = &fill_grad};

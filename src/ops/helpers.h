@@ -2,6 +2,7 @@
 // int tensors (axes, shapes) and per-dtype kernel tables.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype_table.h"
@@ -21,23 +22,14 @@ std::array<KernelFn, kNumDTypes> kernels_for() {
 #define KILN_FLOATS float, double
 #define KILN_NUMERIC int32_t, int64_t, float, double
 #define KILN_ALL_TYPES bool, int32_t, int64_t, float, double
+// The integer dtypes kiln stores, casts and moves but does not yet compute with.
+#define KILN_STORAGE_INTS uint8_t, int8_t, int16_t, uint16_t, uint32_t, uint64_t
+#define KILN_EVERY_TYPE KILN_ALL_TYPES, KILN_STORAGE_INTS
 
-// Call f(T{}) with T the C++ type of d.
+// Call f(T{}) with T the C++ type of d (every dtype: core/dtype_table.h).
 template <class F>
 decltype(auto) visit_dtype(DType d, F&& f) {
-  switch (d) {
-    case DType::Bool:
-      return f(bool{});
-    case DType::Int32:
-      return f(int32_t{});
-    case DType::Int64:
-      return f(int64_t{});
-    case DType::Float32:
-      return f(float{});
-    case DType::Float64:
-      return f(double{});
-  }
-  return f(float{});
+  return detail::visit_any_dtype(d, std::forward<F>(f));
 }
 
 // Broadcast two partial shapes (numpy rules); fails with "Incompatible shapes: [2,3] vs. [4]".

@@ -336,7 +336,7 @@ const OpDef& op::Transpose() {
                             .input_args = {"x", "perm"},
                             .traits = kPure | kTfjs,
                             .infer = infer_transpose,
-                            .kernels = kernels_for<TransposeKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<TransposeKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tperm", 1}},
                             .grad = &transpose_grad,
                             .output_args = {"y"}};
@@ -350,7 +350,7 @@ const OpDef& op::ConcatV2() {
                             .traits = kPure | kTfjs,
                             .attr_specs = {int_attr("N")},
                             .infer = infer_concat,
-                            .kernels = kernels_for<ConcatKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<ConcatKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tidx", -1}},
                             .grad = &concat_grad};
   return def;
@@ -363,7 +363,7 @@ const OpDef& op::Pack() {
                             .traits = kPure | kTfjs,
                             .attr_specs = {int_attr("N"), int_attr("axis", 0)},
                             .infer = infer_pack,
-                            .kernels = kernels_for<PackKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<PackKernel, KILN_EVERY_TYPE>(),
                             .grad = &pack_grad};
   return def;
 }
@@ -374,7 +374,7 @@ const OpDef& op::Tile() {
                             .input_args = {"input", "multiples"},
                             .traits = kPure | kTfjs,
                             .infer = infer_tile,
-                            .kernels = kernels_for<TileKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<TileKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tmultiples", 1}},
                             .grad = &tile_grad};
   return def;

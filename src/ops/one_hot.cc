@@ -2,6 +2,7 @@
 // [0, depth) gives a row of off_value.
 #include <functional>
 #include <string>
+#include <type_traits>
 
 #include "ops/gradient.h"
 #include "ops/helpers.h"
@@ -13,8 +14,9 @@ namespace {
 const int kOneHotAxis = attr_index(op::OneHot(), "axis");
 
 void infer_one_hot(InferContext& c) {
-  if (c.in(0).dtype != DType::Int32 && c.in(0).dtype != DType::Int64)
-    c.fail(std::string("indices must be int32 or int64, got ") + tf_type_name(c.in(0).dtype));
+  const DType ti = c.in(0).dtype;  // TensorFlow's TI: uint8, int8, int32, int64
+  if (ti != DType::UInt8 && ti != DType::Int8 && ti != DType::Int32 && ti != DType::Int64)
+    c.fail(std::string("indices must be uint8, int8, int32 or int64, got ") + tf_type_name(ti));
   if (c.in(1).dtype != DType::Int32) c.fail(std::string("depth must be int32, got ") + tf_type_name(c.in(1).dtype));
   if (c.in(2).dtype != c.in(3).dtype)
     c.fail(std::string("cannot compute OneHot as input #3(zero-based) was expected to be a ") +
@@ -64,14 +66,16 @@ struct OneHotKernel {
     if (c.out(0).num_elements != outer * depth * inner) c.fail("the output's shape does not match depth");
     const T on = c.in(2).as<T>()[0], off = c.in(3).as<T>()[0];
     T* out = c.out(0).as<T>();
-    const bool wide = indices.dtype == DType::Int64;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t k = 0; k < depth; ++k)
-        for (int64_t j = 0; j < inner; ++j) {
-          const int64_t at = o * inner + j;
-          const int64_t index = wide ? indices.as<int64_t>()[at] : indices.as<int32_t>()[at];
-          out[(o * depth + k) * inner + j] = index == k ? on : off;
-        }
+    visit_dtype(indices.dtype, [&](auto zero) {
+      using I = decltype(zero);
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+        const I* index = indices.as<I>();
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t k = 0; k < depth; ++k)
+            for (int64_t j = 0; j < inner; ++j)
+              out[(o * depth + k) * inner + j] = static_cast<int64_t>(index[o * inner + j]) == k ? on : off;
+      }
+    });
   }
 };
 
@@ -85,7 +89,7 @@ const OpDef& op::OneHot() {
                             .traits = kTfjs,
                             .attr_specs = {int_attr("axis", -1)},
                             .infer = infer_one_hot,
-                            .kernels = kernels_for<OneHotKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<OneHotKernel, KILN_EVERY_TYPE>(),
                             .type_attr_input = 2,
                             .index_type_attrs = {{"TI", 0}},
                             .grad = &no_gradient};

@@ -174,7 +174,7 @@ const OpDef& op::Pad() {
                             .input_args = {"input", "paddings"},
                             .traits = kTfjs,
                             .infer = infer_pad,
-                            .kernels = kernels_for<PadKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<PadKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tpaddings", 1}},
                             .grad = &pad_grad};
   return def;
@@ -187,7 +187,7 @@ const OpDef& op::PadV2() {
                             .input_args = {"input", "paddings", "constant_values"},
                             .traits = kTfjs,
                             .infer = infer_pad,
-                            .kernels = kernels_for<PadKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<PadKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tpaddings", 1}},
                             .grad = &pad_grad};
   return def;
@@ -201,7 +201,7 @@ const OpDef& op::MirrorPad() {
                             .traits = kTfjs,
                             .attr_specs = {string_attr("mode")},
                             .infer = infer_pad,
-                            .kernels = kernels_for<PadKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<PadKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tpaddings", 1}},
                             .grad = nullptr};  // TensorFlow's MirrorPadGrad is not in kiln yet
   return def;

@@ -93,7 +93,7 @@ const OpDef& op::ReverseV2() {
                             .input_args = {"tensor", "axis"},
                             .traits = kTfjs,
                             .infer = infer_reverse,
-                            .kernels = kernels_for<ReverseKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<ReverseKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tidx", 1}},
                             .grad = &reverse_grad};
   return def;

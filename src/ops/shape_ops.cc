@@ -161,7 +161,7 @@ const OpDef& op::Reshape() {
                             .input_args = {"tensor", "shape"},
                             .traits = kPure | kTfjs,
                             .infer = infer_reshape,
-                            .kernels = kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<CopyKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tshape", 1}},
                             .grad = &reshape_grad};
   return def;
@@ -173,7 +173,7 @@ const OpDef& op::ExpandDims() {
                             .input_args = {"input", renamed_arg("dim", "axis")},
                             .traits = kPure | kTfjs,
                             .infer = infer_expand_dims,
-                            .kernels = kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<CopyKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tdim", 1}},
                             .grad = &reshape_grad};
   return def;
@@ -186,7 +186,7 @@ const OpDef& op::Squeeze() {
                             .traits = kPure | kTfjs,
                             .attr_specs = {renamed_attr(int_list_attr("squeeze_dims", {}), "axis")},
                             .infer = infer_squeeze,
-                            .kernels = kernels_for<CopyKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<CopyKernel, KILN_EVERY_TYPE>(),
                             .grad = &reshape_grad};
   return def;
 }
@@ -198,7 +198,7 @@ const OpDef& op::Shape() {
                             .traits = kShapeOnly | kTfjs,
                             .attr_specs = {type_attr("out_type", DType::Int32)},
                             .infer = infer_shape,
-                            .kernels = kernels_for<ShapeKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<ShapeKernel, KILN_EVERY_TYPE>(),
                             .grad = &no_gradient};
   return def;
 }
@@ -210,7 +210,7 @@ const OpDef& op::Size() {
                             .traits = kShapeOnly | kTfjs,
                             .attr_specs = {type_attr("out_type", DType::Int32)},
                             .infer = infer_scalar_int,
-                            .kernels = kernels_for<SizeKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<SizeKernel, KILN_EVERY_TYPE>(),
                             .grad = &no_gradient};
   return def;
 }
@@ -221,7 +221,7 @@ const OpDef& op::Rank() {
                             .input_args = {"input"},
                             .traits = kShapeOnly | kTfjs,
                             .infer = infer_scalar_int,
-                            .kernels = kernels_for<RankKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<RankKernel, KILN_EVERY_TYPE>(),
                             .grad = &no_gradient};
   return def;
 }

@@ -478,7 +478,7 @@ const OpDef& op::Slice() {
                             .input_args = {"input", "begin", "size"},
                             .traits = kPure | kTfjs,
                             .infer = infer_slice,
-                            .kernels = kernels_for<SliceKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<SliceKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Index", 1}},
                             .grad = &slice_grad};
   return def;
@@ -493,7 +493,7 @@ const OpDef& op::StridedSlice() {
       .attr_specs = {int_attr("begin_mask", 0), int_attr("end_mask", 0), int_attr("ellipsis_mask", 0),
                      int_attr("new_axis_mask", 0), int_attr("shrink_axis_mask", 0)},
       .infer = infer_strided_slice,
-      .kernels = kernels_for<StridedSliceKernel, KILN_ALL_TYPES>(),
+      .kernels = kernels_for<StridedSliceKernel, KILN_EVERY_TYPE>(),
       .index_type_attrs = {{"Index", 1}},
       .grad = &strided_slice_grad};
   return def;
@@ -508,7 +508,7 @@ const OpDef& op::StridedSliceGrad() {
       .attr_specs = {int_attr("begin_mask", 0), int_attr("end_mask", 0), int_attr("ellipsis_mask", 0),
                      int_attr("new_axis_mask", 0), int_attr("shrink_axis_mask", 0)},
       .infer = infer_strided_slice_grad,
-      .kernels = kernels_for<StridedSliceGradKernel, KILN_ALL_TYPES>(),
+      .kernels = kernels_for<StridedSliceGradKernel, KILN_EVERY_TYPE>(),
       .type_attr_input = 4,
       .index_type_attrs = {{"Index", 0}},
       .grad = &strided_slice_grad_grad};
@@ -522,7 +522,7 @@ const OpDef& op::GatherV2() {
                             .traits = kPure | kTfjs,
                             .attr_specs = {int_attr("batch_dims", 0)},
                             .infer = infer_gather,
-                            .kernels = kernels_for<GatherKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<GatherKernel, KILN_EVERY_TYPE>(),
                             .type_attr = "Tparams",
                             .index_type_attrs = {{"Tindices", 1}, {"Taxis", 2}},
                             .grad = &gather_grad};

@@ -208,7 +208,7 @@ const OpDef& op::Split() {
                             .traits = kTfjs,
                             .attr_specs = {int_attr("num_split")},
                             .infer = infer_split,
-                            .kernels = kernels_for<SplitKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<SplitKernel, KILN_EVERY_TYPE>(),
                             .type_attr_input = 1,
                             .grad = &split_grad};
   return def;
@@ -222,7 +222,7 @@ const OpDef& op::SplitV() {
                             .traits = kTfjs,
                             .attr_specs = {int_attr("num_split")},
                             .infer = infer_split,
-                            .kernels = kernels_for<SplitKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<SplitKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tlen", 1}},
                             .grad = &split_grad};
   return def;
@@ -236,7 +236,7 @@ const OpDef& op::Unpack() {
                             .traits = kTfjs,
                             .attr_specs = {int_attr("num"), int_attr("axis", 0)},
                             .infer = infer_split,
-                            .kernels = kernels_for<SplitKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<SplitKernel, KILN_EVERY_TYPE>(),
                             .grad = &unpack_grad};
   return def;
 }

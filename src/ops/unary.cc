@@ -265,12 +265,12 @@ const OpDef& op::Identity() {
                             .input_args = {"input"},
                             .traits = kEw | kForwardsInput | kTfjs,
                             .infer = infer_unary,
-                            .kernels = kernels_for<UnaryKernel<IdentityF>::K, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<UnaryKernel<IdentityF>::K, KILN_EVERY_TYPE>(),
                             .grad = &identity_grad};
   return def;
 }
-KILN_UNARY_OP(ZerosLike, ZerosF, KILN_ALL_TYPES, &no_gradient, "x", "y")
-KILN_UNARY_OP(OnesLike, OnesF, KILN_ALL_TYPES, &no_gradient, "x", "y")
+KILN_UNARY_OP(ZerosLike, ZerosF, KILN_EVERY_TYPE, &no_gradient, "x", "y")
+KILN_UNARY_OP(OnesLike, OnesF, KILN_EVERY_TYPE, &no_gradient, "x", "y")
 
 const OpDef& op::Cast() {
   static const OpDef def = {.name = "Cast",
@@ -280,7 +280,7 @@ const OpDef& op::Cast() {
                             .traits = kEw | kTfjs,
                             .attr_specs = {type_attr("DstT"), bool_attr("Truncate", false)},
                             .infer = infer_cast,
-                            .kernels = kernels_for<CastKernel, KILN_ALL_TYPES>(),
+                            .kernels = kernels_for<CastKernel, KILN_EVERY_TYPE>(),
                             .type_attr = "SrcT",
                             .grad = &cast_grad,
                             .output_args = {"y"}};

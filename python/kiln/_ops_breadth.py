@@ -1,0 +1,186 @@
+"""TensorFlow's Python API over the ops real models brought (padding, splitting, scans,
+one-hot, einsum, the rest of the elementwise math and activations, depthwise and transposed
+convolutions, resizing). Each function is TensorFlow's argument handling around kiln.raw_ops,
+so a traced graph holds the ops TensorFlow's would."""
+import math as _pymath
+
+from . import _dtypes
+from . import raw_ops
+from ._convert import convert_to_tensor
+
+
+def _t(x, dtype=None):
+    return convert_to_tensor(x, dtype=dtype)
+
+
+# ---- array ops ----
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    tensor = _t(tensor)
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        if not hasattr(constant_values, "dtype") and constant_values == 0:
+            return raw_ops.Pad(input=tensor, paddings=paddings)
+        return raw_ops.PadV2(input=tensor, paddings=paddings, constant_values=_t(constant_values, tensor.dtype))
+    if mode in ("REFLECT", "SYMMETRIC"):
+        return raw_ops.MirrorPad(input=tensor, paddings=paddings, mode=mode)
+    raise ValueError('Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or "SYMMETRIC". '
+                     "Received `mode` = %s" % mode)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    value = _t(value)
+    if isinstance(num_or_size_splits, int):
+        return raw_ops.Split(axis=axis, value=value, num_split=num_or_size_splits)
+    sizes = _t(num_or_size_splits)
+    if num is None:
+        shape = sizes._shape_tuple()
+        if len(shape) != 1 or shape[0] is None:
+            raise ValueError("Cannot infer argument `num` from shape %s" % (sizes.shape,))
+        num = shape[0]
+    return raw_ops.SplitV(value=value, size_splits=sizes, axis=axis, num_split=num)
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    value = _t(value)
+    shape = value._shape_tuple()
+    if num is None:
+        if shape is None:
+            raise ValueError("Cannot infer argument `num` from shape <unknown>")
+        rank = len(shape)
+        if axis < -rank or axis >= rank:
+            raise ValueError("Argument `axis` = %d not in range [%d, %d)" % (axis, -rank, rank))
+        num = shape[axis]
+        if num is None:
+            raise ValueError("Cannot infer argument `num` from shape %s" % (value.shape,))
+    return raw_ops.Unpack(value=value, num=num, axis=axis)
+
+
+def reverse(tensor, axis, name=None):
+    return raw_ops.ReverseV2(tensor=tensor, axis=axis)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    given = on_value if on_value is not None else off_value
+    if dtype is None:
+        dtype = _t(given).dtype if given is not None else _dtypes.float32
+    dtype = _dtypes.as_dtype(dtype)
+    on = _t(1 if on_value is None else on_value, dtype)
+    off = _t(0 if off_value is None else off_value, dtype)
+    return raw_ops.OneHot(indices=indices, depth=depth, on_value=on, off_value=off, axis=-1 if axis is None else axis)
+
+
+def einsum(equation, *inputs, **kwargs):
+    equation = equation.replace(" ", "")
+    if "->" not in equation:  # implicit output: labels seen once, alphabetically, after "..."
+        labels = equation.replace("...", "").replace(",", "")
+        once = sorted(ch for ch in set(labels) if labels.count(ch) == 1)
+        equation += "->" + ("..." if "..." in equation else "") + "".join(once)
+    if len(inputs) > 2:
+        raise NotImplementedError("kiln.einsum takes one or two operands, got %d" % len(inputs))
+    return raw_ops.Einsum(inputs=list(inputs), equation=equation)
+
+
+def stop_gradient(input, name=None):  # noqa: A002
+    return raw_ops.StopGradient(input=input)
+
+
+def identity_n(input, name=None):  # noqa: A002
+    return raw_ops.IdentityN(input=list(input))
+
+
+def argmin(input, axis=None, output_type=_dtypes.int64, name=None):  # noqa: A002
+    return raw_ops.ArgMin(input=input, dimension=0 if axis is None else axis, output_type=output_type)
+
+
+# ---- math ----
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):  # noqa: A002 (TensorFlow's names)
+    return raw_ops.Cumsum(x=x, axis=axis, exclusive=exclusive, reverse=reverse)
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    return raw_ops.Cumprod(x=x, axis=axis, exclusive=exclusive, reverse=reverse)
+
+
+def _unary(op, arg="x"):
+    fn = getattr(raw_ops, op)
+
+    def call(x, name=None):
+        return fn(**{arg: x})
+
+    call.__name__ = op[0].lower() + op[1:]
+    call.__doc__ = "TensorFlow's tf.math.%s: the %s op elementwise." % (call.__name__, op)
+    return call
+
+
+sin, cos, tan = _unary("Sin"), _unary("Cos"), _unary("Tan")
+asin, acos, atan = _unary("Asin"), _unary("Acos"), _unary("Atan")
+sinh, cosh, asinh, acosh, atanh = _unary("Sinh"), _unary("Cosh"), _unary("Asinh"), _unary("Acosh"), _unary("Atanh")
+log1p, expm1 = _unary("Log1p"), _unary("Expm1")
+erf, erfc, erfinv = _unary("Erf"), _unary("Erfc"), _unary("Erfinv")
+lgamma, digamma, rint = _unary("Lgamma"), _unary("Digamma"), _unary("Rint")
+is_nan, is_inf, is_finite = _unary("IsNan"), _unary("IsInf"), _unary("IsFinite")
+softplus, softsign = _unary("Softplus", "features"), _unary("Softsign", "features")
+elu, selu = _unary("Elu", "features"), _unary("Selu", "features")
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    return raw_ops.LeakyRelu(features=features, alpha=alpha)
+
+
+def gelu(features, approximate=False, name=None):
+    """0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation (tf.nn.gelu's two forms)."""
+    x = _t(features)
+    half = _t(0.5, x.dtype)
+    if approximate:
+        inner = _t(_pymath.sqrt(2 / _pymath.pi), x.dtype) * (x + _t(0.044715, x.dtype) * x * x * x)
+        return half * x * (_t(1, x.dtype) + raw_ops.Tanh(x=inner))
+    return half * x * (_t(1, x.dtype) + erf(x / _t(_pymath.sqrt(2.0), x.dtype)))
+
+
+# ---- convolutions ----
+def _four(value, name):
+    if isinstance(value, int):
+        return [1, value, value, 1]
+    value = [int(v) for v in value]
+    if len(value) == 1:
+        return [1, value[0], value[0], 1]
+    if len(value) == 2:
+        return [1, value[0], value[1], 1]
+    if len(value) == 4:
+        return value
+    raise ValueError("%s should be of length 1, 2 or 4. Received: %s=%s of length %d" % (name, name, value, len(value)))
+
+
+def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
+    if data_format not in (None, "NHWC"):
+        raise NotImplementedError("kiln supports data_format NHWC only, got %r" % (data_format,))
+    return raw_ops.DepthwiseConv2dNative(input=input, filter=filter, strides=_four(strides, "strides"),
+                                         padding=padding, dilations=_four(dilations or 1, "dilations"))
+
+
+def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC",  # noqa: A002
+                     dilations=None, name=None):
+    if data_format not in (None, "NHWC"):
+        raise NotImplementedError("kiln supports data_format NHWC only, got %r" % (data_format,))
+    return raw_ops.Conv2DBackpropInput(input_sizes=output_shape, filter=filters, out_backprop=input,
+                                       strides=_four(strides, "strides"), padding=padding,
+                                       dilations=_four(dilations or 1, "dilations"))
+
+
+# ---- images ----
+_RESIZE = {"bilinear": "ResizeBilinear", "nearest": "ResizeNearestNeighbor", "bicubic": "ResizeBicubic"}
+
+
+def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
+    """tf.image.resize (TensorFlow 2): pixel centres at half-integers; bilinear and bicubic give
+    float32, nearest keeps the dtype; a 3-D image is resized as a batch of one."""
+    if preserve_aspect_ratio or antialias:
+        raise NotImplementedError("kiln.image.resize: preserve_aspect_ratio and antialias are not supported")
+    if method not in _RESIZE:
+        raise ValueError("Resize method is not implemented: [%s]." % method)
+    images = _t(images)
+    batched = len(images._shape_tuple()) == 4
+    if not batched:
+        images = raw_ops.ExpandDims(input=images, axis=0)
+    out = getattr(raw_ops, _RESIZE[method])(images=images, size=_t(size, _dtypes.int32), half_pixel_centers=True)
+    return out if batched else raw_ops.Squeeze(input=out, axis=[0])
