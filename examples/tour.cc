@@ -52,6 +52,12 @@ int main() {
   std::cout << "-7 // 2 = " << floordiv(constant(-7), 2) << "   (integer floor division)\n";
   std::cout << "7 / 2 = " << constant(7) / 2 << "   (truediv of ints gives float64)\n";
 
+  section("Every op by its TensorFlow name (execute_op, the registry's generic call)");
+  std::cout << "Pad(m) = " << execute_op("Pad", {m, constant<int32_t>({0, 1, 1, 0}, {2, 2})})[0] << "\n";
+  std::cout << "Einsum = "
+            << execute_op("Einsum", {m, m}, {{"equation", std::string("ij,kj->ik")}, {"N", int64_t{2}}})[0] << "\n";
+  std::cout << "uint8 pixels as float32: " << cast(constant<uint8_t>({0, 128, 255}), DType::Float32) / 255.0f << "\n";
+
   section("Errors are typed and name the op");
   try {
     (void)(m + constant<float>({1, 2, 3, 4}));

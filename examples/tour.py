@@ -44,6 +44,13 @@ print(tf.where(x > 2, x, tf.zeros_like(x)), tf.cast(x, tf.int32), tf.eye(2), sep
 logits = tf.constant([[2.0, 1.0, 0.1]])
 print("cross entropy:", tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.constant([0]), logits=logits))
 
+section("Every op by name: tf.raw_ops, generated from kiln's op registry")
+print(tf.raw_ops.Einsum(inputs=[x, x], equation="ij,kj->ik"))
+print(tf.raw_ops.Split(axis=1, value=m, num_split=2)[1].numpy().tolist(), tf.pad(x, [[1, 0], [0, 1]]).shape,
+      tf.image.resize(tf.ones([4, 4, 1]), [2, 2]).shape)
+print(tf.nn.gelu(x))
+print("uint8 images:", tf.cast(tf.constant(np.array([0, 128, 255], np.uint8)), tf.float32) / 255.0)
+
 section("Random numbers: tf.random with global and op seeds")
 tf.random.set_seed(42)
 print(tf.random.uniform([3]), tf.random.normal([2, 2], seed=1), sep="\n")
