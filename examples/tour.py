@@ -68,7 +68,7 @@ try:
 except TypeError as e:
     print("TypeError:", e)
 try:
-    tf.einsum
+    tf.linalg
 except AttributeError as e:
     print("AttributeError:", e)
 

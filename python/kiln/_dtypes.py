@@ -55,15 +55,15 @@ class DType:
 
     @property
     def min(self):
-        if self.is_bool:
-            return False
+        if self.is_bool:  # as TensorFlow: bool is unordered
+            raise TypeError("Cannot find minimum value of %s with type %s." % (self, self))
         info = np.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.min
 
     @property
     def max(self):
         if self.is_bool:
-            return True
+            raise TypeError("Cannot find maximum value of %s with type %s." % (self, self))
         info = np.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.max
 

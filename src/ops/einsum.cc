@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/gemm.h"
+#include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -268,6 +269,63 @@ struct EinsumKernel {
   }
 };
 
+// ---- gradient: each operand's is the einsum of the output's gradient with the other operand,
+// the equation turned around (TensorFlow's EinsumGrad for the cases without broadcasting) ----
+std::vector<std::string> split_specs(const std::string& equation, std::string* output) {
+  const size_t arrow = equation.find("->");
+  *output = equation.substr(arrow + 2);
+  std::vector<std::string> specs;
+  const std::string lhs = equation.substr(0, arrow);
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    specs.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return specs;
+}
+bool letters_within(const std::string& spec, const std::string& a, const std::string& b) {
+  for (char ch : spec)
+    if (ch != '.' && a.find(ch) == std::string::npos && b.find(ch) == std::string::npos) return false;
+  return true;
+}
+Tensor einsum_of(GradContext& c, const std::string& equation, std::vector<const Tensor*> in) {
+  const auto n = static_cast<int64_t>(in.size());
+  return c.b.emit(op::Einsum(), in.data(), static_cast<int>(in.size()), Attrs{equation, n})[0];
+}
+void einsum_grad(GradContext& c) {
+  const std::string& equation = c.attrs.s(kEquation);
+  std::string out;
+  const std::vector<std::string> specs = split_specs(equation, &out);
+  const auto unsupported = [&]() {
+    throw UnimplementedError("The gradient of Einsum '" + equation +
+                             "' (a label summed in one operand only, or broadcast '...' dims) is not supported by "
+                             "kiln yet");
+  };
+  if (equation.find("...") != std::string::npos) {  // only when both operands' '...' dims agree exactly
+    if (c.x.size() == 2) {
+      const TensorShape& a = c.x[0].shape();
+      const TensorShape& b = c.x[1].shape();
+      if (a.rank() < 0 || b.rank() < 0 || !a.is_fully_defined() || !b.is_fully_defined()) unsupported();
+      const auto lead = [](const std::string& spec, const TensorShape& s) {
+        const size_t letters = spec.size() - 3;
+        return std::vector<int64_t>(s.dims().begin(), s.dims().begin() + (s.rank() - static_cast<int64_t>(letters)));
+      };
+      if (specs[0].find("...") == std::string::npos || specs[1].find("...") == std::string::npos ||
+          lead(specs[0], a) != lead(specs[1], b))
+        unsupported();
+    }
+  }
+  if (c.x.size() == 1) {
+    if (!letters_within(specs[0], out, "")) unsupported();
+    c.dx[0] = einsum_of(c, out + "->" + specs[0], {&c.dy[0]});
+    return;
+  }
+  if (!letters_within(specs[0], out, specs[1]) || !letters_within(specs[1], out, specs[0])) unsupported();
+  if (c.needs[0]) c.dx[0] = einsum_of(c, out + "," + specs[1] + "->" + specs[0], {&c.dy[0], &c.x[1]});
+  if (c.needs[1]) c.dx[1] = einsum_of(c, specs[0] + "," + out + "->" + specs[1], {&c.x[0], &c.dy[0]});
+}
+
 }  // namespace
 
 const OpDef& op::Einsum() {
@@ -279,7 +337,7 @@ const OpDef& op::Einsum() {
                             .attr_specs = {string_attr("equation"), int_attr("N")},
                             .infer = infer_einsum,
                             .kernels = kernels_for<EinsumKernel, KILN_NUMERIC>(),
-                            .grad = nullptr};  // TensorFlow's EinsumGrad: not yet in kiln
+                            .grad = &einsum_grad};
   return def;
 }
 

@@ -228,6 +228,29 @@ TEST(GradientCheck, ReverseV2) {
                  {values({2, 3, 2}, 60)});
 }
 
+TEST(GradientCheck, Einsum) {
+  const auto two = [](const char* equation) {
+    return [equation](const std::vector<Tensor>& x) {
+      return execute_op("Einsum", {x[0], x[1]}, {{"equation", std::string(equation)}, {"N", int64_t{2}}})[0];
+    };
+  };
+  check_gradient("ij,jk->ik", two("ij,jk->ik"), {values({2, 3}, 70), values({3, 4}, 71)});
+  check_gradient("bij,bkj->bik", two("bij,bkj->bik"), {values({2, 3, 4}, 72), values({2, 5, 4}, 73)});
+  check_gradient("...ij,...jk->...ik", two("...ij,...jk->...ik"), {values({2, 2, 3}, 74), values({2, 3, 2}, 75)});
+  check_gradient("ij->ji",
+                 [](const std::vector<Tensor>& x) {
+                   return execute_op("Einsum", {x[0]}, {{"equation", std::string("ij->ji")}, {"N", int64_t{1}}})[0];
+                 },
+                 {values({2, 3}, 76)});
+  // A label summed in one operand only has no gradient yet: a clear error, not a wrong one.
+  GradientTape tape;
+  const Tensor a = values({2, 3}, 77), b = values({4}, 78);
+  tape.watch(a);
+  const Tensor y =
+      reduce_sum(execute_op("Einsum", {a, b}, {{"equation", std::string("ij,k->ik")}, {"N", int64_t{2}}})[0]);
+  EXPECT_THROW(tape.gradient(y, {a}), UnimplementedError);
+}
+
 TEST(GradientCheck, MatMul) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
