@@ -7,6 +7,7 @@ import math as _pymath
 from . import _dtypes
 from . import raw_ops
 from ._convert import convert_to_tensor
+from ._window import _four
 
 
 def _t(x, dtype=None):
@@ -138,19 +139,6 @@ def gelu(features, approximate=False, name=None):
 
 
 # ---- convolutions ----
-def _four(value, name):
-    if isinstance(value, int):
-        return [1, value, value, 1]
-    value = [int(v) for v in value]
-    if len(value) == 1:
-        return [1, value[0], value[0], 1]
-    if len(value) == 2:
-        return [1, value[0], value[1], 1]
-    if len(value) == 4:
-        return value
-    raise ValueError("%s should be of length 1, 2 or 4. Received: %s=%s of length %d" % (name, name, value, len(value)))
-
-
 def depthwise_conv2d(input, filter, strides, padding, data_format=None, dilations=None, name=None):  # noqa: A002
     if data_format not in (None, "NHWC"):
         raise NotImplementedError("kiln supports data_format NHWC only, got %r" % (data_format,))

@@ -1,6 +1,7 @@
 """kiln.nn: TensorFlow's tf.nn names kiln has."""
 from . import _core
 from ._convert import convert_to_tensor
+from ._window import _four
 from ._ops import relu, relu6, sigmoid, tanh, softmax, log_softmax, sparse_softmax_cross_entropy_with_logits, _t
 from ._ops_breadth import (elu, selu, leaky_relu, softplus, softsign, gelu, depthwise_conv2d,  # noqa: F401
                            conv2d_transpose)
@@ -9,20 +10,6 @@ from ._random import get_seed
 __all__ = ["relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "dropout",
            "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "elu", "selu", "leaky_relu",
            "softplus", "softsign", "gelu", "depthwise_conv2d", "conv2d_transpose"]
-
-
-def _four(value, name):
-    """TensorFlow's 2-D window arguments: an int or 1, 2 or 4 ints -> [1, h, w, 1] (NHWC)."""
-    if isinstance(value, int):
-        return [1, value, value, 1]
-    value = [int(v) for v in value]
-    if len(value) == 1:
-        return [1, value[0], value[0], 1]
-    if len(value) == 2:
-        return [1, value[0], value[1], 1]
-    if len(value) == 4:
-        return value
-    raise ValueError("%s should be of length 1, 2 or 4. Received: %s=%s of length %d" % (name, name, value, len(value)))
 
 
 def _nhwc(data_format):
