@@ -38,8 +38,12 @@ void install_interrupt_handler() {
 }
 
 InterruptibleCall::InterruptibleCall() {
-  if (g_main_thread != 0 && PyThread_get_thread_ident() == g_main_thread)
-    scope_.emplace(RunLimits{.stop_on_interrupt = true});
+  if (g_main_thread == 0 || PyThread_get_thread_ident() != g_main_thread) return;
+  scope_.emplace(RunLimits{.stop_on_interrupt = true});
+  // A SIGINT that came before the scope (while Python code led up to the call) is not one the
+  // scope will see, and Python would act on it only after the call: act on it now. (Called
+  // with the GIL held; a later SIGINT is the scope's.)
+  if (PyErr_CheckSignals() != 0) throw nb::python_error();
 }
 
 }  // namespace kiln::python

@@ -13,7 +13,8 @@ namespace kiln::python {
 // Installs the chained SIGINT handler once, if Python's own handler is in place.
 void install_interrupt_handler();
 
-// Alive around a graph call: on the main thread, an interrupt stops the call.
+// Alive around a graph call: on the main thread, an interrupt stops the call. Constructed
+// with the GIL held; raises KeyboardInterrupt at once for a SIGINT still pending in Python.
 class InterruptibleCall {
  public:
   InterruptibleCall();
