@@ -43,7 +43,7 @@ InterruptibleCall::InterruptibleCall() {
   // A SIGINT that came before the scope (while Python code led up to the call) is not one the
   // scope will see, and Python would act on it only after the call: act on it now. (Called
   // with the GIL held; a later SIGINT is the scope's.)
-  if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  if (PyGILState_Check() && PyErr_CheckSignals() != 0) throw nb::python_error();
 }
 
 }  // namespace kiln::python

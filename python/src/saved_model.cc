@@ -35,10 +35,14 @@ void bind_saved_model(nb::module_& m) {
       .def("output_specs",
            [](const LoadedModel& lm, const std::string& s) { return spec_list(lm.signature(s).output_specs()); })
       .def("signature", &LoadedModel::signature, nb::arg("name"))
-      .def("call",
-           static_cast<std::vector<Tensor> (LoadedModel::*)(const std::string&, std::vector<Tensor>) const>(
-               &LoadedModel::call),
-           nb::arg("signature"), nb::arg("inputs"), nb::call_guard<InterruptibleCall, nb::gil_scoped_release>())
+      .def(
+          "call",
+          [](const LoadedModel& lm, const std::string& signature, std::vector<Tensor> inputs) {
+            InterruptibleCall interruptible;  // with the GIL held, as it needs
+            nb::gil_scoped_release unlocked;
+            return lm.call(signature, std::move(inputs));
+          },
+          nb::arg("signature"), nb::arg("inputs"))
       .def("variables", &LoadedModel::variables);
   m.def(
       "save_saved_model",
