@@ -133,6 +133,9 @@ def test_a_function_is_freed_when_dropped():
 def test_ctrl_c_stops_a_graph_that_never_ends():
     code = """
         import os, signal, sys, threading, time
+        # As in an interactive Python: a process started in the background of a non-interactive
+        # shell (a CI runner) inherits SIGINT ignored, and Python then installs no handler.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import kiln
 
         @kiln.function
