@@ -5,7 +5,9 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <type_traits>
 
+#include "core/dtype_table.h"
 #include "test_util.h"
 
 namespace kiln::testing {
@@ -269,49 +271,34 @@ inline void expect_identical(const Tensor& a, const Tensor& b, const std::string
       EXPECT_EQ(std::memcmp(&x[i], &y[i], sizeof(T)), 0) << where << " element " << i << ": " << x[i] << " vs " << y[i];
     }
   };
-  switch (a.dtype()) {
-    case DType::Int32:
-      same_bits(int32_t{});
-      break;
-    case DType::Int64:
-      same_bits(int64_t{});
-      break;
-    case DType::Float32:
-      same_bits(0.0f);
-      break;
-    case DType::Float64:
-      same_bits(0.0);
-      break;
-    case DType::Bool:
-      EXPECT_EQ(a.to_vector<bool>(), b.to_vector<bool>()) << where;
-      break;
-  }
+  if (a.dtype() == DType::Bool)
+    EXPECT_EQ(a.to_vector<bool>(), b.to_vector<bool>()) << where;
+  else if (a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16)
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), 2 * static_cast<size_t>(a.num_elements())), 0) << where;
+  else
+    kiln::detail::visit_any_dtype(a.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      if constexpr (!std::is_same_v<T, bool> && !kiln::is_reduced_float_v<T>) same_bits(zero);
+    });
 }
 
 inline void expect_same(const Tensor& a, const Tensor& b, const std::string& where) {
   ASSERT_EQ(a.dtype(), b.dtype()) << where;
   ASSERT_EQ(a.shape(), b.shape()) << where;
-  switch (a.dtype()) {
-    case DType::Int32:
-      EXPECT_EQ(a.to_vector<int32_t>(), b.to_vector<int32_t>()) << where;
-      break;
-    case DType::Int64:
-      EXPECT_EQ(a.to_vector<int64_t>(), b.to_vector<int64_t>()) << where;
-      break;
-    case DType::Bool:
-      EXPECT_EQ(a.to_vector<bool>(), b.to_vector<bool>()) << where;
-      break;
-    case DType::Float32: {
-      auto x = a.to_vector<float>(), y = b.to_vector<float>();
-      for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5 * (1 + std::abs(x[i]))) << where;
-      break;
-    }
-    case DType::Float64: {
-      auto x = a.to_vector<double>(), y = b.to_vector<double>();
-      for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-12 * (1 + std::abs(x[i]))) << where;
-      break;
-    }
+  if (a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16) {  // as float32, which holds them exactly
+    expect_same(cast(a, DType::Float32), cast(b, DType::Float32), where);
+    return;
   }
+  kiln::detail::visit_any_dtype(a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      const auto x = a.to_vector<T>(), y = b.to_vector<T>();
+      const double tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+      for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], tolerance * (1 + std::abs(x[i]))) << where;
+    } else if constexpr (!kiln::is_reduced_float_v<T>) {
+      EXPECT_EQ(a.to_vector<T>(), b.to_vector<T>()) << where;
+    }
+  });
 }
 
 }  // namespace kiln::testing

@@ -144,8 +144,14 @@ Tensor tensor_from_npy(const std::string& path) {
       return typed(uint32_t{0});
     case DType::UInt64:
       return typed(uint64_t{0});
+    case DType::Float16:
+      return typed(float16{});
+    case DType::BFloat16:
+      return typed(bfloat16{});
+    case DType::Variant:
+      break;
   }
-  return Tensor();
+  throw InvalidArgumentError("a variant input cannot be given as data");
 }
 
 }  // namespace kiln::tools

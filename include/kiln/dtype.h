@@ -9,6 +9,8 @@ namespace kiln {
 // Every dtype kiln has, once: X(enumerator, bytes per element). The enum's values follow this
 // order (new dtypes are appended); everything else kiln knows about a dtype (its names,
 // TensorFlow's DataType number, its C++ type) is one row of src/core/dtype_table.h.
+// Variant is TensorFlow's DT_VARIANT: each element is an opaque, refcounted object (a
+// TensorList) that only the ops made for it read; it has no numeric value.
 #define KILN_DTYPE_LIST(X) \
   X(Bool, 1)               \
   X(Int32, 4)              \
@@ -20,7 +22,10 @@ namespace kiln {
   X(Int16, 2)              \
   X(UInt16, 2)             \
   X(UInt32, 4)             \
-  X(UInt64, 8)
+  X(UInt64, 8)             \
+  X(Variant, 8)            \
+  X(Float16, 2)            \
+  X(BFloat16, 2)
 
 #define KILN_DTYPE_ENUMERATOR(name, size) name,
 enum class DType : uint8_t { KILN_DTYPE_LIST(KILN_DTYPE_ENUMERATOR) };
@@ -30,7 +35,7 @@ inline constexpr int kNumDTypes = 0 KILN_DTYPE_LIST(KILN_DTYPE_COUNT);
 #undef KILN_DTYPE_COUNT
 
 // "bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16",
-// "uint32", "uint64".
+// "uint32", "uint64", "variant", "float16", "bfloat16".
 std::string_view dtype_name(DType);
 // Bytes per element.
 constexpr size_t dtype_size(DType d) {

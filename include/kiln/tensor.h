@@ -10,6 +10,7 @@
 
 #include "kiln/dtype.h"
 #include "kiln/errors.h"
+#include "kiln/half.h"
 #include "kiln/shape.h"
 
 namespace kiln {

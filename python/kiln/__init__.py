@@ -19,12 +19,12 @@ from . import errors
 from . import _convert
 from . import _tensor  # noqa: F401 (adds Tensor's Python methods)
 
-_core._set_hooks(_dtypes.ALL, _convert.convert_to_tensor, _convert.binary_operand, _shape.TensorShape._from_dims,
+_core._set_hooks(_dtypes.BY_ENUM, _convert.convert_to_tensor, _convert.binary_operand, _shape.TensorShape._from_dims,
                  errors._BY_CPP_CODE)
 
 from ._core import Tensor  # noqa: E402
 from ._dtypes import (DType, as_dtype, bool, int32, int64, float32, float64, double, uint8, int8, int16,  # noqa: E402,A004,E501
-                      uint16, uint32, uint64)
+                      uint16, uint32, uint64, variant, float16, bfloat16, half)
 from ._shape import TensorShape  # noqa: E402
 from ._convert import constant, convert_to_tensor  # noqa: E402
 from ._ops import (  # noqa: E402

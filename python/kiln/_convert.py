@@ -88,7 +88,12 @@ def _from_array(arr):
     as_dtype(arr.dtype)  # TypeError naming a dtype kiln lacks
     if not arr.flags.c_contiguous or not arr.flags.aligned:
         arr = np.array(arr, order="C", copy=True)
+    if arr.dtype == _BFLOAT16:  # numpy hands ml_dtypes' bfloat16 out only as its bits
+        return Tensor._from_array(arr.view(np.uint16), bfloat16_bits=True)
     return Tensor._from_array(arr)
+
+
+_BFLOAT16 = np.dtype(_dtypes.bfloat16.as_numpy_dtype)
 
 
 def constant(value, dtype=None, shape=None, name=None):

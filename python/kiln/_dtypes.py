@@ -1,12 +1,17 @@
 """Element types: kiln.float32 and friends, as TensorFlow's tf.DType objects."""
 import builtins
 
+import ml_dtypes
 import numpy as np
 
 # The order of kiln::DType (include/kiln/dtype.h).
-_NAMES = ("bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16", "uint32", "uint64")
+_NAMES = ("bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16", "uint32", "uint64",
+          "variant", "float16", "bfloat16")
+# variant (a TensorList handle) is numpy's object, as TensorFlow says: no numpy array holds it.
+# bfloat16 is ml_dtypes' (the numpy extension type TensorFlow and JAX use).
 _NUMPY = (np.bool_, np.int32, np.int64, np.float32, np.float64, np.uint8, np.int8, np.int16, np.uint16, np.uint32,
-          np.uint64)
+          np.uint64, object, np.float16, ml_dtypes.bfloat16)
+_FLOATING = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
 class DType:
@@ -27,7 +32,7 @@ class DType:
 
     @property
     def is_floating(self):
-        return self.name.startswith("float")
+        return self.name in _FLOATING
 
     @property
     def is_integer(self):
@@ -43,7 +48,7 @@ class DType:
 
     @property
     def is_numpy_compatible(self):
-        return True
+        return self._enum != _VARIANT
 
     @property
     def base_dtype(self):
@@ -55,16 +60,16 @@ class DType:
 
     @property
     def min(self):
-        if self.is_bool:  # as TensorFlow: bool is unordered
+        if self.is_bool or not self.is_numpy_compatible:  # as TensorFlow: bool is unordered
             raise TypeError("Cannot find minimum value of %s with type %s." % (self, self))
-        info = np.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
+        info = ml_dtypes.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.min
 
     @property
     def max(self):
-        if self.is_bool:
+        if self.is_bool or not self.is_numpy_compatible:
             raise TypeError("Cannot find maximum value of %s with type %s." % (self, self))
-        info = np.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
+        info = ml_dtypes.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.max
 
     def __eq__(self, other):
@@ -102,11 +107,19 @@ int16 = DType(7)
 uint16 = DType(8)
 uint32 = DType(9)
 uint64 = DType(10)
-ALL = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64)
+_VARIANT = 11
+variant = DType(_VARIANT)
+float16 = DType(12)
+bfloat16 = DType(13)
+half = float16
+# The dtypes whose elements are values (variant's are objects).
+ALL = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64, float16, bfloat16)
+BY_ENUM = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64, variant, float16,
+           bfloat16)  # indexed by kiln::DType
 double = float64
 
 # TensorFlow dtypes kiln does not have: named in errors rather than "unknown".
-_TF_ONLY = ("float16", "bfloat16", "half", "complex64", "complex128", "string", "qint8", "quint8", "qint32", "resource", "variant")
+_TF_ONLY = ("complex64", "complex128", "string", "qint8", "quint8", "qint32", "resource")
 
 
 def as_dtype(type_value):
@@ -115,9 +128,11 @@ def as_dtype(type_value):
         return type_value
     if isinstance(type_value, str):
         if type_value in _NAMES:
-            return ALL[_NAMES.index(type_value)]
+            return DType(_NAMES.index(type_value))
         if type_value == "double":
             return float64
+        if type_value == "half":
+            return float16
         if type_value in _TF_ONLY:
             raise _unsupported(type_value)
         raise TypeError("Cannot convert the argument `type_value`: %r to a kiln DType." % (type_value,))

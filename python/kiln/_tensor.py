@@ -5,11 +5,14 @@ import numpy as np
 from . import _core
 from . import errors
 from ._convert import binary_operand, constant
+from ._dtypes import variant
 
 Tensor = _core.Tensor
 
 
 def _numpy_text(t, is_repr):
+    if t.dtype == variant:
+        return "<TensorList>"  # as TensorFlow prints its variants (kiln's only kind)
     a = t.numpy()
     if is_repr:
         text = repr(a.item()) if a.ndim == 0 else repr(a)
@@ -21,7 +24,8 @@ def _numpy_text(t, is_repr):
 def _repr(self):
     if self.is_symbolic:
         return "<kiln.Tensor '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
-    return "<kiln.Tensor: shape=%s, dtype=%s, numpy=%s>" % (self.shape, self.dtype.name, _numpy_text(self, True))
+    label = "value" if self.dtype == variant else "numpy"
+    return "<kiln.Tensor: shape=%s, dtype=%s, %s=%s>" % (self.shape, self.dtype.name, label, _numpy_text(self, True))
 
 
 def _str(self):

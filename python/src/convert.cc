@@ -19,7 +19,9 @@ DType dtype_from(nb::handle obj) {
     nb::object resolved = nb::module_::import_("kiln._dtypes").attr("as_dtype")(obj);
     enum_value = resolved.attr("_enum");
   }
-  return static_cast<DType>(nb::cast<int>(enum_value));
+  const int v = nb::cast<int>(enum_value);
+  if (v < 0 || v >= kNumDTypes) throw nb::type_error("not a kiln dtype");
+  return static_cast<DType>(v);
 }
 
 namespace {

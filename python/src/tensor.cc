@@ -40,8 +40,14 @@ nb::dlpack::dtype dlpack_dtype(DType d) {
       return nb::dtype<uint32_t>();
     case DType::UInt64:
       return nb::dtype<uint64_t>();
+    case DType::Float16:
+      return {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case DType::BFloat16:
+      return {static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    case DType::Variant:
+      break;
   }
-  return nb::dtype<float>();
+  throw InvalidArgumentError("Cannot convert a Tensor of dtype variant to a NumPy array.");
 }
 
 DType dtype_of_array(const Array& a) {
@@ -50,6 +56,8 @@ DType dtype_of_array(const Array& a) {
   if (t.lanes == 1) {
     if (t.code == static_cast<uint8_t>(Code::Float) && t.bits == 32) return DType::Float32;
     if (t.code == static_cast<uint8_t>(Code::Float) && t.bits == 64) return DType::Float64;
+    if (t.code == static_cast<uint8_t>(Code::Float) && t.bits == 16) return DType::Float16;
+    if (t.code == static_cast<uint8_t>(Code::Bfloat) && t.bits == 16) return DType::BFloat16;
     if (t.code == static_cast<uint8_t>(Code::Int) && t.bits == 32) return DType::Int32;
     if (t.code == static_cast<uint8_t>(Code::Int) && t.bits == 64) return DType::Int64;
     if (t.code == static_cast<uint8_t>(Code::Int) && t.bits == 8) return DType::Int8;
@@ -60,10 +68,11 @@ DType dtype_of_array(const Array& a) {
     if (t.code == static_cast<uint8_t>(Code::UInt) && t.bits == 64) return DType::UInt64;
     if (t.code == static_cast<uint8_t>(Code::Bool) && t.bits == 8) return DType::Bool;
   }
-  throw nb::type_error(("kiln has no tensor type for arrays of this element type (DLPack code " +
-                        std::to_string(t.code) + ", " + std::to_string(t.bits) +
-                        " bits); kiln has bool, the signed and unsigned integers, float32 and float64")
-                           .c_str());
+  throw nb::type_error(
+      ("kiln has no tensor type for arrays of this element type (DLPack code " + std::to_string(t.code) + ", " +
+       std::to_string(t.bits) +
+       " bits); kiln has bool, the signed and unsigned integers, float16, bfloat16, float32 and float64")
+          .c_str());
 }
 
 // The array object stays referenced until kiln drops the last tensor over its memory; that
@@ -80,15 +89,21 @@ void release_array(void* context) noexcept {
   PyGILState_Release(state);
 }
 
-Tensor from_array(const Array& a) {
-  const DType dtype = dtype_of_array(a);
+// `bfloat16_bits`: the array is ml_dtypes' bfloat16 seen as uint16 (numpy exports no bfloat16).
+Tensor from_array(const Array& a, bool bfloat16_bits) {
+  DType dtype = dtype_of_array(a);
+  if (bfloat16_bits) {
+    if (dtype != DType::UInt16) throw nb::type_error("bfloat16 bits must come as a uint16 array");
+    dtype = DType::BFloat16;
+  }
   std::vector<int64_t> shape(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) shape[i] = static_cast<int64_t>(a.shape(i));
   return adopt_external(dtype, std::move(shape), a.data(), release_array, new Array(a));
 }
 
-// A read-only view of the tensor's memory that keeps the tensor alive.
-nb::ndarray<nb::ro> view_of(const Tensor& t) {
+// A read-only view of the tensor's memory that keeps the tensor alive; `as` overrides the
+// element type it declares (numpy has no bfloat16: its bits go out as uint16).
+nb::ndarray<nb::ro> view_of(const Tensor& t, DType as) {
   if (t.is_symbolic())
     throw nb::type_error(("Cannot convert a symbolic tensor (" + t.name() +
                           ") to a numpy array: its value exists only when the traced function runs.")
@@ -96,11 +111,17 @@ nb::ndarray<nb::ro> view_of(const Tensor& t) {
   const TensorShape shape = t.shape();
   std::vector<size_t> dims(shape.dims().begin(), shape.dims().end());
   nb::capsule owner(new Tensor(t), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
-  return nb::ndarray<nb::ro>(t.data(), dims.size(), dims.data(), owner, nullptr, dlpack_dtype(t.dtype()),
+  return nb::ndarray<nb::ro>(t.data(), dims.size(), dims.data(), owner, nullptr, dlpack_dtype(as),
                              nb::device::cpu::value, 0);
 }
+nb::ndarray<nb::ro> view_of(const Tensor& t) { return view_of(t, t.is_symbolic() ? DType::Float32 : t.dtype()); }
 
 nb::object numpy_of(const Tensor& t) {
+  if (!t.is_symbolic() && t.dtype() == DType::BFloat16) {  // ml_dtypes' bfloat16, as TensorFlow's arrays
+    nb::object bits = nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t, DType::UInt16)));
+    static nb::object bfloat16_type = nb::module_::import_("ml_dtypes").attr("bfloat16");
+    return bits.attr("view")(bfloat16_type);
+  }
   nb::object a = nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t)));
   if (t.dtype() == DType::Int64) {
     // DLPack's int64 becomes numpy's "long long"; numpy's own int64 ("long" here) prints
@@ -148,8 +169,14 @@ T scalar_as(const Tensor& t, const char* what) {
       return static_cast<T>(t.item<uint32_t>());
     case DType::UInt64:
       return static_cast<T>(t.item<uint64_t>());
+    case DType::Float16:
+      return static_cast<T>(static_cast<float>(t.item<float16>()));
+    case DType::BFloat16:
+      return static_cast<T>(static_cast<float>(t.item<bfloat16>()));
+    case DType::Variant:
+      break;
   }
-  return T{};
+  throw InvalidArgumentError("Cannot convert a Tensor of dtype variant to a NumPy array.");
 }
 
 // A binary operator and its reflection; Python numbers and other values go through operand().
@@ -277,7 +304,7 @@ void bind_tensor(nb::module_& m) {
            [](const Tensor&) -> Py_ssize_t {
              throw nb::type_error("Tensor is unhashable. Instead, use tensor.ref() as the key.");
            })
-      .def_static("_from_array", &from_array, nb::arg("array"));
+      .def_static("_from_array", &from_array, nb::arg("array"), nb::arg("bfloat16_bits") = false);
   // Tensors win over numpy arrays in mixed expressions (numpy calls our reflected operators).
   cls.attr("__array_priority__") = 100;
 

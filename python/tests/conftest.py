@@ -35,7 +35,7 @@ def _ulp_distance(a, b):
     """Per element, how many representable floats lie between a and b (NaNs equal each other)."""
     a = np.asarray(a)
     b = np.asarray(b)
-    itype = np.int32 if a.dtype == np.float32 else np.int64
+    itype = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
     ai = a.view(itype).astype(np.int64)
     bi = b.view(itype).astype(np.int64)
     # Map the sign-magnitude bit patterns onto a line where adjacent floats differ by one.

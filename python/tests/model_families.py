@@ -39,6 +39,19 @@ def _uint8_images(keras):
                              layers.Conv2D(4, 3, activation="relu"), layers.Flatten(), layers.Dense(2)])
 
 
+def _mixed_precision(policy):
+    """A small CNN whose layers compute in a 16-bit float (Keras's mixed precision: float32
+    variables cast to the compute dtype), with a float32 softmax as Keras recommends."""
+    def make(keras):
+        layers = keras.layers
+        return keras.Sequential([
+            keras.Input((16, 16, 3)), layers.Conv2D(8, 3, activation="relu", dtype=policy),
+            layers.BatchNormalization(dtype=policy), layers.MaxPooling2D(dtype=policy), layers.Flatten(dtype=policy),
+            layers.Dense(16, activation="gelu", dtype=policy), layers.LayerNormalization(dtype=policy),
+            layers.Dense(10, dtype=policy), layers.Activation("softmax", dtype="float32")])
+    return make
+
+
 def _app(name, size=32, **kwargs):
     def make(keras):
         return getattr(keras.applications, name)(input_shape=(size, size, 3), weights=None, classes=10, **kwargs)
@@ -65,6 +78,8 @@ FAMILIES = {
     "Conv2DTranspose + resizing": _upsampling,
     "Normalization + swish": _normalized,
     "uint8 images": _uint8_images,
+    "mixed float16 CNN": _mixed_precision("mixed_float16"),
+    "mixed bfloat16 CNN": _mixed_precision("mixed_bfloat16"),
 }
 
 

@@ -210,3 +210,30 @@ def test_variables_inside_branches_and_loops(tf, tmp_path):
     _close(mine.signatures["serving_default"](h=h, n=np.int32(2))["output_0"].numpy(),
            model(kiln.constant(h), kiln.constant(np.int32(2))).numpy())
     assert int(mine.variables["steps"].numpy()) == 6  # the loaded model's own copy counts its steps
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sixteen_bit_floats_save_as_tensorflow_reads_them(tf, tmp_path, dtype):
+    """A mixed-precision module (16-bit variable, constant and compute, float32 in and out):
+    TensorFlow loads kiln's SavedModel and checkpoint and computes what kiln computed."""
+    kd = getattr(kiln, dtype)
+
+    class Scaled(kiln.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = kiln.Variable(kiln.cast(kiln.constant([[0.5, -1.25], [2.0, 0.1]]), kd), name="w")
+
+        @kiln.function(input_signature=[kiln.TensorSpec([None, 2], kiln.float32, name="x")])
+        def __call__(self, x):
+            h = kiln.matmul(kiln.cast(x, kd), self.w) + kiln.constant(1.5, kd)
+            return kiln.cast(kiln.nn.relu(h), kiln.float32)
+
+    m = Scaled()
+    x = RNG.standard_normal((5, 2)).astype(np.float32)
+    want = m(kiln.constant(x)).numpy()
+    theirs, mine, path = _save_and_load(tf, tmp_path, m)
+    _close(theirs.signatures["serving_default"](x=tf.constant(x))["output_0"].numpy(), want)
+    _close(mine.signatures["serving_default"](x=x)["output_0"].numpy(), want)
+    reader = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
+    stored = {k: v for k, v in reader.get_variable_to_dtype_map().items() if "VARIABLE_VALUE" in k}
+    assert list(stored.values()) == [getattr(tf, dtype)], stored

@@ -178,7 +178,7 @@ def test_shape_compares_with_tuples_and_lists(tf):
 
 def test_dtypes(tf):
     for name in ["bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16", "uint32",
-                 "uint64"]:
+                 "uint64", "float16", "bfloat16"]:
         k, t = getattr(kiln, name), getattr(tf, name)
         assert k.name == t.name and str(k) == str(t)
         assert k.is_floating == t.is_floating and k.is_integer == t.is_integer and k.is_unsigned == t.is_unsigned
@@ -194,8 +194,10 @@ def test_dtypes(tf):
         assert kiln.as_dtype(t.name) == k and kiln.as_dtype(np.dtype(t.as_numpy_dtype)) == k
         assert k.as_numpy_dtype == t.as_numpy_dtype
     assert kiln.float64 is kiln.double
-    with pytest.raises(TypeError, match="float16"):
-        kiln.as_dtype("float16")
+    assert kiln.half is kiln.float16 and kiln.as_dtype("half") is kiln.float16
+    assert kiln.variant.name == tf.variant.name and not kiln.variant.is_numpy_compatible
+    with pytest.raises(TypeError, match="complex64"):
+        kiln.as_dtype("complex64")
     with pytest.raises(TypeError):
         kiln.zeros([2], dtype="float128")
 

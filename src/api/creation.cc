@@ -80,6 +80,7 @@ Tensor adopt_external(DType dtype, std::vector<int64_t> shape, const void* data,
   Buffer* buffer = nullptr;
   detail::TensorImpl* t = nullptr;
   try {
+    if (!detail::has_values(dtype)) detail::fail_variant_has_no_values();
     const int64_t n = detail::checked_num_elements(shape.data(), shape.size());
     const int64_t bytes = checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size");
     if (n > 0 && (data == nullptr || reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) != 0))

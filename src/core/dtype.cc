@@ -1,4 +1,5 @@
 #include "core/dtype_table.h"
+#include "kiln/errors.h"
 
 namespace kiln {
 
@@ -9,5 +10,9 @@ std::string_view dtype_name(DType d) {
 
 bool is_floating(DType d) { return detail::dtype_info(d).floating; }
 bool is_integer(DType d) { return detail::dtype_info(d).integer; }
+
+void detail::fail_variant_has_no_values() {
+  throw InvalidArgumentError("a variant tensor holds opaque objects (a TensorList), not values");
+}
 
 }  // namespace kiln

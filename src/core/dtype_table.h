@@ -9,10 +9,12 @@
 #include <type_traits>
 
 #include "kiln/dtype.h"
+#include "kiln/half.h"
 
 namespace kiln::detail {
 
-// X(enumerator, C++ element type), in KILN_DTYPE_LIST's order.
+// X(enumerator, C++ element type), in KILN_DTYPE_LIST's order: every dtype whose elements are
+// values (all but Variant, whose elements are object pointers: core/variant.h).
 #define KILN_DTYPE_TYPES(X) \
   X(Bool, bool)             \
   X(Int32, int32_t)         \
@@ -24,7 +26,9 @@ namespace kiln::detail {
   X(Int16, int16_t)         \
   X(UInt16, uint16_t)       \
   X(UInt32, uint32_t)       \
-  X(UInt64, uint64_t)
+  X(UInt64, uint64_t)       \
+  X(Float16, float16)       \
+  X(BFloat16, bfloat16)
 
 struct DTypeInfo {
   DType dtype = DType::Float32;
@@ -85,6 +89,15 @@ inline constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
      .size = 8,
      .integer = true,
      .is_unsigned = true},
+    {.dtype = DType::Variant, .name = "variant", .tf_name = "variant", .tf_proto = 21, .size = 8},
+    {.dtype = DType::Float16,
+     .name = "float16",
+     .tf_name = "half",
+     .tf_proto = 19,
+     .tfjs_name = nullptr,
+     .size = 2,
+     .floating = true},
+    {.dtype = DType::BFloat16, .name = "bfloat16", .tf_name = "bfloat16", .tf_proto = 14, .size = 2, .floating = true},
 }};
 
 constexpr const DTypeInfo& dtype_info(DType d) { return kDTypes[static_cast<int>(d)]; }
@@ -112,7 +125,10 @@ struct TypeOf {
 KILN_DTYPE_TYPES(KILN_DTYPE_TYPEOF)
 #undef KILN_DTYPE_TYPEOF
 
-// Calls f(T{}) with T the C++ type of d.
+[[noreturn]] void fail_variant_has_no_values();
+
+// Calls f(T{}) with T the C++ type of d; throws InvalidArgumentError for Variant, whose
+// elements are no values.
 template <class F>
 decltype(auto) visit_any_dtype(DType d, F&& f) {
   switch (d) {
@@ -121,9 +137,14 @@ decltype(auto) visit_any_dtype(DType d, F&& f) {
     return f(type{});
     KILN_DTYPE_TYPES(KILN_DTYPE_CASE)
 #undef KILN_DTYPE_CASE
+    case DType::Variant:
+      break;
   }
-  return f(float{});
+  fail_variant_has_no_values();
 }
+
+// True for the dtypes whose elements are values (all but Variant).
+constexpr bool has_values(DType d) { return d != DType::Variant; }
 
 static_assert([] {
   for (int d = 0; d < kNumDTypes; ++d)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/tls.h"
+#include "core/variant.h"
 
 namespace kiln::detail {
 namespace {
@@ -55,7 +56,17 @@ TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank,
   t->dtype = dtype;
   t->dims.assign(dims, dims + rank);
   t->num_elements = n;
-  if (static_cast<size_t>(bytes) <= kInlineBytes) {
+  if (dtype == DType::Variant) {
+    // Object pointers: never in a pooled buffer (its release knows nothing of them), and
+    // null until a kernel stores one, so that an impl dropped early releases nothing.
+    if (n > kMaxVariantElements) {
+      delete t;
+      throw UnimplementedError("a variant tensor of " + std::to_string(n) + " elements (kiln keeps at most " +
+                               std::to_string(kMaxVariantElements) + ")");
+    }
+    t->data = t->inline_data;
+    std::memset(t->inline_data, 0, static_cast<size_t>(n) * sizeof(VariantValue*));
+  } else if (static_cast<size_t>(bytes) <= kInlineBytes) {
     t->data = t->inline_data;
   } else {
     try {
@@ -81,6 +92,8 @@ TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
   } else {
     t->data = t->inline_data;
     std::memcpy(t->inline_data, src->data, src->nbytes());
+    if (t->dtype == DType::Variant)
+      for (int64_t i = 0; i < t->num_elements; ++i) variant_retain(t->as<VariantValue*>()[i]);
   }
   return t;
 }
@@ -111,6 +124,8 @@ TensorShape shape_of_impl(const TensorImpl& t) {
 void destroy_tensor_impl(TensorImplBase* base) noexcept {
   auto* t = static_cast<TensorImpl*>(base);
   if (t->buffer) buffer_release(t->buffer);
+  if (t->dtype == DType::Variant && !t->symbolic)
+    for (int64_t i = 0; i < t->num_elements; ++i) variant_release(t->as<VariantValue*>()[i]);
   delete t;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/dtype_table.h"
 #include "core/parallel.h"
 #include "core/run_limits.h"
 #include "core/shape_fit.h"
@@ -198,8 +199,9 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
     if (!st.static_shapes || st.op->has(ops::kControlFlow) || st.op->has(ops::kOwnOutputs)) continue;
     for (int i = 0; i < st.num_outputs; ++i) {
       const int s = output_slots_[st.first_output + i];
-      if (in_frame[s] == 2) continue;
       const StaticOutput& so = static_outputs_[st.first_static + i];
+      // Variant elements hold references, which only a tensor's own release gives back.
+      if (in_frame[s] == 2 || !detail::has_values(so.dtype)) continue;
       frame_index_[s] = static_cast<int>(entries.size());
       in_frame[s] = 1;
       entries.push_back(FrameEntry{so.dtype, so.dims, detail::checked_num_elements(so.dims.data(), so.dims.size()), 0});

@@ -520,7 +520,11 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
     if (os != nd.attr().end() && os->second.list().shape_size() == static_cast<int>(inputs.size() + resources.size())) {
       for (size_t i = 0; i < inputs.size(); ++i) {
         invariants[i] = shape_from_proto(os->second.list().shape(tensor_positions[i]), where);
-        if (!detail::fits_within(in_shapes[i], invariants[i]))
+        // TensorFlow's shape inference may know more than kiln's (it reads partial shapes out
+        // of shape tensors: Fill(Pack(batch, 8)) is [?,8]): a less specific initial value is
+        // accepted, and each value entering the loop is checked against the entry when it
+        // runs (the body's feeds). Only a contradiction is refused here.
+        if (!in_shapes[i].is_compatible_with(invariants[i]))
           throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) +
                                      " does not fit its output_shapes entry");
       }
@@ -542,8 +546,11 @@ Node* Importer::make_control_flow(Scope& s, const ops::OpDef& op, const tensorfl
       const Output& o = b->outputs[i];
       if (o.node->out_dtypes[o.index] != in_dtypes[i] ||
           !detail::fits_within(o.node->out_shapes[o.index], invariants[i]))
-        throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) +
-                                   " changes dtype or leaves its shape invariant in the body");
+        throw InvalidArgumentError(where + ": loop variable " + std::to_string(i) + " (" +
+                                   std::string(dtype_name(in_dtypes[i])) + " " + ops::shape_text(invariants[i]) +
+                                   ") changes dtype or leaves its shape invariant in the body, which returns " +
+                                   std::string(dtype_name(o.node->out_dtypes[o.index])) + " " +
+                                   ops::shape_text(o.node->out_shapes[o.index]) + " from node '" + o.node->name + "'");
     }
     out_dtypes = in_dtypes;
     out_shapes = invariants;

@@ -8,11 +8,12 @@
 
 namespace kiln::io {
 
-bool kiln_dtype_of(int type, DType* out) { return detail::dtype_from_proto(type, out); }
+bool kiln_dtype_of(int type, DType* out) { return detail::dtype_from_proto(type, out) && detail::has_values(*out); }
 
 DType dtype_from_proto(int type, const std::string& where) {
   DType d{};
-  if (!kiln_dtype_of(type, &d)) throw InvalidArgumentError(where + ": unsupported dtype " + std::to_string(type));
+  if (!detail::dtype_from_proto(type, &d))
+    throw InvalidArgumentError(where + ": unsupported dtype " + std::to_string(type));
   return d;
 }
 
@@ -51,10 +52,25 @@ void fill_from(detail::TensorImpl& t, const Field& vals, const std::string& wher
   }
 }
 
+// The 16-bit floats: half_val holds each value's bits in an int32.
+template <class H>
+void fill_bits(detail::TensorImpl& t, const google::protobuf::RepeatedField<int32_t>& vals, const std::string& where) {
+  const int64_t n = t.num_elements;
+  if (vals.size() == 0 && n == 0) return;
+  if (vals.size() == 0 || vals.size() > n)
+    throw InvalidArgumentError(where + ": tensor has " + std::to_string(vals.size()) + " values for " +
+                               std::to_string(n) + " elements");
+  H* out = t.as<H>();
+  for (int64_t i = 0; i < n; ++i)  // TensorFlow repeats the last value
+    out[i] = H::from_bits(static_cast<uint16_t>(vals.Get(static_cast<int>(std::min<int64_t>(i, vals.size() - 1)))));
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where) {
   const DType dtype = dtype_from_proto(p.dtype(), where);
+  if (!detail::has_values(dtype))
+    throw UnimplementedError(where + ": a variant tensor value (kiln makes variants only by running ops)");
   const TensorShape shape = shape_from_proto(p.tensor_shape(), where);
   if (!shape.is_fully_defined()) throw InvalidArgumentError(where + ": a tensor value needs a fully defined shape");
   uint64_t elements = 1;
@@ -107,6 +123,14 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
       break;
     case DType::UInt16:
       fill_from<uint16_t>(*impl, p.int_val(), where);
+      break;
+    case DType::Float16:
+      fill_bits<float16>(*impl, p.half_val(), where);
+      break;
+    case DType::BFloat16:
+      fill_bits<bfloat16>(*impl, p.half_val(), where);
+      break;
+    case DType::Variant:  // refused above
       break;
     case DType::UInt32:
       fill_from<uint32_t>(*impl, p.uint32_val(), where);

@@ -8,8 +8,11 @@
 
 namespace kiln::io {
 
+// The dtype of a graph's tensor (a node's output, a function's argument): any kiln has,
+// Variant included.
 DType dtype_from_proto(int type, const std::string& where);
-// The same without throwing: false for a DataType kiln lacks.
+// The dtype of stored data (a checkpoint entry, a signature's tensor): false for a DataType
+// kiln lacks and for DT_VARIANT, whose elements are objects no file may hand kiln as bytes.
 bool kiln_dtype_of(int type, DType* out);
 TensorShape shape_from_proto(const tensorflow::TensorShapeProto& p, const std::string& where);
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where);

@@ -7,16 +7,21 @@
 
 #include "core/dtype_table.h"
 #include "ops/op_def.h"
+#include "ops/widen.h"
 
 namespace kiln::ops {
 
 using detail::TypeOf;  // the C++ element type -> DType trait (core/dtype_table.h)
 
 // A kernel table with `K<T>::run` for each listed type.
+// A table with a float32 kernel also computes float16 and bfloat16 through it (widen.h),
+// unless it lists them.
 template <template <class> class K, class... Ts>
 std::array<KernelFn, kNumDTypes> kernels_for() {
   std::array<KernelFn, kNumDTypes> k{};
   ((k[static_cast<int>(TypeOf<Ts>::value)] = &K<Ts>::run), ...);
+  for (DType d : {DType::Float16, DType::BFloat16})
+    if (k[static_cast<int>(DType::Float32)] && !k[static_cast<int>(d)]) k[static_cast<int>(d)] = &run_widened;
   return k;
 }
 #define KILN_FLOATS float, double
@@ -24,7 +29,9 @@ std::array<KernelFn, kNumDTypes> kernels_for() {
 #define KILN_ALL_TYPES bool, int32_t, int64_t, float, double
 // The integer dtypes kiln stores, casts and moves but does not yet compute with.
 #define KILN_STORAGE_INTS uint8_t, int8_t, int16_t, uint16_t, uint32_t, uint64_t
-#define KILN_EVERY_TYPE KILN_ALL_TYPES, KILN_STORAGE_INTS
+// The 16-bit floats: stored and moved as they are; computed with through float32 (widen.h).
+#define KILN_HALF_TYPES float16, bfloat16
+#define KILN_EVERY_TYPE KILN_ALL_TYPES, KILN_STORAGE_INTS, KILN_HALF_TYPES
 
 // Call f(T{}) with T the C++ type of d (every dtype: core/dtype_table.h).
 template <class F>

@@ -38,7 +38,10 @@
   /* training_ops.cc */ X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)  \
       X(KilnMatMulUpdate)                                                                                      \
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
-  /* fused.cc */ X(KilnFusedElementwise)
+  /* fused.cc */ X(KilnFusedElementwise)                                                                   \
+  /* tensor_list.cc */ X(EmptyTensorList) X(TensorListReserve) X(TensorListFromTensor) X(TensorListGetItem)   \
+    X(TensorListSetItem) X(TensorListPushBack) X(TensorListPopBack) X(TensorListStack) X(TensorListLength)  \
+    X(TensorListElementShape)
 // clang-format on
 
 namespace kiln::ops::op {

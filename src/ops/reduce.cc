@@ -49,7 +49,17 @@ void infer_reduce(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   const bool keep = c.attrs.b(kKeepDims);
   std::vector<int64_t> axes;
-  if (c.in(0).unknown_rank || !known_ints(c.in(1), &axes)) {
+  const InputInfo& ax = c.in(1);
+  // No axes (a known length of 0) are known values even when the tensor is not; and
+  // whatever unknown axes a scalar input is given, a valid call leaves it a scalar (the
+  // kernel checks them). Either way the output shape is the input's.
+  const bool no_axes = !ax.unknown_rank && std::find(ax.dims->begin(), ax.dims->end(), 0) != ax.dims->end();
+  const bool scalar = !c.in(0).unknown_rank && c.in(0).dims->empty();
+  if (no_axes || (scalar && !ax.value)) {
+    c.out(0).shape = shape_of(c.in(0));
+    return;
+  }
+  if (c.in(0).unknown_rank || !known_ints(ax, &axes)) {
     if (keep && !c.in(0).unknown_rank)
       c.out(0).shape = TensorShape::unknown_dims(static_cast<int>(c.in(0).dims->size()));
     else

@@ -180,6 +180,14 @@ bool strided_spec(const Dims& d, const std::vector<int64_t>& begin, const std::v
       *err = "strides[" + std::to_string(k) + "] must be non-zero";
       return false;
     }
+    if (size < 0) {  // an unknown dim (shape inference): the spec is checked when it runs
+      if (!((sam >> k) & 1)) s->out_dims.push_back(-1);
+      s->begin.push_back(0);
+      s->stride.push_back(st);
+      s->size.push_back(-1);
+      ++dim;
+      continue;
+    }
     if ((sam >> k) & 1) {
       int64_t i = begin[k];
       if (i < -size || i >= size) {
@@ -234,7 +242,8 @@ void infer_strided_slice(InferContext& c) {
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> b, e, st;
   const TensorShape in = shape_of(c.in(0));
-  if (!in.is_fully_defined() || !known_ints(c.in(1), &b) || !known_ints(c.in(2), &e) || !known_ints(c.in(3), &st)) {
+  // Known dims give known output dims even where others are unknown ([?,24][:, :8] is [?,8]).
+  if (in.unknown_rank() || !known_ints(c.in(1), &b) || !known_ints(c.in(2), &e) || !known_ints(c.in(3), &st)) {
     c.out(0).shape = TensorShape::unknown();
     return;
   }

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/parallel.h"
+#include "core/variant.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -152,7 +153,11 @@ struct RsqrtF {
 // saturate (C++ leaves them undefined; TensorFlow's CPU result is platform-specific).
 template <class To, class From>
 To cast_one(From v) {
-  if constexpr (std::is_same_v<To, bool>)
+  if constexpr (is_reduced_float_v<From>)  // through float32, as TensorFlow (Eigen) converts them
+    return cast_one<To>(static_cast<float>(v));
+  else if constexpr (is_reduced_float_v<To>)
+    return To(v);
+  else if constexpr (std::is_same_v<To, bool>)
     return v != From(0);
   else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
     if (std::isnan(v)) return 0;
@@ -258,6 +263,25 @@ KILN_UNARY_OP(Sigmoid, SigmoidF, KILN_FLOATS, &sigmoid_grad, "x", "y")
 KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad, "x", "y")
 KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad, "x", "y")
 KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient, "x", "y")
+namespace {
+// Identity of a variant: the output holds the same objects, one more reference each. (A
+// forwarded output is the input itself and gains nothing.)
+void identity_variant(KernelContext& c) {
+  if (&c.in(0) == &c.out(0)) return;
+  const auto* in = c.in(0).as<detail::VariantValue*>();
+  auto* out = c.out(0).as<detail::VariantValue*>();
+  for (int64_t i = 0; i < c.in(0).num_elements; ++i) {
+    detail::variant_retain(in[i]);
+    out[i] = in[i];
+  }
+}
+std::array<KernelFn, kNumDTypes> identity_kernels() {
+  auto k = kernels_for<UnaryKernel<IdentityF>::K, KILN_EVERY_TYPE>();
+  k[static_cast<int>(DType::Variant)] = &identity_variant;
+  return k;
+}
+}  // namespace
+
 const OpDef& op::Identity() {
   static const OpDef def = {.name = "Identity",
                             .num_inputs = 1,
@@ -265,7 +289,7 @@ const OpDef& op::Identity() {
                             .input_args = {"input"},
                             .traits = kEw | kForwardsInput | kTfjs,
                             .infer = infer_unary,
-                            .kernels = kernels_for<UnaryKernel<IdentityF>::K, KILN_EVERY_TYPE>(),
+                            .kernels = identity_kernels(),
                             .grad = &identity_grad};
   return def;
 }

@@ -34,6 +34,15 @@ template <class T>
 struct Arith<T, true> {
   using type = std::make_unsigned_t<T>;
 };
+// 16-bit floats add in float32 and round once (TensorFlow's Eigen half arithmetic).
+template <>
+struct Arith<float16, false> {
+  using type = float;
+};
+template <>
+struct Arith<bfloat16, false> {
+  using type = float;
+};
 
 // Read and assignments: attrs (dtype, _resource).
 const int kVariable = attr_index({{&op::ReadVariableOp(), "_resource"},

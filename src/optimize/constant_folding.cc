@@ -2,6 +2,7 @@
 // kernel, and becomes a Const. Shape, Size and Rank of statically known shapes fold too.
 // Folding never materializes constants above a size cap, and an op that would fail is left
 // in place, so it fails at run time exactly as the op reports it (or never, if pruned).
+#include "core/dtype_table.h"
 #include "eager/execute.h"
 #include "optimize/pass.h"
 
@@ -12,6 +13,8 @@ bool foldable(const graph::Node& n, int64_t cap) {
   if (n.stateful || n.op->has(ops::kNoKernel) || n.op->has(ops::kControlFlow) || n.op->has(ops::kConstValue))
     return false;
   if (n.num_outputs() == 0 || !n.control_inputs.empty()) return false;
+  for (DType d : n.out_dtypes)  // a variant (a TensorList) is an object made by running, not a constant
+    if (!detail::has_values(d)) return false;
   for (const auto& s : n.out_shapes) {
     if (!s.is_fully_defined()) return false;
     int64_t count = 1;

@@ -72,7 +72,7 @@ TEST(Unary, EdgesAndAccuracy) {
 TEST(Unary, FloatOnlyOpsRejectIntegers) {
   expect_error<InvalidArgumentError>(
       [] { sqrt(constant<int32_t>({4})); },
-      "Value for attr 'T' of int32 is not in the list of allowed values: float, double [Op:Sqrt]");
+      "Value for attr 'T' of int32 is not in the list of allowed values: float, double, half, bfloat16 [Op:Sqrt]");
   expect_error<InvalidArgumentError>([] { exp(constant<int64_t>({4})); }, "[Op:Exp]");
   expect_error<InvalidArgumentError>([] { tanh(constant<bool>({true})); }, "of bool");
   expect_error<InvalidArgumentError>([] { neg(constant<bool>({true})); }, "of bool");
