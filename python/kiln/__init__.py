@@ -37,6 +37,9 @@ from ._ops import (  # noqa: E402
 from ._ops_breadth import (  # noqa: E402
     pad, split, unstack, reverse, one_hot, einsum, stop_gradient, identity_n, argmin, cumsum, sin, cos, tan, asin,
     acos, atan, sinh, cosh, asinh, acosh, atanh)
+from ._ops_indexing import (  # noqa: E402
+    gather_nd, scatter_nd, tensor_scatter_nd_update, tensor_scatter_nd_add, tensor_scatter_nd_sub,
+    tensor_scatter_nd_max, tensor_scatter_nd_min)
 from ._spec import TensorSpec  # noqa: E402
 from ._variable import Variable  # noqa: E402
 from ._tape import GradientTape  # noqa: E402

@@ -153,8 +153,8 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 
 def where(condition, x=None, y=None, name=None):
     if x is None and y is None:
-        raise NotImplementedError("kiln.where(condition) (the indices of true elements) is not implemented; "
-                                  "kiln.where(condition, x, y) is")
+        from ._ops_indexing import where_indices
+        return where_indices(condition)
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
     x, y = convert_pair(x, y, "SelectV2")

@@ -7,5 +7,6 @@ from ._ops import (add, add_n, subtract, multiply, divide, truediv, floordiv, fl
 from ._ops_breadth import (argmin, cumsum, cumprod, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
                            log1p, expm1, erf, erfc, erfinv, lgamma, digamma, rint, is_nan, is_inf, is_finite,
                            softplus)
+from ._ops_indexing import top_k  # noqa: F401
 
 __all__ = [n for n in dir() if not n.startswith("_")]

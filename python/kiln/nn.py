@@ -3,6 +3,7 @@ from . import _core
 from ._convert import convert_to_tensor
 from ._window import _four
 from ._ops import relu, relu6, sigmoid, tanh, softmax, log_softmax, sparse_softmax_cross_entropy_with_logits, _t
+from ._ops_indexing import top_k  # noqa: F401
 from ._ops_breadth import (elu, selu, leaky_relu, softplus, softsign, gelu, depthwise_conv2d,  # noqa: F401
                            conv2d_transpose)
 from ._random import get_seed

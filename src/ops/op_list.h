@@ -39,6 +39,9 @@
       X(KilnMatMulUpdate)                                                                                      \
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
   /* fused.cc */ X(KilnFusedElementwise)                                                                   \
+  /* top_k.cc */ X(TopKV2) /* where.cc */ X(Where)                                                                                  \
+  /* scatter_nd.cc */ X(GatherNd) X(ScatterNd) X(TensorScatterUpdate) X(TensorScatterAdd) X(TensorScatterSub) \
+    X(TensorScatterMax) X(TensorScatterMin)                                                                 \
   /* tensor_list.cc */ X(EmptyTensorList) X(TensorListReserve) X(TensorListFromTensor) X(TensorListGetItem)   \
     X(TensorListSetItem) X(TensorListPushBack) X(TensorListPopBack) X(TensorListStack) X(TensorListLength)  \
     X(TensorListElementShape)

@@ -1,0 +1,161 @@
+"""TopKV2, GatherNd, ScatterNd, the TensorScatter family and Where, called through kiln.raw_ops
+and tf.raw_ops with the same arguments: values, dtypes and shapes must agree eagerly and inside
+a kiln.function, bad arguments must raise TensorFlow's class and message, gradients must
+equal TensorFlow's, and the Python functions over them (tf.gather_nd, tf.math.top_k, ...)
+must too."""
+import re
+
+import numpy as np
+import pytest
+
+import kiln
+
+tf = pytest.importorskip("tensorflow")
+RNG = np.random.default_rng(21)
+
+
+def _f32(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+TIES = np.array([[3.0, 1.0, 3.0, 2.0, np.nan], [0.0, 5.0, -1.0, 5.0, 5.0]], np.float32)
+CASES = [
+    ("TopKV2", dict(input=_f32(3, 7), k=3)),
+    ("TopKV2", dict(input=TIES, k=3)),
+    ("TopKV2", dict(input=np.array([4, 9, 9, -2], np.int64), k=np.int64(4), index_type=kiln.int64)),
+    ("TopKV2", dict(input=np.array([[7, 1, 250]], np.uint8), k=2)),
+    ("TopKV2", dict(input=_f32(2, 3), k=0)),
+    ("GatherNd", dict(params=_f32(4, 3, 2), indices=np.array([[1, 2], [3, 0]], np.int32))),
+    ("GatherNd", dict(params=_f32(4, 3), indices=np.array([[[1], [0]], [[3], [3]]], np.int64))),
+    ("GatherNd", dict(params=np.arange(6, dtype=np.int32).reshape(2, 3), indices=np.zeros((2, 0), np.int32))),
+    ("GatherNd", dict(params=_f32(3, 2), indices=np.array([[5], [1]], np.int32), bad_indices_policy="IGNORE")),
+    ("ScatterNd", dict(indices=np.array([[1], [3], [1]], np.int32), updates=np.array([1, 2, 3], np.float32),
+                       shape=np.array([5], np.int32))),
+    ("ScatterNd", dict(indices=np.array([[0, 1], [2, 0]], np.int64), updates=_f32(2, 4),
+                       shape=np.array([3, 2, 4], np.int64))),
+    ("TensorScatterUpdate", dict(tensor=_f32(4, 2), indices=np.array([[0], [2]], np.int32), updates=_f32(2, 2))),
+    ("TensorScatterUpdate", dict(tensor=np.array([True, False, True]), indices=np.array([[1]], np.int32),
+                                 updates=np.array([True]))),
+    ("TensorScatterAdd", dict(tensor=np.arange(5, dtype=np.int32), indices=np.array([[1], [1], [4]], np.int32),
+                              updates=np.array([10, 20, 30], np.int32))),
+    ("TensorScatterSub", dict(tensor=_f32(5), indices=np.array([[0], [3]], np.int64), updates=_f32(2))),
+    ("TensorScatterMax", dict(tensor=_f32(5), indices=np.array([[0], [3]], np.int32), updates=_f32(2))),
+    ("TensorScatterMin", dict(tensor=_f32(2, 3), indices=np.array([[1]], np.int32), updates=_f32(1, 3))),
+    ("Where", dict(condition=np.array([[True, False], [False, True]]))),
+    ("Where", dict(condition=np.array([[0.0, 1.5, 0.0], [-2.0, 0.0, np.nan]], np.float32))),
+    ("Where", dict(condition=np.zeros((2, 0, 3), np.int32))),
+]
+
+
+def _tf_kwargs(kwargs):
+    return {k: (getattr(tf, v.name) if isinstance(v, kiln.DType) else v) for k, v in kwargs.items()}
+
+
+def _as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[c[0] + str(i) for i, c in enumerate(CASES)])
+def test_values_are_tensorflows(name, kwargs, traced):
+    want = _as_list(getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs)))
+    fn = getattr(kiln.raw_ops, name)
+    got = _as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = g.numpy(), w.numpy()
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w)
+
+
+BAD = [
+    ("TopKV2", dict(input=_f32(2, 3), k=4)),
+    ("TopKV2", dict(input=_f32(2, 3), k=-1)),
+    ("TopKV2", dict(input=np.float32(1), k=1)),
+    ("GatherNd", dict(params=_f32(3, 2), indices=np.array([[5], [1]], np.int32))),
+    ("GatherNd", dict(params=_f32(3, 2), indices=np.array([[1, 0, 0]], np.int32))),
+    ("GatherNd", dict(params=_f32(3, 2), indices=np.array([[-1, 0]], np.int32))),
+    ("ScatterNd", dict(indices=np.array([[1], [7]], np.int32), updates=np.array([1, 2], np.float32),
+                       shape=np.array([5], np.int32))),
+    ("TensorScatterUpdate", dict(tensor=_f32(4), indices=np.array([[4]], np.int32), updates=_f32(1))),
+    ("Where", dict(condition=np.int32(3))),
+    ("GatherNd", dict(params=np.zeros(0, np.float32), indices=np.zeros(0, np.int32))),
+    ("GatherNd", dict(params=np.float32(1), indices=np.zeros((1, 0), np.int32))),
+    ("ScatterNd", dict(indices=np.array([1, 3], np.int32), updates=np.array([10, 20], np.float32),
+                       shape=np.array([5], np.int32))),
+    ("ScatterNd", dict(indices=np.array([[1], [2]], np.int32), updates=np.ones((2, 3), np.float32),
+                       shape=np.array([5, 2], np.int32))),
+    ("ScatterNd", dict(indices=np.zeros((2, 0), np.int32), updates=np.ones((2, 3), np.float32),
+                       shape=np.array([3], np.int32))),
+    ("ScatterNd", dict(indices=np.int32(1), updates=np.array([10], np.float32), shape=np.array([5], np.int32))),
+    ("TensorScatterUpdate", dict(tensor=np.zeros(5, np.float32), indices=np.array([1, 3], np.int32),
+                                 updates=np.array([10, 20], np.float32))),
+    ("TensorScatterAdd", dict(tensor=np.float32(0), indices=np.zeros(0, np.int32), updates=np.float32(1))),
+    ("TensorScatterSub", dict(tensor=np.zeros(4, np.float32), indices=np.zeros(0, np.int32),
+                              updates=np.zeros(4, np.float32))),
+    ("TensorScatterMax", dict(tensor=np.zeros((2, 0, 1), np.float32), indices=np.zeros(0, np.int32),
+                              updates=np.zeros((2, 0, 1), np.float32))),
+]
+
+
+def _message(e):
+    text = str(e).split(" [Op:")[0].strip()
+    text = re.sub(r"^\{\{function_node [^}]*\}\} ", "", text)
+    return re.sub(r", node name: \S+$", "", text)
+
+
+@pytest.mark.parametrize("name,kwargs", BAD, ids=[c[0] + str(i) for i, c in enumerate(BAD)])
+def test_bad_arguments_raise_tensorflows_errors(name, kwargs):
+    with pytest.raises(Exception) as theirs:
+        getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs))
+    with pytest.raises(kiln.errors.OpError) as ours:
+        getattr(kiln.raw_ops, name)(**kwargs)
+    assert type(ours.value).__name__ == type(theirs.value).__name__, (ours.value, theirs.value)
+    assert _message(ours.value) == _message(theirs.value)
+
+
+def _grads(m, fn, *xs):
+    vs = [m.Variable(x) for x in xs]
+    with m.GradientTape() as tape:
+        y = fn(m, *vs)
+    return [g.numpy() if g is not None else None for g in tape.gradient(y, vs)]
+
+
+GRADS = [
+    ("top_k", lambda m, x: m.math.top_k(x, k=2).values * np.float32(3), [_f32(3, 5)]),
+    ("gather_nd", lambda m, p: m.gather_nd(p, [[1, 0], [1, 0], [2, 1]]) * np.float32(2), [_f32(3, 2)]),
+    ("scatter_nd", lambda m, u: m.scatter_nd([[1], [3], [1]], u, [5]) * np.arange(5, dtype=np.float32),
+     [_f32(3)]),
+    ("tensor_scatter_update", lambda m, t, u: m.tensor_scatter_nd_update(t, [[0], [2]], u) * np.float32(3),
+     [_f32(4, 2), _f32(2, 2)]),
+    ("tensor_scatter_add", lambda m, t, u: m.tensor_scatter_nd_add(t, [[0], [0]], u) * np.float32(3),
+     [_f32(4, 2), _f32(2, 2)]),
+    ("tensor_scatter_sub", lambda m, t, u: m.tensor_scatter_nd_sub(t, [[3]], u) * np.float32(3),
+     [_f32(4, 2), _f32(1, 2)]),
+    ("tensor_scatter_max", lambda m, t, u: m.tensor_scatter_nd_max(t, [[1], [2]], u) * np.float32(3),
+     [_f32(4), _f32(2)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,xs", GRADS, ids=[g[0] for g in GRADS])
+def test_gradients_are_tensorflows(name, fn, xs):
+    want = _grads(tf, fn, *xs)
+    got = _grads(kiln, fn, *xs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_python_functions_match_tensorflow():
+    x = _f32(2, 6)
+    for m in (kiln, tf):
+        assert hasattr(m.math, "top_k") and hasattr(m.nn, "top_k")
+    for got, want in [
+        (kiln.math.top_k(x, 3), tf.math.top_k(x, 3)),
+        (kiln.where([[True, False], [True, True]]), tf.where([[True, False], [True, True]])),
+        (kiln.gather_nd(x, [[0, 1], [1, 5]]), tf.gather_nd(x, [[0, 1], [1, 5]])),
+        (kiln.scatter_nd([[0], [2]], [1.5, 2.5], [4]), tf.scatter_nd([[0], [2]], [1.5, 2.5], [4])),
+        (kiln.tensor_scatter_nd_add([1, 2, 3], [[2]], [7]), tf.tensor_scatter_nd_add([1, 2, 3], [[2]], [7])),
+    ]:
+        for g, w in zip(_as_list(got), _as_list(want)):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+            assert g.dtype.name == w.dtype.name
