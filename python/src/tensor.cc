@@ -204,28 +204,17 @@ Tensor truediv_fn(const Tensor& a, const Tensor& b) {
   return div(a, b);
 }
 Tensor matmul_fn(const Tensor& a, const Tensor& b) { return matmul(a, b); }
-// kiln has no bitwise ops: & | ^ are the logical ops, for bool tensors (TensorFlow's & on
-// integers is BitwiseAnd).
-void require_bool(const Tensor& a, const char* symbol, const char* op) {
-  if (a.dtype() != DType::Bool) {
-    // Behaviour TensorFlow has and kiln lacks: NotImplementedError (nanobind has no C++ class).
-    const std::string message = std::string("kiln has no bitwise ops: ") + symbol +
-                                " is defined for bool tensors only (" + op + "), got " +
-                                nb::repr(dtype_object(a.dtype())).c_str();
-    PyErr_SetString(PyExc_NotImplementedError, message.c_str());
-    throw nb::python_error();
-  }
-}
+// & | ^ ~ are the logical ops for bool tensors and the bitwise ops for the others, as
+// TensorFlow's (whose bitwise ops refuse floats).
+Tensor bitwise(const char* op, const Tensor& a, const Tensor& b) { return execute_op(op, {a, b})[0]; }
 Tensor and_fn(const Tensor& a, const Tensor& b) {
-  require_bool(a, "&", "logical_and");
-  return logical_and(a, b);
+  return a.dtype() == DType::Bool ? logical_and(a, b) : bitwise("BitwiseAnd", a, b);
 }
 Tensor or_fn(const Tensor& a, const Tensor& b) {
-  require_bool(a, "|", "logical_or");
-  return logical_or(a, b);
+  return a.dtype() == DType::Bool ? logical_or(a, b) : bitwise("BitwiseOr", a, b);
 }
 Tensor xor_fn(const Tensor& a, const Tensor& b) {
-  require_bool(a, "^", "logical_xor");
+  if (a.dtype() != DType::Bool) return bitwise("BitwiseXor", a, b);
   return logical_and(logical_or(a, b), logical_not(logical_and(a, b)));
 }
 
@@ -296,10 +285,7 @@ void bind_tensor(nb::module_& m) {
       .def("__neg__", [](const Tensor& t) { return neg(t); })
       .def("__abs__", [](const Tensor& t) { return abs(t); })
       .def("__invert__",
-           [](const Tensor& t) {
-             require_bool(t, "~", "logical_not");
-             return logical_not(t);
-           })
+           [](const Tensor& t) { return t.dtype() == DType::Bool ? logical_not(t) : execute_op("Invert", {t})[0]; })
       .def("__hash__",
            [](const Tensor&) -> Py_ssize_t {
              throw nb::type_error("Tensor is unhashable. Instead, use tensor.ref() as the key.");

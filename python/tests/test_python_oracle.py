@@ -128,16 +128,39 @@ def test_logical_with_a_bool_tensor_on_the_left(oracle, sym):
         oracle(lambda m: LOGICAL[sym](_tensor(m, "bool"), _tensor(m, b)), where="bool %s %s" % (sym, b))
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"])
+def test_bitwise_operators_on_integers(oracle, dtype):
+    values = [0, 1, 5, 127, 100]
+    other = [3, 6, 1, 2, 255 if dtype.startswith("u") else -1]
+    for sym, fn in (("&", lambda a, b: a & b), ("|", lambda a, b: a | b), ("^", lambda a, b: a ^ b)):
+        oracle(lambda m: fn(m.constant(values, getattr(m, dtype)), m.constant(other, getattr(m, dtype))),
+               where="%s %s" % (dtype, sym))
+        oracle(lambda m: fn(m.constant(values, getattr(m, dtype)), 6), where="%s %s 6" % (dtype, sym))
+    oracle(lambda m: ~m.constant(values, getattr(m, dtype)), where="~ " + dtype)
+    for fn in ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
+        oracle(lambda m: getattr(m.bitwise, fn)(m.constant(values, getattr(m, dtype)), m.constant([1, 2, 3, 4, 5],
+                                                                                                   getattr(m, dtype))),
+               where="%s %s" % (fn, dtype))
+    oracle(lambda m: m.bitwise.invert(m.constant(values, getattr(m, dtype))), where="invert " + dtype)
+
+
+def test_bitwise_shifts_clamp_their_count_as_tensorflow(oracle):
+    for dtype in ("int8", "int32", "uint16", "int64"):
+        x = [1, -7, 100, 3, 64] if not dtype.startswith("u") else [1, 7, 100, 3, 64]
+        y = [0, 3, 70, -1, 7] if not dtype.startswith("u") else [0, 3, 70, 1, 7]
+        for op in ("LeftShift", "RightShift"):
+            oracle(lambda m: getattr(m.raw_ops, op)(x=m.constant(x, getattr(m, dtype)), y=m.constant(y, getattr(m, dtype))),
+                   where="%s %s" % (op, dtype))
+
+
 def test_what_kiln_lacks_is_a_clear_error():
-    # Deliberate differences (README): no bitwise ops on integers, no arithmetic on bools (TF's
-    # `*` on bools is logical_and, its `/` defers to numpy).
+    # Deliberate differences (README): no arithmetic on bools (TF's `*` on bools is
+    # logical_and, its `/` defers to numpy).
     import kiln
 
-    x = kiln.constant([1, 2])
     b = kiln.constant([True, False])
-    for fn in (lambda: x & x, lambda: x | 1, lambda: 1 ^ x, lambda: ~x):
-        with pytest.raises(NotImplementedError, match="bitwise"):
-            fn()
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="float"):
+        kiln.constant([1.5]) & kiln.constant([2.5])
     with pytest.raises(kiln.errors.InvalidArgumentError):
         b * b
     with pytest.raises(TypeError, match="__truediv__"):

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "api/api_util.h"
 #include "kiln/ops.h"
@@ -36,8 +37,7 @@ Tensor number_as(const Tensor& like, int64_t v, const char* op) {
         throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to a bool tensor [Op:" + op + "]");
       } else {
         if constexpr (std::is_integral_v<T>) {
-          if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-              v > static_cast<int64_t>(std::numeric_limits<T>::max()))
+          if (!std::in_range<T>(v))  // compares across signedness (uint64's max is no int64)
             throw InvalidArgumentError("Can't convert " + std::to_string(v) + " to " + std::string(dtype_name(d)) +
                                        ": out of range [Op:" + op + "]");
         }

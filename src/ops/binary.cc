@@ -194,6 +194,46 @@ struct OrF {
   }
 };
 
+// Bitwise ops; a shift count is clamped to [0, bits - 1], as TensorFlow's CPU kernels do (C++
+// leaves larger or negative counts undefined), and a left shift drops the bits shifted out.
+struct BitAndF {
+  template <class T>
+  static T f(T a, T b) {
+    return static_cast<T>(a & b);
+  }
+};
+struct BitOrF {
+  template <class T>
+  static T f(T a, T b) {
+    return static_cast<T>(a | b);
+  }
+};
+struct BitXorF {
+  template <class T>
+  static T f(T a, T b) {
+    return static_cast<T>(a ^ b);
+  }
+};
+template <class T>
+T shift_count(T y) {
+  constexpr T kMax = static_cast<T>(sizeof(T) * 8 - 1);
+  if constexpr (std::is_signed_v<T>)
+    if (y < 0) return 0;
+  return y > kMax ? kMax : y;
+}
+struct LeftShiftF {
+  template <class T>
+  static T f(T a, T b) {
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) << shift_count(b));
+  }
+};
+struct RightShiftF {
+  template <class T>
+  static T f(T a, T b) {
+    return static_cast<T>(a >> shift_count(b));
+  }
+};
+
 template <class F>
 constexpr bool is_int_division() {
   if constexpr (requires { F::kIntDivision; })
@@ -421,6 +461,12 @@ KILN_BINARY_OP(Pow, PowF, kEw | kTfjs, KILN_NUMERIC, &pow_grad, "z")
 KILN_BINARY_OP(Maximum, MaxF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<true>, "z")
 KILN_BINARY_OP(Minimum, MinF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<false>, "z")
 KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC | kTfjs, KILN_NUMERIC, &sqdiff_grad, "z")
+#define KILN_BITWISE_TYPES int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+KILN_BINARY_OP(BitwiseAnd, BitAndF, kEwC, KILN_BITWISE_TYPES, &no_gradient, "z")
+KILN_BINARY_OP(BitwiseOr, BitOrF, kEwC, KILN_BITWISE_TYPES, &no_gradient, "z")
+KILN_BINARY_OP(BitwiseXor, BitXorF, kEwC, KILN_BITWISE_TYPES, &no_gradient, "z")
+KILN_BINARY_OP(LeftShift, LeftShiftF, kEw, KILN_BITWISE_TYPES, &no_gradient, "z")
+KILN_BINARY_OP(RightShift, RightShiftF, kEw, KILN_BITWISE_TYPES, &no_gradient, "z")
 KILN_BINARY_OP_INFER(Atan2, Atan2F, kEw | kTfjs, &atan2_grad, "z", "y", "x", infer_binary, KILN_FLOATS)
 // ReluGrad does not broadcast: TensorFlow requires gradients and features of one shape.
 void infer_relu_grad(InferContext& c) {

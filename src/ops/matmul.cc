@@ -11,8 +11,11 @@ namespace {
 
 // MatMul's transpose_a/b and BatchMatMulV2's adj_x/y: the same flags at the same places,
 // read by shared code.
-const int kTransposeA = attr_index({{&op::MatMul(), "transpose_a"}, {&op::BatchMatMulV2(), "adj_x"}});
-const int kTransposeB = attr_index({{&op::MatMul(), "transpose_b"}, {&op::BatchMatMulV2(), "adj_y"}});
+const int kTransposeA =
+    attr_index({{&op::MatMul(), "transpose_a"}, {&op::BatchMatMulV2(), "adj_x"}, {&op::BatchMatMulV3(), "adj_x"}});
+const int kTransposeB =
+    attr_index({{&op::MatMul(), "transpose_b"}, {&op::BatchMatMulV2(), "adj_y"}, {&op::BatchMatMulV3(), "adj_y"}});
+const int kTout = attr_index(op::BatchMatMulV3(), "Tout");
 
 void check_numeric(const InferContext& c) {
   require_same_dtypes(c, 0, 1);
@@ -160,6 +163,16 @@ void matmul_grad(GradContext& c) {
   if (db.defined()) c.dx[1] = kBatch ? grad::sum_to(c.b, db, b) : db;
 }
 
+// BatchMatMulV3 names its operand and output dtypes (Ta, Tb, Tout: TensorFlow's int8 x int8
+// -> int32 products); kiln computes the ones where all three agree.
+void infer_batch_matmul_v3(InferContext& c) {
+  const DType a = c.in(0).dtype, b = c.in(1).dtype, out = c.attrs.type(kTout);
+  if (a != b || a != out)
+    throw UnimplementedError(std::string("BatchMatMulV3 of ") + tf_type_name(a) + " x " + tf_type_name(b) + " -> " +
+                             tf_type_name(out) + ": kiln computes only Ta == Tb == Tout [Op:BatchMatMulV3]");
+  infer_batch_matmul(c);
+}
+
 }  // namespace
 
 const OpDef& op::MatMul() {
@@ -189,6 +202,23 @@ const OpDef& op::BatchMatMulV2() {
                                            bool_attr("grad_x", false), bool_attr("grad_y", false)},
                             .infer = infer_batch_matmul,
                             .kernels = kernels_for<BatchMatMulKernel, KILN_NUMERIC>(),
+                            .cost = &matmul_cost,
+                            .grad = &matmul_grad<true>};
+  return def;
+}
+
+const OpDef& op::BatchMatMulV3() {
+  static const OpDef def = {.name = "BatchMatMulV3",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .input_args = {"x", "y"},
+                            .traits = kPure,
+                            .attr_specs = {bool_attr("adj_x", false), bool_attr("adj_y", false),
+                                           bool_attr("grad_x", false), bool_attr("grad_y", false), type_attr("Tout")},
+                            .infer = infer_batch_matmul_v3,
+                            .kernels = kernels_for<BatchMatMulKernel, KILN_NUMERIC>(),
+                            .type_attr = "Ta",
+                            .index_type_attrs = {{"Tb", 1}},
                             .cost = &matmul_cost,
                             .grad = &matmul_grad<true>};
   return def;

@@ -8,14 +8,15 @@
 #define KILN_OPS(X) \
   /* binary.cc */ X(AddV2) X(Sub) X(Mul) X(RealDiv) X(FloorDiv) X(FloorMod) X(Pow) X(Maximum) X(Minimum)    \
     X(SquaredDifference) X(Greater) X(GreaterEqual) X(Less) X(LessEqual) X(Equal) X(NotEqual) X(LogicalAnd) \
-    X(LogicalOr) X(SelectV2) X(ReluGrad) X(Atan2)                                                           \
-  /* unary.cc */ X(Neg) X(Abs) X(Sign) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Square) X(Tanh) X(Sigmoid) X(Relu)  \
+    X(LogicalOr) X(SelectV2) X(ReluGrad) X(Atan2) X(BitwiseAnd) X(BitwiseOr) X(BitwiseXor) X(LeftShift)     \
+    X(RightShift)                                                           \
+  /* unary.cc */ X(Invert) X(Neg) X(Abs) X(Sign) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Square) X(Tanh) X(Sigmoid) X(Relu)  \
     X(Relu6) X(Floor) X(Ceil) X(Round) X(LogicalNot) X(Cast) X(Identity) X(ZerosLike) X(OnesLike)           \
   /* unary_math.cc */ X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh) \
     X(Log1p) X(Expm1) X(Erf) X(Erfc) X(Erfinv) X(Lgamma) X(Digamma) X(Rint) X(Softplus) X(Softsign) X(Elu)    \
     X(Selu) X(IsNan) X(IsInf) X(IsFinite) X(LeakyRelu)                                                       \
   /* identity_ops.cc */ X(StopGradient) X(PreventGradient) X(IdentityN)                                   \
-  /* matmul.cc */ X(MatMul) X(BatchMatMulV2)                                                                \
+  /* matmul.cc */ X(MatMul) X(BatchMatMulV2) X(BatchMatMulV3)                                                                \
   /* einsum.cc */ X(Einsum)                                                                                 \
   /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(ArgMin) X(Softmax) X(LogSoftmax)         \
   /* scan.cc */ X(Cumsum) X(Cumprod)                                                                        \

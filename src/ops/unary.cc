@@ -25,6 +25,13 @@ T wrap_neg(T a) {
     return -a;
 }
 
+struct InvertF {
+  template <class T>
+  static T f(T x) {
+    return static_cast<T>(~x);
+  }
+};
+#define KILN_BITWISE_TYPES int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 struct NegF {
   template <class T>
   static T f(T x) {
@@ -248,6 +255,18 @@ void cast_grad(GradContext& c) {
 }  // namespace
 
 KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC, &neg_grad, "x", "y")
+const OpDef& op::Invert() {
+  static const OpDef def = {.name = "Invert",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .input_args = {"x"},
+                            .traits = kEw,
+                            .infer = infer_unary,
+                            .kernels = kernels_for<UnaryKernel<InvertF>::K, KILN_BITWISE_TYPES>(),
+                            .chunk = &unary_chunk<InvertF, KILN_BITWISE_TYPES>,
+                            .grad = &no_gradient};
+  return def;
+}
 KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad, "x", "y")
 KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient, "x", "y")
 KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad, "x", "y")
