@@ -39,7 +39,7 @@ from ._ops_breadth import (  # noqa: E402
     acos, atan, sinh, cosh, asinh, acosh, atanh)
 from ._ops_indexing import (  # noqa: E402
     gather_nd, scatter_nd, tensor_scatter_nd_update, tensor_scatter_nd_add, tensor_scatter_nd_sub,
-    tensor_scatter_nd_max, tensor_scatter_nd_min)
+    tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace)
 from ._spec import TensorSpec  # noqa: E402
 from ._variable import Variable  # noqa: E402
 from ._tape import GradientTape  # noqa: E402

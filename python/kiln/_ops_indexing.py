@@ -1,5 +1,5 @@
 """TensorFlow's Python API over the coordinate-indexing ops (gather_nd, scatter_nd, the
-tensor_scatter_nd family), top_k and where(condition). Each is TensorFlow's argument handling
+tensor_scatter_nd family), top_k, sort and argsort, unique, linspace and where(condition). Each is TensorFlow's argument handling
 around kiln.raw_ops, so a traced graph holds the ops TensorFlow's would."""
 from . import _dtypes
 from . import raw_ops
@@ -52,3 +52,57 @@ def top_k(input, k=1, sorted=True, index_type=_dtypes.int32, name=None):  # noqa
 def where_indices(condition):
     """where(condition) with one argument: the coordinates of its true elements (int64)."""
     return raw_ops.Where(condition=_t(condition))
+
+
+def unique(x, out_idx=_dtypes.int32, name=None):
+    return raw_ops.Unique(x=_t(x), out_idx=out_idx)
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    start = _t(start)
+    if start.dtype.is_integer:  # TensorFlow's linspace computes integers in float64
+        start = raw_ops.Cast(x=start, DstT=_dtypes.float64)
+    stop = raw_ops.Cast(x=_t(stop), DstT=start.dtype)
+    if start.shape.rank != 0 or stop.shape.rank != 0 or axis != 0:
+        raise NotImplementedError("kiln.linspace of non-scalar start or stop (or another axis) is not implemented")
+    return raw_ops.LinSpace(start=start, stop=stop, num=num)
+
+
+def _sort_last_axis(values, direction, indices):
+    """TensorFlow's sort: top_k along the last axis (ascending through negation, or for unsigned
+    integers through bit inversion, so the order of equal values is kept)."""
+    values = _t(values)
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError('`direction` should be one of {"ASCENDING", "DESCENDING"}. Received: direction=%s'
+                         % direction)
+    n = values.shape[-1]
+    ascending = direction == "ASCENDING"
+    flipped = values
+    if ascending:
+        flipped = raw_ops.Invert(x=values) if values.dtype.is_unsigned else raw_ops.Neg(x=values)
+    top = raw_ops.TopKV2(input=flipped, k=n if n is not None else raw_ops.Shape(input=values)[-1])
+    if indices:
+        return top.indices
+    if not ascending:
+        return top.values
+    return raw_ops.Invert(x=top.values) if values.dtype.is_unsigned else raw_ops.Neg(x=top.values)
+
+
+def _along(values, axis, fn):
+    values = _t(values)
+    rank = values.shape.rank
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        return fn(values)
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    moved = raw_ops.Transpose(x=values, perm=perm)
+    return raw_ops.Transpose(x=fn(moved), perm=perm)
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    return _along(values, axis, lambda v: _sort_last_axis(v, direction, indices=False))
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    return _along(values, axis, lambda v: _sort_last_axis(v, direction, indices=True))

@@ -1,4 +1,4 @@
-"""TopKV2, GatherNd, ScatterNd, the TensorScatter family and Where, called through kiln.raw_ops
+"""TopKV2, GatherNd, ScatterNd, the TensorScatter family, Where, Unique and LinSpace, called through kiln.raw_ops
 and tf.raw_ops with the same arguments: values, dtypes and shapes must agree eagerly and inside
 a kiln.function, bad arguments must raise TensorFlow's class and message, gradients must
 equal TensorFlow's, and the Python functions over them (tf.gather_nd, tf.math.top_k, ...)
@@ -44,6 +44,12 @@ CASES = [
     ("Where", dict(condition=np.array([[True, False], [False, True]]))),
     ("Where", dict(condition=np.array([[0.0, 1.5, 0.0], [-2.0, 0.0, np.nan]], np.float32))),
     ("Where", dict(condition=np.zeros((2, 0, 3), np.int32))),
+    ("Unique", dict(x=np.array([3, 1, 3, 2, 1], np.int32))),
+    ("Unique", dict(x=np.array([0.0, -0.0, np.nan, 1.5, np.nan, 1.5], np.float32), out_idx=kiln.int64)),
+    ("Unique", dict(x=np.zeros(0, np.uint8))),
+    ("LinSpace", dict(start=np.float32(0), stop=np.float32(1), num=7)),
+    ("LinSpace", dict(start=np.float64(-3), stop=np.float64(2.5), num=np.int64(4))),
+    ("LinSpace", dict(start=np.float32(2), stop=np.float32(-1), num=1)),
 ]
 
 
@@ -79,6 +85,9 @@ BAD = [
                        shape=np.array([5], np.int32))),
     ("TensorScatterUpdate", dict(tensor=_f32(4), indices=np.array([[4]], np.int32), updates=_f32(1))),
     ("Where", dict(condition=np.int32(3))),
+    ("Unique", dict(x=np.zeros((2, 2), np.int32))),
+    ("LinSpace", dict(start=np.float32(0), stop=np.float32(1), num=0)),
+    ("LinSpace", dict(start=np.array([0, 1], np.float32), stop=np.float32(1), num=3)),
     ("GatherNd", dict(params=np.zeros(0, np.float32), indices=np.zeros(0, np.int32))),
     ("GatherNd", dict(params=np.float32(1), indices=np.zeros((1, 0), np.int32))),
     ("ScatterNd", dict(indices=np.array([1, 3], np.int32), updates=np.array([10, 20], np.float32),
@@ -155,7 +164,14 @@ def test_python_functions_match_tensorflow():
         (kiln.gather_nd(x, [[0, 1], [1, 5]]), tf.gather_nd(x, [[0, 1], [1, 5]])),
         (kiln.scatter_nd([[0], [2]], [1.5, 2.5], [4]), tf.scatter_nd([[0], [2]], [1.5, 2.5], [4])),
         (kiln.tensor_scatter_nd_add([1, 2, 3], [[2]], [7]), tf.tensor_scatter_nd_add([1, 2, 3], [[2]], [7])),
-    ]:
+        (kiln.unique([4, 4, 1]), tf.unique([4, 4, 1])),
+        (kiln.linspace(0.0, 1.0, 5), tf.linspace(0.0, 1.0, 5)),
+        (kiln.linspace(1, 5, 3), tf.linspace(1, 5, 3)),
+    ] + [(kiln.sort(v, axis=a, direction=d), tf.sort(v, axis=a, direction=d))
+         for v in (x, np.array([[3, 1, 3, 250]], np.uint8), np.array([[2, -7, 2, 0]], np.int64))
+         for a in (-1, 0) for d in ("ASCENDING", "DESCENDING")] + [
+        (kiln.argsort(v, direction=d), tf.argsort(v, direction=d))
+        for v in (x, np.array([3, 1, 3, 1], np.uint16), np.array([5, 5, 5], np.int32)) for d in ("ASCENDING", "DESCENDING")]:
         for g, w in zip(_as_list(got), _as_list(want)):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
             assert g.dtype.name == w.dtype.name

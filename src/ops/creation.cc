@@ -118,6 +118,46 @@ void fill_grad(GradContext& c) {
   c.dx[1] = grad::sum(c.b, c.dy[0], axes, false);
 }
 
+// LinSpace(start, stop, num): num evenly spaced values from start to stop, the last exactly
+// stop (TensorFlow's kernel: start + i * step before it).
+void infer_lin_space(InferContext& c) {
+  require_same_dtypes(c, 0, 1);
+  require_int_dtype(c, 2, "num");
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  const char* names[3] = {"start", "stop", "num"};
+  for (int i = 0; i < 3; ++i)
+    if (!c.in(i).unknown_rank && !c.in(i).dims->empty())
+      c.fail(std::string(names[i]) + " must be a scalar, not shape " + dims_text(*c.in(i).dims));
+  std::vector<int64_t> num;
+  if (!known_ints(c.in(2), &num)) {
+    c.out(0).shape = TensorShape::unknown_dims(1);
+    return;
+  }
+  if (num[0] <= 0) c.fail("Requires num > 0: " + std::to_string(num[0]));
+  c.out(0).shape = TensorShape({num[0]});
+}
+template <class T>
+struct LinSpaceKernel {
+  static void run(KernelContext& c) {
+    const char* names[3] = {"start", "stop", "num"};
+    for (int i = 0; i < 3; ++i)
+      if (!c.in(i).dims.empty())
+        c.fail(std::string(names[i]) + " must be a scalar, not shape " + dims_text(c.in(i).dims));
+    const int64_t num = int_values(c.in(2))[0];
+    if (num <= 0) c.fail("Requires num > 0: " + std::to_string(num));
+    const T start = c.in(0).as<T>()[0], stop = c.in(1).as<T>()[0];
+    T* out = c.out(0).as<T>();
+    if (num == 1) {
+      out[0] = start;
+      return;
+    }
+    const T step = (stop - start) / static_cast<T>(num - 1);
+    for (int64_t i = 0; i < num - 1; ++i) out[i] = start + step * static_cast<T>(i);
+    out[num - 1] = stop;
+  }
+};
+
 }  // namespace
 
 const OpDef& op::Const() {
@@ -166,6 +206,19 @@ const OpDef& op::Range() {
                             .infer = infer_range,
                             .kernels = kernels_for<RangeKernel, KILN_NUMERIC>(),
                             .type_attr = "Tidx",
+                            .grad = &no_gradient};
+  return def;
+}
+
+const OpDef& op::LinSpace() {
+  static const OpDef def = {.name = "LinSpace",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .input_args = {"start", "stop", "num"},
+                            .traits = kPure | kTfjs,
+                            .infer = infer_lin_space,
+                            .kernels = kernels_for<LinSpaceKernel, KILN_FLOATS>(),
+                            .index_type_attrs = {{"Tidx", 2}},
                             .grad = &no_gradient};
   return def;
 }

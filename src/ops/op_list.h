@@ -30,7 +30,7 @@
   /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
   /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits) X(BiasAdd) X(FusedBatchNormV3)                        \
   /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(Conv2DBackpropInput) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                                          \
-  /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range)                                                \
+  /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range) X(LinSpace)                                                \
   /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                              \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
@@ -40,7 +40,7 @@
       X(KilnMatMulUpdate)                                                                                      \
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
   /* fused.cc */ X(KilnFusedElementwise)                                                                   \
-  /* top_k.cc */ X(TopKV2) /* where.cc */ X(Where)                                                                                  \
+  /* top_k.cc */ X(TopKV2) /* where.cc */ X(Where) /* unique.cc */ X(Unique)                                                                                  \
   /* scatter_nd.cc */ X(GatherNd) X(ScatterNd) X(TensorScatterUpdate) X(TensorScatterAdd) X(TensorScatterSub) \
     X(TensorScatterMax) X(TensorScatterMin)                                                                 \
   /* tensor_list.cc */ X(EmptyTensorList) X(TensorListReserve) X(TensorListFromTensor) X(TensorListGetItem)   \
