@@ -106,3 +106,27 @@ def sort(values, axis=-1, direction="ASCENDING", name=None):
 
 def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
     return _along(values, axis, lambda v: _sort_last_axis(v, direction, indices=True))
+
+
+def _sorted_segment(op):
+    def fn(data, segment_ids, name=None):
+        return op(data=_t(data), segment_ids=_indices(segment_ids))
+
+    return fn
+
+
+def _unsorted_segment(op):
+    def fn(data, segment_ids, num_segments, name=None):
+        return op(data=_t(data), segment_ids=_indices(segment_ids), num_segments=num_segments)
+
+    return fn
+
+
+segment_sum = _sorted_segment(raw_ops.SegmentSum)
+segment_mean = _sorted_segment(raw_ops.SegmentMean)
+segment_max = _sorted_segment(raw_ops.SegmentMax)
+segment_min = _sorted_segment(raw_ops.SegmentMin)
+segment_prod = _sorted_segment(raw_ops.SegmentProd)
+unsorted_segment_max = _unsorted_segment(raw_ops.UnsortedSegmentMax)
+unsorted_segment_min = _unsorted_segment(raw_ops.UnsortedSegmentMin)
+unsorted_segment_prod = _unsorted_segment(raw_ops.UnsortedSegmentProd)

@@ -50,7 +50,11 @@ CASES = [
     ("LinSpace", dict(start=np.float32(0), stop=np.float32(1), num=7)),
     ("LinSpace", dict(start=np.float64(-3), stop=np.float64(2.5), num=np.int64(4))),
     ("LinSpace", dict(start=np.float32(2), stop=np.float32(-1), num=1)),
-]
+] + [(op, dict(data=np.array([[1, 2], [np.nan, 4], [0.5, -1], [3, 3]], np.float32),
+               segment_ids=np.array([0, 0, 2, 2], np.int32))) for op in
+     ("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd")] + [
+    (op, dict(data=np.array([4, -2, 7, 1, 9], np.int64), segment_ids=np.array([3, 0, -1, 3, 0], np.int64),
+              num_segments=5)) for op in ("UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")]
 
 
 def _tf_kwargs(kwargs):
@@ -87,6 +91,11 @@ BAD = [
     ("Where", dict(condition=np.int32(3))),
     ("Unique", dict(x=np.zeros((2, 2), np.int32))),
     ("LinSpace", dict(start=np.float32(0), stop=np.float32(1), num=0)),
+    ("SegmentSum", dict(data=np.ones(3, np.float32), segment_ids=np.array([0, 2, 1], np.int32))),
+    ("SegmentMax", dict(data=np.ones(3, np.float32), segment_ids=np.array([-1, 0, 1], np.int32))),
+    ("SegmentMean", dict(data=np.ones(3, np.float32), segment_ids=np.array([0, 1], np.int32))),
+    ("UnsortedSegmentMax", dict(data=np.ones(3, np.float32), segment_ids=np.array([0, 5, 1], np.int32),
+                                num_segments=2)),
     ("LinSpace", dict(start=np.array([0, 1], np.float32), stop=np.float32(1), num=3)),
     ("GatherNd", dict(params=np.zeros(0, np.float32), indices=np.zeros(0, np.int32))),
     ("GatherNd", dict(params=np.float32(1), indices=np.zeros((1, 0), np.int32))),
@@ -141,6 +150,7 @@ GRADS = [
      [_f32(4, 2), _f32(2, 2)]),
     ("tensor_scatter_sub", lambda m, t, u: m.tensor_scatter_nd_sub(t, [[3]], u) * np.float32(3),
      [_f32(4, 2), _f32(1, 2)]),
+    ("segment_sum", lambda m, d: m.math.segment_sum(d, [0, 0, 2]) * np.float32(2), [_f32(3, 2)]),
     ("tensor_scatter_max", lambda m, t, u: m.tensor_scatter_nd_max(t, [[1], [2]], u) * np.float32(3),
      [_f32(4), _f32(2)]),
 ]
@@ -165,6 +175,8 @@ def test_python_functions_match_tensorflow():
         (kiln.scatter_nd([[0], [2]], [1.5, 2.5], [4]), tf.scatter_nd([[0], [2]], [1.5, 2.5], [4])),
         (kiln.tensor_scatter_nd_add([1, 2, 3], [[2]], [7]), tf.tensor_scatter_nd_add([1, 2, 3], [[2]], [7])),
         (kiln.unique([4, 4, 1]), tf.unique([4, 4, 1])),
+        (kiln.math.segment_mean([[1.0], [3.0], [5.0]], [0, 0, 1]), tf.math.segment_mean([[1.0], [3.0], [5.0]], [0, 0, 1])),
+        (kiln.math.unsorted_segment_max([1, 9, 4], [1, 1, 0], 3), tf.math.unsorted_segment_max([1, 9, 4], [1, 1, 0], 3)),
         (kiln.linspace(0.0, 1.0, 5), tf.linspace(0.0, 1.0, 5)),
         (kiln.linspace(1, 5, 3), tf.linspace(1, 5, 3)),
     ] + [(kiln.sort(v, axis=a, direction=d), tf.sort(v, axis=a, direction=d))

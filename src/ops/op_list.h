@@ -40,7 +40,9 @@
       X(KilnMatMulUpdate)                                                                                      \
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
   /* fused.cc */ X(KilnFusedElementwise)                                                                   \
-  /* top_k.cc */ X(TopKV2) /* where.cc */ X(Where) /* unique.cc */ X(Unique)                                                                                  \
+  /* top_k.cc */ X(TopKV2) /* where.cc */ X(Where) /* unique.cc */ X(Unique)                  \
+  /* segment.cc */ X(UnsortedSegmentMax) X(UnsortedSegmentMin) X(UnsortedSegmentProd) X(SegmentSum) X(SegmentMean) \
+    X(SegmentMax) X(SegmentMin) X(SegmentProd)                                                                                  \
   /* scatter_nd.cc */ X(GatherNd) X(ScatterNd) X(TensorScatterUpdate) X(TensorScatterAdd) X(TensorScatterSub) \
     X(TensorScatterMax) X(TensorScatterMin)                                                                 \
   /* tensor_list.cc */ X(EmptyTensorList) X(TensorListReserve) X(TensorListFromTensor) X(TensorListGetItem)   \

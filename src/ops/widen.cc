@@ -40,9 +40,24 @@ void run_widened(KernelContext& c) {
       widen_into<bfloat16>(x, w);
     inputs[i] = &w;
   }
-  if (c.op.has(kOwnOutputs)) {  // the kernel makes its outputs (Where's int64 coordinates)
+  if (c.op.has(kOwnOutputs)) {
+    // The kernel makes its outputs: its float32 ones are the 16-bit inputs' type computed
+    // wide (a sorted segment sum), its others stay (Where's int64 coordinates).
     KernelContext wc{c.op, inputs.data(), c.num_inputs, c.outputs, c.num_outputs, c.attrs};
     wide(wc);
+    DType narrow = DType::Float32;
+    for (int i = 0; i < c.num_inputs; ++i)
+      if (reduced(c.in(i).dtype)) narrow = c.in(i).dtype;
+    for (int i = 0; i < c.num_outputs; ++i) {
+      TensorImpl* w = c.outputs[i];
+      if (!w || w->dtype != DType::Float32 || narrow == DType::Float32) continue;
+      Tensor wide_out = detail::wrap(w);  // released once narrowed
+      c.outputs[i] = detail::make_concrete(narrow, w->dims);
+      if (narrow == DType::Float16)
+        narrow_into<float16>(*w, *c.outputs[i]);
+      else
+        narrow_into<bfloat16>(*w, *c.outputs[i]);
+    }
     return;
   }
   std::vector<TensorImpl*> outputs(c.outputs, c.outputs + c.num_outputs);

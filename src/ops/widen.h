@@ -4,7 +4,7 @@
 // (Eigen's half arithmetic); contractions here accumulate in float32 throughout. Every row
 // whose kernel table has a float32 kernel gets these (kernels_for), unless it lists the
 // 16-bit types itself (data movement, Cast). A row that makes its own outputs (kOwnOutputs)
-// must not make 16-bit ones: those pass through unchanged.
+// gets its float32 outputs rounded to its inputs' 16-bit type.
 #pragma once
 #include "ops/op_def.h"
 
