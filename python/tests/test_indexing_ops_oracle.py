@@ -187,3 +187,29 @@ def test_python_functions_match_tensorflow():
         for g, w in zip(_as_list(got), _as_list(want)):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
             assert g.dtype.name == w.dtype.name
+
+
+def test_tensorflow_resource_gather_loads(tmp_path):
+    """tf.gather and tf.nn.embedding_lookup on a variable inside a TensorFlow function emit
+    ResourceGather (the variable's handle and the indices); kiln loads and runs it."""
+    class Embedding(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = tf.Variable(np.arange(12, dtype=np.float32).reshape(6, 2))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.int32)])
+        def __call__(self, ids):
+            return tf.gather(self.table, ids) + tf.nn.embedding_lookup(self.table, ids[:, :1])
+
+    path = str(tmp_path / "embedding")
+    tf.saved_model.save(Embedding(), path)
+    loaded = tf.saved_model.load(path)
+    ops = {n.op for f in loaded.signatures["serving_default"].graph.as_graph_def().library.function
+           for n in f.node_def}
+    assert "ResourceGather" in ops
+    ids = np.array([[0, 5, 2], [3, 3, 1]], np.int32)
+    want = loaded.signatures["serving_default"](ids=tf.constant(ids))["output_0"].numpy()
+    got = kiln.saved_model.load(path).signatures["serving_default"](ids=ids)["output_0"].numpy()
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="is not in"):
+        kiln.saved_model.load(path).signatures["serving_default"](ids=np.array([[0, 6, 1]], np.int32))

@@ -35,7 +35,7 @@
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \
-    X(VarIsInitializedOp)                                                                                   \
+    X(VarIsInitializedOp) /* resource_gather.cc */ X(ResourceGather)                                        \
   /* training_ops.cc */ X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)  \
       X(KilnMatMulUpdate)                                                                                      \
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
