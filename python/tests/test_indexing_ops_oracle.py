@@ -1,4 +1,5 @@
-"""TopKV2, GatherNd, ScatterNd, the TensorScatter family, Where, Unique and LinSpace, called through kiln.raw_ops
+"""TopKV2, GatherNd, ScatterNd, the TensorScatter family, Where, Unique, LinSpace, the segment
+reductions and SpaceToBatchND/BatchToSpaceND, called through kiln.raw_ops
 and tf.raw_ops with the same arguments: values, dtypes and shapes must agree eagerly and inside
 a kiln.function, bad arguments must raise TensorFlow's class and message, gradients must
 equal TensorFlow's, and the Python functions over them (tf.gather_nd, tf.math.top_k, ...)
@@ -50,6 +51,14 @@ CASES = [
     ("LinSpace", dict(start=np.float32(0), stop=np.float32(1), num=7)),
     ("LinSpace", dict(start=np.float64(-3), stop=np.float64(2.5), num=np.int64(4))),
     ("LinSpace", dict(start=np.float32(2), stop=np.float32(-1), num=1)),
+    ("SpaceToBatchND", dict(input=_f32(2, 5, 4, 3), block_shape=np.array([2, 2], np.int32),
+                            paddings=np.array([[1, 0], [0, 2]], np.int32))),
+    ("SpaceToBatchND", dict(input=np.arange(12, dtype=np.int64).reshape(1, 6, 2), block_shape=np.array([3], np.int64),
+                            paddings=np.array([[0, 0]], np.int64))),
+    ("BatchToSpaceND", dict(input=_f32(8, 3, 3, 2), block_shape=np.array([2, 2], np.int32),
+                            crops=np.array([[1, 0], [0, 2]], np.int32))),
+    ("BatchToSpaceND", dict(input=np.arange(12, dtype=np.uint8).reshape(3, 2, 2), block_shape=np.array([3], np.int32),
+                            crops=np.array([[1, 1]], np.int32))),
 ] + [(op, dict(data=np.array([[1, 2], [np.nan, 4], [0.5, -1], [3, 3]], np.float32),
                segment_ids=np.array([0, 0, 2, 2], np.int32))) for op in
      ("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd")] + [
@@ -92,6 +101,10 @@ BAD = [
     ("Unique", dict(x=np.zeros((2, 2), np.int32))),
     ("LinSpace", dict(start=np.float32(0), stop=np.float32(1), num=0)),
     ("SegmentSum", dict(data=np.ones(3, np.float32), segment_ids=np.array([0, 2, 1], np.int32))),
+    ("SpaceToBatchND", dict(input=_f32(1, 5, 2), block_shape=np.array([2], np.int32),
+                            paddings=np.array([[0, 0]], np.int32))),
+    ("BatchToSpaceND", dict(input=_f32(3, 2, 2), block_shape=np.array([2], np.int32),
+                            crops=np.array([[0, 0]], np.int32))),
     ("SegmentMax", dict(data=np.ones(3, np.float32), segment_ids=np.array([-1, 0, 1], np.int32))),
     ("SegmentMean", dict(data=np.ones(3, np.float32), segment_ids=np.array([0, 1], np.int32))),
     ("UnsortedSegmentMax", dict(data=np.ones(3, np.float32), segment_ids=np.array([0, 5, 1], np.int32),
@@ -150,6 +163,8 @@ GRADS = [
      [_f32(4, 2), _f32(2, 2)]),
     ("tensor_scatter_sub", lambda m, t, u: m.tensor_scatter_nd_sub(t, [[3]], u) * np.float32(3),
      [_f32(4, 2), _f32(1, 2)]),
+    ("space_to_batch", lambda m, x: m.raw_ops.SpaceToBatchND(input=x, block_shape=[2], paddings=[[1, 1]]) * 2.0,
+     [_f32(2, 4, 3)]),
     ("segment_sum", lambda m, d: m.math.segment_sum(d, [0, 0, 2]) * np.float32(2), [_f32(3, 2)]),
     ("tensor_scatter_max", lambda m, t, u: m.tensor_scatter_nd_max(t, [[1], [2]], u) * np.float32(3),
      [_f32(4), _f32(2)]),

@@ -22,6 +22,7 @@
   /* scan.cc */ X(Cumsum) X(Cumprod)                                                                        \
   /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad)                                                                 \
   /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \
+  /* space_batch.cc */ X(SpaceToBatchND) X(BatchToSpaceND)                                                \
   /* one_hot.cc */ X(OneHot) /* reverse.cc */ X(ReverseV2)                \
   /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic)                                                                             \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
