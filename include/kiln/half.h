@@ -113,36 +113,28 @@ inline constexpr bool is_reduced_float_v = std::is_same_v<T, float16> || std::is
 }  // namespace kiln
 
 // numeric_limits, so generic code (Cast's saturation, the fuzzer's extreme values) reads them
-// as it reads float's.
-template <>
-class std::numeric_limits<kiln::float16> {
- public:
+// as it reads float's; each format's constants are its bit patterns.
+namespace kiln::detail {
+template <class F, uint16_t kMin, uint16_t kLowest, uint16_t kMax, uint16_t kEpsilon, uint16_t kInfinity,
+          uint16_t kQuietNaN>
+struct Float16Limits {
   static constexpr bool is_specialized = true;
   static constexpr bool is_signed = true;
   static constexpr bool is_integer = false;
   static constexpr bool has_quiet_NaN = true;
   static constexpr bool has_infinity = true;
-  static kiln::float16 min() { return kiln::float16::from_bits(0x0400); }
-  static kiln::float16 lowest() { return kiln::float16::from_bits(0xfbff); }
-  static kiln::float16 max() { return kiln::float16::from_bits(0x7bff); }
-  static kiln::float16 epsilon() { return kiln::float16::from_bits(0x1400); }
-  static kiln::float16 infinity() { return kiln::float16::from_bits(0x7c00); }
-  static kiln::float16 quiet_NaN() { return kiln::float16::from_bits(0x7e00); }
-  static kiln::float16 denorm_min() { return kiln::float16::from_bits(0x0001); }
+  static F min() { return F::from_bits(kMin); }
+  static F lowest() { return F::from_bits(kLowest); }
+  static F max() { return F::from_bits(kMax); }
+  static F epsilon() { return F::from_bits(kEpsilon); }
+  static F infinity() { return F::from_bits(kInfinity); }
+  static F quiet_NaN() { return F::from_bits(kQuietNaN); }
+  static F denorm_min() { return F::from_bits(0x0001); }
 };
+}  // namespace kiln::detail
 template <>
-class std::numeric_limits<kiln::bfloat16> {
- public:
-  static constexpr bool is_specialized = true;
-  static constexpr bool is_signed = true;
-  static constexpr bool is_integer = false;
-  static constexpr bool has_quiet_NaN = true;
-  static constexpr bool has_infinity = true;
-  static kiln::bfloat16 min() { return kiln::bfloat16::from_bits(0x0080); }
-  static kiln::bfloat16 lowest() { return kiln::bfloat16::from_bits(0xff7f); }
-  static kiln::bfloat16 max() { return kiln::bfloat16::from_bits(0x7f7f); }
-  static kiln::bfloat16 epsilon() { return kiln::bfloat16::from_bits(0x3c00); }
-  static kiln::bfloat16 infinity() { return kiln::bfloat16::from_bits(0x7f80); }
-  static kiln::bfloat16 quiet_NaN() { return kiln::bfloat16::from_bits(0x7fc0); }
-  static kiln::bfloat16 denorm_min() { return kiln::bfloat16::from_bits(0x0001); }
-};
+class std::numeric_limits<kiln::float16>
+    : public kiln::detail::Float16Limits<kiln::float16, 0x0400, 0xfbff, 0x7bff, 0x1400, 0x7c00, 0x7e00> {};
+template <>
+class std::numeric_limits<kiln::bfloat16>
+    : public kiln::detail::Float16Limits<kiln::bfloat16, 0x0080, 0xff7f, 0x7f7f, 0x3c00, 0x7f80, 0x7fc0> {};

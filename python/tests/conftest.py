@@ -31,6 +31,19 @@ def _as_numpy(v):
     return v
 
 
+def raw_ops_kwargs_for_tf(kwargs):
+    """The same raw-op arguments for tf.raw_ops: kiln dtypes become TensorFlow's."""
+    import kiln
+    import tensorflow as tf
+
+    return {k: (getattr(tf, v.name) if isinstance(v, kiln.DType) else v) for k, v in kwargs.items()}
+
+
+def as_list(out):
+    """An op's outputs as a list (one tensor, a tuple or a namedtuple)."""
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
 def _ulp_distance(a, b):
     """Per element, how many representable floats lie between a and b (NaNs equal each other)."""
     a = np.asarray(a)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kiln
+from conftest import as_list, raw_ops_kwargs_for_tf
 
 tf = pytest.importorskip("tensorflow")
 RNG = np.random.default_rng(7)
@@ -56,20 +57,14 @@ ULPS = {"Einsum": 8, "DepthwiseConv2dNative": 16, "Conv2D": 16, "Cumprod": 2, "C
 TOLERANCE = {"Conv2DBackpropInput": 1e-5, "ResizeBilinear": 1e-6, "ResizeBicubic": 1e-5}
 
 
-def _tf_kwargs(kwargs):
-    return {k: (getattr(tf, v.name) if isinstance(v, kiln.DType) else v) for k, v in kwargs.items()}
-
-
-def _as_list(out):
-    return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 @pytest.mark.parametrize("traced", [False, True])
 @pytest.mark.parametrize("name,kwargs", CASES, ids=[c[0] + str(i) for i, c in enumerate(CASES)])
 def test_values_are_tensorflows(name, kwargs, traced):
-    want = _as_list(getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs)))
+    want = as_list(getattr(tf.raw_ops, name)(**raw_ops_kwargs_for_tf(kwargs)))
     fn = getattr(kiln.raw_ops, name)
-    got = _as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
+    got = as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
     assert len(got) == len(want)
     for g, w in zip(got, want):
         g, w = g.numpy(), w.numpy()
@@ -102,7 +97,7 @@ BAD = [
 @pytest.mark.parametrize("name,kwargs", BAD, ids=[c[0] + str(i) for i, c in enumerate(BAD)])
 def test_bad_arguments_raise_tensorflows_class(name, kwargs):
     with pytest.raises(Exception) as theirs:
-        getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs))
+        getattr(tf.raw_ops, name)(**raw_ops_kwargs_for_tf(kwargs))
     with pytest.raises(Exception) as ours:
         getattr(kiln.raw_ops, name)(**kwargs)
     assert type(ours.value).__name__ == type(theirs.value).__name__, (ours.value, theirs.value)
@@ -121,7 +116,7 @@ def test_empty_and_zero_sized_inputs():
                          ("Cumsum", dict(x=np.zeros([2, 0], np.float32), axis=1)),
                          ("Einsum", dict(inputs=[np.zeros([2, 0], np.float32), np.zeros([0, 3], np.float32)],
                                          equation="ij,jk->ik"))]:
-        want = _as_list(getattr(tf.raw_ops, name)(**kwargs))
-        got = _as_list(getattr(kiln.raw_ops, name)(**kwargs))
+        want = as_list(getattr(tf.raw_ops, name)(**kwargs))
+        got = as_list(getattr(kiln.raw_ops, name)(**kwargs))
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g.numpy(), w.numpy())

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import kiln
+from conftest import as_list, raw_ops_kwargs_for_tf
 
 tf = pytest.importorskip("tensorflow")
 RNG = np.random.default_rng(21)
@@ -66,20 +67,14 @@ CASES = [
               num_segments=5)) for op in ("UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")]
 
 
-def _tf_kwargs(kwargs):
-    return {k: (getattr(tf, v.name) if isinstance(v, kiln.DType) else v) for k, v in kwargs.items()}
-
-
-def _as_list(out):
-    return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 @pytest.mark.parametrize("traced", [False, True])
 @pytest.mark.parametrize("name,kwargs", CASES, ids=[c[0] + str(i) for i, c in enumerate(CASES)])
 def test_values_are_tensorflows(name, kwargs, traced):
-    want = _as_list(getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs)))
+    want = as_list(getattr(tf.raw_ops, name)(**raw_ops_kwargs_for_tf(kwargs)))
     fn = getattr(kiln.raw_ops, name)
-    got = _as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
+    got = as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
     assert len(got) == len(want)
     for g, w in zip(got, want):
         g, w = g.numpy(), w.numpy()
@@ -138,7 +133,7 @@ def _message(e):
 @pytest.mark.parametrize("name,kwargs", BAD, ids=[c[0] + str(i) for i, c in enumerate(BAD)])
 def test_bad_arguments_raise_tensorflows_errors(name, kwargs):
     with pytest.raises(Exception) as theirs:
-        getattr(tf.raw_ops, name)(**_tf_kwargs(kwargs))
+        getattr(tf.raw_ops, name)(**raw_ops_kwargs_for_tf(kwargs))
     with pytest.raises(kiln.errors.OpError) as ours:
         getattr(kiln.raw_ops, name)(**kwargs)
     assert type(ours.value).__name__ == type(theirs.value).__name__, (ours.value, theirs.value)
@@ -199,7 +194,7 @@ def test_python_functions_match_tensorflow():
          for a in (-1, 0) for d in ("ASCENDING", "DESCENDING")] + [
         (kiln.argsort(v, direction=d), tf.argsort(v, direction=d))
         for v in (x, np.array([3, 1, 3, 1], np.uint16), np.array([5, 5, 5], np.int32)) for d in ("ASCENDING", "DESCENDING")]:
-        for g, w in zip(_as_list(got), _as_list(want)):
+        for g, w in zip(as_list(got), as_list(want)):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
             assert g.dtype.name == w.dtype.name
 

@@ -27,7 +27,7 @@
   /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic)                                                                             \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
   /* layout.cc */ X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                  \
-  /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad) X(UnsortedSegmentSum)           \
+  /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad)           \
   /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
   /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits) X(BiasAdd) X(FusedBatchNormV3)                        \
   /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(Conv2DBackpropInput) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                                          \
@@ -42,7 +42,7 @@
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
   /* fused.cc */ X(KilnFusedElementwise)                                                                   \
   /* top_k.cc */ X(TopKV2) /* where.cc */ X(Where) /* unique.cc */ X(Unique)                  \
-  /* segment.cc */ X(UnsortedSegmentMax) X(UnsortedSegmentMin) X(UnsortedSegmentProd) X(SegmentSum) X(SegmentMean) \
+  /* segment.cc */ X(UnsortedSegmentSum) X(UnsortedSegmentMax) X(UnsortedSegmentMin) X(UnsortedSegmentProd) X(SegmentSum) X(SegmentMean) \
     X(SegmentMax) X(SegmentMin) X(SegmentProd)                                                                                  \
   /* scatter_nd.cc */ X(GatherNd) X(ScatterNd) X(TensorScatterUpdate) X(TensorScatterAdd) X(TensorScatterSub) \
     X(TensorScatterMax) X(TensorScatterMin)                                                                 \

@@ -1,8 +1,7 @@
-// Segment reductions beyond UnsortedSegmentSum (slicing.cc): UnsortedSegmentMax/Min/Prod
-// (num_segments given; rows of negative ids are dropped; an empty segment holds the
-// reduction's identity: lowest, highest, one) and the sorted SegmentSum/Mean/Max/Min/Prod
-// (ids non-decreasing; the output has last id + 1 rows, so the kernel makes it; an empty
-// segment holds 0, or 1 for Prod), with TensorFlow's messages.
+// Segment reductions: UnsortedSegmentSum/Max/Min/Prod (num_segments given; rows of negative ids are dropped; an empty
+// segment holds the reduction's identity: lowest, highest, one) and the sorted SegmentSum/Mean/Max/Min/Prod (ids
+// non-decreasing; the output has last id + 1 rows, so the kernel makes it; an empty segment holds 0, or 1 for Prod),
+// with TensorFlow's messages.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -162,7 +161,9 @@ struct SegmentKernel {
   }
 };
 
-// SegmentSum's gradient: each row takes its segment's gradient (TensorFlow's _SegmentSumGrad).
+// SegmentSum's and UnsortedSegmentSum's gradient: each row takes its segment's gradient
+// (TensorFlow's _SegmentSumGrad). A row an unsorted sum dropped (a negative id) makes this
+// GatherV2 fail, where TensorFlow gives that row zeros.
 void segment_sum_grad(GradContext& c) {
   const Tensor axis = grad::int_scalar(c.b, 0);
   c.dx[0] = grad::emit1(c.b, op::GatherV2(), {&c.dy[0], &c.x[1], &axis}, Attrs{int64_t{0}});
@@ -188,6 +189,7 @@ void segment_sum_grad(GradContext& c) {
 
 }  // namespace
 
+KILN_SEGMENT_ROW(UnsortedSegmentSum, 3, kPure, KILN_NUMERIC, &segment_sum_grad)
 KILN_SEGMENT_ROW(UnsortedSegmentMax, 3, kPure, KILN_NUMERIC, nullptr)
 KILN_SEGMENT_ROW(UnsortedSegmentMin, 3, kPure, KILN_NUMERIC, nullptr)
 KILN_SEGMENT_ROW(UnsortedSegmentProd, 3, kPure, KILN_NUMERIC, nullptr)

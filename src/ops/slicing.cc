@@ -364,55 +364,6 @@ struct StridedSliceGradKernel {
   }
 };
 
-// UnsortedSegmentSum(data, segment_ids, num_segments): out[ids[j], ...] += data[j, ...].
-void infer_segment_sum(InferContext& c) {
-  require_int_dtype(c, 1, "segment_ids");
-  require_int_dtype(c, 2, "num_segments");
-  c.out(0).dtype = c.in(0).dtype;
-  c.kernel_dtype = c.in(0).dtype;
-  std::vector<int64_t> n;
-  const bool known_n = known_ints(c.in(2), &n);
-  if (!c.in(2).unknown_rank && !c.in(2).dims->empty())
-    c.fail("num_segments should be a scalar, not shape " + dims_text(*c.in(2).dims));
-  if (known_n && (n.size() != 1 || n[0] < 0)) c.fail("num_segments must be a non-negative scalar");
-  if (c.in(0).unknown_rank || c.in(1).unknown_rank) {
-    c.out(0).shape = TensorShape::unknown();
-    return;
-  }
-  const Dims& d = *c.in(0).dims;
-  const Dims& ids = *c.in(1).dims;
-  if (ids.size() > d.size()) c.fail("segment_ids rank must not exceed data rank");
-  for (size_t i = 0; i < ids.size(); ++i)
-    if (ids[i] >= 0 && d[i] >= 0 && ids[i] != d[i])
-      c.fail("data.shape = " + dims_text(d) + " does not start with segment_ids.shape = " + dims_text(ids));
-  Dims out;
-  out.push_back(known_n ? n[0] : -1);
-  for (size_t i = ids.size(); i < d.size(); ++i) out.push_back(d[i]);
-  c.out(0).shape = TensorShape(std::move(out));
-}
-template <class T>
-struct SegmentSumKernel {
-  static void run(KernelContext& c) {
-    const TensorImpl& data = c.in(0);
-    const std::vector<int64_t> ids = int_values(c.in(1));
-    TensorImpl& out = c.out(0);
-    const int64_t segments = out.dims[0];
-    const int64_t inner = ids.empty() ? 0 : data.num_elements / static_cast<int64_t>(ids.size());
-    T* o = out.as<T>();
-    std::fill(o, o + out.num_elements, T(0));
-    const T* src = data.as<T>();
-    for (size_t j = 0; j < ids.size(); ++j) {
-      if (ids[j] < 0) continue;  // TensorFlow drops the rows of negative ids
-      if (ids[j] >= segments)
-        c.fail("segment_ids[" + std::to_string(j) + "] = " + std::to_string(ids[j]) + " is out of range [0, " +
-               std::to_string(segments) + ")");
-      T* row = o + ids[j] * inner;
-      const T* in = src + static_cast<int64_t>(j) * inner;
-      for (int64_t k = 0; k < inner; ++k) row[k] += in[k];
-    }
-  }
-};
-
 // ---- gradients ----
 void slice_grad(GradContext& c) {
   const std::vector<int64_t> begin = grad::known_input_ints(c, 1, "begin");
@@ -469,10 +420,6 @@ void gather_grad(GradContext& c) {
     summed = grad::transpose(c.b, summed, perm);
   }
   c.dx[0] = summed;
-}
-void segment_sum_grad(GradContext& c) {
-  const Tensor axis = grad::int_scalar(c.b, 0);
-  c.dx[0] = grad::emit1(c.b, op::GatherV2(), {&c.dy[0], &c.x[1], &axis}, Attrs{int64_t{0}});
 }
 void strided_slice_grad_grad(GradContext& c) {
   c.dx[4] = grad::emit1(c.b, op::StridedSlice(), {&c.dy[0], &c.x[1], &c.x[2], &c.x[3]}, c.attrs);
@@ -535,18 +482,6 @@ const OpDef& op::GatherV2() {
                             .type_attr = "Tparams",
                             .index_type_attrs = {{"Tindices", 1}, {"Taxis", 2}},
                             .grad = &gather_grad};
-  return def;
-}
-const OpDef& op::UnsortedSegmentSum() {
-  static const OpDef def = {.name = "UnsortedSegmentSum",
-                            .num_inputs = 3,
-                            .num_outputs = 1,
-                            .input_args = {"data", "segment_ids", "num_segments"},
-                            .traits = kPure,
-                            .infer = infer_segment_sum,
-                            .kernels = kernels_for<SegmentSumKernel, KILN_NUMERIC>(),
-                            .index_type_attrs = {{"Tindices", 1}, {"Tnumsegments", 2}},
-                            .grad = &segment_sum_grad};
   return def;
 }
 
