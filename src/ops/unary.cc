@@ -176,7 +176,11 @@ To cast_one(From v) {
 }
 // Cast's Truncate=true: the mantissa's extra bits are dropped (toward zero) instead of rounded
 // to nearest, as TensorFlow does for a narrowing float cast (an overflow is still infinite).
-inline float truncate_to_float(double v) {
+// (A template: the call sits in a branch discarded for other source types, which clang still
+// checks inside the dtype visitor's generic lambda.)
+template <class From>
+float truncate_to_float(From x) {
+  const auto v = static_cast<double>(x);
   const float r = static_cast<float>(v);
   if (std::isfinite(r) && std::fabs(static_cast<double>(r)) > std::fabs(v)) return std::nextafter(r, 0.0f);
   return r;
