@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/dtype_table.h"
+#include "core/object_value.h"
 #include "core/tensor_impl.h"
 #include "eager/execute.h"
 #include "ops/op_def.h"
@@ -153,6 +154,14 @@ class CaseMaker {
   // Random values of any dtype. A Variant tensor is a scalar whose object pointer is null:
   // the ops that read variants must refuse it, never follow it.
   Tensor tensor(DType dtype, const std::vector<int64_t>& dims) {
+    if (dtype == DType::String) {  // empty, text, numbers, base64, bytes that are no UTF-8
+      static const char* const kPool[] = {"", "a", " Ab c\t", "12", "-3.5e2", "nan", "YQ==", "a+b", "\xc3\xa9", "\xff"};
+      auto* impl = kiln::detail::make_concrete(dtype, kiln::Dims(dims.begin(), dims.end()));
+      Tensor t = kiln::detail::wrap(impl);
+      for (int64_t i = 0; i < impl->num_elements; ++i)
+        impl->as<kiln::detail::ObjectValue*>()[i] = kiln::detail::make_string(std::string_view(kPool[uniform(0, 9)]));
+      return t;
+    }
     if (!kiln::detail::has_values(dtype)) return kiln::detail::wrap(kiln::detail::make_concrete(dtype, kiln::Dims{}));
     auto* impl = kiln::detail::make_concrete(dtype, kiln::Dims(dims.begin(), dims.end()));
     Tensor t = kiln::detail::wrap(impl);
@@ -261,6 +270,7 @@ Outcome run(F&& f) {
 bool same_values(const Tensor& a, const Tensor& b) {
   // Variants are objects made anew by each run (a TensorList): their dtype and shape were
   // compared, and their contents are read back by the ops that take them.
+  if (a.dtype() == DType::String) return a.to_vector<std::string>() == b.to_vector<std::string>();
   if (!kiln::detail::has_values(a.dtype())) return true;
   const size_t n = static_cast<size_t>(a.num_elements());
   const size_t size = kiln::dtype_size(a.dtype());

@@ -149,9 +149,11 @@ Tensor tensor_from_npy(const std::string& path) {
     case DType::BFloat16:
       return typed(bfloat16{});
     case DType::Variant:
+    case DType::String:
       break;
   }
-  throw InvalidArgumentError("a variant input cannot be given as data");
+  throw InvalidArgumentError(std::string("a ") + std::string(dtype_name(dtype)) +
+                             " input cannot be given as .npy data");
 }
 
 }  // namespace kiln::tools

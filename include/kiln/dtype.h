@@ -10,7 +10,8 @@ namespace kiln {
 // order (new dtypes are appended); everything else kiln knows about a dtype (its names,
 // TensorFlow's DataType number, its C++ type) is one row of src/core/dtype_table.h.
 // Variant is TensorFlow's DT_VARIANT: each element is an opaque, refcounted object (a
-// TensorList) that only the ops made for it read; it has no numeric value.
+// TensorList) that only the ops made for it read; it has no numeric value. String is
+// DT_STRING: each element is a refcounted, immutable byte string (Tensor::string_at).
 #define KILN_DTYPE_LIST(X) \
   X(Bool, 1)               \
   X(Int32, 4)              \
@@ -25,7 +26,8 @@ namespace kiln {
   X(UInt64, 8)             \
   X(Variant, 8)            \
   X(Float16, 2)            \
-  X(BFloat16, 2)
+  X(BFloat16, 2)           \
+  X(String, 8)
 
 #define KILN_DTYPE_ENUMERATOR(name, size) name,
 enum class DType : uint8_t { KILN_DTYPE_LIST(KILN_DTYPE_ENUMERATOR) };
@@ -35,7 +37,7 @@ inline constexpr int kNumDTypes = 0 KILN_DTYPE_LIST(KILN_DTYPE_COUNT);
 #undef KILN_DTYPE_COUNT
 
 // "bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16",
-// "uint32", "uint64", "variant", "float16", "bfloat16".
+// "uint32", "uint64", "variant", "float16", "bfloat16", "string".
 std::string_view dtype_name(DType);
 // Bytes per element.
 constexpr size_t dtype_size(DType d) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/dtype.h"
@@ -54,12 +55,13 @@ class Tensor {
   std::string name() const;  // "x:0" for symbolic tensors, "" for concrete ones
 
   template <class T>
-  std::vector<T> to_vector() const;  // concrete only, row-major
+  std::vector<T> to_vector() const;  // concrete only, row-major; std::string for a string tensor
   template <class T>
   T item() const;  // concrete, exactly one element
   explicit operator bool() const;
-  // The elements of a concrete tensor, row-major; valid while a handle to it lives. kiln
-  // does not change a tensor's elements once it is made, so this memory is read-only.
+  // The elements of a concrete tensor of a numeric dtype, row-major; valid while a handle to
+  // it lives. kiln does not change a tensor's elements once it is made, so this memory is
+  // read-only. (A string tensor's elements are objects: read them with to_vector<std::string>.)
   const void* data() const;
   // kiln.Tensor([[12.]], shape=(1, 1), dtype=float32) / Tensor("x:0", shape=(), dtype=float64)
   std::string str() const;
@@ -82,6 +84,11 @@ class Tensor {
   detail::TensorImplBase* impl_ = nullptr;
 };
 
+template <>
+std::vector<std::string> Tensor::to_vector<std::string>() const;
+template <>
+std::string Tensor::item<std::string>() const;
+
 std::ostream& operator<<(std::ostream&, const Tensor&);
 
 Tensor constant(double v);
@@ -90,9 +97,14 @@ Tensor constant(int32_t v);
 Tensor constant(int64_t v);
 Tensor constant(bool v);
 Tensor constant(double v, DType dtype);  // as tf.constant(4, dtype=...)
-// T is float, double, int32_t, int64_t or bool; the shape's product must equal the count.
+Tensor constant(std::string_view v);     // a scalar string tensor (bytes, not necessarily UTF-8)
+inline Tensor constant(const char* v) { return constant(std::string_view(v)); }
+// T is a numeric element type (float, double, int32_t, int64_t, bool, uint8_t, ...) or
+// std::string (a string tensor); the shape's product must equal the count.
 template <class T>
 Tensor constant(std::vector<T> values, std::vector<int64_t> shape);
+template <>
+Tensor constant<std::string>(std::vector<std::string> values, std::vector<int64_t> shape);
 // A 1-D tensor.
 template <class T>
 Tensor constant(std::vector<T> values) {

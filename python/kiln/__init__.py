@@ -24,7 +24,7 @@ _core._set_hooks(_dtypes.BY_ENUM, _convert.convert_to_tensor, _convert.binary_op
 
 from ._core import Tensor  # noqa: E402
 from ._dtypes import (DType, as_dtype, bool, int32, int64, float32, float64, double, uint8, int8, int16,  # noqa: E402,A004,E501
-                      uint16, uint32, uint64, variant, float16, bfloat16, half)
+                      uint16, uint32, uint64, variant, float16, bfloat16, half, string)
 from ._shape import TensorShape  # noqa: E402
 from ._convert import constant, convert_to_tensor  # noqa: E402
 from ._ops import (  # noqa: E402
@@ -47,7 +47,8 @@ from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
-from . import raw_ops, image, bitwise  # noqa: E402
+from . import raw_ops, image, bitwise, strings, io  # noqa: E402
+from .strings import as_string  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 
 newaxis = None

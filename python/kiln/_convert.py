@@ -38,13 +38,38 @@ def _infer_python(value):
         return arr.astype(np.int32)
     if kind == "b":
         return arr
-    if kind in "USO" and arr.dtype != object:
-        raise errors.UnsupportedDTypeError("kiln has no string tensors (tf.string): cannot convert %r" % (value,))
+    if kind in "US" or (kind == "O" and leaves_are_text(value)):
+        # Objects keep each value whole (numpy's bytes arrays drop trailing NULs).
+        return arr if isinstance(value, np.ndarray) else _object_array(value)
     if arr.dtype == object:
         if _mixed(value):
             raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
         raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
     raise TypeError("Cannot convert %r to a kiln tensor" % (value,))
+
+
+def leaves_are_text(value):
+    leaves = _leaves(value, [])
+    return bool(leaves) and all(isinstance(v, (str, bytes, np.str_, np.bytes_)) for v in leaves)
+
+
+def _object_array(value):
+    arr = np.empty(np.shape(np.array(value, dtype=object)), dtype=object)
+    arr[...] = value if arr.ndim else np.array(value, dtype=object)
+    return arr
+
+
+def _strings_tensor(arr):
+    """A string tensor from a numpy array of str (UTF-8 encoded), bytes or such objects."""
+    flat = []
+    for v in arr.reshape(-1).tolist():
+        if isinstance(v, str):
+            flat.append(v.encode("utf-8"))
+        elif isinstance(v, bytes):
+            flat.append(v)
+        else:
+            raise TypeError("Cannot convert %r to EagerTensor of dtype string" % (v,))
+    return Tensor._from_strings(flat, list(arr.shape))
 
 
 def _mixed(value):
@@ -66,6 +91,15 @@ _NUMBER_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
 def _python_as(value, dtype):
     """A Python value as `dtype`, refusing lossy conversions as TF does (TypeError)."""
     leaves = _leaves(value, [])
+    if dtype == _dtypes.string:
+        if not leaves_are_text(value) and leaves:
+            raise TypeError("Cannot convert %r to EagerTensor of dtype string" % (value,))
+        try:
+            return _object_array(value)
+        except ValueError:
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+    if any(isinstance(v, (str, bytes)) for v in leaves):
+        raise TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, dtype.name))
     if dtype.is_bool:
         bad = not all(isinstance(v, (bool, np.bool_)) for v in leaves)
     elif dtype.is_integer:
@@ -85,6 +119,8 @@ def _python_as(value, dtype):
 
 def _from_array(arr):
     """A tensor over a numpy array's memory when it can be shared, else over a copy."""
+    if arr.dtype.kind in "OSU":
+        return _strings_tensor(arr)
     as_dtype(arr.dtype)  # TypeError naming a dtype kiln lacks
     if not arr.flags.c_contiguous or not arr.flags.aligned:
         arr = np.array(arr, order="C", copy=True)
@@ -108,7 +144,10 @@ def constant(value, dtype=None, shape=None, name=None):
         t = value
     elif isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
-        if dtype is not None and arr.dtype != dtype.as_numpy_dtype:
+        if dtype is not None and dtype == _dtypes.string:
+            if arr.dtype.kind not in "OSU":
+                raise TypeError("Cannot convert %r to EagerTensor of dtype string" % (value,))
+        elif dtype is not None and arr.dtype != dtype.as_numpy_dtype:
             with np.errstate(all="ignore"):
                 arr = arr.astype(dtype.as_numpy_dtype)
         t = _from_array(arr)

@@ -6,11 +6,12 @@ import numpy as np
 
 # The order of kiln::DType (include/kiln/dtype.h).
 _NAMES = ("bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16", "uint32", "uint64",
-          "variant", "float16", "bfloat16")
+          "variant", "float16", "bfloat16", "string")
 # variant (a TensorList handle) is numpy's object, as TensorFlow says: no numpy array holds it.
-# bfloat16 is ml_dtypes' (the numpy extension type TensorFlow and JAX use).
+# string is object too: arrays of Python bytes, as TensorFlow's. bfloat16 is ml_dtypes' (the
+# numpy extension type TensorFlow and JAX use).
 _NUMPY = (np.bool_, np.int32, np.int64, np.float32, np.float64, np.uint8, np.int8, np.int16, np.uint16, np.uint32,
-          np.uint64, object, np.float16, ml_dtypes.bfloat16)
+          np.uint64, object, np.float16, ml_dtypes.bfloat16, object)
 _FLOATING = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
@@ -56,18 +57,20 @@ class DType:
 
     @property
     def size(self):
+        if self._enum in (_VARIANT, _STRING):  # as TensorFlow: no fixed element size
+            return 0
         return np.dtype(self.as_numpy_dtype).itemsize
 
     @property
     def min(self):
-        if self.is_bool or not self.is_numpy_compatible:  # as TensorFlow: bool is unordered
+        if self.is_bool or not self.is_numpy_compatible or self._enum == _STRING:  # as TensorFlow: bool is unordered
             raise TypeError("Cannot find minimum value of %s with type %s." % (self, self))
         info = ml_dtypes.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.min
 
     @property
     def max(self):
-        if self.is_bool or not self.is_numpy_compatible:
+        if self.is_bool or not self.is_numpy_compatible or self._enum == _STRING:
             raise TypeError("Cannot find maximum value of %s with type %s." % (self, self))
         info = ml_dtypes.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.max
@@ -111,15 +114,17 @@ _VARIANT = 11
 variant = DType(_VARIANT)
 float16 = DType(12)
 bfloat16 = DType(13)
+_STRING = 14
+string = DType(_STRING)
 half = float16
-# The dtypes whose elements are values (variant's are objects).
+# The dtypes whose elements are numbers (string's and variant's are objects).
 ALL = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64, float16, bfloat16)
 BY_ENUM = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64, variant, float16,
-           bfloat16)  # indexed by kiln::DType
+           bfloat16, string)  # indexed by kiln::DType
 double = float64
 
 # TensorFlow dtypes kiln does not have: named in errors rather than "unknown".
-_TF_ONLY = ("complex64", "complex128", "string", "qint8", "quint8", "qint32", "resource")
+_TF_ONLY = ("complex64", "complex128", "qint8", "quint8", "qint32", "resource")
 
 
 def as_dtype(type_value):
@@ -146,6 +151,8 @@ def as_dtype(type_value):
         np_type = np.dtype(type_value)
     except TypeError:
         raise TypeError("Cannot convert the argument `type_value`: %r to a kiln DType." % (type_value,)) from None
+    if np_type.kind in "OSU":  # object, bytes and str arrays: TensorFlow's string
+        return string
     for d in ALL:
         if np.dtype(d.as_numpy_dtype) == np_type:
             return d

@@ -142,7 +142,10 @@ def cast(x, dtype, name=None):
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002
-    out = _core.zeros_like(_t(input))
+    input = _t(input)  # noqa: A001
+    if input.dtype == _dtypes.string and dtype is None:  # TensorFlow's zero of a string: b""
+        return fill(shape(input), "")
+    out = _core.zeros_like(input)
     return out if dtype is None else cast(out, dtype)
 
 
@@ -288,6 +291,8 @@ def rank(input, name=None):  # noqa: A002
 
 
 def zeros(shape, dtype=_dtypes.float32, name=None, layout=None):
+    if as_dtype(dtype) == _dtypes.string:  # TensorFlow's zero of a string: b""
+        return fill(shape, "")
     return _core.zeros(_ints(shape, "shape"), as_dtype(dtype))
 
 

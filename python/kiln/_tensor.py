@@ -5,7 +5,7 @@ import numpy as np
 from . import _core
 from . import errors
 from ._convert import binary_operand, constant
-from ._dtypes import variant
+from ._dtypes import string, variant
 
 Tensor = _core.Tensor
 
@@ -13,7 +13,7 @@ Tensor = _core.Tensor
 def _numpy_text(t, is_repr):
     if t.dtype == variant:
         return "<TensorList>"  # as TensorFlow prints its variants (kiln's only kind)
-    a = t.numpy()
+    a = np.asarray(t) if t.dtype == string else t.numpy()  # a string scalar's numpy() is bytes
     if is_repr:
         text = repr(a.item()) if a.ndim == 0 else repr(a)
     else:

@@ -45,9 +45,10 @@ nb::dlpack::dtype dlpack_dtype(DType d) {
     case DType::BFloat16:
       return {static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
     case DType::Variant:
+    case DType::String:
       break;
   }
-  throw InvalidArgumentError("Cannot convert a Tensor of dtype variant to a NumPy array.");
+  throw InvalidArgumentError("Cannot convert a Tensor of dtype " + std::string(dtype_name(d)) + " to a NumPy array.");
 }
 
 DType dtype_of_array(const Array& a) {
@@ -116,7 +117,37 @@ nb::ndarray<nb::ro> view_of(const Tensor& t, DType as) {
 }
 nb::ndarray<nb::ro> view_of(const Tensor& t) { return view_of(t, t.is_symbolic() ? DType::Float32 : t.dtype()); }
 
+// A string tensor's elements as a numpy array of Python bytes (dtype object, as TensorFlow's).
+nb::object string_array(const Tensor& t) {
+  const std::vector<std::string> strings = t.to_vector<std::string>();
+  nb::list items;
+  for (const std::string& s : strings) items.append(nb::bytes(s.data(), s.size()));
+  static nb::object np = nb::module_::import_("numpy");
+  nb::object flat = np.attr("empty")(strings.size(), nb::arg("dtype") = np.attr("object_"));
+  flat.attr("__setitem__")(nb::slice(nb::none(), nb::none(), nb::none()), items);
+  nb::list dims;
+  const TensorShape shape = t.shape();
+  for (int64_t d : shape.dims()) dims.append(d);
+  return flat.attr("reshape")(nb::tuple(dims));
+}
+
+// A string tensor from a flat sequence of bytes and its shape.
+Tensor from_strings(nb::sequence values, const std::vector<int64_t>& shape) {
+  std::vector<std::string> strings;
+  for (nb::handle v : values) {
+    char* data = nullptr;
+    Py_ssize_t size = 0;
+    if (PyBytes_AsStringAndSize(v.ptr(), &data, &size) != 0) throw nb::python_error();
+    strings.emplace_back(data, static_cast<size_t>(size));
+  }
+  return constant(std::move(strings), shape);
+}
+
 nb::object numpy_of(const Tensor& t) {
+  if (!t.is_symbolic() && t.dtype() == DType::String) {  // bytes for a scalar, as TensorFlow's
+    nb::object a = string_array(t);
+    return t.rank() == 0 ? a.attr("item")() : a;
+  }
   if (!t.is_symbolic() && t.dtype() == DType::BFloat16) {  // ml_dtypes' bfloat16, as TensorFlow's arrays
     nb::object bits = nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t, DType::UInt16)));
     static nb::object bfloat16_type = nb::module_::import_("ml_dtypes").attr("bfloat16");
@@ -174,9 +205,11 @@ T scalar_as(const Tensor& t, const char* what) {
     case DType::BFloat16:
       return static_cast<T>(static_cast<float>(t.item<bfloat16>()));
     case DType::Variant:
+    case DType::String:
       break;
   }
-  throw InvalidArgumentError("Cannot convert a Tensor of dtype variant to a NumPy array.");
+  throw InvalidArgumentError("Cannot convert a Tensor of dtype " + std::string(dtype_name(t.dtype())) +
+                             " to a Python number.");
 }
 
 // A binary operator and its reflection; Python numbers and other values go through operand().
@@ -250,7 +283,7 @@ void bind_tensor(nb::module_& m) {
       .def(
           "__array__",
           [](const Tensor& t, nb::handle dtype, nb::handle copy) {
-            nb::object a = numpy_of(t);
+            nb::object a = !t.is_symbolic() && t.dtype() == DType::String ? string_array(t) : numpy_of(t);
             if (!dtype.is_none() || (copy.is_valid() && !copy.is_none() && nb::cast<bool>(copy)))
               return nb::module_::import_("numpy").attr("array")(a, dtype, nb::arg("copy") = true);
             return a;
@@ -290,7 +323,8 @@ void bind_tensor(nb::module_& m) {
            [](const Tensor&) -> Py_ssize_t {
              throw nb::type_error("Tensor is unhashable. Instead, use tensor.ref() as the key.");
            })
-      .def_static("_from_array", &from_array, nb::arg("array"), nb::arg("bfloat16_bits") = false);
+      .def_static("_from_array", &from_array, nb::arg("array"), nb::arg("bfloat16_bits") = false)
+      .def_static("_from_strings", &from_strings, nb::arg("values"), nb::arg("shape"));
   // Tensors win over numpy arrays in mixed expressions (numpy calls our reflected operators).
   cls.attr("__array_priority__") = 100;
 

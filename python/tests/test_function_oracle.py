@@ -588,3 +588,26 @@ def test_hostile_arguments_are_errors_not_crashes():
 class _Unkeyable:
     __slots__ = ()
     __hash__ = None
+
+
+def test_a_tensor_that_outlives_its_failed_trace_is_refused_not_read():
+    """A symbolic tensor kept past a trace that raised names no node (its graph is gone): printing
+    it, using it in another trace or eagerly are typed errors, never reads of freed memory."""
+    import kiln
+
+    leaked = []
+
+    @kiln.function
+    def fails(x):
+        leaked.append(x * 2)
+        raise ValueError("the trace fails")
+
+    with pytest.raises(ValueError):
+        fails(kiln.constant(1.0))
+    for _ in range(3):  # the graph's memory is reused by later traces
+        kiln.function(lambda v: v + 1)(kiln.constant([1.0, 2.0]))
+    assert "discarded trace" in repr(leaked[0]) and "discarded trace" in str(leaked[0])
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="no longer exists"):
+        kiln.function(lambda y: y + leaked[0])(kiln.constant(1.0))
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="symbolic tensor"):
+        leaked[0] + 1

@@ -49,7 +49,12 @@ _KNOWN_DIFFERENCES = {
 
 _DTYPES = {"DT_FLOAT": np.float32, "DT_DOUBLE": np.float64, "DT_INT32": np.int32, "DT_INT64": np.int64,
            "DT_BOOL": np.bool_, "DT_UINT8": np.uint8, "DT_INT8": np.int8, "DT_INT16": np.int16, "DT_UINT16": np.uint16,
-           "DT_UINT32": np.uint32, "DT_UINT64": np.uint64}
+           "DT_UINT32": np.uint32, "DT_UINT64": np.uint64, "DT_STRING": np.object_}
+
+# String values: empty, ASCII, whitespace, numbers (valid and not), base64, UTF-8 and bytes that
+# are no UTF-8.
+_STRINGS = [b"", b"a", b"abc", b"  Mixed Case\t", b"12", b"-3.5", b"1e3", b"inf", b"nan", b"0x1f", b"9999999999",
+            "h\u00e9llo w\u00f6rld".encode(), b"aGVsbG8", b"YQ==", b"a+b/", b"\xff\xfe", b"x" * 40]
 
 
 _COMMON_DTYPES = (np.float32, np.float64, np.int32, np.int64, np.bool_)
@@ -61,7 +66,10 @@ _CATALOG = {entry["name"]: entry for entry in kiln._core._op_catalog()}
 def _kiln_kernel_dtypes(op):
     """The dtypes kiln has kernels for that this test draws values of (numpy's own types)."""
     entry = _CATALOG.get(op)
-    return tuple(np.dtype(d).type for d in entry["dtypes"] if d in _NUMPY_NAMES) if entry else ()
+    if not entry:
+        return ()
+    return tuple(np.object_ if d == "string" else np.dtype(d).type for d in entry["dtypes"]
+                 if d in _NUMPY_NAMES or d == "string")
 
 
 _NUMPY_NAMES = {np.dtype(t).name for t in _DTYPES.values()}
@@ -108,6 +116,9 @@ class _Case:
 
     def values(self, dtype, shape, index=False):
         n = int(np.prod(shape)) if shape else 1
+        if dtype == np.object_:
+            picks = self.rng.integers(len(_STRINGS), size=n)
+            return np.array([_STRINGS[i] for i in picks] + [None], dtype=object)[:-1].reshape(shape)
         if dtype == np.bool_:
             return self.rng.random(n).reshape(shape) < 0.5
         if np.issubdtype(dtype, np.integer):
@@ -140,9 +151,11 @@ def _make(op, attrs, number):
     for a in op_def.attr:
         if a.type != "type":
             continue
+        names = tf_type_names(a.allowed_values.list.type) if a.HasField("allowed_values") else list(_DTYPES)
         usable = _kiln_kernel_dtypes(op) if a.name == kernel_attr else _COMMON_DTYPES
-        allowed = [_DTYPES[t] for t in (tf_type_names(a.allowed_values.list.type) if a.HasField("allowed_values")
-                                         else list(_DTYPES)) if t in _DTYPES and _DTYPES[t] in usable]
+        allowed = [_DTYPES[t] for t in names if t in _DTYPES and _DTYPES[t] in usable]
+        if not allowed and a.name == kernel_attr:  # the kernel's dtype is another input's (Substr's string)
+            allowed = [_DTYPES[t] for t in names if t in _DTYPES and _DTYPES[t] in _COMMON_DTYPES]
         if not allowed:
             return None
         chosen[a.name] = allowed[int(case.rng.integers(len(allowed)))]

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "api/api_util.h"
+#include "core/object_value.h"
 #include "kiln/ops.h"
 #include "ops/helpers.h"
 
@@ -80,7 +81,7 @@ Tensor adopt_external(DType dtype, std::vector<int64_t> shape, const void* data,
   Buffer* buffer = nullptr;
   detail::TensorImpl* t = nullptr;
   try {
-    if (!detail::has_values(dtype)) detail::fail_variant_has_no_values();
+    if (!detail::has_values(dtype)) detail::fail_has_no_values(dtype);
     const int64_t n = detail::checked_num_elements(shape.data(), shape.size());
     const int64_t bytes = checked_mul(n, static_cast<int64_t>(dtype_size(dtype)), "a buffer size");
     if (n > 0 && (data == nullptr || reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) != 0))
@@ -119,6 +120,24 @@ Tensor constant(std::vector<T> values, std::vector<int64_t> shape) {
 #define KILN_INSTANTIATE_CONSTANT(name, type) template Tensor constant<type>(std::vector<type>, std::vector<int64_t>);
 KILN_DTYPE_TYPES(KILN_INSTANTIATE_CONSTANT)
 #undef KILN_INSTANTIATE_CONSTANT
+
+template <>
+Tensor constant<std::string>(std::vector<std::string> values, std::vector<int64_t> shape) {
+  const int64_t n = detail::checked_num_elements(shape.data(), shape.size());
+  if (n != static_cast<int64_t>(values.size()))
+    throw InvalidArgumentError("constant: " + std::to_string(values.size()) + " strings for a shape of " +
+                               std::to_string(n) + " elements");
+  detail::TensorImpl* t = detail::make_concrete(DType::String, shape.data(), shape.size());
+  Tensor result(t);
+  auto** out = t->as<detail::ObjectValue*>();
+  for (int64_t i = 0; i < n; ++i) {
+    if (static_cast<int64_t>(values[i].size()) > detail::kMaxStringBytes)
+      throw InvalidArgumentError("constant: a string of " + std::to_string(values[i].size()) + " bytes");
+    out[i] = detail::make_string(std::move(values[i]));
+  }
+  return trace::as_graph_constant(std::move(result));
+}
+Tensor constant(std::string_view v) { return constant<std::string>({std::string(v)}, {}); }
 
 Tensor fill(std::vector<int64_t> shape, double value, DType dtype) {
   Tensor v = api::host_scalar(value, dtype, " [Op:Fill]");

@@ -10,6 +10,7 @@ namespace kiln {
 std::string Tensor::name() const {
   const detail::TensorImpl* t = impl();
   if (!t || !t->symbolic) return "";
+  if (!graph::graph_alive(t->graph_serial)) return "<discarded trace>:" + std::to_string(t->index);
   return t->node->name + ":" + std::to_string(t->index);
 }
 

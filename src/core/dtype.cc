@@ -11,7 +11,8 @@ std::string_view dtype_name(DType d) {
 bool is_floating(DType d) { return detail::dtype_info(d).floating; }
 bool is_integer(DType d) { return detail::dtype_info(d).integer; }
 
-void detail::fail_variant_has_no_values() {
+void detail::fail_has_no_values(DType d) {
+  if (d == DType::String) throw InvalidArgumentError("a string tensor holds byte strings, not numbers");
   throw InvalidArgumentError("a variant tensor holds opaque objects (a TensorList), not values");
 }
 

@@ -14,7 +14,7 @@
 namespace kiln::detail {
 
 // X(enumerator, C++ element type), in KILN_DTYPE_LIST's order: every dtype whose elements are
-// values (all but Variant, whose elements are object pointers: core/variant.h).
+// values (all but Variant, whose elements are object pointers: core/object_value.h).
 #define KILN_DTYPE_TYPES(X) \
   X(Bool, bool)             \
   X(Int32, int32_t)         \
@@ -98,6 +98,7 @@ inline constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
      .size = 2,
      .floating = true},
     {.dtype = DType::BFloat16, .name = "bfloat16", .tf_name = "bfloat16", .tf_proto = 14, .size = 2, .floating = true},
+    {.dtype = DType::String, .name = "string", .tf_name = "string", .tf_proto = 7, .size = 8},
 }};
 
 constexpr const DTypeInfo& dtype_info(DType d) { return kDTypes[static_cast<int>(d)]; }
@@ -125,10 +126,11 @@ struct TypeOf {
 KILN_DTYPE_TYPES(KILN_DTYPE_TYPEOF)
 #undef KILN_DTYPE_TYPEOF
 
-[[noreturn]] void fail_variant_has_no_values();
+// InvalidArgumentError: a String or Variant tensor's elements are objects, not numbers.
+[[noreturn]] void fail_has_no_values(DType d);
 
-// Calls f(T{}) with T the C++ type of d; throws InvalidArgumentError for Variant, whose
-// elements are no values.
+// Calls f(T{}) with T the C++ type of d; throws InvalidArgumentError for String and Variant,
+// whose elements are objects.
 template <class F>
 decltype(auto) visit_any_dtype(DType d, F&& f) {
   switch (d) {
@@ -138,13 +140,14 @@ decltype(auto) visit_any_dtype(DType d, F&& f) {
     KILN_DTYPE_TYPES(KILN_DTYPE_CASE)
 #undef KILN_DTYPE_CASE
     case DType::Variant:
+    case DType::String:
       break;
   }
-  fail_variant_has_no_values();
+  fail_has_no_values(d);
 }
 
-// True for the dtypes whose elements are values (all but Variant).
-constexpr bool has_values(DType d) { return d != DType::Variant; }
+// True for the dtypes whose elements are numeric values (all but String and Variant).
+constexpr bool has_values(DType d) { return d != DType::Variant && d != DType::String; }
 
 static_assert([] {
   for (int d = 0; d < kNumDTypes; ++d)

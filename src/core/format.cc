@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/object_value.h"
+
 namespace kiln::detail {
 namespace {
 
@@ -83,6 +85,8 @@ std::string int_text(const TensorImpl& t, int64_t i) {
       return std::to_string(t.as<uint32_t>()[i]);
     case DType::UInt64:
       return std::to_string(t.as<uint64_t>()[i]);
+    case DType::String:
+      return bytes_repr(string_of(t.as<ObjectValue*>()[i]));
     default:
       return "";
   }
@@ -156,6 +160,29 @@ struct Printer {
 
 }  // namespace
 
+std::string bytes_repr(std::string_view s) {
+  std::string r = "b'";
+  for (unsigned char ch : s) {
+    if (ch == '\\' || ch == '\'') {
+      r += '\\';
+      r += static_cast<char>(ch);
+    } else if (ch == '\n') {
+      r += "\\n";
+    } else if (ch == '\t') {
+      r += "\\t";
+    } else if (ch == '\r') {
+      r += "\\r";
+    } else if (ch < 0x20 || ch >= 0x7f) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+      r += buf;
+    } else {
+      r += static_cast<char>(ch);
+    }
+  }
+  return r + "'";
+}
+
 std::string format_scalar(const TensorImpl& t, int64_t index) {
   if (is_floating(t.dtype)) {
     const double v = element_as_double(t, index);
@@ -206,7 +233,8 @@ std::string format_values(const TensorImpl& t) {
       texts.push_back(int_text(t, i));
       w = std::max(w, texts.back().size());
     }
-    for (auto& s : texts) s = std::string(w - s.size(), ' ') + s;
+    if (t.dtype != DType::String)  // numpy pads numbers, not the objects of a string array
+      for (auto& s : texts) s = std::string(w - s.size(), ' ') + s;
   }
   if (t.dims.empty()) return texts[0];
   std::string out;
@@ -225,7 +253,10 @@ std::string format_values_tf_print(const TensorImpl& t, int summarize) {
       std::snprintf(buf, sizeof buf, "%g", element_as_double(t, i));
       texts.push_back(buf);
     } else {
-      texts.push_back(t.dtype == DType::Bool ? (t.as<bool>()[i] ? "1" : "0") : int_text(t, i));
+      if (t.dtype == DType::String)  // tf.print quotes strings: ["a" "b"]
+        texts.push_back("\"" + std::string(string_of(t.as<ObjectValue*>()[i])) + "\"");
+      else
+        texts.push_back(t.dtype == DType::Bool ? (t.as<bool>()[i] ? "1" : "0") : int_text(t, i));
     }
   }
   if (t.dims.empty()) return texts[0];

@@ -4,6 +4,7 @@
 
 #include "core/dtype_table.h"
 #include "core/format.h"
+#include "core/object_value.h"
 #include "core/tensor_impl.h"
 
 namespace kiln {
@@ -61,6 +62,23 @@ T Tensor::item() const {
 KILN_DTYPE_TYPES(KILN_INSTANTIATE_DTYPE)
 #undef KILN_INSTANTIATE_DTYPE
 #undef KILN_INSTANTIATE
+
+template <>
+std::vector<std::string> Tensor::to_vector<std::string>() const {
+  const TensorImpl& impl = checked_concrete(*this, DType::String, "to_vector");
+  std::vector<std::string> v;
+  v.reserve(static_cast<size_t>(impl.num_elements));
+  for (int64_t i = 0; i < impl.num_elements; ++i) v.emplace_back(detail::string_of(impl.as<detail::ObjectValue*>()[i]));
+  return v;
+}
+
+template <>
+std::string Tensor::item<std::string>() const {
+  const TensorImpl& impl = checked_concrete(*this, DType::String, "item");
+  if (impl.num_elements != 1)
+    throw InvalidArgumentError("item() needs a tensor with exactly one element, got shape " + shape().str());
+  return std::string(detail::string_of(impl.as<detail::ObjectValue*>()[0]));
+}
 
 Tensor::operator bool() const {
   const TensorImpl& impl = detail::concrete(*this);

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/object_value.h"
 #include "core/tls.h"
-#include "core/variant.h"
 
 namespace kiln::detail {
 namespace {
@@ -56,17 +56,7 @@ TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank,
   t->dtype = dtype;
   t->dims.assign(dims, dims + rank);
   t->num_elements = n;
-  if (dtype == DType::Variant) {
-    // Object pointers: never in a pooled buffer (its release knows nothing of them), and
-    // null until a kernel stores one, so that an impl dropped early releases nothing.
-    if (n > kMaxVariantElements) {
-      delete t;
-      throw UnimplementedError("a variant tensor of " + std::to_string(n) + " elements (kiln keeps at most " +
-                               std::to_string(kMaxVariantElements) + ")");
-    }
-    t->data = t->inline_data;
-    std::memset(t->inline_data, 0, static_cast<size_t>(n) * sizeof(VariantValue*));
-  } else if (static_cast<size_t>(bytes) <= kInlineBytes) {
+  if (static_cast<size_t>(bytes) <= kInlineBytes) {
     t->data = t->inline_data;
   } else {
     try {
@@ -77,10 +67,25 @@ TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank,
     }
     t->data = t->buffer->data;
   }
+  // Object elements start null (an empty string, no object), so that an impl dropped
+  // before its kernel filled it releases nothing.
+  if (holds_objects(dtype)) std::memset(t->data, 0, static_cast<size_t>(bytes));
   return t;
 }
 
 TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
+  if (holds_objects(src->dtype)) {
+    // Each impl owns its elements' references, so an alias is a copy of the pointers that
+    // retains each (a shared buffer would be released by two owners).
+    TensorImpl* t = make_concrete(src->dtype, dims);
+    auto* const* from = src->as<ObjectValue*>();
+    ObjectValue** to = t->as<ObjectValue*>();
+    for (int64_t i = 0; i < t->num_elements; ++i) {
+      object_retain(from[i]);
+      to[i] = from[i];
+    }
+    return t;
+  }
   auto* t = new TensorImpl;  // no value-initialization: inline_data is written by the kernel
   t->dtype = src->dtype;
   t->dims = dims;
@@ -92,13 +97,12 @@ TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
   } else {
     t->data = t->inline_data;
     std::memcpy(t->inline_data, src->data, src->nbytes());
-    if (t->dtype == DType::Variant)
-      for (int64_t i = 0; i < t->num_elements; ++i) variant_retain(t->as<VariantValue*>()[i]);
   }
   return t;
 }
 
-TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index) {
+TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index,
+                          uint64_t graph_serial) {
   auto* t = new TensorImpl;  // no value-initialization: inline_data is written by the kernel
   t->dtype = dtype;
   t->symbolic = true;
@@ -107,6 +111,7 @@ TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, grap
   t->num_elements = -1;
   t->node = node;
   t->index = index;
+  t->graph_serial = graph_serial;
   return t;
 }
 
@@ -123,9 +128,9 @@ TensorShape shape_of_impl(const TensorImpl& t) {
 
 void destroy_tensor_impl(TensorImplBase* base) noexcept {
   auto* t = static_cast<TensorImpl*>(base);
+  if (holds_objects(t->dtype) && !t->symbolic)
+    for (int64_t i = 0; i < t->num_elements; ++i) object_release(t->as<ObjectValue*>()[i]);
   if (t->buffer) buffer_release(t->buffer);
-  if (t->dtype == DType::Variant && !t->symbolic)
-    for (int64_t i = 0; i < t->num_elements; ++i) variant_release(t->as<VariantValue*>()[i]);
   delete t;
 }
 

@@ -27,6 +27,7 @@ struct alignas(64) TensorImpl : TensorImplBase {
   Buffer* buffer = nullptr;     // null when the data is inline
   graph::Node* node = nullptr;  // symbolic only
   int index = 0;
+  uint64_t graph_serial = 0;  // symbolic only: node's graph (graph::graph_alive says if it still exists)
   alignas(64) unsigned char inline_data[kInlineBytes];
 
   size_t nbytes() const { return static_cast<size_t>(num_elements) * dtype_size(dtype); }
@@ -73,7 +74,8 @@ TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank,
 // A concrete tensor sharing `src`'s data with new dims (same element count).
 TensorImpl* make_alias(const TensorImpl* src, const Dims& dims);
 // A new symbolic tensor.
-TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index);
+TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index,
+                          uint64_t graph_serial);
 
 inline Tensor wrap(TensorImpl* impl) { return Tensor(impl); }
 inline TensorImpl* impl_of(const Tensor& t) { return t.impl(); }

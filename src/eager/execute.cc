@@ -17,27 +17,30 @@ void fail_unsupported_dtype(const ops::OpDef& op, DType d) {
                              " [Op:" + op.name + "]");
 }
 
-// Variant outputs hold object references that only some kernels know how to make: those
-// with a Variant kernel, those that hand out their outputs (aliases retain, list ops make
-// new objects), and ops without a kernel. Any other op asked for one (a type attr set to
-// variant: Shape's out_type, Cast's DstT) would write numbers where pointers belong. Control
-// flow passes its values on.
-static void check_variant_outputs(InferContext& ctx) {
+// String and Variant outputs hold object references that only some kernels know how to
+// make: a kernel registered for that dtype, an element mover (kMovesElements) run for its
+// own kernel dtype (the executor then takes the references), ops that hand out their
+// outputs (aliases retain, list ops make new objects), and ops without a kernel. Any other
+// op asked for one (a type attr set to string: Shape's out_type, Cast's DstT) would write
+// numbers where pointers belong. Control flow passes its values on.
+static void check_object_outputs(InferContext& ctx) {
   const ops::OpDef& op = ctx.op;
-  if (op.kernels[static_cast<int>(DType::Variant)] || op.has(ops::kOwnOutputs) || op.has(ops::kNoKernel) ||
-      op.has(ops::kControlFlow))
-    return;
-  for (int i = 0; i < ctx.num_outputs; ++i)
-    if (ctx.out(i).dtype == DType::Variant)
-      throw InvalidArgumentError(std::string(op.name) + " cannot produce a variant tensor (output " +
-                                 std::to_string(i) + ") [Op:" + op.name + "]");
+  if (op.has(ops::kOwnOutputs) || op.has(ops::kNoKernel) || op.has(ops::kControlFlow)) return;
+  for (int i = 0; i < ctx.num_outputs; ++i) {
+    const DType d = ctx.out(i).dtype;
+    if (!detail::holds_objects(d) || op.kernels[static_cast<int>(d)] ||
+        (op.has(ops::kMovesElements) && ctx.kernel_dtype == d))
+      continue;
+    throw InvalidArgumentError(std::string(op.name) + " cannot produce a " + std::string(dtype_name(d)) +
+                               " tensor (output " + std::to_string(i) + ") [Op:" + op.name + "]");
+  }
 }
 
 void infer_concrete(InferContext& ctx) {
   ctx.op.infer(ctx);
   if (!ctx.op.has(ops::kNoKernel) && !ctx.op.kernel_for(ctx.kernel_dtype))
     fail_unsupported_dtype(ctx.op, ctx.kernel_dtype);
-  check_variant_outputs(ctx);
+  check_object_outputs(ctx);
 }
 
 TensorImpl* allocate_output(const InferContext& ctx, int i) {

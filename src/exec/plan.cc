@@ -200,7 +200,8 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
     for (int i = 0; i < st.num_outputs; ++i) {
       const int s = output_slots_[st.first_output + i];
       const StaticOutput& so = static_outputs_[st.first_static + i];
-      // Variant elements hold references, which only a tensor's own release gives back.
+      // Object elements (strings, variants) hold references, which only a tensor's own
+      // release gives back.
       if (in_frame[s] == 2 || !detail::has_values(so.dtype)) continue;
       frame_index_[s] = static_cast<int>(entries.size());
       in_frame[s] = 1;
@@ -227,6 +228,7 @@ void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<c
         st.num_outputs < 1 || frame_index_[output_slots_[st.first_output]] >= 0)
       continue;
     const StaticOutput& out = static_outputs_[st.first_static];
+    if (detail::holds_objects(out.dtype)) continue;  // a kernel writes object pointers, never over owned ones
     for (int i = 0; i < st.num_inputs && st.forward_slot < 0; ++i) {
       const int s = input_slots_[st.first_input + i];
       const graph::Output& in = st.node->inputs[i];

@@ -1,5 +1,9 @@
 #include "graph/graph.h"
 
+#include <atomic>
+#include <mutex>
+#include <unordered_set>
+
 #include "core/format.h"
 #include "eager/execute.h"
 #include "ops/helpers.h"
@@ -14,7 +18,7 @@ const ops::TensorImpl* Node::const_value() const {
 
 Tensor Node::output(int i) {
   const TensorShape& s = out_shapes[i];
-  return Tensor(detail::make_symbolic(out_dtypes[i], s.dims(), s.unknown_rank(), this, i));
+  return Tensor(detail::make_symbolic(out_dtypes[i], s.dims(), s.unknown_rank(), this, i, graph->serial()));
 }
 
 ops::InputInfo input_info(const Output& o) {
@@ -95,10 +99,38 @@ Node* Graph::finish_node(std::unique_ptr<Node> node) {
   return raw;
 }
 
-Graph::Graph() : library_owner_(std::make_shared<FunctionLibrary>()), library_(library_owner_.get()) {}
+namespace {
+// The serials of the graphs that exist. Only cold paths ask (a tensor's name, a tensor from
+// another graph), so a mutex serves.
+std::mutex g_live_mu;
+std::unordered_set<uint64_t>& live_graphs() {
+  static auto* live = new std::unordered_set<uint64_t>();  // never destroyed: graphs may die at exit
+  return *live;
+}
+uint64_t register_graph() {
+  static std::atomic<uint64_t> next{1};
+  const uint64_t serial = next.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  live_graphs().insert(serial);
+  return serial;
+}
+}  // namespace
+
+bool graph_alive(uint64_t serial) {
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  return live_graphs().count(serial) != 0;
+}
+
+Graph::Graph()
+    : library_owner_(std::make_shared<FunctionLibrary>()), library_(library_owner_.get()), serial_(register_graph()) {}
 
 Graph::Graph(FunctionLibrary* library, Graph* parent, std::string name)
-    : library_(library), parent_(parent), function_name_(std::move(name)) {}
+    : library_(library), parent_(parent), function_name_(std::move(name)), serial_(register_graph()) {}
+
+Graph::~Graph() {
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  live_graphs().erase(serial_);
+}
 
 Graph* Graph::new_function(const std::string& name_hint) { return library_->add(name_hint, this); }
 

@@ -51,6 +51,12 @@ class Graph {
   Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
+  ~Graph();
+
+  // A number no other graph of this process has had; symbolic tensors keep it, so that one
+  // that outlives its graph (it escaped a failed trace) is recognized (graph_alive) instead of
+  // read through its dangling node.
+  uint64_t serial() const { return serial_; }
 
   // Adds a node, inferring its outputs with the op's shape function (inputs whose producer
   // is a Const pass their value). Throws what the shape function throws.
@@ -112,11 +118,15 @@ class Graph {
   FunctionLibrary* library_ = nullptr;              // bodies live in (and die with) it
   Graph* parent_ = nullptr;
   std::string function_name_;
+  uint64_t serial_ = 0;
   friend class FunctionLibrary;
   Graph(FunctionLibrary* library, Graph* parent, std::string name);  // a body
   Node* finish_node(std::unique_ptr<Node> node);
   void copy_nodes_into(Graph& g) const;
 };
+
+// True while the graph numbered `serial` exists (Graph::serial).
+bool graph_alive(uint64_t serial);
 
 // An InputInfo describing a node output (value set when the producer is a Const).
 ops::InputInfo input_info(const Output& o);

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "core/dtype_table.h"
+#include "core/object_value.h"
 #include "graph.pb.h"  // generated from src/graph/proto/graph.proto
 
 namespace kiln::graph {
@@ -32,6 +33,12 @@ void shape_proto(const TensorShape& s, tensorflow::TensorShapeProto* p) {
 void tensor_proto(const ops::TensorImpl& t, tensorflow::TensorProto* p) {
   p->set_dtype(to_proto(t.dtype));
   shape_proto(TensorShape(Dims(t.dims)), p->mutable_tensor_shape());
+  if (t.dtype == DType::String) {  // one string_val per element, as TensorFlow writes them
+    for (int64_t i = 0; i < t.num_elements; ++i)
+      p->add_string_val(std::string(detail::string_of(t.as<detail::ObjectValue*>()[i])));
+    return;
+  }
+  if (t.dtype == DType::Variant) throw InvalidArgumentError("a variant tensor (a TensorList) has no stored form");
   if (t.dims.empty()) {  // scalars use the typed value fields, as TensorFlow writes them
     bool written = true;
     switch (t.dtype) {

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 
+#include "core/dtype_table.h"
+#include "core/object_value.h"
 #include "core/tensor_impl.h"
 #include "graph/graph_def.h"
 #include "io/bundle.h"
@@ -41,6 +43,41 @@ std::string tf_dtype_name(int code) {
   return it == names.end() ? "dtype " + std::to_string(code) : it->second;
 }
 
+// A string entry: [varint64 length per element][fixed32: masked CRC of the lengths, each as
+// 4 little-endian bytes (8 above 2^32 - 1)][the strings' bytes]. The entry's CRC covers the
+// lengths in that fixed-width form, the 4 checksum bytes and the strings. Sets e's size and
+// crc32c and appends the bytes to `data`.
+void append_strings(const std::vector<std::string_view>& values, tensorflow::BundleEntryProto& e, std::string& data) {
+  std::string bytes;
+  uint32_t length_crc = 0;
+  for (std::string_view value : values) {
+    for (uint64_t v = value.size();; v >>= 7) {
+      if (v < 0x80) {
+        bytes += static_cast<char>(v);
+        break;
+      }
+      bytes += static_cast<char>((v & 0x7f) | 0x80);
+    }
+    unsigned char fixed[8];
+    const size_t width = value.size() > 0xffffffffull ? 8 : 4;
+    for (size_t i = 0; i < width; ++i) fixed[i] = static_cast<unsigned char>(uint64_t{value.size()} >> (8 * i));
+    length_crc = io::crc32c_extend(length_crc, fixed, width);
+  }
+  const uint32_t masked = io::crc32c_mask(length_crc);
+  unsigned char stored[4];
+  for (int i = 0; i < 4; ++i) stored[i] = static_cast<unsigned char>(masked >> (8 * i));
+  uint32_t crc = io::crc32c_extend(length_crc, stored, 4);  // the entry's CRC starts as the lengths'
+
+  bytes.append(reinterpret_cast<const char*>(stored), 4);
+  for (std::string_view value : values) {
+    crc = io::crc32c_extend(crc, value.data(), value.size());
+    bytes += value;
+  }
+  e.set_size(static_cast<int64_t>(bytes.size()));
+  e.set_crc32c(io::crc32c_mask(crc));
+  data += bytes;
+}
+
 }  // namespace
 
 namespace io {
@@ -60,42 +97,27 @@ BundleFiles build_bundle(const std::vector<std::pair<std::string, Tensor>>& tens
     e.set_dtype(static_cast<tensorflow::DataType>(graph::dtype_to_proto(t.dtype)));
     for (int64_t d : t.dims) e.mutable_shape()->add_dim()->set_size(d);
     e.set_offset(static_cast<int64_t>(out.data.size()));
-    const size_t nbytes = static_cast<size_t>(t.num_elements) * dtype_size(t.dtype);
-    e.set_size(static_cast<int64_t>(nbytes));
-    e.set_crc32c(io::crc32c_mask(io::crc32c(t.data, nbytes)));
-    out.data.append(static_cast<const char*>(t.data), nbytes);
+    if (t.dtype == DType::String) {
+      std::vector<std::string_view> values(static_cast<size_t>(t.num_elements));
+      for (size_t i = 0; i < values.size(); ++i) values[i] = detail::string_of(t.as<detail::ObjectValue*>()[i]);
+      append_strings(values, e, out.data);
+    } else {
+      if (!detail::has_values(t.dtype))
+        throw InvalidArgumentError("write_checkpoint: \"" + name + "\" is a " + std::string(dtype_name(t.dtype)) +
+                                   " tensor, which has no stored form");
+      const size_t nbytes = static_cast<size_t>(t.num_elements) * dtype_size(t.dtype);
+      e.set_size(static_cast<int64_t>(nbytes));
+      e.set_crc32c(io::crc32c_mask(io::crc32c(t.data, nbytes)));
+      out.data.append(static_cast<const char*>(t.data), nbytes);
+    }
     add(name, std::move(e), "write_checkpoint");
   }
-  // A scalar string: [varint64 length][fixed32 masked CRC of the length as 4 little-endian
-  // bytes][bytes]; the entry's CRC covers the 4-byte length, the checksum and the bytes.
   for (const auto& [name, value] : strings) {
-    if (value.size() > 0xffffffffull)
-      throw InvalidArgumentError("build_bundle: string entry \"" + name + "\" is too long");
-    unsigned char fixed[4];
-    for (int i = 0; i < 4; ++i) fixed[i] = static_cast<unsigned char>(value.size() >> (8 * i));
-    const uint32_t length_crc = io::crc32c_mask(io::crc32c(fixed, 4));
-    unsigned char stored[4];
-    for (int i = 0; i < 4; ++i) stored[i] = static_cast<unsigned char>(length_crc >> (8 * i));
-    std::string bytes;
-    for (uint64_t v = value.size();; v >>= 7) {
-      if (v < 0x80) {
-        bytes += static_cast<char>(v);
-        break;
-      }
-      bytes += static_cast<char>((v & 0x7f) | 0x80);
-    }
-    bytes.append(reinterpret_cast<const char*>(stored), 4);
-    bytes += value;
-    uint32_t crc = io::crc32c_extend(0, fixed, 4);
-    crc = io::crc32c_extend(crc, stored, 4);
-    crc = io::crc32c_extend(crc, value.data(), value.size());
     tensorflow::BundleEntryProto e;
     e.set_dtype(tensorflow::DT_STRING);
     e.mutable_shape();  // a scalar
     e.set_offset(static_cast<int64_t>(out.data.size()));
-    e.set_size(static_cast<int64_t>(bytes.size()));
-    e.set_crc32c(io::crc32c_mask(crc));
-    out.data += bytes;
+    append_strings({std::string_view(value)}, e, out.data);
     add(name, std::move(e), "build_bundle");
   }
   io::TableEntries table;
@@ -224,15 +246,22 @@ Tensor CheckpointReader::get_tensor(const std::string& name) const {
   if (e.slices_size() != 0) throw UnimplementedError(impl_->where(name) + " is partitioned (slices)");
   DType dtype{};
   if (!io::kiln_dtype_of(e.dtype(), &dtype))
-    throw UnimplementedError(impl_->where(name) + " has dtype " + tf_dtype_name(e.dtype()) + ", which kiln lacks" +
-                             (e.dtype() == tensorflow::DT_STRING ? " (read it with get_strings)" : ""));
+    throw UnimplementedError(impl_->where(name) + " has dtype " + tf_dtype_name(e.dtype()) + ", which kiln lacks");
+  Dims dims;
+  for (const auto& d : e.shape().dim()) dims.push_back(d.size());
+  if (dtype == DType::String) {
+    const std::vector<std::string> strings = get_strings(name);
+    detail::TensorImpl* impl = detail::make_concrete(dtype, dims);
+    Tensor t(impl);
+    auto** out = impl->as<detail::ObjectValue*>();
+    for (size_t i = 0; i < strings.size(); ++i) out[i] = detail::make_string(strings[i]);
+    return t;
+  }
   const uint64_t n = impl_->elements(name, e);
   if (static_cast<uint64_t>(e.size()) != n * dtype_size(dtype))
     throw DataLossError(impl_->where(name) + ": " + std::to_string(e.size()) + " bytes for " + std::to_string(n) +
                         " elements of " + tf_dtype_name(e.dtype()));
   const std::string b = impl_->bytes(name, e);
-  Dims dims;
-  for (const auto& d : e.shape().dim()) dims.push_back(d.size());
   detail::TensorImpl* impl = detail::make_concrete(dtype, dims);
   Tensor t(impl);
   std::memcpy(impl->data, b.data(), b.size());

@@ -3,12 +3,13 @@
 #include <cstring>
 
 #include "core/dtype_table.h"
+#include "core/object_value.h"
 #include "core/tensor_impl.h"
 #include "io/limits.h"
 
 namespace kiln::io {
 
-bool kiln_dtype_of(int type, DType* out) { return detail::dtype_from_proto(type, out) && detail::has_values(*out); }
+bool kiln_dtype_of(int type, DType* out) { return detail::dtype_from_proto(type, out) && *out != DType::Variant; }
 
 DType dtype_from_proto(int type, const std::string& where) {
   DType d{};
@@ -65,11 +66,32 @@ void fill_bits(detail::TensorImpl& t, const google::protobuf::RepeatedField<int3
     out[i] = H::from_bits(static_cast<uint16_t>(vals.Get(static_cast<int>(std::min<int64_t>(i, vals.size() - 1)))));
 }
 
+// string_val holds one entry per element (TensorFlow repeats the last for a shorter list, as
+// for numbers); tensor_content is never used for strings.
+Tensor strings_from_proto(const tensorflow::TensorProto& p, const TensorShape& shape, uint64_t elements,
+                          const std::string& where) {
+  const auto& vals = p.string_val();
+  const uint64_t count = static_cast<uint64_t>(vals.size());
+  if (!p.tensor_content().empty())
+    throw InvalidArgumentError(where + ": a string tensor stores its values in string_val, not tensor_content");
+  if (count > elements || (count == 0 && elements > 0))
+    throw InvalidArgumentError(where + ": tensor has " + std::to_string(count) + " values for " +
+                               std::to_string(elements) + " elements");
+  if (elements > static_cast<uint64_t>(kMaxFilledConstElements))
+    throw InvalidArgumentError(where + ": a string tensor of " + std::to_string(elements) + " elements");
+  detail::TensorImpl* impl = detail::make_concrete(DType::String, shape.dims());
+  Tensor t(impl);
+  auto** out = impl->as<detail::ObjectValue*>();
+  for (uint64_t i = 0; i < elements; ++i)
+    out[i] = detail::make_string(vals.Get(static_cast<int>(std::min(i, count - 1))));
+  return t;
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where) {
   const DType dtype = dtype_from_proto(p.dtype(), where);
-  if (!detail::has_values(dtype))
+  if (dtype == DType::Variant)
     throw UnimplementedError(where + ": a variant tensor value (kiln makes variants only by running ops)");
   const TensorShape shape = shape_from_proto(p.tensor_shape(), where);
   if (!shape.is_fully_defined()) throw InvalidArgumentError(where + ": a tensor value needs a fully defined shape");
@@ -79,6 +101,7 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
       throw InvalidArgumentError(where + ": tensor is too large");
     elements *= static_cast<uint64_t>(d);
   }
+  if (dtype == DType::String) return strings_from_proto(p, shape, elements, where);
   const uint64_t nbytes = elements * dtype_size(dtype);
   if (!p.tensor_content().empty()) {
     if (p.tensor_content().size() != nbytes)
@@ -131,6 +154,7 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
       fill_bits<bfloat16>(*impl, p.half_val(), where);
       break;
     case DType::Variant:  // refused above
+    case DType::String:   // read above
       break;
     case DType::UInt32:
       fill_from<uint32_t>(*impl, p.uint32_val(), where);

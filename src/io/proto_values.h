@@ -13,6 +13,7 @@ namespace kiln::io {
 DType dtype_from_proto(int type, const std::string& where);
 // The dtype of stored data (a checkpoint entry, a signature's tensor): false for a DataType
 // kiln lacks and for DT_VARIANT, whose elements are objects no file may hand kiln as bytes.
+// (Strings are values: files hold their bytes.)
 bool kiln_dtype_of(int type, DType* out);
 TensorShape shape_from_proto(const tensorflow::TensorShapeProto& p, const std::string& where);
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where);

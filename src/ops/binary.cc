@@ -2,6 +2,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/object_value.h"
 #include "core/parallel.h"
 #include "kernels/broadcast.h"
 #include "ops/grad_util.h"
@@ -42,6 +43,12 @@ struct AddF {
   template <class T>
   static T f(T a, T b) {
     return wrap_add(a, b);
+  }
+  // TensorFlow's Add of strings concatenates; the output element owns the new string.
+  static detail::StringElement f(detail::StringElement a, detail::StringElement b) {
+    std::string joined(a.view());
+    joined += b.view();
+    return {detail::make_string(std::move(joined))};
   }
 };
 struct SubF {
@@ -435,23 +442,24 @@ void select_grad(GradContext& c) {
                               .output_args = {Out}};                                                  \
     return def;                                                                                       \
   }
-#define KILN_COMPARE_OP(Name, Functor, Traits, Types)                                          \
-  const OpDef& op::Name() {                                                                    \
-    static const OpDef def = {.name = #Name,                                                   \
-                              .num_inputs = 2,                                                 \
-                              .num_outputs = 1,                                                \
-                              .input_args = {"x", "y"},                                        \
-                              .traits = Traits,                                                \
-                              .infer = infer_compare,                                          \
-                              .kernels = kernels_for<BinaryKernel<Functor, true>::K, Types>(), \
-                              .grad = &no_gradient,                                            \
-                              .output_args = {"z"}};                                           \
-    return def;                                                                                \
+#define KILN_COMPARE_OP(Name, Functor, Traits, ...)                                                  \
+  const OpDef& op::Name() {                                                                          \
+    static const OpDef def = {.name = #Name,                                                         \
+                              .num_inputs = 2,                                                       \
+                              .num_outputs = 1,                                                      \
+                              .input_args = {"x", "y"},                                              \
+                              .traits = Traits,                                                      \
+                              .infer = infer_compare,                                                \
+                              .kernels = kernels_for<BinaryKernel<Functor, true>::K, __VA_ARGS__>(), \
+                              .grad = &no_gradient,                                                  \
+                              .output_args = {"z"}};                                                 \
+    return def;                                                                                      \
   }
 
 }  // namespace
 
-KILN_BINARY_OP(AddV2, AddF, kEwC | kTfjs, KILN_NUMERIC, &add_grad, "z")
+KILN_BINARY_OP_INFER(AddV2, AddF, kEwC | kTfjs, &add_grad, "z", "x", "y", infer_binary, KILN_NUMERIC,
+                     detail::StringElement)
 KILN_BINARY_OP(Sub, SubF, kEw | kTfjs, KILN_NUMERIC, &sub_grad, "z")
 KILN_BINARY_OP(Mul, MulF, kEwC | kTfjs, KILN_NUMERIC, &mul_grad, "z")
 KILN_BINARY_OP(RealDiv, DivF, kEw | kTfjs, KILN_FLOATS, &div_grad, "z")
@@ -488,8 +496,8 @@ KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(LessEqual, LessEqualF, kEw | kTfjs, KILN_NUMERIC)
-KILN_COMPARE_OP(Equal, EqualF, kEwC | kTfjs, KILN_ALL_TYPES)
-KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC | kTfjs, KILN_ALL_TYPES)
+KILN_COMPARE_OP(Equal, EqualF, kEwC | kTfjs, KILN_ALL_TYPES, detail::StringElement)
+KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC | kTfjs, KILN_ALL_TYPES, detail::StringElement)
 KILN_COMPARE_OP(LogicalAnd, AndF, kEwC | kTfjs, bool)
 KILN_COMPARE_OP(LogicalOr, OrF, kEwC | kTfjs, bool)
 
@@ -536,7 +544,7 @@ const OpDef& op::SelectV2() {
                             .num_inputs = 3,
                             .num_outputs = 1,
                             .input_args = {"condition", "t", "e"},
-                            .traits = kElementwise | kTfjs,
+                            .traits = kElementwise | kTfjs | kMovesElements,
                             .infer = infer_select,
                             .kernels = kernels_for<SelectKernel, KILN_EVERY_TYPE>(),
                             .type_attr_input = 1,

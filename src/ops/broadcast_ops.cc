@@ -123,7 +123,7 @@ const OpDef& op::BroadcastTo() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"input", "shape"},
-                            .traits = kPure | kTfjs,
+                            .traits = kPure | kTfjs | kMovesElements,
                             .infer = infer_broadcast_to,
                             .kernels = kernels_for<BroadcastToKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tidx", 1}},

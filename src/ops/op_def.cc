@@ -30,6 +30,11 @@ size_t hash_attr(const AttrValue& v) {
           const TensorImpl* t = x.impl();
           if (!t || t->symbolic) return 1;
           size_t h = std::hash<int>()(static_cast<int>(t->dtype));
+          if (t->dtype == DType::String) {
+            for (int64_t i = 0; i < t->num_elements; ++i)
+              h = combine(h, std::hash<std::string_view>()(detail::string_of(t->as<detail::ObjectValue*>()[i])));
+            return h;
+          }
           const auto* bytes = static_cast<const unsigned char*>(t->data);
           for (size_t i = 0; i < t->nbytes(); ++i) h = combine(h, bytes[i]);
           return h;
@@ -54,7 +59,14 @@ bool tensors_equal(const Tensor& a, const Tensor& b) {
   const TensorImpl* y = b.impl();
   if (x == y) return true;
   if (!x || !y || x->symbolic || y->symbolic) return false;
-  return x->dtype == y->dtype && x->dims == y->dims && std::memcmp(x->data, y->data, x->nbytes()) == 0;
+  if (x->dtype != y->dtype || x->dims != y->dims) return false;
+  if (x->dtype == DType::String) {
+    for (int64_t i = 0; i < x->num_elements; ++i)
+      if (detail::string_of(x->as<detail::ObjectValue*>()[i]) != detail::string_of(y->as<detail::ObjectValue*>()[i]))
+        return false;
+    return true;
+  }
+  return std::memcmp(x->data, y->data, x->nbytes()) == 0;
 }
 }  // namespace
 
@@ -196,6 +208,22 @@ const OpDef* find_op(std::string_view name) {
   }();
   auto it = table->find(std::string(name));
   return it == table->end() ? nullptr : it->second;
+}
+
+void OpDef::run_moving_objects(KernelContext& c) {
+  auto clear = [&] {  // the moved pointers were never retained: the outputs must not release them
+    for (int i = 0; i < c.num_outputs; ++i)
+      if (TensorImpl* o = c.outputs[i]; o && detail::holds_objects(o->dtype)) std::memset(o->data, 0, o->nbytes());
+  };
+  try {
+    c.op.mover()(c);
+  } catch (...) {
+    clear();
+    throw;
+  }
+  for (int i = 0; i < c.num_outputs; ++i)
+    if (TensorImpl* o = c.outputs[i]; o && detail::holds_objects(o->dtype))
+      for (int64_t k = 0; k < o->num_elements; ++k) detail::object_retain(o->as<detail::ObjectValue*>()[k]);
 }
 
 }  // namespace kiln::ops

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/object_value.h"
 #include "core/resource.h"
 #include "core/tensor_impl.h"
 #include "kiln/detail/small_vec.h"
@@ -278,6 +279,9 @@ enum Trait : uint32_t {
   kLoop = 1u << 12,           // While: attrs cond and body; the executor runs the loop itself,
                               // keeping both parts' slots and frames across iterations
   kTfjs = 1u << 13,           // TensorFlow.js's graph-model runtime has the op: export-tfjs may write it
+  kMovesElements = 1u << 14,  // the kernel only moves input elements to outputs (as bytes: Concat,
+                              // Gather, Transpose): it serves String and Variant tensors too, the
+                              // executor taking one reference per moved element (run_moving_objects)
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
@@ -318,7 +322,18 @@ struct OpDef {
   bool has(Trait t) const { return (traits & t) != 0; }
   bool is_stateful() const { return (traits & (kStateful | kSideEffect)) != 0; }
   // The kernel for a kernel dtype: the any-dtype kernel if the op has one; null if none.
-  KernelFn kernel_for(DType d) const { return any_dtype_kernel ? any_dtype_kernel : kernels[static_cast<int>(d)]; }
+  KernelFn kernel_for(DType d) const {
+    if (detail::holds_objects(d) && !kernels[static_cast<int>(d)]) {
+      if (traits & kMovesElements) return &run_moving_objects;
+      if (traits & kShapeOnly) return kernels[static_cast<int>(DType::Int64)];  // reads dims, not elements
+    }
+    return any_dtype_kernel ? any_dtype_kernel : kernels[static_cast<int>(d)];
+  }
+  // The kernel that moves 8-byte elements: the any-dtype kernel or the Int64 one.
+  KernelFn mover() const { return any_dtype_kernel ? any_dtype_kernel : kernels[static_cast<int>(DType::Int64)]; }
+  // A kMovesElements op's kernel for object elements: mover() moves the pointers, then each
+  // moved element gains a reference (on an error, the outputs are cleared instead).
+  static void run_moving_objects(KernelContext& c);
 };
 
 // Look up an op by TensorFlow name (for loaders and tests); null if unknown.

@@ -48,7 +48,9 @@
     X(TensorScatterMax) X(TensorScatterMin)                                                                 \
   /* tensor_list.cc */ X(EmptyTensorList) X(TensorListReserve) X(TensorListFromTensor) X(TensorListGetItem)   \
     X(TensorListSetItem) X(TensorListPushBack) X(TensorListPopBack) X(TensorListStack) X(TensorListLength)  \
-    X(TensorListElementShape)
+    X(TensorListElementShape)                                                                                \
+  /* strings.cc */ X(StringJoin) X(StringLength) X(StringUpper) X(StringLower) X(StringStrip) X(Substr)      \
+    X(StringToNumber) X(AsString) X(ReduceJoin) X(EncodeBase64) X(DecodeBase64)
 // clang-format on
 
 namespace kiln::ops::op {

@@ -68,7 +68,7 @@ const OpDef& op::ResourceGather() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .input_args = {"indices"},
-                            .traits = kStateful | kOwnOutputs,
+                            .traits = kStateful | kOwnOutputs | kMovesElements,
                             .attr_specs = {int_attr("batch_dims", 0), bool_attr("validate_indices", true),
                                            type_attr("dtype"), resource_attr("_resource")},
                             .infer = infer_resource_gather,

@@ -91,7 +91,7 @@ const OpDef& op::ReverseV2() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"tensor", "axis"},
-                            .traits = kTfjs,
+                            .traits = kTfjs | kMovesElements,
                             .infer = infer_reverse,
                             .kernels = kernels_for<ReverseKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tidx", 1}},

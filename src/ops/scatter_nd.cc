@@ -374,7 +374,7 @@ const OpDef& op::GatherNd() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"params", "indices"},
-                            .traits = kTfjs,
+                            .traits = kTfjs | kMovesElements,
                             .attr_specs = {string_attr("bad_indices_policy", "")},
                             .infer = infer_gather_nd,
                             .kernels = kernels_for<GatherNdKernel, KILN_EVERY_TYPE>(),

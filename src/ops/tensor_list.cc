@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/variant.h"
+#include "core/object_value.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -21,7 +21,7 @@ namespace {
 // num_elements must not make kiln reserve gigabytes of handles.
 constexpr int64_t kMaxListElements = int64_t{1} << 24;
 
-struct TensorList final : detail::VariantValue {
+struct TensorList final : detail::ObjectValue {
   DType element_dtype = DType::Float32;
   TensorShape element_shape = TensorShape::unknown();  // what every item must be compatible with
   std::vector<Tensor> items;                           // an undefined handle: not set yet
@@ -154,8 +154,8 @@ void infer_element_shape(InferContext& c) {
 // The list input `i` holds; TensorFlow's message when it holds none.
 const TensorList& list_of(const KernelContext& c, int i) {
   const TensorImpl& t = c.in(i);
-  const detail::VariantValue* v =
-      t.dtype == DType::Variant && t.num_elements == 1 ? t.as<detail::VariantValue*>()[0] : nullptr;
+  const detail::ObjectValue* v =
+      t.dtype == DType::Variant && t.num_elements == 1 ? t.as<detail::ObjectValue*>()[0] : nullptr;
   const auto* list = dynamic_cast<const TensorList*>(v);
   if (!list || !t.dims.empty())
     c.fail("Input handle is not a list. Saw: '" + std::string(v ? v->summary() : "an empty variant") + "'");
@@ -237,7 +237,7 @@ Tensor zeros(const KernelContext& c, DType d, const TensorShape& shape, const ch
 Tensor new_list_tensor(TensorList** list) {
   Tensor t = detail::wrap(detail::make_concrete(DType::Variant, Dims{}));
   *list = new TensorList;
-  detail::impl_of(t)->as<detail::VariantValue*>()[0] = *list;
+  detail::impl_of(t)->as<detail::ObjectValue*>()[0] = *list;
   return t;
 }
 // Gives `t`'s reference to a kernel output slot.

@@ -3,8 +3,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/object_value.h"
 #include "core/parallel.h"
-#include "core/variant.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -204,8 +204,12 @@ struct CastKernel {
   }
 };
 void infer_cast(InferContext& c) {
+  const DType src = c.in(0).dtype, dst = c.attrs.type(kDstT);
+  if ((src == DType::String) != (dst == DType::String))  // TensorFlow: tf.strings.to_number / as_string
+    throw UnimplementedError(std::string("Cast ") + dtype_name(src).data() + " to " + dtype_name(dst).data() +
+                             " is not supported [Op:Cast]");
   infer_unary(c);
-  c.out(0).dtype = c.attrs.type(kDstT);
+  c.out(0).dtype = dst;
 }
 
 constexpr uint32_t kEw = kElementwise;
@@ -287,20 +291,21 @@ KILN_UNARY_OP(Sqrt, SqrtF, KILN_FLOATS, &sqrt_grad, "x", "y")
 KILN_UNARY_OP(Rsqrt, RsqrtF, KILN_FLOATS, &rsqrt_grad, "x", "y")
 KILN_UNARY_OP(LogicalNot, NotF, bool, &no_gradient, "x", "y")
 namespace {
-// Identity of a variant: the output holds the same objects, one more reference each. (A
-// forwarded output is the input itself and gains nothing.)
-void identity_variant(KernelContext& c) {
+// Identity of a string or variant: the output holds the same objects, one more reference
+// each. (A forwarded output is the input itself and gains nothing.)
+void identity_objects(KernelContext& c) {
   if (&c.in(0) == &c.out(0)) return;
-  const auto* in = c.in(0).as<detail::VariantValue*>();
-  auto* out = c.out(0).as<detail::VariantValue*>();
+  const auto* in = c.in(0).as<detail::ObjectValue*>();
+  auto* out = c.out(0).as<detail::ObjectValue*>();
   for (int64_t i = 0; i < c.in(0).num_elements; ++i) {
-    detail::variant_retain(in[i]);
+    detail::object_retain(in[i]);
     out[i] = in[i];
   }
 }
 std::array<KernelFn, kNumDTypes> identity_kernels() {
   auto k = kernels_for<UnaryKernel<IdentityF>::K, KILN_EVERY_TYPE>();
-  k[static_cast<int>(DType::Variant)] = &identity_variant;
+  k[static_cast<int>(DType::Variant)] = &identity_objects;
+  k[static_cast<int>(DType::String)] = &identity_objects;
   return k;
 }
 }  // namespace

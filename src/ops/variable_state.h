@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/object_value.h"
 #include "core/resource.h"
 #include "core/tensor_impl.h"
 #include "kiln/tensor.h"
@@ -62,6 +63,10 @@ class VariableState : public Resource {
   detail::TensorImpl& writable() {
     detail::TensorImpl& o = *value_.impl();
     if (detail::exclusively_owned(o)) return o;
+    if (detail::holds_objects(o.dtype)) {  // a copy of the pointers, each retained
+      value_ = Tensor(detail::make_alias(&o, o.dims));
+      return *value_.impl();
+    }
     detail::TensorImpl* copy = detail::make_concrete(o.dtype, o.dims);
     std::memcpy(copy->data, o.data, o.nbytes());
     value_ = Tensor(copy);

@@ -133,8 +133,12 @@ graph::Node* TraceContext::capture_outer(const graph::Output& o) {
 graph::Output TraceContext::resolve(const Tensor& t) {
   const ops::TensorImpl* impl = t.impl();
   if (impl->symbolic) {
+    if (impl->graph_serial == graph_->serial()) return graph::Output{impl->node, impl->index};
+    if (!graph::graph_alive(impl->graph_serial))  // its graph is gone: the node may not be read
+      throw InvalidArgumentError("Tensor " + t.str() +
+                                 " belongs to a traced function that no longer exists (it leaked out of a failed "
+                                 "or finished trace)");
     graph::Graph* owner = impl->node->graph;
-    if (owner == graph_) return graph::Output{impl->node, impl->index};
     if (outer_ && graph_->parent() && (owner == graph_->parent() || owner->is_ancestor_of(graph_->parent()))) {
       const graph::Output in_parent = outer_->resolve(t);  // the parent captures it first if needed
       return graph::Output{capture_outer(in_parent), 0};

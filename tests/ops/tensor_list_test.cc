@@ -1,7 +1,7 @@
 // TensorList ops (variant tensors): values, TensorFlow's errors, and the lifetime of the
 // list objects when a list is carried through a traced While loop (the Keras RNN pattern).
 // Under ASan this is the test that catches a leaked or doubly released list.
-#include "core/variant.h"
+#include "core/object_value.h"
 #include "ops/op_list.h"
 #include "test_util.h"
 #include "trace/dispatch.h"

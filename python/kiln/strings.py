@@ -1,0 +1,63 @@
+"""kiln.strings: TensorFlow's tf.strings over kiln.raw_ops (string tensors of bytes; Python
+str values are encoded as UTF-8, as TensorFlow encodes them)."""
+from . import _dtypes
+from . import raw_ops as _raw
+from ._convert import convert_to_tensor as _t
+
+
+def _s(x):
+    return _t(x, _dtypes.string)
+
+
+def join(inputs, separator="", name=None):
+    """Elementwise concatenation of string tensors of one shape (scalars broadcast)."""
+    return _raw.StringJoin(inputs=[_s(x) for x in inputs], separator=separator)
+
+
+def length(input, unit="BYTE", name=None):  # noqa: A002
+    """The length of each string, in bytes or ("UTF8_CHAR") Unicode characters."""
+    return _raw.StringLength(input=_s(input), unit=unit)
+
+
+def upper(input, encoding="", name=None):  # noqa: A002
+    return _raw.StringUpper(input=_s(input), encoding=encoding)
+
+
+def lower(input, encoding="", name=None):  # noqa: A002
+    return _raw.StringLower(input=_s(input), encoding=encoding)
+
+
+def strip(input, name=None):  # noqa: A002
+    """Leading and trailing ASCII whitespace removed."""
+    return _raw.StringStrip(input=_s(input))
+
+
+def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
+    """Substrings [pos, pos + len) of each string (pos < 0 counts from the end)."""
+    pos = _t(pos)
+    return _raw.Substr(input=_s(input), pos=pos, len=_t(len, pos.dtype), unit=unit)
+
+
+def to_number(input, out_type=_dtypes.float32, name=None):  # noqa: A002
+    """Each string parsed as a number of `out_type` (float32, float64, int32 or int64)."""
+    return _raw.StringToNumber(string_tensor=_s(input), out_type=_dtypes.as_dtype(out_type))
+
+
+def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):  # noqa: A002
+    """Each element formatted as text (printf's %f/%e/%g for floats, %d for integers)."""
+    return _raw.AsString(input=_t(input), precision=precision, scientific=scientific, shortest=shortest,
+                         width=width, fill=fill)
+
+
+def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
+    """The strings along `axis` (all axes when None) joined with `separator`."""
+    inputs = _s(inputs)
+    if axis is None:
+        axis = list(range(inputs.ndim - 1, -1, -1))  # TensorFlow joins every axis, the last first
+    elif isinstance(axis, int):
+        axis = [axis]
+    return _raw.ReduceJoin(inputs=inputs, reduction_indices=_t(axis, _dtypes.int32), keep_dims=keepdims,
+                           separator=separator)
+
+
+__all__ = ["join", "length", "upper", "lower", "strip", "substr", "to_number", "as_string", "reduce_join"]
