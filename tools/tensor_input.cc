@@ -1,6 +1,7 @@
 #include "tensor_input.h"
 
 #include <cctype>
+#include <complex>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -148,6 +149,10 @@ Tensor tensor_from_npy(const std::string& path) {
       return typed(float16{});
     case DType::BFloat16:
       return typed(bfloat16{});
+    case DType::Complex64:
+      return typed(std::complex<float>{});
+    case DType::Complex128:
+      return typed(std::complex<double>{});
     case DType::Variant:
     case DType::String:
       break;

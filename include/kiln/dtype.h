@@ -27,7 +27,9 @@ namespace kiln {
   X(Variant, 8)            \
   X(Float16, 2)            \
   X(BFloat16, 2)           \
-  X(String, 8)
+  X(String, 8)             \
+  X(Complex64, 8)          \
+  X(Complex128, 16)
 
 #define KILN_DTYPE_ENUMERATOR(name, size) name,
 enum class DType : uint8_t { KILN_DTYPE_LIST(KILN_DTYPE_ENUMERATOR) };
@@ -37,7 +39,7 @@ inline constexpr int kNumDTypes = 0 KILN_DTYPE_LIST(KILN_DTYPE_COUNT);
 #undef KILN_DTYPE_COUNT
 
 // "bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16",
-// "uint32", "uint64", "variant", "float16", "bfloat16", "string".
+// "uint32", "uint64", "variant", "float16", "bfloat16", "string", "complex64", "complex128".
 std::string_view dtype_name(DType);
 // Bytes per element.
 constexpr size_t dtype_size(DType d) {
@@ -48,5 +50,6 @@ constexpr size_t dtype_size(DType d) {
 }
 bool is_floating(DType);
 bool is_integer(DType);
+bool is_complex(DType);
 
 }  // namespace kiln

@@ -24,7 +24,7 @@ _core._set_hooks(_dtypes.BY_ENUM, _convert.convert_to_tensor, _convert.binary_op
 
 from ._core import Tensor  # noqa: E402
 from ._dtypes import (DType, as_dtype, bool, int32, int64, float32, float64, double, uint8, int8, int16,  # noqa: E402,A004,E501
-                      uint16, uint32, uint64, variant, float16, bfloat16, half, string)
+                      uint16, uint32, uint64, variant, float16, bfloat16, half, string, complex64, complex128)
 from ._shape import TensorShape  # noqa: E402
 from ._convert import constant, convert_to_tensor  # noqa: E402
 from ._ops import (  # noqa: E402
@@ -39,7 +39,7 @@ from ._ops_breadth import (  # noqa: E402
     acos, atan, sinh, cosh, asinh, acosh, atanh)
 from ._ops_indexing import (  # noqa: E402
     gather_nd, scatter_nd, tensor_scatter_nd_update, tensor_scatter_nd_add, tensor_scatter_nd_sub,
-    tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace)
+    tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace, reverse_sequence)
 from ._spec import TensorSpec  # noqa: E402
 from ._variable import Variable  # noqa: E402
 from ._tape import GradientTape  # noqa: E402
@@ -49,6 +49,7 @@ from ._control_flow import cond, while_loop, switch_case  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
 from . import raw_ops, image, bitwise, strings, io  # noqa: E402
 from .strings import as_string  # noqa: E402
+from ._ops_complex import complex  # noqa: E402,A004
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 
 newaxis = None

@@ -38,6 +38,8 @@ def _infer_python(value):
         return arr.astype(np.int32)
     if kind == "b":
         return arr
+    if kind == "c":  # Python complex numbers: complex128, as TensorFlow infers them
+        return arr.astype(np.complex128)
     if kind in "US" or (kind == "O" and leaves_are_text(value)):
         # Objects keep each value whole (numpy's bytes arrays drop trailing NULs).
         return arr if isinstance(value, np.ndarray) else _object_array(value)
@@ -98,9 +100,12 @@ def _python_as(value, dtype):
             return _object_array(value)
         except ValueError:
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
-    if any(isinstance(v, (str, bytes)) for v in leaves):
+    if any(isinstance(v, (str, bytes)) for v in leaves) or (
+            not dtype.is_complex and any(isinstance(v, (complex, np.complexfloating)) for v in leaves)):
         raise TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, dtype.name))
-    if dtype.is_bool:
+    if dtype.is_complex:
+        bad = not all(isinstance(v, _NUMBER_TYPES + (complex, np.complexfloating)) for v in leaves)
+    elif dtype.is_bool:
         bad = not all(isinstance(v, (bool, np.bool_)) for v in leaves)
     elif dtype.is_integer:
         bad = not all(isinstance(v, _NUMBER_TYPES) and not isinstance(v, (float, np.floating)) for v in leaves)

@@ -6,12 +6,12 @@ import numpy as np
 
 # The order of kiln::DType (include/kiln/dtype.h).
 _NAMES = ("bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16", "uint32", "uint64",
-          "variant", "float16", "bfloat16", "string")
+          "variant", "float16", "bfloat16", "string", "complex64", "complex128")
 # variant (a TensorList handle) is numpy's object, as TensorFlow says: no numpy array holds it.
 # string is object too: arrays of Python bytes, as TensorFlow's. bfloat16 is ml_dtypes' (the
 # numpy extension type TensorFlow and JAX use).
 _NUMPY = (np.bool_, np.int32, np.int64, np.float32, np.float64, np.uint8, np.int8, np.int16, np.uint16, np.uint32,
-          np.uint64, object, np.float16, ml_dtypes.bfloat16, object)
+          np.uint64, object, np.float16, ml_dtypes.bfloat16, object, np.complex64, np.complex128)
 _FLOATING = frozenset(("float16", "bfloat16", "float32", "float64"))
 
 
@@ -34,6 +34,15 @@ class DType:
     @property
     def is_floating(self):
         return self.name in _FLOATING
+
+    @property
+    def is_complex(self):
+        return self.name in ("complex64", "complex128")
+
+    @property
+    def real_dtype(self):
+        """float32 for complex64, float64 for complex128, the dtype itself otherwise."""
+        return {"complex64": float32, "complex128": float64}.get(self.name, self)
 
     @property
     def is_integer(self):
@@ -63,14 +72,14 @@ class DType:
 
     @property
     def min(self):
-        if self.is_bool or not self.is_numpy_compatible or self._enum == _STRING:  # as TensorFlow: bool is unordered
+        if self.is_bool or not self.is_numpy_compatible or self._enum == _STRING or self.is_complex:  # unordered
             raise TypeError("Cannot find minimum value of %s with type %s." % (self, self))
         info = ml_dtypes.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.min
 
     @property
     def max(self):
-        if self.is_bool or not self.is_numpy_compatible or self._enum == _STRING:
+        if self.is_bool or not self.is_numpy_compatible or self._enum == _STRING or self.is_complex:
             raise TypeError("Cannot find maximum value of %s with type %s." % (self, self))
         info = ml_dtypes.finfo(self.as_numpy_dtype) if self.is_floating else np.iinfo(self.as_numpy_dtype)
         return info.max
@@ -116,15 +125,18 @@ float16 = DType(12)
 bfloat16 = DType(13)
 _STRING = 14
 string = DType(_STRING)
+complex64 = DType(15)
+complex128 = DType(16)
 half = float16
 # The dtypes whose elements are numbers (string's and variant's are objects).
-ALL = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64, float16, bfloat16)
+ALL = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64, float16, bfloat16, complex64,
+       complex128)
 BY_ENUM = (bool, int32, int64, float32, float64, uint8, int8, int16, uint16, uint32, uint64, variant, float16,
-           bfloat16, string)  # indexed by kiln::DType
+           bfloat16, string, complex64, complex128)  # indexed by kiln::DType
 double = float64
 
 # TensorFlow dtypes kiln does not have: named in errors rather than "unknown".
-_TF_ONLY = ("complex64", "complex128", "qint8", "quint8", "qint32", "resource")
+_TF_ONLY = ("qint8", "quint8", "qint32", "resource")
 
 
 def as_dtype(type_value):
@@ -147,6 +159,8 @@ def as_dtype(type_value):
         return int32
     if type_value is builtins.bool:
         return bool
+    if type_value is complex:
+        return complex128
     try:
         np_type = np.dtype(type_value)
     except TypeError:

@@ -104,7 +104,12 @@ def _unary(fn):
 
 
 negative = _unary(_core.neg)
-abs = _unary(_core.abs)  # noqa: A001
+def abs(x, name=None):  # noqa: A001 (TensorFlow's name)
+    x = _t(x)
+    if x.dtype.is_complex:  # TensorFlow's ComplexAbs: the magnitude, in the real dtype
+        from ._ops_complex import complex_abs
+        return complex_abs(x)
+    return _core.abs(x)
 sign = _unary(_core.sign)
 exp = _unary(_core.exp)
 log = _unary(_core.log)

@@ -130,3 +130,26 @@ segment_prod = _sorted_segment(raw_ops.SegmentProd)
 unsorted_segment_max = _unsorted_segment(raw_ops.UnsortedSegmentMax)
 unsorted_segment_min = _unsorted_segment(raw_ops.UnsortedSegmentMin)
 unsorted_segment_prod = _unsorted_segment(raw_ops.UnsortedSegmentProd)
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None):  # noqa: A002
+    """For each entry b along batch_axis, the first seq_lengths[b] slices along seq_axis reversed."""
+    return raw_ops.ReverseSequence(input=_t(input), seq_lengths=_t(seq_lengths), seq_dim=seq_axis,
+                                batch_dim=0 if batch_axis is None else batch_axis)
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dtypes.int32, name=None, axis=None,
+             binary_output=False):
+    """Counts (or summed weights) of each value in [0, max(arr)] of a 1-D or flattened int32 array
+    (tf.math.bincount without axis or binary_output), over the Bincount op."""
+    if axis is not None or binary_output:
+        raise NotImplementedError("kiln's bincount has no axis or binary_output yet")
+    from ._ops import reduce_max, reshape, maximum, minimum
+    arr = reshape(_t(arr, _dtypes.int32), [-1])
+    size = maximum(reduce_max(arr) + 1, 0)  # an empty arr's max is int32's least: size 0
+    if minlength is not None:
+        size = maximum(size, minlength)
+    if maxlength is not None:
+        size = minimum(size, maxlength)
+    w = _t(weights) if weights is not None else convert_to_tensor([], dtype=_dtypes.as_dtype(dtype))
+    return raw_ops.Bincount(arr=arr, size=size, weights=w)

@@ -10,4 +10,7 @@ from ._ops_breadth import (argmin, cumsum, cumprod, sin, cos, tan, asin, acos, a
 from ._ops_indexing import (top_k, segment_sum, segment_mean, segment_max, segment_min, segment_prod,  # noqa: F401
                             unsorted_segment_max, unsorted_segment_min, unsorted_segment_prod)
 
+from ._ops_complex import real, imag, conj, angle  # noqa: F401
+from ._ops_indexing import bincount  # noqa: F401
+
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -44,6 +44,10 @@ nb::dlpack::dtype dlpack_dtype(DType d) {
       return {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
     case DType::BFloat16:
       return {static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    case DType::Complex64:
+      return {static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), 64, 1};
+    case DType::Complex128:
+      return {static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), 128, 1};
     case DType::Variant:
     case DType::String:
       break;
@@ -68,11 +72,14 @@ DType dtype_of_array(const Array& a) {
     if (t.code == static_cast<uint8_t>(Code::UInt) && t.bits == 32) return DType::UInt32;
     if (t.code == static_cast<uint8_t>(Code::UInt) && t.bits == 64) return DType::UInt64;
     if (t.code == static_cast<uint8_t>(Code::Bool) && t.bits == 8) return DType::Bool;
+    if (t.code == static_cast<uint8_t>(Code::Complex) && t.bits == 64) return DType::Complex64;
+    if (t.code == static_cast<uint8_t>(Code::Complex) && t.bits == 128) return DType::Complex128;
   }
   throw nb::type_error(
       ("kiln has no tensor type for arrays of this element type (DLPack code " + std::to_string(t.code) + ", " +
        std::to_string(t.bits) +
-       " bits); kiln has bool, the signed and unsigned integers, float16, bfloat16, float32 and float64")
+       " bits); kiln has bool, the signed and unsigned integers, float16, bfloat16, float32, float64, complex64 "
+       "and complex128")
           .c_str());
 }
 
@@ -204,6 +211,9 @@ T scalar_as(const Tensor& t, const char* what) {
       return static_cast<T>(static_cast<float>(t.item<float16>()));
     case DType::BFloat16:
       return static_cast<T>(static_cast<float>(t.item<bfloat16>()));
+    case DType::Complex64:
+    case DType::Complex128:  // Python's float(1j) is a TypeError too
+      throw nb::type_error(("Cannot convert a complex tensor to a Python " + std::string(what)).c_str());
     case DType::Variant:
     case DType::String:
       break;

@@ -76,7 +76,10 @@ def assert_same_value(k, t, ulps=0, where=""):
         _, td, ta = t
         assert kd == td, "%s: dtype kiln %s, TensorFlow %s" % (where, kd, td)
         assert ka.shape == ta.shape, "%s: shape kiln %s, TensorFlow %s" % (where, ka.shape, ta.shape)
-        if ka.dtype.kind == "f":
+        if ka.dtype.kind == "c":  # each part as a float
+            assert_same_value(("tensor", kd, ka.real), ("tensor", td, ta.real), ulps, where + " (real part)")
+            assert_same_value(("tensor", kd, ka.imag), ("tensor", td, ta.imag), ulps, where + " (imaginary part)")
+        elif ka.dtype.kind == "f":
             d = _ulp_distance(flush_denormals(ka), ta)
             worst = int(d.max()) if d.size else 0
             assert worst <= ulps, "%s: %d ulps apart (allowed %d)\nkiln %r\ntf   %r" % (where, worst, ulps, ka, ta)

@@ -64,7 +64,19 @@ CASES = [
                segment_ids=np.array([0, 0, 2, 2], np.int32))) for op in
      ("SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd")] + [
     (op, dict(data=np.array([4, -2, 7, 1, 9], np.int64), segment_ids=np.array([3, 0, -1, 3, 0], np.int64),
-              num_segments=5)) for op in ("UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")]
+              num_segments=5)) for op in ("UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")] + [
+    ("ReverseSequence", dict(input=_f32(2, 3, 4), seq_lengths=np.array([2, 4], np.int32), seq_dim=2)),
+    ("ReverseSequence", dict(input=_f32(3, 2, 4), seq_lengths=np.array([0, 3, 1, 2], np.int64), seq_dim=0,
+                             batch_dim=2)),
+    ("ReverseSequence", dict(input=np.array([["a", "b", "c"], ["d", "e", "f"]], dtype=object),
+                             seq_lengths=np.array([3, 1], np.int32), seq_dim=1)),
+    ("ReverseSequence", dict(input=np.zeros((0, 5), np.int32), seq_lengths=np.zeros(0, np.int32), seq_dim=1)),
+    ("Bincount", dict(arr=np.array([1, 1, 3, 9], np.int32), size=np.int32(5), weights=np.zeros(0, np.float32))),
+    ("Bincount", dict(arr=np.array([[1, 1], [3, 0]], np.int32), size=np.int32(4),
+                      weights=np.array([[0.5, 1], [2, 4]], np.float64))),
+    ("Bincount", dict(arr=np.zeros(0, np.int32), size=np.int32(3), weights=np.zeros(0, np.int64))),
+    ("Bincount", dict(arr=np.array([2], np.int32), size=np.int32(0), weights=np.array([7], np.int32))),
+]
 
 
 
@@ -121,6 +133,15 @@ BAD = [
                               updates=np.zeros(4, np.float32))),
     ("TensorScatterMax", dict(tensor=np.zeros((2, 0, 1), np.float32), indices=np.zeros(0, np.int32),
                               updates=np.zeros((2, 0, 1), np.float32))),
+] + [("ReverseSequence", dict(input=np.zeros((2, 3, 4), np.float32), seq_lengths=np.array(lengths, np.int32), **attrs))
+     for lengths, attrs in [([2, 3], dict(seq_dim=5)), ([2, 3], dict(seq_dim=2, batch_dim=2)),
+                            ([2, 3, 1], dict(seq_dim=2)), ([2, 9], dict(seq_dim=2)), ([2, -1], dict(seq_dim=2)),
+                            ([[2, 1]], dict(seq_dim=2)), ([1, 2], dict(seq_dim=-1)),
+                            ([1, 2], dict(seq_dim=1, batch_dim=4))]] + [
+    ("Bincount", dict(arr=np.array([1, -1], np.int32), size=np.int32(5), weights=np.zeros(0, np.float32))),
+    ("Bincount", dict(arr=np.array([1], np.int32), size=np.int32(-1), weights=np.zeros(0, np.float32))),
+    ("Bincount", dict(arr=np.array([1, 2], np.int32), size=np.int32(5), weights=np.ones(3, np.float32))),
+    ("Bincount", dict(arr=np.array([1], np.int32), size=np.array([5], np.int32), weights=np.zeros(0, np.float32))),
 ]
 
 
@@ -163,6 +184,8 @@ GRADS = [
     ("segment_sum", lambda m, d: m.math.segment_sum(d, [0, 0, 2]) * np.float32(2), [_f32(3, 2)]),
     ("tensor_scatter_max", lambda m, t, u: m.tensor_scatter_nd_max(t, [[1], [2]], u) * np.float32(3),
      [_f32(4), _f32(2)]),
+    ("reverse_sequence", lambda m, x: m.reverse_sequence(x, [3, 1], seq_axis=1) * np.arange(4, dtype=np.float32),
+     [_f32(2, 4, 4)]),
 ]
 
 
@@ -189,6 +212,13 @@ def test_python_functions_match_tensorflow():
         (kiln.math.unsorted_segment_max([1, 9, 4], [1, 1, 0], 3), tf.math.unsorted_segment_max([1, 9, 4], [1, 1, 0], 3)),
         (kiln.linspace(0.0, 1.0, 5), tf.linspace(0.0, 1.0, 5)),
         (kiln.linspace(1, 5, 3), tf.linspace(1, 5, 3)),
+        (kiln.math.bincount([1, 1, 4]), tf.math.bincount([1, 1, 4])),
+        (kiln.math.bincount([1, 1, 4], minlength=7, dtype=kiln.float32),
+         tf.math.bincount([1, 1, 4], minlength=7, dtype=tf.float32)),
+        (kiln.math.bincount([[1], [3]], weights=[[0.5], [2.0]], maxlength=2),
+         tf.math.bincount([[1], [3]], weights=[[0.5], [2.0]], maxlength=2)),
+        (kiln.math.bincount(np.zeros(0, np.int32)), tf.math.bincount(np.zeros(0, np.int32))),
+        (kiln.reverse_sequence(x, [2, 6], seq_axis=1), tf.reverse_sequence(x, [2, 6], seq_axis=1)),
     ] + [(kiln.sort(v, axis=a, direction=d), tf.sort(v, axis=a, direction=d))
          for v in (x, np.array([[3, 1, 3, 250]], np.uint8), np.array([[2, -7, 2, 0]], np.int64))
          for a in (-1, 0) for d in ("ASCENDING", "DESCENDING")] + [

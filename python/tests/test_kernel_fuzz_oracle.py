@@ -35,7 +35,18 @@ def _has_non_finite(inputs):
                for vs in inputs.values() for v in (vs if isinstance(vs, list) else [vs]))
 
 
+def _complex_with_non_finite(inputs):
+    return any(np.iscomplexobj(v) and not np.all(np.isfinite(v)) for v in inputs.values())
+
+
 _KNOWN_DIFFERENCES = {
+    # TensorFlow's complex products and quotients are Eigen's: vectorized lanes compute the
+    # textbook formulas (a quotient with a scaled divisor), the scalar tail calls the C
+    # library's (C99 Annex G, which recovers infinities), so an infinite or NaN part gives
+    # results that depend on the element's position; kiln computes every element as the lanes.
+    "RealDiv": _complex_with_non_finite,
+    "Mul": _complex_with_non_finite,
+    "Square": _complex_with_non_finite,
     # TensorFlow's CPU softmax (oneDNN) gives a row with a NaN or +Inf NaN only where that
     # element is and 0 elsewhere; kiln's row is NaN throughout (IEEE arithmetic of exp/sum).
     "Softmax": _has_non_finite,
@@ -49,7 +60,8 @@ _KNOWN_DIFFERENCES = {
 
 _DTYPES = {"DT_FLOAT": np.float32, "DT_DOUBLE": np.float64, "DT_INT32": np.int32, "DT_INT64": np.int64,
            "DT_BOOL": np.bool_, "DT_UINT8": np.uint8, "DT_INT8": np.int8, "DT_INT16": np.int16, "DT_UINT16": np.uint16,
-           "DT_UINT32": np.uint32, "DT_UINT64": np.uint64, "DT_STRING": np.object_}
+           "DT_UINT32": np.uint32, "DT_UINT64": np.uint64, "DT_STRING": np.object_, "DT_COMPLEX64": np.complex64,
+           "DT_COMPLEX128": np.complex128}
 
 # String values: empty, ASCII, whitespace, numbers (valid and not), base64, UTF-8 and bytes that
 # are no UTF-8.
@@ -57,7 +69,7 @@ _STRINGS = [b"", b"a", b"abc", b"  Mixed Case\t", b"12", b"-3.5", b"1e3", b"inf"
             "h\u00e9llo w\u00f6rld".encode(), b"aGVsbG8", b"YQ==", b"a+b/", b"\xff\xfe", b"x" * 40]
 
 
-_COMMON_DTYPES = (np.float32, np.float64, np.int32, np.int64, np.bool_)
+_COMMON_DTYPES = (np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64, np.complex128)
 
 
 _CATALOG = {entry["name"]: entry for entry in kiln._core._op_catalog()}
@@ -129,6 +141,11 @@ class _Case:
                 v[special < 0.05] = info.min
                 v[(special >= 0.05) & (special < 0.1)] = info.max
             return v.reshape(shape)
+        if np.issubdtype(dtype, np.complexfloating):
+            part = np.float32 if dtype == np.complex64 else np.float64
+            z = np.empty(shape, dtype)  # parts set directly: 1j * inf would make a NaN real part
+            z.real, z.imag = self.values(part, shape), self.values(part, shape)
+            return z
         v = self.rng.uniform(-4, 4, n).astype(dtype)
         special = self.rng.random(n)
         v[special < 0.04] = np.nan
@@ -263,7 +280,11 @@ def _compare(op, k, t):
             return "output %d: dtype kiln %s, TensorFlow %s" % (i, a.dtype, b.dtype)
         if a.shape != b.shape:
             return "output %d: shape kiln %s, TensorFlow %s" % (i, a.shape, b.shape)
-        if a.dtype.kind == "f":
+        if a.dtype.kind == "c":  # each part as a float
+            diff = _compare(op, [a.real, a.imag], [b.real, b.imag])
+            if diff:
+                return "output %d (complex): %s" % (i, diff)
+        elif a.dtype.kind == "f":
             d = _ulp_distance(flush_denormals(a), b)
             if d.size and int(d.max()) > _ULPS.get(op, 0):
                 return "output %d: %d ulps apart\nkiln %r\ntf   %r" % (i, int(d.max()), a, b)

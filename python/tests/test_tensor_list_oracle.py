@@ -124,4 +124,4 @@ def test_a_variant_is_no_number():
     with pytest.raises(kiln.errors.InvalidArgumentError):
         kiln.raw_ops.Cast(x=lst, DstT=kiln.float32)
     with pytest.raises(kiln.errors.InvalidArgumentError, match="cannot produce a variant"):
-        kiln.raw_ops.Shape(input=[1.0], out_type=kiln.variant)
+        kiln.raw_ops.Cast(x=[1.0], DstT=kiln.variant)

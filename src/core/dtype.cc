@@ -10,6 +10,7 @@ std::string_view dtype_name(DType d) {
 
 bool is_floating(DType d) { return detail::dtype_info(d).floating; }
 bool is_integer(DType d) { return detail::dtype_info(d).integer; }
+bool is_complex(DType d) { return detail::dtype_info(d).complex; }
 
 void detail::fail_has_no_values(DType d) {
   if (d == DType::String) throw InvalidArgumentError("a string tensor holds byte strings, not numbers");

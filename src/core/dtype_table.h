@@ -4,12 +4,19 @@
 // adding a dtype is a line in include/kiln/dtype.h's KILN_DTYPE_LIST and a row here.
 #pragma once
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
 
 #include "kiln/dtype.h"
 #include "kiln/half.h"
+
+namespace kiln {
+// TensorFlow's complex64 and complex128 (pairs of float32 / float64, real part first).
+using complex64 = std::complex<float>;
+using complex128 = std::complex<double>;
+}  // namespace kiln
 
 namespace kiln::detail {
 
@@ -28,7 +35,9 @@ namespace kiln::detail {
   X(UInt32, uint32_t)       \
   X(UInt64, uint64_t)       \
   X(Float16, float16)       \
-  X(BFloat16, bfloat16)
+  X(BFloat16, bfloat16)     \
+  X(Complex64, complex64)   \
+  X(Complex128, complex128)
 
 struct DTypeInfo {
   DType dtype = DType::Float32;
@@ -37,7 +46,7 @@ struct DTypeInfo {
   int tf_proto = 0;                 // TensorFlow's DataType enum (types.proto): DT_FLOAT = 1
   const char* tfjs_name = nullptr;  // TensorFlow.js's dtype, or null when it has none
   size_t size = 0;                  // bytes per element
-  bool floating = false, integer = false;
+  bool floating = false, integer = false, complex = false;
   bool is_unsigned = false;
 };
 
@@ -99,6 +108,13 @@ inline constexpr std::array<DTypeInfo, kNumDTypes> kDTypes = {{
      .floating = true},
     {.dtype = DType::BFloat16, .name = "bfloat16", .tf_name = "bfloat16", .tf_proto = 14, .size = 2, .floating = true},
     {.dtype = DType::String, .name = "string", .tf_name = "string", .tf_proto = 7, .size = 8},
+    {.dtype = DType::Complex64, .name = "complex64", .tf_name = "complex64", .tf_proto = 8, .size = 8, .complex = true},
+    {.dtype = DType::Complex128,
+     .name = "complex128",
+     .tf_name = "complex128",
+     .tf_proto = 18,
+     .size = 16,
+     .complex = true},
 }};
 
 constexpr const DTypeInfo& dtype_info(DType d) { return kDTypes[static_cast<int>(d)]; }
@@ -144,6 +160,20 @@ decltype(auto) visit_any_dtype(DType d, F&& f) {
       break;
   }
   fail_has_no_values(d);
+}
+
+template <class T>
+inline constexpr bool is_complex_v = false;
+template <class T>
+inline constexpr bool is_complex_v<std::complex<T>> = true;
+// An element as double, for the code that reads numbers generically (scalars, axes, ranges):
+// a complex value by its real part (code that means the whole value refuses complex first).
+template <class T>
+double as_double(T v) {
+  if constexpr (is_complex_v<T>)
+    return static_cast<double>(v.real());
+  else
+    return static_cast<double>(v);
 }
 
 // True for the dtypes whose elements are numeric values (all but String and Variant).

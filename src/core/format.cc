@@ -92,6 +92,16 @@ std::string int_text(const TensorImpl& t, int64_t i) {
   }
 }
 
+// numpy's text of one complex element: "1.+2.j", "-3.-0.5j" (each part as a float32 or
+// float64 alone would print).
+std::string complex_text(const TensorImpl& t, int64_t i) {
+  const DType part = t.dtype == DType::Complex64 ? DType::Float32 : DType::Float64;
+  const double re = t.dtype == DType::Complex64 ? t.as<complex64>()[i].real() : t.as<complex128>()[i].real();
+  const double im = t.dtype == DType::Complex64 ? t.as<complex64>()[i].imag() : t.as<complex128>()[i].imag();
+  const std::string imag = float_text(std::fabs(im), part, false);
+  return float_text(re, part, false) + (std::signbit(im) ? "-" : "+") + imag + "j";
+}
+
 // Row-major strides of t's dims.
 std::vector<int64_t> strides_of(const TensorImpl& t) {
   std::vector<int64_t> s(t.dims.size(), 1);
@@ -203,7 +213,10 @@ std::string format_values(const TensorImpl& t) {
   p.collect(0, 0);
   std::vector<std::string> texts;
   texts.reserve(p.shown.size());
-  if (is_floating(t.dtype)) {
+  if (is_complex(t.dtype)) {
+    for (int64_t i : p.shown) texts.push_back(complex_text(t, i));
+    if (t.dims.empty()) return "(" + texts[0] + ")";  // numpy's scalar form: (1+2j)
+  } else if (is_floating(t.dtype)) {
     double max_abs = 0, min_abs = INFINITY;
     for (int64_t i : p.shown) {
       const double a = std::fabs(element_as_double(t, i));

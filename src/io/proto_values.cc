@@ -87,6 +87,22 @@ Tensor strings_from_proto(const tensorflow::TensorProto& p, const TensorShape& s
   return t;
 }
 
+// scomplex_val / dcomplex_val: (real, imaginary) pairs, the last repeated for a short list.
+template <class C, class Field>
+void fill_complex(detail::TensorImpl& t, const Field& vals, const std::string& where) {
+  const int64_t n = t.num_elements, pairs = vals.size() / 2;
+  if (vals.size() % 2 != 0) throw InvalidArgumentError(where + ": complex values come in (real, imaginary) pairs");
+  if (pairs == 0 && n == 0) return;
+  if (pairs == 0 || pairs > n)
+    throw InvalidArgumentError(where + ": tensor has " + std::to_string(pairs) + " values for " + std::to_string(n) +
+                               " elements");
+  C* out = t.as<C>();
+  for (int64_t i = 0; i < n; ++i) {
+    const int k = static_cast<int>(std::min(i, pairs - 1));
+    out[i] = C(vals.Get(2 * k), vals.Get(2 * k + 1));
+  }
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& where) {
@@ -152,6 +168,12 @@ Tensor tensor_from_proto(const tensorflow::TensorProto& p, const std::string& wh
       break;
     case DType::BFloat16:
       fill_bits<bfloat16>(*impl, p.half_val(), where);
+      break;
+    case DType::Complex64:
+      fill_complex<complex64>(*impl, p.scomplex_val(), where);
+      break;
+    case DType::Complex128:
+      fill_complex<complex128>(*impl, p.dcomplex_val(), where);
       break;
     case DType::Variant:  // refused above
     case DType::String:   // read above

@@ -5,6 +5,7 @@
 #include "core/object_value.h"
 #include "core/parallel.h"
 #include "kernels/broadcast.h"
+#include "kernels/complex_math.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -60,13 +61,19 @@ struct SubF {
 struct MulF {
   template <class T>
   static T f(T a, T b) {
-    return wrap_mul(a, b);
+    if constexpr (detail::is_complex_v<T>)
+      return kernels::complex_mul(a, b);
+    else
+      return wrap_mul(a, b);
   }
 };
 struct DivF {
   template <class T>
   static T f(T a, T b) {
-    return a / b;
+    if constexpr (detail::is_complex_v<T>)
+      return kernels::complex_div(a, b);
+    else
+      return a / b;
   }
 };
 struct SqDiffF {
@@ -459,10 +466,10 @@ void select_grad(GradContext& c) {
 }  // namespace
 
 KILN_BINARY_OP_INFER(AddV2, AddF, kEwC | kTfjs, &add_grad, "z", "x", "y", infer_binary, KILN_NUMERIC,
-                     detail::StringElement)
-KILN_BINARY_OP(Sub, SubF, kEw | kTfjs, KILN_NUMERIC, &sub_grad, "z")
-KILN_BINARY_OP(Mul, MulF, kEwC | kTfjs, KILN_NUMERIC, &mul_grad, "z")
-KILN_BINARY_OP(RealDiv, DivF, kEw | kTfjs, KILN_FLOATS, &div_grad, "z")
+                     KILN_COMPLEX_TYPES, detail::StringElement)
+KILN_BINARY_OP(Sub, SubF, kEw | kTfjs, KILN_NUMERIC_COMPLEX, &sub_grad, "z")
+KILN_BINARY_OP(Mul, MulF, kEwC | kTfjs, KILN_NUMERIC_COMPLEX, &mul_grad, "z")
+KILN_BINARY_OP(RealDiv, DivF, kEw | kTfjs, KILN_FLOATS_COMPLEX, &div_grad, "z")
 KILN_BINARY_OP(FloorDiv, FloorDivF, kEw | kTfjs, KILN_NUMERIC, &no_gradient, "z")
 KILN_BINARY_OP(FloorMod, FloorModF, kEw | kTfjs, KILN_NUMERIC, &floormod_grad, "z")
 KILN_BINARY_OP(Pow, PowF, kEw | kTfjs, KILN_NUMERIC, &pow_grad, "z")
@@ -496,8 +503,8 @@ KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC)
 KILN_COMPARE_OP(LessEqual, LessEqualF, kEw | kTfjs, KILN_NUMERIC)
-KILN_COMPARE_OP(Equal, EqualF, kEwC | kTfjs, KILN_ALL_TYPES, detail::StringElement)
-KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC | kTfjs, KILN_ALL_TYPES, detail::StringElement)
+KILN_COMPARE_OP(Equal, EqualF, kEwC | kTfjs, KILN_ALL_TYPES, KILN_COMPLEX_TYPES, detail::StringElement)
+KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC | kTfjs, KILN_ALL_TYPES, KILN_COMPLEX_TYPES, detail::StringElement)
 KILN_COMPARE_OP(LogicalAnd, AndF, kEwC | kTfjs, bool)
 KILN_COMPARE_OP(LogicalOr, OrF, kEwC | kTfjs, bool)
 

@@ -69,7 +69,7 @@ struct FillKernel {
 // Range(start, limit, delta): attrs (Tidx).
 template <class T>
 double scalar_as_double(const TensorImpl& t) {
-  return static_cast<double>(t.as<T>()[0]);
+  return detail::as_double(t.as<T>()[0]);
 }
 double scalar_double(const TensorImpl& t) {
   return visit_dtype(t.dtype, [&](auto x) { return scalar_as_double<decltype(x)>(t); });

@@ -31,7 +31,11 @@ std::array<KernelFn, kNumDTypes> kernels_for() {
 #define KILN_STORAGE_INTS uint8_t, int8_t, int16_t, uint16_t, uint32_t, uint64_t
 // The 16-bit floats: stored and moved as they are; computed with through float32 (widen.h).
 #define KILN_HALF_TYPES float16, bfloat16
-#define KILN_EVERY_TYPE KILN_ALL_TYPES, KILN_STORAGE_INTS, KILN_HALF_TYPES
+// complex64 and complex128 (std::complex): moved everywhere, computed by the ops that list them.
+#define KILN_COMPLEX_TYPES complex64, complex128
+#define KILN_EVERY_TYPE KILN_ALL_TYPES, KILN_STORAGE_INTS, KILN_HALF_TYPES, KILN_COMPLEX_TYPES
+#define KILN_NUMERIC_COMPLEX KILN_NUMERIC, KILN_COMPLEX_TYPES
+#define KILN_FLOATS_COMPLEX KILN_FLOATS, KILN_COMPLEX_TYPES
 
 // Call f(T{}) with T the C++ type of d (every dtype: core/dtype_table.h).
 template <class F>

@@ -50,7 +50,9 @@
     X(TensorListSetItem) X(TensorListPushBack) X(TensorListPopBack) X(TensorListStack) X(TensorListLength)  \
     X(TensorListElementShape)                                                                                \
   /* strings.cc */ X(StringJoin) X(StringLength) X(StringUpper) X(StringLower) X(StringStrip) X(Substr)      \
-    X(StringToNumber) X(AsString) X(ReduceJoin) X(EncodeBase64) X(DecodeBase64)
+    X(StringToNumber) X(AsString) X(ReduceJoin) X(EncodeBase64) X(DecodeBase64)                             \
+  /* complex.cc */ X(Real) X(Imag) X(Angle) X(ComplexAbs) X(Conj) X(Complex)                               \
+  /* reverse_sequence.cc */ X(ReverseSequence) /* bincount.cc */ X(Bincount)
 // clang-format on
 
 namespace kiln::ops::op {

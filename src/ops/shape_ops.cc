@@ -118,13 +118,21 @@ void infer_squeeze(InferContext& c) {
 }
 
 // Shape, Size, Rank: attr out_type (Shape, Size).
+// TensorFlow's out_type of Shape and Size: int32 or int64 (the kernels write those).
+DType int_out_type(const InferContext& c) {
+  const DType t = c.attrs.type(kOutType);
+  if (t != DType::Int32 && t != DType::Int64)
+    c.fail(std::string("Value for attr 'out_type' of ") + tf_type_name(t) +
+           " is not in the list of allowed values: int32, int64");
+  return t;
+}
 void infer_shape(InferContext& c) {
-  c.out(0).dtype = c.attrs.type(kOutType);
+  c.out(0).dtype = int_out_type(c);
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).shape = TensorShape(Dims{c.in(0).unknown_rank ? -1 : static_cast<int64_t>(c.in(0).dims->size())});
 }
 void infer_scalar_int(InferContext& c) {
-  c.out(0).dtype = c.op.attr_specs.empty() ? DType::Int32 : c.attrs.type(kOutType);
+  c.out(0).dtype = c.op.attr_specs.empty() ? DType::Int32 : int_out_type(c);
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).shape = TensorShape();
 }

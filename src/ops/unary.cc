@@ -5,6 +5,7 @@
 
 #include "core/object_value.h"
 #include "core/parallel.h"
+#include "kernels/complex_math.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -60,6 +61,8 @@ struct SquareF {
   static T f(T x) {
     if constexpr (std::is_integral_v<T>)
       return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) * static_cast<std::make_unsigned_t<T>>(x));
+    else if constexpr (detail::is_complex_v<T>)
+      return kernels::complex_mul(x, x);
     else
       return x * x;
   }
@@ -160,7 +163,15 @@ struct RsqrtF {
 // saturate (C++ leaves them undefined; TensorFlow's CPU result is platform-specific).
 template <class To, class From>
 To cast_one(From v) {
-  if constexpr (is_reduced_float_v<From>)  // through float32, as TensorFlow (Eigen) converts them
+  if constexpr (detail::is_complex_v<From> && detail::is_complex_v<To>)
+    return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
+  else if constexpr (detail::is_complex_v<From> && std::is_same_v<To, bool>)
+    return v != From(0);
+  else if constexpr (detail::is_complex_v<From>)  // to a real type: the real part, as Eigen casts
+    return cast_one<To>(v.real());
+  else if constexpr (detail::is_complex_v<To>)  // from a real type: imaginary part 0
+    return To(static_cast<typename To::value_type>(cast_one<float>(v)), 0);
+  else if constexpr (is_reduced_float_v<From>)  // through float32, as TensorFlow (Eigen) converts them
     return cast_one<To>(static_cast<float>(v));
   else if constexpr (is_reduced_float_v<To>)
     return To(v);
@@ -196,6 +207,19 @@ struct CastKernel {
       if constexpr (std::is_same_v<From, double> && std::is_same_v<To, float>) {
         if (c.attrs.b(kTruncate)) {
           for (int64_t i = 0; i < n; ++i) y[i] = truncate_to_float(x[i]);
+          return;
+        }
+      }
+      if constexpr (std::is_same_v<From, double> && std::is_same_v<To, complex64>) {
+        if (c.attrs.b(kTruncate)) {
+          for (int64_t i = 0; i < n; ++i) y[i] = complex64(truncate_to_float(x[i]), 0.0f);
+          return;
+        }
+      }
+      if constexpr (std::is_same_v<From, complex128> && std::is_same_v<To, complex64>) {
+        if (c.attrs.b(kTruncate)) {
+          for (int64_t i = 0; i < n; ++i)
+            y[i] = complex64(truncate_to_float(x[i].real()), truncate_to_float(x[i].imag()));
           return;
         }
       }
@@ -262,7 +286,7 @@ void cast_grad(GradContext& c) {
   }
 }  // namespace
 
-KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC, &neg_grad, "x", "y")
+KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC_COMPLEX, &neg_grad, "x", "y")
 const OpDef& op::Invert() {
   static const OpDef def = {.name = "Invert",
                             .num_inputs = 1,
@@ -277,7 +301,7 @@ const OpDef& op::Invert() {
 }
 KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad, "x", "y")
 KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient, "x", "y")
-KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC, &square_grad, "x", "y")
+KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC_COMPLEX, &square_grad, "x", "y")
 KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad, "features", "activations")
 KILN_UNARY_OP(Relu6, Relu6F, KILN_NUMERIC, &relu6_grad, "features", "activations")
 KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient, "x", "y")

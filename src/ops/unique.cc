@@ -71,7 +71,7 @@ const OpDef& op::Unique() {
                             .traits = kOwnOutputs | kTfjs,
                             .attr_specs = {type_attr("out_idx", DType::Int32)},
                             .infer = infer_unique,
-                            .kernels = kernels_for<UniqueKernel, KILN_EVERY_TYPE>(),
+                            .kernels = kernels_for<UniqueKernel, KILN_ALL_TYPES, KILN_STORAGE_INTS, KILN_HALF_TYPES>(),
                             .grad = &no_gradient,
                             .output_args = {"y", "idx"}};
   return def;

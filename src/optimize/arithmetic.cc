@@ -26,14 +26,14 @@ const int kTransposeB = ops::attr_index(op::MatMul(), "transpose_b");
 // Whether `o` is a constant whose every element equals v.
 bool const_all(const Output& o, double v) {
   const ops::TensorImpl* t = o.node->const_value();
-  if (!t || t->num_elements == 0) return false;
+  if (!t || t->num_elements == 0 || !detail::has_values(t->dtype)) return false;  // strings: "" is no zero
   return ops::visit_dtype(t->dtype, [&](auto x) {
     using T = decltype(x);
     if constexpr (std::is_same_v<T, bool>)
       return false;
     else {
       for (int64_t i = 0; i < t->num_elements; ++i)
-        if (static_cast<double>(t->as<T>()[i]) != v) return false;
+        if (t->as<T>()[i] != static_cast<T>(v)) return false;
       return true;
     }
   });

@@ -16,10 +16,10 @@ using graph::Output;
 
 // Chunk functions compute the dtypes an op has kernels of its own for; the 16-bit floats run
 // through float32 (ops/widen.h) and stay unfused, and so do strings (fused scratch memory
-// holds no object references).
+// holds no object references) and complex numbers (the fused kernel computes real types).
 bool fusable(const Node& n) {
-  return n.op->chunk && !n.stateful && detail::has_values(n.out_dtypes[0]) && n.control_inputs.empty() &&
-         n.num_outputs() == 1 && n.op->kernel_for(n.out_dtypes[0]) != &ops::run_widened &&
+  return n.op->chunk && !n.stateful && detail::has_values(n.out_dtypes[0]) && !is_complex(n.out_dtypes[0]) &&
+         n.control_inputs.empty() && n.num_outputs() == 1 && n.op->kernel_for(n.out_dtypes[0]) != &ops::run_widened &&
          n.out_shapes[0].is_fully_defined() && ops::fusable_index(n.op) >= 0;
 }
 

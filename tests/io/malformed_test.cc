@@ -141,8 +141,8 @@ TEST_F(Malformed, DimsDtypesAndTensorSizes) {
   expect_graph_rejected(def, "bad dimension -5");
   def = graph();
   value = (*node_of(main_function(def), "Const")->mutable_attr())["value"].mutable_tensor();
-  value->set_dtype(static_cast<tensorflow::DataType>(8));  // complex64, which kiln lacks
-  expect_graph_rejected(def, "unsupported dtype 8");
+  value->set_dtype(static_cast<tensorflow::DataType>(11));  // qint8, which kiln lacks
+  expect_graph_rejected(def, "unsupported dtype 11");
   def = graph();
   value = (*node_of(main_function(def), "Const")->mutable_attr())["value"].mutable_tensor();
   value->clear_float_val();
