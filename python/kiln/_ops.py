@@ -367,7 +367,11 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
         return str(v)
 
     stream = sys.stderr if output_stream is None else output_stream
-    line = sep.join(text(v) for v in inputs) + end
+    if (len(inputs) == 1 and isinstance(inputs[0], Tensor) and not inputs[0].is_symbolic
+            and inputs[0].dtype == _dtypes.string and inputs[0].ndim == 0):
+        line = inputs[0].numpy().decode("utf-8", "replace") + end  # TensorFlow prints a lone string bare
+    else:
+        line = sep.join(text(v) for v in inputs) + end
     if isinstance(stream, str):
         if stream.startswith("file://"):
             with open(stream[len("file://"):], "a") as f:

@@ -147,11 +147,15 @@ def test_repr_and_str_as_tensorflow(tf, value):
 def test_print_goes_to_stderr_and_output_stream(tf, capfd):
     for m in (kiln, tf):
         m.print("value:", m.constant([[1.0, 2.5], [3.0, 4.0]]), m.constant(1e-9), m.constant([True]), 4.5,
-                m.range(20), m.constant(2**40))
+                m.range(20), m.constant(2**40), m.constant("text"), m.constant([["a", "b"]]))
     err = capfd.readouterr().err
     half = len(err) // 2
     assert err[:half] == err[half:]
-    assert err[:half] == "value: [[1 2.5]\n [3 4]] 1e-09 [1] 4.5 [0 1 2 ... 17 18 19] 1099511627776\n"
+    assert err[:half] == ('value: [[1 2.5]\n [3 4]] 1e-09 [1] 4.5 [0 1 2 ... 17 18 19] 1099511627776 "text" '
+                          '[["a" "b"]]\n')
+    for m in (kiln, tf):
+        m.print(m.constant("alone"))
+    assert capfd.readouterr().err == "alone\nalone\n"
     buf = io.StringIO()
     kiln.print(kiln.constant([[1.5]]), output_stream=buf)
     assert buf.getvalue() == "[[1.5]]\n"
