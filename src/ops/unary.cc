@@ -191,10 +191,31 @@ To cast_one(From v) {
 // checks inside the dtype visitor's generic lambda.)
 template <class From>
 float truncate_to_float(From x) {
-  const auto v = static_cast<double>(x);
+  const auto v = detail::as_double(x);
   const float r = static_cast<float>(v);
   if (std::isfinite(r) && std::fabs(static_cast<double>(r)) > std::fabs(v)) return std::nextafter(r, 0.0f);
   return r;
+}
+// The narrowing casts Truncate applies to: float64 to float32 and to complex64, complex128 to
+// complex64 (each part).
+template <class From, class To>
+constexpr bool truncates() {
+  return std::is_same_v<From, double> && (std::is_same_v<To, float> || std::is_same_v<To, complex64>)
+             ? true
+             : std::is_same_v<From, complex128> && std::is_same_v<To, complex64>;
+}
+// (Templates, with every case behind `if constexpr` on their own parameters: clang checks the
+// call in the kernel's discarded branches for every source type too.)
+template <class To, class From>
+To truncate_cast(From x) {
+  if constexpr (detail::is_complex_v<From> && detail::is_complex_v<To>)
+    return To(truncate_to_float(x.real()), truncate_to_float(x.imag()));
+  else if constexpr (detail::is_complex_v<To>)
+    return To(truncate_to_float(x), 0.0f);
+  else if constexpr (std::is_same_v<To, float>)
+    return truncate_to_float(x);
+  else
+    return cast_one<To>(x);
 }
 template <class From>
 struct CastKernel {
@@ -204,22 +225,9 @@ struct CastKernel {
     visit_dtype(c.attrs.type(kDstT), [&](auto to) {
       using To = decltype(to);
       To* y = c.out(0).as<To>();
-      if constexpr (std::is_same_v<From, double> && std::is_same_v<To, float>) {
+      if constexpr (truncates<From, To>()) {
         if (c.attrs.b(kTruncate)) {
-          for (int64_t i = 0; i < n; ++i) y[i] = truncate_to_float(x[i]);
-          return;
-        }
-      }
-      if constexpr (std::is_same_v<From, double> && std::is_same_v<To, complex64>) {
-        if (c.attrs.b(kTruncate)) {
-          for (int64_t i = 0; i < n; ++i) y[i] = complex64(truncate_to_float(x[i]), 0.0f);
-          return;
-        }
-      }
-      if constexpr (std::is_same_v<From, complex128> && std::is_same_v<To, complex64>) {
-        if (c.attrs.b(kTruncate)) {
-          for (int64_t i = 0; i < n; ++i)
-            y[i] = complex64(truncate_to_float(x[i].real()), truncate_to_float(x[i].imag()));
+          for (int64_t i = 0; i < n; ++i) y[i] = truncate_cast<To>(x[i]);
           return;
         }
       }
