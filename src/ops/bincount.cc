@@ -23,9 +23,7 @@ void infer_bincount(InferContext& c) {
            "(zero-based) was expected to be a int32 tensor but is a " +
            tf_type_name(c.in(0).dtype != DType::Int32 ? c.in(0).dtype : c.in(1).dtype) + " tensor");
   const DType t = c.in(2).dtype;
-  if (t != DType::Int32 && t != DType::Int64 && t != DType::Float32 && t != DType::Float64)
-    c.fail(std::string("Value for attr 'T' of ") + tf_type_name(t) +
-           " is not in the list of allowed values: int32, int64, float, double");
+  require_type_in(c, "T", t, {DType::Int32, DType::Int64, DType::Float32, DType::Float64});
   if (!c.in(1).unknown_rank && !c.in(1).dims->empty())
     c.fail("Shape must be rank 0 but is rank " + std::to_string(c.in(1).dims->size()));
   int64_t n = -1;

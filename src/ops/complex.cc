@@ -15,9 +15,7 @@ DType real_of(DType complex) { return complex == DType::Complex64 ? DType::Float
 DType complex_of(DType real) { return real == DType::Float32 ? DType::Complex64 : DType::Complex128; }
 
 void require_complex(const InferContext& c, DType t) {
-  if (!is_complex(t))
-    c.fail(std::string("Value for attr 'T' of ") + tf_type_name(t) +
-           " is not in the list of allowed values: complex64, complex128");
+  require_type_in(c, "T", t, {DType::Complex64, DType::Complex128});
 }
 
 // Real/Imag/Angle/ComplexAbs: Tout must be the input's real type (TensorFlow registers only
@@ -85,9 +83,7 @@ struct ConjKernel {
 // Complex(real, imag): both float or both double, broadcast; Tout their complex type.
 void infer_complex(InferContext& c) {
   const DType t = c.in(0).dtype, out = c.attrs.type(0);
-  if (t != DType::Float32 && t != DType::Float64)
-    c.fail(std::string("Value for attr 'T' of ") + tf_type_name(t) +
-           " is not in the list of allowed values: float, double");
+  require_type_in(c, "T", t, {DType::Float32, DType::Float64});
   require_same_dtypes(c, 0, 1);
   if (out != complex_of(t))
     c.fail(std::string("Tout ") + tf_type_name(out) + " does not match the inputs' complex type " +

@@ -67,6 +67,27 @@ TensorShape broadcast_shapes(const InferContext& c, const InputInfo& a, const In
 
 const char* tf_type_name(DType d) { return detail::dtype_info(d).tf_name; }
 
+void require_type_in(const InferContext& c, const char* attr, DType t, std::initializer_list<DType> allowed) {
+  std::string list;
+  for (DType a : allowed) {
+    if (a == t) return;
+    list += std::string(list.empty() ? "" : ", ") + tf_type_name(a);
+  }
+  c.fail(std::string("Value for attr '") + attr + "' of " + tf_type_name(t) +
+         " is not in the list of allowed values: " + list);
+}
+
+void require_string_in(const InferContext& c, const char* attr, const std::string& value,
+                       std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (value == a) return;
+    list += std::string(list.empty() ? "" : ", ") + "\"" + a + "\"";
+  }
+  c.fail(std::string("Value for attr '") + attr + "' of \"" + value +
+         "\" is not in the list of allowed values: " + list);
+}
+
 void require_same_dtypes(const InferContext& c, int first, int last) {
   const DType want = c.in(first).dtype;
   for (int i = first + 1; i <= last; ++i)

@@ -1,6 +1,7 @@
 // Shared pieces of shape functions and kernels: broadcasting, axis rules, reading small
 // int tensors (axes, shapes) and per-dtype kernel tables.
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,13 @@ bool agreeing_elementwise(const OpDef& op, const TensorImpl* const* in, int n, D
 // (zero-based) was expected to be a float tensor but is a int32 tensor".
 void require_same_dtypes(const InferContext& c, int first, int last);
 const char* tf_type_name(DType d);  // "float", "double", "int32", ...
+// A type attr limited to `allowed`, as TensorFlow's OpDef checks it: "Value for attr 'T' of
+// string is not in the list of allowed values: int32, int64".
+void require_type_in(const InferContext& c, const char* attr, DType t, std::initializer_list<DType> allowed);
+// The same for a string attr: "Value for attr 'unit' of \"BAD\" is not in the list of allowed
+// values: \"BYTE\", \"UTF8_CHAR\"".
+void require_string_in(const InferContext& c, const char* attr, const std::string& value,
+                       std::initializer_list<const char*> allowed);
 
 // Normalizes axis into [0, rank); fails with TF's out-of-range message.
 int64_t normalize_axis(const InferContext& c, int64_t axis, int64_t rank, const char* what = "axis");

@@ -41,9 +41,7 @@ void check_paddings(const std::function<void(const std::string&)>& fail, PadMode
 
 void infer_pad(InferContext& c) {
   require_int_dtype(c, 1, "paddings");
-  if (&c.op == &op::MirrorPad() && c.attrs.s(kMirrorMode) != "REFLECT" && c.attrs.s(kMirrorMode) != "SYMMETRIC")
-    c.fail("Value for attr 'mode' of \"" + c.attrs.s(kMirrorMode) +
-           "\" is not in the list of allowed values: \"REFLECT\", \"SYMMETRIC\"");
+  if (&c.op == &op::MirrorPad()) require_string_in(c, "mode", c.attrs.s(kMirrorMode), {"REFLECT", "SYMMETRIC"});
   const PadMode mode = mode_of(c.op, c.attrs);
   if (&c.op == &op::PadV2()) {
     if (c.in(2).dtype != c.in(0).dtype)

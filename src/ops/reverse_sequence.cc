@@ -38,9 +38,7 @@ void check(const std::function<void(const std::string&)>& fail, int64_t seq_dim,
 
 void infer_reverse_sequence(InferContext& c) {
   const DType t = c.in(1).dtype;
-  if (t != DType::Int32 && t != DType::Int64)
-    c.fail(std::string("Value for attr 'Tlen' of ") + tf_type_name(t) +
-           " is not in the list of allowed values: int32, int64");
+  require_type_in(c, "Tlen", t, {DType::Int32, DType::Int64});
   const InputInfo& x = c.in(0);
   const int64_t rank = x.unknown_rank ? -1 : static_cast<int64_t>(x.dims->size());
   const int64_t lengths_rank = c.in(1).unknown_rank ? -1 : static_cast<int64_t>(c.in(1).dims->size());

@@ -121,9 +121,7 @@ void infer_squeeze(InferContext& c) {
 // TensorFlow's out_type of Shape and Size: int32 or int64 (the kernels write those).
 DType int_out_type(const InferContext& c) {
   const DType t = c.attrs.type(kOutType);
-  if (t != DType::Int32 && t != DType::Int64)
-    c.fail(std::string("Value for attr 'out_type' of ") + tf_type_name(t) +
-           " is not in the list of allowed values: int32, int64");
+  require_type_in(c, "out_type", t, {DType::Int32, DType::Int64});
   return t;
 }
 void infer_shape(InferContext& c) {

@@ -41,18 +41,6 @@ void require_string(const InferContext& c, int i) {
            "(zero-based) was expected to be a string tensor but is a " + tf_type_name(c.in(i).dtype) + " tensor");
 }
 
-// TensorFlow's check of a string attr with allowed values.
-void require_one_of(const InferContext& c, const char* attr, const std::string& value,
-                    std::initializer_list<const char*> allowed) {
-  std::string list;
-  for (const char* a : allowed) {
-    if (value == a) return;
-    list += std::string(list.empty() ? "" : ", ") + "\"" + a + "\"";
-  }
-  c.fail(std::string("Value for attr '") + attr + "' of \"" + value +
-         "\" is not in the list of allowed values: " + list);
-}
-
 bool is_utf8_continuation(unsigned char ch) { return (ch & 0xC0) == 0x80; }
 int64_t utf8_length(std::string_view s) {
   int64_t n = 0;
@@ -109,7 +97,7 @@ void string_join(KernelContext& c) {
 
 // ---- StringLength(input, unit): bytes or UTF-8 characters, as int32.
 void infer_string_length(InferContext& c) {
-  require_one_of(c, "unit", c.attrs.s(0), {"BYTE", "UTF8_CHAR"});
+  require_string_in(c, "unit", c.attrs.s(0), {"BYTE", "UTF8_CHAR"});
   infer_same_shape_string(c);
   c.out(0).dtype = DType::Int32;
 }
@@ -143,24 +131,22 @@ void change_case(KernelContext& c) {
 
 // ---- StringStrip(input): leading and trailing ASCII whitespace.
 bool ascii_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r'; }
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && ascii_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && ascii_space(s.back())) s.remove_suffix(1);
+  return s;
+}
 void string_strip(KernelContext& c) {
-  for (int64_t i = 0; i < c.in(0).num_elements; ++i) {
-    std::string_view s = str_at(c.in(0), i);
-    while (!s.empty() && ascii_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && ascii_space(s.back())) s.remove_suffix(1);
-    set_str(c.out(0), i, std::string(s));
-  }
+  for (int64_t i = 0; i < c.in(0).num_elements; ++i) set_str(c.out(0), i, std::string(trim_spaces(str_at(c.in(0), i))));
 }
 
 // ---- Substr(input, pos, len, unit): pos and len have one shape, which broadcasts with the
 // input's. pos may be negative (from the end); len past the end (or negative) takes the rest.
 void infer_substr(InferContext& c) {
-  require_one_of(c, "unit", c.attrs.s(0), {"BYTE", "UTF8_CHAR"});
+  require_string_in(c, "unit", c.attrs.s(0), {"BYTE", "UTF8_CHAR"});
   require_string(c, 0);
   const DType t = c.in(1).dtype;
-  if (t != DType::Int32 && t != DType::Int64)
-    c.fail(std::string("Value for attr 'T' of ") + tf_type_name(t) +
-           " is not in the list of allowed values: int32, int64");
+  require_type_in(c, "T", t, {DType::Int32, DType::Int64});
   require_same_dtypes(c, 1, 2);
   const TensorShape pos = shape_of(c.in(1)), len = shape_of(c.in(2));
   if (!pos.is_compatible_with(len))
@@ -224,16 +210,9 @@ void substr(KernelContext& c) {
 // allowed) must be one number of the type, as TensorFlow's safe_strto* parse it.
 void infer_to_number(InferContext& c) {
   const DType t = c.attrs.type(0);
-  if (t != DType::Float32 && t != DType::Float64 && t != DType::Int32 && t != DType::Int64)
-    c.fail(std::string("Value for attr 'out_type' of ") + tf_type_name(t) +
-           " is not in the list of allowed values: float, double, int32, int64");
+  require_type_in(c, "out_type", t, {DType::Float32, DType::Float64, DType::Int32, DType::Int64});
   infer_same_shape_string(c);
   c.out(0).dtype = t;
-}
-std::string_view trim_spaces(std::string_view s) {
-  while (!s.empty() && ascii_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && ascii_space(s.back())) s.remove_suffix(1);
-  return s;
 }
 template <class T>
 bool parse_number(std::string_view text, T* out) {
@@ -496,6 +475,20 @@ void decode_base64(KernelContext& c) {
   }
 }
 
+// The row of an op from one string tensor ("input") to one tensor of its shape.
+OpDef elementwise_string_op(const char* name, std::vector<AttrSpec> attrs, ShapeFn infer, KernelFn kernel) {
+  return {.name = name,
+          .num_inputs = 1,
+          .num_outputs = 1,
+          .input_args = {"input"},
+          .traits = kElementwise,
+          .attr_specs = std::move(attrs),
+          .infer = infer,
+          .kernels = string_kernel(kernel),
+          .type_attr = nullptr,
+          .grad = &no_gradient};
+}
+
 }  // namespace
 
 const OpDef& op::StringJoin() {
@@ -511,44 +504,22 @@ const OpDef& op::StringJoin() {
   return def;
 }
 const OpDef& op::StringLength() {
-  static const OpDef def = {.name = "StringLength",
-                            .num_inputs = 1,
-                            .num_outputs = 1,
-                            .input_args = {"input"},
-                            .traits = kElementwise,
-                            .attr_specs = {string_attr("unit", "BYTE")},
-                            .infer = infer_string_length,
-                            .kernels = string_kernel(&string_length),
-                            .type_attr = nullptr,
-                            .grad = &no_gradient};
+  static const OpDef def =
+      elementwise_string_op("StringLength", {string_attr("unit", "BYTE")}, infer_string_length, &string_length);
   return def;
 }
-#define KILN_STRING_CASE_OP(Name, kUpper)                                     \
-  const OpDef& op::Name() {                                                   \
-    static const OpDef def = {.name = #Name,                                  \
-                              .num_inputs = 1,                                \
-                              .num_outputs = 1,                               \
-                              .input_args = {"input"},                        \
-                              .traits = kElementwise,                         \
-                              .attr_specs = {string_attr("encoding", "")},    \
-                              .infer = infer_case,                            \
-                              .kernels = string_kernel(&change_case<kUpper>), \
-                              .type_attr = nullptr,                           \
-                              .grad = &no_gradient};                          \
-    return def;                                                               \
-  }
-KILN_STRING_CASE_OP(StringUpper, true)
-KILN_STRING_CASE_OP(StringLower, false)
+const OpDef& op::StringUpper() {
+  static const OpDef def =
+      elementwise_string_op("StringUpper", {string_attr("encoding", "")}, infer_case, &change_case<true>);
+  return def;
+}
+const OpDef& op::StringLower() {
+  static const OpDef def =
+      elementwise_string_op("StringLower", {string_attr("encoding", "")}, infer_case, &change_case<false>);
+  return def;
+}
 const OpDef& op::StringStrip() {
-  static const OpDef def = {.name = "StringStrip",
-                            .num_inputs = 1,
-                            .num_outputs = 1,
-                            .input_args = {"input"},
-                            .traits = kElementwise,
-                            .infer = infer_same_shape_string,
-                            .kernels = string_kernel(&string_strip),
-                            .type_attr = nullptr,
-                            .grad = &no_gradient};
+  static const OpDef def = elementwise_string_op("StringStrip", {}, infer_same_shape_string, &string_strip);
   return def;
 }
 const OpDef& op::Substr() {
@@ -603,28 +574,12 @@ const OpDef& op::ReduceJoin() {
   return def;
 }
 const OpDef& op::EncodeBase64() {
-  static const OpDef def = {.name = "EncodeBase64",
-                            .num_inputs = 1,
-                            .num_outputs = 1,
-                            .input_args = {"input"},
-                            .traits = kElementwise,
-                            .attr_specs = {bool_attr("pad", false)},
-                            .infer = infer_same_shape_string,
-                            .kernels = string_kernel(&encode_base64),
-                            .type_attr = nullptr,
-                            .grad = &no_gradient};
+  static const OpDef def =
+      elementwise_string_op("EncodeBase64", {bool_attr("pad", false)}, infer_same_shape_string, &encode_base64);
   return def;
 }
 const OpDef& op::DecodeBase64() {
-  static const OpDef def = {.name = "DecodeBase64",
-                            .num_inputs = 1,
-                            .num_outputs = 1,
-                            .input_args = {"input"},
-                            .traits = kElementwise,
-                            .infer = infer_same_shape_string,
-                            .kernels = string_kernel(&decode_base64),
-                            .type_attr = nullptr,
-                            .grad = &no_gradient};
+  static const OpDef def = elementwise_string_op("DecodeBase64", {}, infer_same_shape_string, &decode_base64);
   return def;
 }
 

@@ -18,9 +18,7 @@ namespace {
 const int kIndexType = attr_index(op::TopKV2(), "index_type");
 
 void require_index_dtype(const InferContext& c, DType d, const char* what) {
-  if (d != DType::Int16 && d != DType::Int32 && d != DType::Int64)
-    c.fail(std::string("Value for attr '") + what + "' of " + tf_type_name(d) +
-           " is not in the list of allowed values: int16, int32, int64");
+  require_type_in(c, what, d, {DType::Int16, DType::Int32, DType::Int64});
 }
 
 // k from its tensor; fails in TensorFlow's words.

@@ -17,9 +17,7 @@ const int kOutIdx = attr_index(op::Unique(), "out_idx");
 
 void infer_unique(InferContext& c) {
   const DType idx = c.attrs.type(kOutIdx);
-  if (idx != DType::Int32 && idx != DType::Int64)
-    c.fail(std::string("Value for attr 'out_idx' of ") + tf_type_name(idx) +
-           " is not in the list of allowed values: int32, int64");
+  require_type_in(c, "out_idx", idx, {DType::Int32, DType::Int64});
   if (!c.in(0).unknown_rank && c.in(0).dims->size() != 1) c.fail("unique expects a 1D vector.");
   c.set_num_outputs(2);
   c.kernel_dtype = c.in(0).dtype;
