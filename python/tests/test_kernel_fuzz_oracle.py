@@ -58,6 +58,14 @@ _KNOWN_DIFFERENCES = {
     "Erf": lambda inputs: np.asarray(inputs["x"]).dtype == np.float64 and np.isinf(inputs["x"]).any(),
 }
 
+# Cases TensorFlow 2.21 cannot survive: its kernel aborts the process (a failed CHECK) instead
+# of raising, so they are not run there; kiln's C++ kernel fuzzer runs them on kiln alone.
+_TENSORFLOW_ABORTS = {
+    # The depthwise backprop ops index strides by NHWC position without checking its length.
+    "DepthwiseConv2dNativeBackpropInput": lambda attrs: len(attrs.get("strides", [])) != 4,
+    "DepthwiseConv2dNativeBackpropFilter": lambda attrs: len(attrs.get("strides", [])) != 4,
+}
+
 _DTYPES = {"DT_FLOAT": np.float32, "DT_DOUBLE": np.float64, "DT_INT32": np.int32, "DT_INT64": np.int64,
            "DT_BOOL": np.bool_, "DT_UINT8": np.uint8, "DT_INT8": np.int8, "DT_INT16": np.int16, "DT_UINT16": np.uint16,
            "DT_UINT32": np.uint32, "DT_UINT64": np.uint64, "DT_STRING": np.object_, "DT_COMPLEX64": np.complex64,
@@ -302,6 +310,8 @@ def test_kiln_and_tensorflow_agree_on_random_cases(tf, op, attrs):
             continue
         inputs, out_attrs, type_attrs = made
         if op in _KNOWN_DIFFERENCES and _KNOWN_DIFFERENCES[op](inputs):
+            continue
+        if op in _TENSORFLOW_ABORTS and _TENSORFLOW_ABORTS[op](out_attrs):
             continue
         try:
             k, k_err = _run_kiln(op, inputs, out_attrs, type_attrs), None

@@ -2,7 +2,8 @@
 // attrs (strides, padding SAME/VALID/EXPLICIT, dilations, ksize) and output sizes.
 // Conv2D is im2col plus one GEMM; the pools take the max or the mean of the window's
 // elements inside the image (padding is never part of a window's max or count, as in
-// TensorFlow). Channels-first layouts are refused. No gradients yet.
+// TensorFlow). Channels-first layouts are refused. Their gradients and backward ops are in
+// conv_backprop.cc.
 #include <algorithm>
 #include <limits>
 #include <type_traits>
@@ -13,19 +14,25 @@
 #include "core/parallel.h"
 #include "core/scratch.h"
 #include "kernels/gemm.h"
+#include "ops/conv_window.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
 namespace kiln::ops {
 namespace {
 
+using conv::check_format;
+using conv::check_padding;
+using conv::four;
+using conv::image;
+using conv::pad_before;
+using conv::Window;
+using conv::window;
+
 // Conv2D and its fused form share the convolution attrs' places; the pools theirs.
 // (DepthwiseConv2dNative's too.)
 int conv_attr(const char* name) {
-  return attr_index({{&op::Conv2D(), name},
-                     {&op::KilnFusedConv2D(), name},
-                     {&op::DepthwiseConv2dNative(), name},
-                     {&op::Conv2DBackpropInput(), name}});
+  return attr_index({{&op::Conv2D(), name}, {&op::KilnFusedConv2D(), name}, {&op::DepthwiseConv2dNative(), name}});
 }
 const int kConvStrides = conv_attr("strides");
 const int kConvPadding = conv_attr("padding");
@@ -45,83 +52,12 @@ constexpr int64_t kParallelWork = 64 * 1024;
 // A convolution splits over threads above this many multiply-adds (as a GEMM does).
 constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
 
-// One spatial dimension of a window: output size and the padding before it.
-struct Window {
-  int64_t out = -1, pad_before = 0;
-};
-
-// The padding before a dimension whose output size is known: EXPLICIT gives it, VALID has
-// none, SAME splits the padding evenly (the extra pixel after), as TensorFlow does.
-int64_t pad_before(int64_t in, int64_t eff, int64_t stride, int64_t out, const std::string& padding,
-                   int64_t explicit_before) {
-  if (padding == "EXPLICIT") return explicit_before;
-  if (padding == "VALID") return 0;
-  return std::max<int64_t>((out - 1) * stride + eff - in, 0) / 2;
-}
-
-// TensorFlow's GetWindowedOutputSize: VALID: ceil((in - eff + 1) / s); SAME: ceil(in / s)
-// with the padding split evenly (the extra pixel after); EXPLICIT: the given paddings.
-Window window(const InferContext& c, int64_t in, int64_t k, int64_t dilation, int64_t stride,
-              const std::string& padding, int64_t explicit_before, int64_t explicit_after) {
-  Window w;
-  if (in < 0) return w;  // unknown
-  const int64_t eff = (k - 1) * dilation + 1;
-  if (padding == "VALID" || padding == "EXPLICIT") {
-    const int64_t padded = in + explicit_before + explicit_after;
-    if (padded < eff)
-      c.fail("Computed output size would be negative: " + std::to_string((padded - eff + stride) / stride - 1) +
-             " [input_size: " + std::to_string(in) + ", effective_filter_size: " + std::to_string(eff) +
-             ", stride: " + std::to_string(stride) + "]");
-    w.out = (padded - eff) / stride + 1;
-  } else {  // SAME
-    w.out = (in + stride - 1) / stride;
-  }
-  w.pad_before = pad_before(in, eff, stride, w.out, padding, explicit_before);
-  return w;
-}
-
 struct Geometry {
   int64_t n, h, w, c;  // input
   int64_t kh, kw;      // window
   int64_t sh, sw, dh, dw;
   Window y, x;
 };
-
-const std::vector<int64_t>& four(const InferContext& c, int k, const char* what) {
-  const auto& v = c.attrs.list(k);
-  if (v.size() != 4) c.fail(std::string(what) + " field must specify 4 dimensions, got " + std::to_string(v.size()));
-  for (int64_t s : v)
-    if (s < 1) c.fail(std::string(what) + " must be positive, got " + std::to_string(s));
-  return v;
-}
-
-void check_format(const InferContext& c, int k) {
-  const std::string& format = c.attrs.s(k);
-  if (!format.empty() && format != "NHWC")
-    throw UnimplementedError(std::string(c.op.name) + " with data_format " + format +
-                             " is not supported by kiln (only NHWC)");
-}
-
-void check_padding(const InferContext& c, const std::string& padding, const std::vector<int64_t>& explicit_paddings) {
-  if (padding != "SAME" && padding != "VALID" && padding != "EXPLICIT")
-    c.fail("padding must be SAME, VALID or EXPLICIT, got '" + padding + "'");
-  if (padding == "EXPLICIT") {
-    if (explicit_paddings.size() != 8) c.fail("explicit_paddings must have 8 values for EXPLICIT padding");
-    for (int64_t p : explicit_paddings)
-      if (p < 0) c.fail("All elements of explicit_paddings must be nonnegative");
-    if (explicit_paddings[0] || explicit_paddings[1] || explicit_paddings[6] || explicit_paddings[7])
-      c.fail("Nonzero explicit padding in the batch or depth dimensions is not supported");
-  } else if (!explicit_paddings.empty()) {
-    c.fail("explicit_paddings must be empty unless padding is EXPLICIT");
-  }
-}
-
-const Dims* image(const InferContext& c, int i, const char* what) {
-  if (c.in(i).unknown_rank) return nullptr;
-  const Dims& d = *c.in(i).dims;
-  if (d.size() != 4) c.fail(std::string(what) + " must be 4-dimensional" + dims_text(d));
-  return &d;
-}
 
 // Conv2D(input [N,H,W,C], filter [KH,KW,C/G,OC]): attrs strides, padding, explicit_paddings,
 // data_format, dilations, use_cudnn_on_gpu. A filter depth that divides the input depth C
@@ -146,12 +82,14 @@ void infer_conv2d(InferContext& c) {
   const Dims* f = image(c, 1, "filter");
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
+  if (f && std::find(f->begin(), f->end(), 0) != f->end())
+    c.fail("filter must not have zero elements (i.e. all dimensions must be non-zero)");
   if (in && f && (*in)[3] >= 0 && (*f)[2] >= 0 && (*in)[3] != (*f)[2]) {
     if (depthwise || (*f)[2] == 0 || (*in)[3] % (*f)[2] != 0)
       c.fail("input depth must be evenly divisible by filter depth: " + std::to_string((*in)[3]) + " vs " +
              std::to_string((*f)[2]));
     const int64_t groups = (*in)[3] / (*f)[2];
-    if ((*f)[3] >= 0 && (*f)[3] % groups != 0)
+    if (groups > 0 && (*f)[3] >= 0 && (*f)[3] % groups != 0)  // no input channels: zeros, as TensorFlow
       c.fail("output depth must be evenly divisible by number of groups: " + std::to_string((*f)[3]) + " vs " +
              std::to_string(groups));
   }
@@ -293,6 +231,12 @@ void thin_block(const Geometry& g, const float* x, const float* w, int64_t oc, c
 // pixel, every group's fd inputs times its OC/G filter columns. Threads take output rows.
 template <class T>
 void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const T* bias, Epilogue epilogue) {
+  if (g.c == 0) {  // no input channels: every output is an empty sum
+    T* y = c.out(0).as<T>();
+    std::fill(y, y + c.out(0).num_elements, T(0));
+    if (oc > 0) apply_epilogue(y, c.out(0).num_elements / oc, oc, bias, epilogue);
+    return;
+  }
   const int64_t groups = g.c / fd, per_group = oc / groups;
   if (groups * fd != g.c || groups * per_group != oc) c.fail("the filter's depths do not divide into groups");
   const T* x = c.in(0).as<T>();
@@ -446,110 +390,6 @@ struct Conv2DKernel {
   }
 };
 
-// Conv2DBackpropInput(input_sizes, filter [KH,KW,C,OC], out_backprop [N,OH,OW,OC]): the
-// gradient of Conv2D with respect to its input, which Keras's Conv2DTranspose runs forward.
-// Shape: input_sizes (4 values, or the 2 spatial ones with N and C from the others).
-void infer_conv2d_backprop_input(InferContext& c) {
-  require_int_dtype(c, 0, "input_sizes");
-  if (c.in(1).dtype != c.in(2).dtype)
-    c.fail(std::string("cannot compute Conv2DBackpropInput as input #2(zero-based) was expected to be a ") +
-           tf_type_name(c.in(1).dtype) + " tensor but is a " + tf_type_name(c.in(2).dtype) + " tensor");
-  if (!is_floating(c.in(1).dtype))
-    c.fail(std::string("Conv2DBackpropInput supports float and double, got ") + tf_type_name(c.in(1).dtype));
-  const auto& strides = four(c, kConvStrides, "strides");
-  const auto& dilations = four(c, kConvDilations, "dilations");
-  check_padding(c, c.attrs.s(kConvPadding), c.attrs.list(kConvExplicitPaddings));
-  check_format(c, kConvFormat);
-  if (strides[0] != 1 || strides[3] != 1)
-    c.fail("Current implementation does not yet support strides in the batch and depth dimensions.");
-  if (dilations[0] != 1 || dilations[3] != 1)
-    c.fail("Current implementation does not yet support dilations in the batch and depth dimensions.");
-  const Dims* f = image(c, 1, "filter");
-  const Dims* dy = image(c, 2, "out_backprop");
-  c.out(0).dtype = c.in(1).dtype;
-  c.kernel_dtype = c.in(1).dtype;
-  std::vector<int64_t> sizes;
-  if (!known_ints(c.in(0), &sizes)) {
-    c.out(0).shape = TensorShape::unknown_dims(4);
-    return;
-  }
-  if (sizes.size() == 2) sizes = {dy ? (*dy)[0] : -1, sizes[0], sizes[1], f ? (*f)[2] : -1};
-  if (sizes.size() != 4)
-    c.fail("input_sizes must be a 4-D or 2-D vector, got " + std::to_string(sizes.size()) + " values");
-  for (int64_t v : sizes)
-    if (v < -1) c.fail("input_sizes must be non-negative, got " + std::to_string(v));
-  if (f && (*f)[2] >= 0 && sizes[3] >= 0 && (*f)[2] != sizes[3])
-    c.fail("input and filter must have the same depth: " + std::to_string(sizes[3]) + " vs " + std::to_string((*f)[2]));
-  if (f && dy && (*f)[3] >= 0 && (*dy)[3] >= 0 && (*f)[3] != (*dy)[3])
-    c.fail("filter and out_backprop must have the same out_depth: " + std::to_string((*f)[3]) + " vs " +
-           std::to_string((*dy)[3]));
-  if (f && dy && (*f)[0] >= 0 && (*f)[1] >= 0) {  // out_backprop must be the size Conv2D would give
-    const auto& ep = c.attrs.list(kConvExplicitPaddings);
-    const bool ex = c.attrs.s(kConvPadding) == "EXPLICIT";
-    for (int d = 1; d <= 2; ++d) {
-      const Window w = window(c, sizes[d], (*f)[d - 1], dilations[d], strides[d], c.attrs.s(kConvPadding),
-                              ex ? ep[2 * d] : 0, ex ? ep[2 * d + 1] : 0);
-      if (w.out >= 0 && (*dy)[d] >= 0 && w.out != (*dy)[d])
-        c.fail("Conv2DCustomBackpropInput: Size of out_backprop doesn't match computed: actual = " +
-               std::to_string((*dy)[d]) + ", computed = " + std::to_string(w.out) +
-               " spatial_dim: " + std::to_string(d) + " input: " + std::to_string(sizes[d]) +
-               " filter: " + std::to_string((*f)[d - 1]) + " output: " + std::to_string((*dy)[d]) +
-               " stride: " + std::to_string(strides[d]) + " dilation: " + std::to_string(dilations[d]));
-    }
-  }
-  if (dy && sizes[0] >= 0 && (*dy)[0] >= 0 && sizes[0] != (*dy)[0])
-    c.fail("input and out_backprop must have the same batch size");
-  c.out(0).shape = TensorShape(Dims(sizes.begin(), sizes.end()));
-}
-
-// dx = col2im(dy * W^T): each output pixel's gradient row [OC] times the filter gives its
-// window's [KH, KW, C] contributions, added where the window lay (zeros where it hung over
-// the padding). One image at a time; the GEMM splits across threads itself.
-template <class T>
-struct Conv2DBackpropInputKernel {
-  static void run(KernelContext& c) {
-    const TensorImpl& f = c.in(1);
-    const TensorImpl& dy = c.in(2);
-    TensorImpl& dx = c.out(0);
-    if (dx.dims.size() != 4 || f.dims[2] != dx.dims[3] || f.dims[3] != dy.dims[3] || dy.dims[0] != dx.dims[0])
-      c.fail("input_sizes, filter and out_backprop do not agree");
-    const auto& strides = c.attrs.list(kConvStrides);
-    const auto& dilations = c.attrs.list(kConvDilations);
-    const std::string& padding = c.attrs.s(kConvPadding);
-    const auto& ep = c.attrs.list(kConvExplicitPaddings);
-    const bool ex = padding == "EXPLICIT";
-    const int64_t n = dx.dims[0], h = dx.dims[1], w = dx.dims[2], ch = dx.dims[3];
-    const int64_t kh = f.dims[0], kw = f.dims[1], oc = f.dims[3], oh = dy.dims[1], ow = dy.dims[2];
-    const int64_t sh = strides[1], sw = strides[2], dh = dilations[1], dw = dilations[2];
-    const int64_t pt = pad_before(h, (kh - 1) * dh + 1, sh, oh, padding, ex ? ep[2] : 0);
-    const int64_t pl = pad_before(w, (kw - 1) * dw + 1, sw, ow, padding, ex ? ep[4] : 0);
-    T* out = dx.as<T>();
-    std::fill(out, out + dx.num_elements, T(0));
-    const int64_t patch = kh * kw * ch, rows = oh * ow;
-    if (patch == 0 || rows == 0 || oc == 0) return;
-    std::vector<T> cols(static_cast<size_t>(rows * patch));
-    for (int64_t b = 0; b < n; ++b) {
-      kernels::gemm<T>(false, true, rows, patch, oc, dy.as<T>() + b * rows * oc, f.as<T>(), cols.data());
-      T* image = out + b * h * w * ch;
-      for (int64_t oy = 0; oy < oh; ++oy)
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const T* row = cols.data() + (oy * ow + ox) * patch;
-          for (int64_t ky = 0; ky < kh; ++ky) {
-            const int64_t iy = oy * sh - pt + ky * dh;
-            if (iy < 0 || iy >= h) continue;
-            for (int64_t kx = 0; kx < kw; ++kx) {
-              const int64_t ix = ox * sw - pl + kx * dw;
-              if (ix < 0 || ix >= w) continue;
-              T* __restrict dst = image + (iy * w + ix) * ch;
-              const T* __restrict src = row + (ky * kw + kx) * ch;
-              for (int64_t k = 0; k < ch; ++k) dst[k] += src[k];
-            }
-          }
-        }
-    }
-  }
-};
-
 // KilnFusedConv2D(input, filter, bias): Conv2D, BiasAdd and an optional Relu or Relu6 in one
 // kernel (the optimizer's fuse_contraction makes it; TensorFlow's remapper makes
 // _FusedConv2D). Attrs: Conv2D's strides, padding, explicit_paddings, data_format,
@@ -666,23 +506,8 @@ const OpDef& op::Conv2D() {
                      string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
                      bool_attr("use_cudnn_on_gpu", true)},
       .infer = infer_conv2d,
-      .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
-  return def;
-}
-const OpDef& op::Conv2DBackpropInput() {
-  static const OpDef def = {
-      .name = "Conv2DBackpropInput",
-      .num_inputs = 3,
-      .num_outputs = 1,
-      .input_args = {"input_sizes", "filter", "out_backprop"},
-      .traits = kPure | kTfjs,
-      .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
-                     string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
-                     bool_attr("use_cudnn_on_gpu", true)},
-      .infer = infer_conv2d_backprop_input,
-      .kernels = kernels_for<Conv2DBackpropInputKernel, KILN_FLOATS>(),
-      .type_attr_input = 1,
-      .grad = nullptr};
+      .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>(),
+      .grad = &conv::conv2d_grad};
   return def;
 }
 const OpDef& op::DepthwiseConv2dNative() {
@@ -695,7 +520,8 @@ const OpDef& op::DepthwiseConv2dNative() {
       .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
                      string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1})},
       .infer = infer_conv2d,
-      .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>()};
+      .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>(),
+      .grad = &conv::depthwise_conv2d_grad};
   return def;
 }
 const OpDef& op::KilnFusedConv2D() {
@@ -720,7 +546,8 @@ const OpDef& op::MaxPool() {
                             .attr_specs = {int_list_attr("ksize"), int_list_attr("strides"), string_attr("padding"),
                                            int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC")},
                             .infer = infer_pool,
-                            .kernels = kernels_for<PoolKernel<true>::K, KILN_NUMERIC>()};
+                            .kernels = kernels_for<PoolKernel<true>::K, KILN_NUMERIC>(),
+                            .grad = &conv::max_pool_grad};
   return def;
 }
 const OpDef& op::AvgPool() {
@@ -732,7 +559,8 @@ const OpDef& op::AvgPool() {
                             .attr_specs = {int_list_attr("ksize"), int_list_attr("strides"), string_attr("padding"),
                                            string_attr("data_format", "NHWC")},
                             .infer = infer_pool,
-                            .kernels = kernels_for<PoolKernel<false>::K, KILN_FLOATS>()};
+                            .kernels = kernels_for<PoolKernel<false>::K, KILN_FLOATS>(),
+                            .grad = &conv::avg_pool_grad};
   return def;
 }
 

@@ -30,7 +30,9 @@
   /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad)           \
   /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
   /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits) X(BiasAdd) X(FusedBatchNormV3)                        \
-  /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(Conv2DBackpropInput) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                                          \
+  /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                   \
+  /* conv_backprop.cc */ X(Conv2DBackpropInput) X(Conv2DBackpropFilter) X(DepthwiseConv2dNativeBackpropInput)  \
+    X(DepthwiseConv2dNativeBackpropFilter) X(MaxPoolGrad) X(AvgPoolGrad)                                          \
   /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range) X(LinSpace)                                                \
   /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                              \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
