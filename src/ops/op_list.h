@@ -39,6 +39,8 @@
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \
     X(VarIsInitializedOp) /* resource_gather.cc */ X(ResourceGather)                                        \
+  /* resource_scatter.cc */ X(ResourceScatterAdd) X(ResourceScatterSub) X(ResourceScatterMul)             \
+    X(ResourceScatterDiv) X(ResourceScatterMin) X(ResourceScatterMax) X(ResourceScatterUpdate)                                        \
   /* training_ops.cc */ X(ResourceApplyGradientDescent) X(ResourceApplyKerasMomentum) X(ResourceApplyAdam)  \
       X(KilnMatMulUpdate)                                                                                      \
   /* collective.cc */ X(CollectiveReduceV2) X(CollectiveGatherV2) X(KilnBroadcast)                         \
