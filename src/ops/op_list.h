@@ -34,7 +34,7 @@
   /* conv_backprop.cc */ X(Conv2DBackpropInput) X(Conv2DBackpropFilter) X(DepthwiseConv2dNativeBackpropInput)  \
     X(DepthwiseConv2dNativeBackpropFilter) X(MaxPoolGrad) X(AvgPoolGrad)                                          \
   /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range) X(LinSpace)                                                \
-  /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal)                              \
+  /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal) X(TruncatedNormal)                              \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \

@@ -12,7 +12,8 @@
 namespace kiln::ops {
 namespace {
 
-const int kRandomDtype = attr_index({{&op::RandomUniform(), "dtype"}, {&op::RandomStandardNormal(), "dtype"}});
+const int kRandomDtype = attr_index(
+    {{&op::RandomUniform(), "dtype"}, {&op::RandomStandardNormal(), "dtype"}, {&op::TruncatedNormal(), "dtype"}});
 
 uint64_t splitmix64(uint64_t& x) {
   uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
@@ -102,6 +103,23 @@ struct NormalKernel {
   }
 };
 
+// TruncatedNormal(shape): attrs (dtype, seed, seed2). Standard normal values (Box-Muller) with
+// any of magnitude 2 or more drawn again, as TensorFlow's truncation.
+template <class T>
+struct TruncatedNormalKernel {
+  static void run(KernelContext& c) {
+    Rng rng = make_rng(c, 1);
+    T* o = c.out(0).as<T>();
+    const int64_t n = c.out(0).num_elements;
+    for (int64_t i = 0; i < n;) {
+      const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+      const double r = std::sqrt(-2.0 * std::log(u1));
+      for (const double z : {r * std::cos(2 * M_PI * u2), r * std::sin(2 * M_PI * u2)})
+        if (i < n && std::fabs(z) < 2.0) o[i++] = static_cast<T>(z);
+    }
+  }
+};
+
 // RandomUniformInt(shape, minval, maxval): attrs (seed, seed2). Values in [minval, maxval).
 void infer_uniform_int(InferContext& c) {
   require_same_dtypes(c, 1, 2);
@@ -126,7 +144,7 @@ struct UniformIntKernel {
   }
 };
 void infer_normal(InferContext& c) {
-  if (!is_floating(c.attrs.type(kRandomDtype))) c.fail("RandomStandardNormal needs a floating dtype");
+  if (!is_floating(c.attrs.type(kRandomDtype))) c.fail(std::string(c.op.name) + " needs a floating dtype");
   infer_shape_input(c, c.attrs.type(kRandomDtype));
 }
 
@@ -155,6 +173,20 @@ const OpDef& op::RandomStandardNormal() {
                             .attr_specs = {type_attr("dtype"), int_attr("seed", 0), int_attr("seed2", 0)},
                             .infer = infer_normal,
                             .kernels = kernels_for<NormalKernel, KILN_FLOATS>(),
+                            .type_attr = nullptr,
+                            .index_type_attrs = {{"T", 0}},
+                            .grad = &no_gradient};
+  return def;
+}
+const OpDef& op::TruncatedNormal() {
+  static const OpDef def = {.name = "TruncatedNormal",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .input_args = {"shape"},
+                            .traits = kStateful,
+                            .attr_specs = {type_attr("dtype"), int_attr("seed", 0), int_attr("seed2", 0)},
+                            .infer = infer_normal,
+                            .kernels = kernels_for<TruncatedNormalKernel, KILN_FLOATS>(),
                             .type_attr = nullptr,
                             .index_type_attrs = {{"T", 0}},
                             .grad = &no_gradient};
