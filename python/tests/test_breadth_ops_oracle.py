@@ -22,6 +22,10 @@ CASES = [
     ("PadV2", dict(input=_f32(2, 3), paddings=[[1, 0], [2, 2]], constant_values=np.float32(-1.5))),
     ("MirrorPad", dict(input=_f32(3, 4), paddings=[[2, 1], [3, 3]], mode="REFLECT")),
     ("MirrorPad", dict(input=_f32(3, 4), paddings=[[3, 0], [4, 4]], mode="SYMMETRIC")),
+    ("MirrorPadGrad", dict(input=_f32(6, 10), paddings=[[2, 1], [3, 3]], mode="REFLECT")),
+    ("MirrorPadGrad", dict(input=_f32(6, 12), paddings=[[3, 0], [4, 4]], mode="SYMMETRIC")),
+    ("MirrorPadGrad", dict(input=np.arange(2 * 5 * 4, dtype=np.int32).reshape(2, 5, 4),
+                           paddings=[[0, 0], [1, 2], [1, 0]], mode="SYMMETRIC")),
     ("Split", dict(axis=1, value=_f32(2, 6), num_split=3)),
     ("SplitV", dict(value=_f32(5, 2), size_splits=[2, -1, 1], axis=0, num_split=3)),
     ("Unpack", dict(value=_f32(2, 3, 4), num=3, axis=1)),
@@ -54,7 +58,7 @@ CASES = [
 ULPS = {"Einsum": 8, "DepthwiseConv2dNative": 16, "Conv2D": 16, "Cumprod": 2, "Cumsum": 2}
 # Sums of terms of both signs (a transposed convolution's overlaps, interpolation weights): an
 # ulp bound is meaningless where the result is near zero, so these compare absolutely too.
-TOLERANCE = {"Conv2DBackpropInput": 1e-5, "ResizeBilinear": 1e-6, "ResizeBicubic": 1e-5}
+TOLERANCE = {"Conv2DBackpropInput": 1e-5, "MirrorPadGrad": 1e-6, "ResizeBilinear": 1e-6, "ResizeBicubic": 1e-5}
 
 
 
@@ -81,6 +85,8 @@ BAD = [
     ("Pad", dict(input=_f32(2, 3), paddings=[[1, 1]])),
     ("Pad", dict(input=_f32(2, 3), paddings=[[0, -1], [1, 1]])),
     ("MirrorPad", dict(input=_f32(2, 3), paddings=[[0, 2], [1, 1]], mode="REFLECT")),
+    ("MirrorPadGrad", dict(input=_f32(6, 9), paddings=[[2, 1], [3, 3]], mode="REFLECT")),
+    ("MirrorPadGrad", dict(input=_f32(4, 3), paddings=[[0, -1], [1, 1]], mode="SYMMETRIC")),
     ("Split", dict(axis=1, value=_f32(2, 5), num_split=2)),
     ("SplitV", dict(value=_f32(5), size_splits=[-1, -1], axis=0, num_split=2)),
     ("Unpack", dict(value=_f32(2, 3), num=2, axis=1)),

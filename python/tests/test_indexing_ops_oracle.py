@@ -184,6 +184,10 @@ GRADS = [
     ("segment_sum", lambda m, d: m.math.segment_sum(d, [0, 0, 2]) * np.float32(2), [_f32(3, 2)]),
     ("tensor_scatter_max", lambda m, t, u: m.tensor_scatter_nd_max(t, [[1], [2]], u) * np.float32(3),
      [_f32(4), _f32(2)]),
+    ("mirror_pad_reflect", lambda m, x: m.pad(x, [[2, 1], [1, 2]], "REFLECT") * np.arange(7, dtype=np.float32),
+     [_f32(4, 4)]),
+    ("mirror_pad_symmetric", lambda m, x: m.pad(x, [[0, 3], [2, 2]], "SYMMETRIC") * np.arange(7, dtype=np.float32),
+     [_f32(3, 3)]),
     ("reverse_sequence", lambda m, x: m.reverse_sequence(x, [3, 1], seq_axis=1) * np.arange(4, dtype=np.float32),
      [_f32(2, 4, 4)]),
 ]

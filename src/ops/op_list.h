@@ -20,7 +20,7 @@
   /* einsum.cc */ X(Einsum)                                                                                 \
   /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(ArgMin) X(Softmax) X(LogSoftmax)         \
   /* scan.cc */ X(Cumsum) X(Cumprod)                                                                        \
-  /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad)                                                                 \
+  /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad) X(MirrorPadGrad)                                                                 \
   /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \
   /* space_batch.cc */ X(SpaceToBatchND) X(BatchToSpaceND)                                                \
   /* one_hot.cc */ X(OneHot) /* reverse.cc */ X(ReverseV2)                \
