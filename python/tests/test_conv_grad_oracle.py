@@ -1,6 +1,6 @@
-"""The backward ops of convolution and pooling (Conv2DBackpropInput/Filter, the depthwise pair,
-MaxPoolGrad, AvgPoolGrad) and the gradients of Conv2D, DepthwiseConv2dNative, MaxPool and AvgPool
-that use them, with TensorFlow as the oracle: raw-op values eagerly and traced, GradientTape
+"""The backward ops of convolution, pooling and resizing (Conv2DBackpropInput/Filter, the
+depthwise pair, MaxPoolGrad, AvgPoolGrad, Resize*Grad) and the gradients of the image ops that
+use them (and MirrorPad's), with TensorFlow as the oracle: raw-op values eagerly and traced, GradientTape
 gradients (first and second order), a small CNN's training step inside kiln.function, zero-sized
 batches and bad arguments (TensorFlow's error class and message)."""
 import re
@@ -50,6 +50,12 @@ CASES = [
                          grad=_f32(2, 6, 5, 3), ksize=[1, 2, 2, 1], strides=S1, padding="VALID")),
     ("AvgPoolGrad", dict(orig_input_shape=[2, 7, 6, 3], grad=_f32(2, 4, 3, 3), ksize=[1, 3, 3, 1], strides=S2,
                          padding="SAME")),
+    ("ResizeBilinearGrad", dict(grads=_f32(2, 9, 5, 3), original_image=_f32(2, 4, 6, 3))),
+    ("ResizeBilinearGrad", dict(grads=_f32(1, 3, 3, 2), original_image=_f64(1, 7, 5, 2), align_corners=True)),
+    ("ResizeBicubicGrad", dict(grads=_f32(1, 8, 5, 2), original_image=_f32(1, 4, 6, 2), half_pixel_centers=True)),
+    ("ResizeNearestNeighborGrad", dict(grads=_f32(2, 9, 2, 3), size=[4, 6])),
+    ("ResizeNearestNeighborGrad", dict(grads=np.arange(30, dtype=np.int32).reshape(1, 5, 3, 2), size=[2, 7],
+                                       align_corners=True)),
     ("AvgPoolGrad", dict(orig_input_shape=[1, 5, 5, 2], grad=_f64(1, 2, 2, 2), ksize=[1, 2, 3, 1], strides=S2,
                          padding="VALID")),
 ]
@@ -98,6 +104,24 @@ GRADS = [
     ("max_pool", lambda m, x: _sq(m, m.nn.max_pool2d(x, 3, 2, "SAME")), [_f32(2, 7, 6, 3)]),
     ("max_pool_valid", lambda m, x: _sq(m, m.nn.max_pool2d(x, 2, 2, "VALID")), [_f32(1, 6, 6, 4)]),
     ("avg_pool", lambda m, x: _sq(m, m.nn.avg_pool2d(x, 3, 2, "SAME")), [_f32(2, 7, 6, 3)]),
+    ("resize_bilinear", lambda m, x: _sq(m, m.raw_ops.ResizeBilinear(images=x, size=[9, 5])), [_f32(2, 4, 6, 3)]),
+    ("resize_bilinear_half", lambda m, x: _sq(m, m.raw_ops.ResizeBilinear(images=x, size=[3, 11],
+                                                                          half_pixel_centers=True)),
+     [_f32(1, 5, 4, 2)]),
+    ("resize_bilinear_align", lambda m, x: _sq(m, m.raw_ops.ResizeBilinear(images=x, size=[7, 7], align_corners=True)),
+     [_f64(1, 4, 3, 2)]),
+    ("resize_nearest", lambda m, x: _sq(m, m.raw_ops.ResizeNearestNeighbor(images=x, size=[9, 2])), [_f32(2, 4, 6, 3)]),
+    ("resize_nearest_half", lambda m, x: _sq(m, m.raw_ops.ResizeNearestNeighbor(images=x, size=[5, 7],
+                                                                                half_pixel_centers=True)),
+     [_f32(1, 3, 3, 2)]),
+    ("resize_bicubic", lambda m, x: _sq(m, m.raw_ops.ResizeBicubic(images=x, size=[8, 5])), [_f32(1, 4, 6, 2)]),
+    ("resize_bicubic_half", lambda m, x: _sq(m, m.raw_ops.ResizeBicubic(images=x, size=[5, 9],
+                                                                        half_pixel_centers=True)),
+     [_f32(2, 6, 4, 1)]),
+    ("image_resize", lambda m, x: _sq(m, m.image.resize(x, [10, 3])), [_f32(2, 5, 6, 3)]),
+    ("mirror_pad_conv", lambda m, x, w: _sq(m, m.nn.conv2d(m.pad(x, [[0, 0], [1, 1], [2, 2], [0, 0]], "REFLECT"), w, 1,
+                                                             "VALID")),
+     [_f32(1, 5, 5, 2), _f32(3, 3, 2, 2)]),
     ("conv_transpose", lambda m, x, w: _sq(m, m.nn.conv2d_transpose(x, w, [2, 8, 8, 3], 2, "SAME")),
      [_f32(2, 4, 4, 5), _f32(3, 3, 3, 5)]),
 ]

@@ -24,7 +24,8 @@
   /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \
   /* space_batch.cc */ X(SpaceToBatchND) X(BatchToSpaceND)                                                \
   /* one_hot.cc */ X(OneHot) /* reverse.cc */ X(ReverseV2)                \
-  /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic)                                                                             \
+  /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic) X(ResizeBilinearGrad)          \
+    X(ResizeBicubicGrad) X(ResizeNearestNeighborGrad)                                                                             \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
   /* layout.cc */ X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                  \
   /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad)           \

@@ -1,13 +1,14 @@
 // Image resizing over NHWC images, as TensorFlow's legacy resize ops compute it:
 // ResizeBilinear and ResizeBicubic (float32 results), ResizeNearestNeighbor (the input's
 // dtype). attrs align_corners and half_pixel_centers choose how output pixels map to input
-// coordinates.
+// coordinates. Their backward ops (Resize*Grad) are their gradients.
 #include <array>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "core/parallel.h"
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -227,7 +228,199 @@ struct BicubicKernel {
   }
 };
 
-#define KILN_RESIZE_OP(Name, Kernel)                                                               \
+// The backward ops: ResizeBilinearGrad(grads, original_image), ResizeBicubicGrad(grads,
+// original_image) and ResizeNearestNeighborGrad(grads, size). Each resized pixel's gradient
+// goes back to the input pixels it was computed from, with the same weights; images are
+// independent, so threads take images (pixels of one image share inputs).
+void infer_resize_grad(InferContext& c) {
+  const bool nearest_grad = &c.op == &op::ResizeNearestNeighborGrad();
+  if (c.attrs.b(kHalfPixel) && c.attrs.b(kAlignCorners))
+    c.fail("If half_pixel_centers is True, align_corners must be False.");
+  const InputInfo& g = c.in(0);
+  if (!g.unknown_rank && g.dims->size() != 4) c.fail("input_grad must be 4-dimensional" + dims_text(*g.dims));
+  Dims out{g.unknown_rank ? -1 : (*g.dims)[0], -1, -1, g.unknown_rank ? -1 : (*g.dims)[3]};
+  if (nearest_grad) {
+    if (g.dtype == DType::Bool || !(is_floating(g.dtype) || is_integer(g.dtype)))
+      c.fail(std::string("ResizeNearestNeighborGrad does not support ") + tf_type_name(g.dtype));
+    if (c.in(1).dtype != DType::Int32) c.fail(std::string("size must be int32, got ") + tf_type_name(c.in(1).dtype));
+    if (!c.in(1).unknown_rank && (c.in(1).dims->size() != 1 || ((*c.in(1).dims)[0] >= 0 && (*c.in(1).dims)[0] != 2)))
+      c.fail("shape_t must have two elements" + dims_text(*c.in(1).dims));
+    std::vector<int64_t> size;
+    if (known_ints(c.in(1), &size) && size.size() == 2) {
+      if (size[0] <= 0 || size[1] <= 0) c.fail("original dimensions must be positive");
+      out[1] = size[0];
+      out[2] = size[1];
+    }
+    c.out(0).dtype = g.dtype;
+  } else {
+    if (g.dtype != DType::Float32) c.fail(std::string("input_grad must be float32, got ") + tf_type_name(g.dtype));
+    if (!is_floating(c.in(1).dtype))
+      c.fail(std::string(c.op.name) + " supports floating original images, got " + tf_type_name(c.in(1).dtype));
+    const InputInfo& im = c.in(1);
+    if (!im.unknown_rank && im.dims->size() != 4) c.fail("original_image must be 4-dimensional" + dims_text(*im.dims));
+    if (!im.unknown_rank) {
+      for (int d : {0, 3})
+        if (out[d] >= 0 && (*im.dims)[d] >= 0 && out[d] != (*im.dims)[d])
+          c.fail("input_grad and original_image must agree in batch and depth" + dims_text(*g.dims) +
+                 dims_text(*im.dims));
+      out = *im.dims;
+    }
+    c.out(0).dtype = im.dtype;
+  }
+  c.kernel_dtype = c.out(0).dtype;
+  c.out(0).shape = TensorShape(std::move(out));
+}
+
+// The forward geometry seen from a backward op: "image" is the output (the original size),
+// the resized one is grads.
+Geometry grad_geometry_of(const KernelContext& c) {
+  const TensorImpl& g = c.in(0);
+  const TensorImpl& out = c.out(0);
+  if (g.dims.size() != 4 || out.dims.size() != 4 || g.dims[0] != out.dims[0] || g.dims[3] != out.dims[3])
+    c.fail("input_grad and the original image do not agree" + dims_text(g.dims) + dims_text(out.dims));
+  if (g.num_elements > 0 && (out.dims[1] == 0 || out.dims[2] == 0)) c.fail("original image must be of non-zero size");
+  const bool align = c.attrs.b(kAlignCorners), half = c.attrs.b(kHalfPixel);
+  return {.n = out.dims[0],
+          .h = out.dims[1],
+          .w = out.dims[2],
+          .c = out.dims[3],
+          .oh = g.dims[1],
+          .ow = g.dims[2],
+          .sy = resize_scale(out.dims[1], g.dims[1], align),
+          .sx = resize_scale(out.dims[2], g.dims[2], align),
+          .align = align,
+          .half = half};
+}
+
+// Accumulates in A (float for the 16-bit floats, else T), then stores T.
+template <class T, class A, class F>
+void accumulate_images(KernelContext& c, const Geometry& g, F&& per_image) {
+  T* out = c.out(0).as<T>();
+  const int64_t image = g.h * g.w * g.c;
+  parallel_for(g.n, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<A> acc(static_cast<size_t>(image));
+    for (int64_t b = lo; b < hi; ++b) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      per_image(b, acc.data());
+      for (int64_t i = 0; i < image; ++i) out[b * image + i] = static_cast<T>(acc[i]);
+    }
+  });
+}
+
+template <class T>
+struct BilinearGradKernel {
+  static void run(KernelContext& c) {
+    const Geometry g = grad_geometry_of(c);
+    const float* grads = c.in(0).as<float>();
+    std::vector<Lerp> xs(g.ow);
+    for (int64_t x = 0; x < g.ow; ++x) xs[x] = lerp_of(x, g.sx, g.half, g.w);
+    accumulate_images<T, T>(c, g, [&](int64_t b, T* acc) {
+      for (int64_t y = 0; y < g.oh; ++y) {
+        const Lerp ly = lerp_of(y, g.sy, g.half, g.h);
+        T* top = acc + ly.lower * g.w * g.c;
+        T* bottom = acc + ly.upper * g.w * g.c;
+        const float* row = grads + (b * g.oh + y) * g.ow * g.c;
+        for (int64_t x = 0; x < g.ow; ++x) {
+          const Lerp& lx = xs[x];
+          for (int64_t ch = 0; ch < g.c; ++ch) {
+            const T dtop = static_cast<T>((1 - ly.frac) * row[x * g.c + ch]);
+            const T dbottom = static_cast<T>(ly.frac * row[x * g.c + ch]);
+            top[lx.lower * g.c + ch] += dtop * static_cast<T>(1 - lx.frac);
+            top[lx.upper * g.c + ch] += dtop * static_cast<T>(lx.frac);
+            bottom[lx.lower * g.c + ch] += dbottom * static_cast<T>(1 - lx.frac);
+            bottom[lx.upper * g.c + ch] += dbottom * static_cast<T>(lx.frac);
+          }
+        }
+      }
+    });
+  }
+};
+
+template <class T>
+struct NearestGradKernel {
+  static void run(KernelContext& c) {
+    const std::vector<int64_t> size = int_values(c.in(1));
+    if (size.size() != 2 || size[0] != c.out(0).dims[1] || size[1] != c.out(0).dims[2])
+      c.fail("size does not match the output");
+    const Geometry g = grad_geometry_of(c);
+    const T* grads = c.in(0).as<T>();
+    std::vector<int64_t> xs(g.ow);
+    for (int64_t x = 0; x < g.ow; ++x) xs[x] = nearest(x, g.sx, g, g.w);
+    accumulate_images<T, T>(c, g, [&](int64_t b, T* acc) {
+      for (int64_t y = 0; y < g.oh; ++y) {
+        T* dst = acc + nearest(y, g.sy, g, g.h) * g.w * g.c;
+        const T* row = grads + (b * g.oh + y) * g.ow * g.c;
+        for (int64_t x = 0; x < g.ow; ++x)
+          for (int64_t ch = 0; ch < g.c; ++ch) dst[xs[x] * g.c + ch] += row[x * g.c + ch];
+      }
+    });
+  }
+};
+
+template <class T>
+struct BicubicGradKernel {
+  static void run(KernelContext& c) {
+    const Geometry g = grad_geometry_of(c);
+    const float* grads = c.in(0).as<float>();
+    std::vector<Taps> xs(g.ow);
+    for (int64_t x = 0; x < g.ow; ++x) xs[x] = taps_of(x, g.sx, g.half, g.w);
+    accumulate_images<T, float>(c, g, [&](int64_t b, float* acc) {
+      for (int64_t y = 0; y < g.oh; ++y) {
+        const Taps ty = taps_of(y, g.sy, g.half, g.h);
+        const float* row = grads + (b * g.oh + y) * g.ow * g.c;
+        for (int64_t x = 0; x < g.ow; ++x) {
+          const Taps& tx = xs[x];
+          for (int64_t ch = 0; ch < g.c; ++ch) {
+            const float v = row[x * g.c + ch];
+            for (int k = 0; k < 4; ++k)
+              for (int l = 0; l < 4; ++l)
+                acc[(ty.index[k] * g.w + tx.index[l]) * g.c + ch] += v * ty.weight[k] * tx.weight[l];
+          }
+        }
+      }
+    });
+  }
+};
+
+// Gradients: each resize's backward op. An integer image gets none (TensorFlow's
+// Resize*Grad ops take floating images only).
+void bilinear_grad(GradContext& c) {
+  if (!is_floating(c.x[0].dtype())) return;
+  c.dx[0] = grad::emit1(c.b, op::ResizeBilinearGrad(), {&c.dy[0], &c.x[0]}, c.attrs);
+}
+void bicubic_grad(GradContext& c) {
+  if (!is_floating(c.x[0].dtype())) return;
+  c.dx[0] = grad::emit1(c.b, op::ResizeBicubicGrad(), {&c.dy[0], &c.x[0]}, c.attrs);
+}
+void nearest_grad(GradContext& c) {
+  Dims dims;
+  Tensor size;
+  if (grad::static_dims(c.x[0], &dims) && dims.size() == 4 && dims[1] >= 0 && dims[2] >= 0) {
+    size = grad::ints(c.b, {dims[1], dims[2]});
+  } else {
+    const Tensor shape = grad::shape(c.b, c.x[0]);
+    const Tensor begin = grad::ints(c.b, {1}), count = grad::ints(c.b, {2});
+    size = grad::emit1(c.b, op::Slice(), {&shape, &begin, &count});
+  }
+  c.dx[0] = grad::emit1(c.b, op::ResizeNearestNeighborGrad(), {&c.dy[0], &size}, c.attrs);
+}
+
+#define KILN_RESIZE_GRAD_OP(Name, Args, Kernel, Types, Input)                                      \
+  const OpDef& op::Name() {                                                                        \
+    static const OpDef def = {                                                                     \
+        .name = #Name,                                                                             \
+        .num_inputs = 2,                                                                           \
+        .num_outputs = 1,                                                                          \
+        .input_args = Args,                                                                        \
+        .traits = kPure,                                                                           \
+        .attr_specs = {bool_attr("align_corners", false), bool_attr("half_pixel_centers", false)}, \
+        .infer = infer_resize_grad,                                                                \
+        .kernels = kernels_for<Kernel, Types>(),                                                   \
+        .type_attr_input = Input};                                                                 \
+    return def;                                                                                    \
+  }
+
+#define KILN_RESIZE_OP(Name, Kernel, Grad)                                                         \
   const OpDef& op::Name() {                                                                        \
     static const OpDef def = {                                                                     \
         .name = #Name,                                                                             \
@@ -238,14 +431,21 @@ struct BicubicKernel {
         .attr_specs = {bool_attr("align_corners", false), bool_attr("half_pixel_centers", false)}, \
         .infer = infer_resize,                                                                     \
         .kernels = kernels_for<Kernel, KILN_NUMERIC>(),                                            \
-        .grad = nullptr, /* TensorFlow's Resize*Grad ops are not in kiln yet */                    \
+        .grad = Grad,                                                                              \
         .output_args = {"resized_images"}};                                                        \
     return def;                                                                                    \
   }
 }  // namespace
 
-KILN_RESIZE_OP(ResizeBilinear, BilinearKernel)
-KILN_RESIZE_OP(ResizeNearestNeighbor, NearestKernel)
-KILN_RESIZE_OP(ResizeBicubic, BicubicKernel)
+KILN_RESIZE_OP(ResizeBilinear, BilinearKernel, &bilinear_grad)
+KILN_RESIZE_OP(ResizeNearestNeighbor, NearestKernel, &nearest_grad)
+KILN_RESIZE_OP(ResizeBicubic, BicubicKernel, &bicubic_grad)
+#define KILN_GRADS_IMAGE_ARGS \
+  { "grads", "original_image" }
+#define KILN_GRADS_SIZE_ARGS \
+  { "grads", "size" }
+KILN_RESIZE_GRAD_OP(ResizeBilinearGrad, KILN_GRADS_IMAGE_ARGS, BilinearGradKernel, KILN_FLOATS, 1)
+KILN_RESIZE_GRAD_OP(ResizeBicubicGrad, KILN_GRADS_IMAGE_ARGS, BicubicGradKernel, KILN_FLOATS, 1)
+KILN_RESIZE_GRAD_OP(ResizeNearestNeighborGrad, KILN_GRADS_SIZE_ARGS, NearestGradKernel, KILN_NUMERIC, 0)
 
 }  // namespace kiln::ops
