@@ -193,8 +193,12 @@ class CaseMaker {
       case AttrKind::kType:
         return dtype();
       case AttrKind::kIntList: {
-        // Often a valid NHWC window (strides, ksize, dilations), so the image ops' kernels run.
-        if (chance(0.3)) return std::vector<int64_t>{1, uniform(1, 3), uniform(1, 3), 1};
+        // Often a valid NHWC or NDHWC window (strides, ksize, dilations), so the image and
+        // volume ops' kernels run.
+        if (chance(0.3)) {
+          if (chance(0.5)) return std::vector<int64_t>{1, uniform(1, 3), uniform(1, 3), 1};
+          return std::vector<int64_t>{1, uniform(1, 3), uniform(1, 3), uniform(1, 3), 1};
+        }
         std::vector<int64_t> v(static_cast<size_t>(uniform(0, 5)));
         for (auto& x : v) x = chance(0.95) ? uniform(-2, 4) : int64_t{1} << 40;
         return v;

@@ -7,7 +7,7 @@ import math as _pymath
 from . import _dtypes
 from . import raw_ops
 from ._convert import convert_to_tensor
-from ._window import _four
+from ._window import _four, _five
 
 
 def _t(x, dtype=None):
@@ -153,6 +153,30 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data
     return raw_ops.Conv2DBackpropInput(input_sizes=output_shape, filter=filters, out_backprop=input,
                                        strides=_four(strides, "strides"), padding=padding,
                                        dilations=_four(dilations or 1, "dilations"))
+
+
+def _ndhwc(data_format):
+    if data_format not in (None, "NDHWC"):
+        raise NotImplementedError("kiln supports data_format NDHWC only, got %r" % (data_format,))
+
+
+def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):  # noqa: A002
+    """3-D convolution of NDHWC volumes with [depth, height, width, in, out] filters."""
+    _ndhwc(data_format)
+    return raw_ops.Conv3D(input=input, filter=filters, strides=_five(strides, "strides"), padding=padding,
+                          dilations=_five(dilations or 1, "dilations"))
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    _ndhwc(data_format)
+    return raw_ops.MaxPool3D(input=input, ksize=_five(ksize, "ksize"), strides=_five(strides, "strides"),
+                             padding=padding)
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    _ndhwc(data_format)
+    return raw_ops.AvgPool3D(input=input, ksize=_five(ksize, "ksize"), strides=_five(strides, "strides"),
+                             padding=padding)
 
 
 # ---- images ----

@@ -5,12 +5,12 @@ from ._window import _four
 from ._ops import relu, relu6, sigmoid, tanh, softmax, log_softmax, sparse_softmax_cross_entropy_with_logits, _t
 from ._ops_indexing import top_k  # noqa: F401
 from ._ops_breadth import (elu, selu, leaky_relu, softplus, softsign, gelu, depthwise_conv2d,  # noqa: F401
-                           conv2d_transpose)
+                           conv2d_transpose, conv3d, max_pool3d, avg_pool3d)
 from ._random import get_seed
 
 __all__ = ["relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "dropout",
            "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "elu", "selu", "leaky_relu",
-           "softplus", "softsign", "gelu", "depthwise_conv2d", "conv2d_transpose"]
+           "softplus", "softsign", "gelu", "depthwise_conv2d", "conv2d_transpose", "conv3d", "max_pool3d", "avg_pool3d"]
 
 
 def _nhwc(data_format):

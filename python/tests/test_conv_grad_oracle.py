@@ -25,6 +25,7 @@ def _f64(*shape):
 
 S1, S2 = [1, 1, 1, 1], [1, 2, 2, 1]
 X = _f32(2, 7, 6, 3)
+V = _f32(2, 5, 6, 7, 3)  # a batch of NDHWC volumes
 CASES = [
     ("Conv2DBackpropFilter", dict(input=X, filter_sizes=[3, 2, 3, 4], out_backprop=_f32(2, 7, 6, 4), strides=S1,
                                   padding="SAME")),
@@ -56,6 +57,20 @@ CASES = [
     ("ResizeNearestNeighborGrad", dict(grads=_f32(2, 9, 2, 3), size=[4, 6])),
     ("ResizeNearestNeighborGrad", dict(grads=np.arange(30, dtype=np.int32).reshape(1, 5, 3, 2), size=[2, 7],
                                        align_corners=True)),
+    ("Conv3D", dict(input=V, filter=_f32(3, 2, 3, 3, 4), strides=[1, 2, 1, 2, 1], padding="SAME")),
+    ("Conv3D", dict(input=_f32(1, 4, 5, 4, 2), filter=_f32(2, 2, 2, 2, 3), strides=[1] * 5, padding="VALID",
+                    dilations=[1, 2, 1, 1, 1])),  # TensorFlow's float64 Conv3D has no dilations; kiln's has
+    ("Conv3D", dict(input=_f64(1, 4, 5, 4, 2), filter=_f64(2, 2, 2, 2, 3), strides=[1] * 5, padding="VALID")),
+    ("MaxPool3D", dict(input=V, ksize=[1, 2, 3, 2, 1], strides=[1, 2, 2, 1, 1], padding="SAME")),
+    ("AvgPool3D", dict(input=V, ksize=[1, 2, 3, 2, 1], strides=[1, 2, 2, 1, 1], padding="VALID")),
+    ("Conv3DBackpropInputV2", dict(input_sizes=[2, 5, 6, 7, 3], filter=_f32(3, 2, 3, 3, 4),
+                                   out_backprop=_f32(2, 3, 6, 4, 4), strides=[1, 2, 1, 2, 1], padding="SAME")),
+    ("Conv3DBackpropFilterV2", dict(input=V, filter_sizes=[3, 2, 3, 3, 4], out_backprop=_f32(2, 3, 6, 4, 4),
+                                    strides=[1, 2, 1, 2, 1], padding="SAME")),
+    ("MaxPool3DGrad", dict(orig_input=V, orig_output=tf.nn.max_pool3d(V, [2, 3, 2], [2, 2, 1], "SAME").numpy(),
+                           grad=_f32(2, 3, 3, 7, 3), ksize=[1, 2, 3, 2, 1], strides=[1, 2, 2, 1, 1], padding="SAME")),
+    ("AvgPool3DGrad", dict(orig_input_shape=[2, 5, 6, 7, 3], grad=_f32(2, 2, 2, 6, 3), ksize=[1, 2, 3, 2, 1],
+                           strides=[1, 2, 2, 1, 1], padding="VALID")),
     ("AvgPoolGrad", dict(orig_input_shape=[1, 5, 5, 2], grad=_f64(1, 2, 2, 2), ksize=[1, 2, 3, 1], strides=S2,
                          padding="VALID")),
 ]
@@ -122,6 +137,10 @@ GRADS = [
     ("mirror_pad_conv", lambda m, x, w: _sq(m, m.nn.conv2d(m.pad(x, [[0, 0], [1, 1], [2, 2], [0, 0]], "REFLECT"), w, 1,
                                                              "VALID")),
      [_f32(1, 5, 5, 2), _f32(3, 3, 2, 2)]),
+    ("conv3d", lambda m, x, w: _sq(m, m.nn.conv3d(x, w, [1, 2, 1, 1, 1], "SAME")), [V, _f32(2, 3, 2, 3, 2)]),
+    ("conv3d_valid", lambda m, x, w: _sq(m, m.nn.conv3d(x, w, [1, 1, 2, 2, 1], "VALID")), [V, _f32(3, 3, 3, 3, 4)]),
+    ("max_pool3d", lambda m, x: _sq(m, m.nn.max_pool3d(x, 2, 2, "SAME")), [V]),
+    ("avg_pool3d", lambda m, x: _sq(m, m.nn.avg_pool3d(x, [2, 3, 2], [1, 2, 2], "SAME")), [V]),
     ("conv_transpose", lambda m, x, w: _sq(m, m.nn.conv2d_transpose(x, w, [2, 8, 8, 3], 2, "SAME")),
      [_f32(2, 4, 4, 5), _f32(3, 3, 3, 5)]),
 ]
@@ -203,6 +222,10 @@ def test_zero_sized_batches_and_channels():
 
 
 BAD = [
+    ("Conv3D", dict(input=V, filter=_f32(2, 2, 2, 2, 4), strides=[1] * 5, padding="SAME")),
+    ("Conv3D", dict(input=V, filter=_f32(2, 2, 2, 3, 4), strides=[1, 1, 1, 1, 2], padding="SAME")),
+    ("MaxPool3D", dict(input=V, ksize=[1, 2, 2, 2, 2], strides=[1] * 5, padding="SAME")),
+    ("AvgPool3D", dict(input=V, ksize=[1, 2, 2, 2, 1], strides=[1] * 5, padding="FULL")),
     ("Conv2D", dict(input=_f32(1, 3, 3, 2), filter=np.ones([1, 1, 2, 0], np.float32), strides=S1, padding="VALID")),
     ("DepthwiseConv2dNative", dict(input=_f32(1, 3, 3, 2), filter=np.ones([1, 1, 2, 0], np.float32), strides=S1,
                                    padding="VALID")),
@@ -231,7 +254,7 @@ def test_bad_arguments_raise_tensorflows_errors(name, kwargs):
     with pytest.raises(kiln.errors.OpError) as ours:
         getattr(kiln.raw_ops, name)(**kwargs)
     assert type(ours.value).__name__ == type(theirs.value).__name__, (ours.value, theirs.value)
-    if name in ("MaxPoolGrad", "Conv2D", "DepthwiseConv2dNative"):
+    if name in ("MaxPoolGrad", "Conv2D", "DepthwiseConv2dNative", "Conv3D"):
         assert _message(ours.value) == _message(theirs.value)
 
 
