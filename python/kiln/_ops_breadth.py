@@ -180,12 +180,13 @@ def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None): 
 
 
 # ---- images ----
-_RESIZE = {"bilinear": "ResizeBilinear", "nearest": "ResizeNearestNeighbor", "bicubic": "ResizeBicubic"}
+_RESIZE = {"bilinear": "ResizeBilinear", "nearest": "ResizeNearestNeighbor", "bicubic": "ResizeBicubic",
+           "area": "ResizeArea"}
 
 
 def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
-    """tf.image.resize (TensorFlow 2): pixel centres at half-integers; bilinear and bicubic give
-    float32, nearest keeps the dtype; a 3-D image is resized as a batch of one."""
+    """tf.image.resize (TensorFlow 2): pixel centres at half-integers; bilinear, bicubic and area
+    give float32, nearest keeps the dtype; a 3-D image is resized as a batch of one."""
     if preserve_aspect_ratio or antialias:
         raise NotImplementedError("kiln.image.resize: preserve_aspect_ratio and antialias are not supported")
     if method not in _RESIZE:
@@ -194,5 +195,9 @@ def resize(images, size, method="bilinear", preserve_aspect_ratio=False, antiali
     batched = len(images._shape_tuple()) == 4
     if not batched:
         images = raw_ops.ExpandDims(input=images, axis=0)
-    out = getattr(raw_ops, _RESIZE[method])(images=images, size=_t(size, _dtypes.int32), half_pixel_centers=True)
+    size = _t(size, _dtypes.int32)
+    if method == "area":  # TensorFlow's area resize has no pixel-centre choice
+        out = raw_ops.ResizeArea(images=images, size=size)
+    else:
+        out = getattr(raw_ops, _RESIZE[method])(images=images, size=size, half_pixel_centers=True)
     return out if batched else raw_ops.Squeeze(input=out, axis=[0])

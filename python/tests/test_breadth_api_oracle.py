@@ -62,6 +62,7 @@ CASES = [
     ("image.resize", (IMAGES, [7, 9]), {}),
     ("image.resize", (IMAGES, [3, 4]), {"method": "nearest"}),
     ("image.resize", (IMAGES[0], [8, 8]), {"method": "bicubic"}),
+    ("image.resize", (IMAGES, [2, 3]), {"method": "area"}),
 ]
 # Float math in another order or another library: compared within a relative tolerance.
 TOLERANCE = {"einsum": 1e-5, "nn.gelu": 1e-6, "nn.depthwise_conv2d": 1e-5, "nn.conv2d_transpose": 1e-5,

@@ -53,7 +53,12 @@ CASES = [
 ] + [(op, dict(images=images, size=size, align_corners=align, half_pixel_centers=half))
      for op in ("ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic")
      for images, size in ((_f32(2, 3, 5, 2), [7, 4]), (np.arange(48, dtype=np.int32).reshape(1, 4, 6, 2), [2, 9]))
-     for align, half in ((False, False), (True, False), (False, True))]
+     for align, half in ((False, False), (True, False), (False, True))] + [
+    ("ResizeArea", dict(images=images, size=size, align_corners=align))
+    for images, size in ((_f32(2, 7, 9, 3), [3, 4]), (_f32(1, 5, 5, 2), [8, 7]),
+                         (np.arange(2 * 9 * 6 * 2, dtype=np.uint8).reshape(2, 9, 6, 2), [5, 5]),
+                         (np.arange(40, dtype=np.float64).reshape(1, 10, 2, 2), [3, 5]))
+    for align in (False, True)]
 # Float sums in another order: a few ulps.
 ULPS = {"Einsum": 8, "DepthwiseConv2dNative": 16, "Conv2D": 16, "Cumprod": 2, "Cumsum": 2}
 # Sums of terms of both signs (a transposed convolution's overlaps, interpolation weights): an

@@ -24,7 +24,7 @@
   /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \
   /* space_batch.cc */ X(SpaceToBatchND) X(BatchToSpaceND)                                                \
   /* one_hot.cc */ X(OneHot) /* reverse.cc */ X(ReverseV2)                \
-  /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic) X(ResizeBilinearGrad)          \
+  /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic) X(ResizeArea) X(ResizeBilinearGrad)          \
     X(ResizeBicubicGrad) X(ResizeNearestNeighborGrad)                                                                             \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
   /* layout.cc */ X(Transpose) X(ConcatV2) X(Pack) X(Tile)                                                  \

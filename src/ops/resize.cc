@@ -1,7 +1,8 @@
 // Image resizing over NHWC images, as TensorFlow's legacy resize ops compute it:
-// ResizeBilinear and ResizeBicubic (float32 results), ResizeNearestNeighbor (the input's
+// ResizeBilinear, ResizeBicubic and ResizeArea (float32 results), ResizeNearestNeighbor (the input's
 // dtype). attrs align_corners and half_pixel_centers choose how output pixels map to input
 // coordinates. Their backward ops (Resize*Grad) are their gradients.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -19,15 +20,18 @@ int resize_attr(const char* name) {
   return attr_index(
       {{&op::ResizeBilinear(), name}, {&op::ResizeNearestNeighbor(), name}, {&op::ResizeBicubic(), name}});
 }
-const int kAlignCorners = resize_attr("align_corners");
+const int kAlignCorners = attr_index({{&op::ResizeBilinear(), "align_corners"}, {&op::ResizeArea(), "align_corners"}});
 const int kHalfPixel = resize_attr("half_pixel_centers");
+
+// ResizeArea has no half_pixel_centers attr (TensorFlow's).
+bool half_pixel(const OpDef& op, const Attrs& attrs) { return &op != &op::ResizeArea() && attrs.b(kHalfPixel); }
 
 constexpr int64_t kParallelPixels = 16 * 1024;
 
 void infer_resize(InferContext& c) {
   if (c.in(0).dtype == DType::Bool) c.fail(std::string(c.op.name) + " does not support bool images");
   if (c.in(1).dtype != DType::Int32) c.fail(std::string("size must be int32, got ") + tf_type_name(c.in(1).dtype));
-  if (c.attrs.b(kHalfPixel) && c.attrs.b(kAlignCorners))
+  if (half_pixel(c.op, c.attrs) && c.attrs.b(kAlignCorners))
     c.fail("If half_pixel_centers is True, align_corners must be False.");
   c.out(0).dtype = &c.op == &op::ResizeNearestNeighbor() ? c.in(0).dtype : DType::Float32;
   c.kernel_dtype = c.in(0).dtype;
@@ -67,7 +71,7 @@ Geometry geometry_of(const KernelContext& c) {
   const std::vector<int64_t> size = int_values(c.in(1));
   if (size.size() != 2 || size[0] <= 0 || size[1] <= 0 || size[0] != out.dims[1] || size[1] != out.dims[2])
     c.fail("output dimensions must be positive");
-  const bool align = c.attrs.b(kAlignCorners), half = c.attrs.b(kHalfPixel);
+  const bool align = c.attrs.b(kAlignCorners), half = half_pixel(c.op, c.attrs);
   if (im.num_elements > 0 && (im.dims[1] == 0 || im.dims[2] == 0)) c.fail("input image must be of non-zero size");
   return {.n = im.dims[0],
           .h = im.dims[1],
@@ -223,6 +227,56 @@ struct BicubicKernel {
           }
           row[x * g.c + ch] =
               ty.weight[0] * rows[0] + ty.weight[1] * rows[1] + ty.weight[2] * rows[2] + ty.weight[3] * rows[3];
+        }
+    });
+  }
+};
+
+// ResizeArea: each output pixel is the mean of the input area it covers, input pixels
+// weighted by how much of them lies inside (the area's edges cut pixels into fractions).
+// Coordinates scale without half-pixel centres; align_corners scales by (in-1)/(out-1).
+struct AreaSpan {
+  int64_t start, end;   // the input pixels [start, end) the area touches (clamped when read)
+  float begin, finish;  // the area's edges in input coordinates
+};
+AreaSpan area_span(int64_t i, float scale) {
+  const float begin = static_cast<float>(i) * scale, finish = static_cast<float>(i + 1) * scale;
+  return {.start = static_cast<int64_t>(std::floor(begin)),
+          .end = static_cast<int64_t>(std::ceil(finish)),
+          .begin = begin,
+          .finish = finish};
+}
+// How much of input pixel j lies inside the span.
+float area_weight(const AreaSpan& s, int64_t j, float scale) {
+  const float lo = static_cast<float>(j), hi = static_cast<float>(j + 1);
+  if (lo < s.begin) return hi > s.finish ? scale : hi - s.begin;
+  return hi > s.finish ? s.finish - lo : 1.0f;
+}
+
+template <class T>
+struct AreaKernel {
+  static void run(KernelContext& c) {
+    const Geometry g = geometry_of(c);
+    if (c.out(0).num_elements == 0) return;
+    const T* in = c.in(0).as<T>();
+    float* out = c.out(0).as<float>();
+    const float norm = 1.0f / (g.sy * g.sx);
+    std::vector<AreaSpan> xs(g.ow);
+    for (int64_t x = 0; x < g.ow; ++x) xs[x] = area_span(x, g.sx);
+    for_rows(g, [&](int64_t b, int64_t y) {
+      const AreaSpan sy = area_span(y, g.sy);
+      float* row = out + (b * g.oh + y) * g.ow * g.c;
+      for (int64_t x = 0; x < g.ow; ++x)
+        for (int64_t ch = 0; ch < g.c; ++ch) {
+          float sum = 0;
+          for (int64_t i = sy.start; i < sy.end; ++i) {
+            const T* src = in + (b * g.h + std::clamp<int64_t>(i, 0, g.h - 1)) * g.w * g.c + ch;
+            float sum_y = 0;
+            for (int64_t j = xs[x].start; j < xs[x].end; ++j)
+              sum_y += static_cast<float>(src[std::clamp<int64_t>(j, 0, g.w - 1) * g.c]) * area_weight(xs[x], j, g.sx);
+            sum += sum_y * area_weight(sy, i, g.sy);
+          }
+          row[x * g.c + ch] = sum * norm;
         }
     });
   }
@@ -440,6 +494,19 @@ void nearest_grad(GradContext& c) {
 KILN_RESIZE_OP(ResizeBilinear, BilinearKernel, &bilinear_grad)
 KILN_RESIZE_OP(ResizeNearestNeighbor, NearestKernel, &nearest_grad)
 KILN_RESIZE_OP(ResizeBicubic, BicubicKernel, &bicubic_grad)
+const OpDef& op::ResizeArea() {
+  static const OpDef def = {.name = "ResizeArea",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .input_args = {"images", "size"},
+                            .traits = kPure,
+                            .attr_specs = {bool_attr("align_corners", false)},
+                            .infer = infer_resize,
+                            .kernels = kernels_for<AreaKernel, KILN_NUMERIC, KILN_STORAGE_INTS>(),
+                            .grad = nullptr,  // TensorFlow registers no gradient for it either
+                            .output_args = {"resized_images"}};
+  return def;
+}
 #define KILN_GRADS_IMAGE_ARGS \
   { "grads", "original_image" }
 #define KILN_GRADS_SIZE_ARGS \
