@@ -169,6 +169,63 @@ void segment_sum_grad(GradContext& c) {
   c.dx[0] = grad::emit1(c.b, op::GatherV2(), {&c.dy[0], &c.x[1], &axis}, Attrs{int64_t{0}});
 }
 
+// The other reductions' gradients (TensorFlow's _SegmentMeanGrad, _SegmentMinOrMaxGrad,
+// _SegmentProdGrad and their unsorted forms), in ops. Integer data has none. As for the sum,
+// a row an unsorted reduction dropped (a negative id) makes the GatherV2 fail.
+Tensor gather_rows(GradBuilder& b, const Tensor& t, const Tensor& ids) {
+  const Tensor axis = grad::int_scalar(b, 0);
+  return grad::emit1(b, op::GatherV2(), {&t, &ids, &axis}, Attrs{int64_t{0}});
+}
+// Sums rows of t by segment: SegmentSum, or UnsortedSegmentSum with the forward's num_segments.
+Tensor segment_sum(GradContext& c, const Tensor& t) {
+  if (c.x.size() == 3) return grad::emit1(c.b, op::UnsortedSegmentSum(), {&t, &c.x[1], &c.x[2]});
+  return grad::emit1(c.b, op::SegmentSum(), {&t, &c.x[1]});
+}
+
+// Each row gets its segment's gradient over the segment's row count.
+void segment_mean_grad(GradContext& c) {
+  if (!is_floating(c.x[0].dtype())) return;
+  Dims dims;
+  if (!grad::static_dims(c.x[0], &dims))
+    throw UnimplementedError("SegmentMean's gradient needs the rank of its data when tracing");
+  const Tensor ones = grad::emit1(c.b, op::OnesLike(), {&c.x[1]});
+  const Tensor counts = segment_sum(c, grad::cast(c.b, ones, c.x[0].dtype()));
+  std::vector<int64_t> column(dims.size(), 1);
+  column[0] = -1;
+  const Tensor shape = grad::ints(c.b, column);
+  const Tensor counts_column = grad::emit1(c.b, op::Reshape(), {&counts, &shape});
+  c.dx[0] = gather_rows(c.b, grad::div(c.b, c.dy[0], counts_column), c.x[1]);
+}
+
+// The gradient goes to the elements equal to their segment's result, shared among ties.
+void segment_min_max_grad(GradContext& c) {
+  if (!is_floating(c.x[0].dtype())) return;
+  const Tensor selected = grad::equal(c.b, c.x[0], gather_rows(c.b, c.y[0], c.x[1]));
+  const Tensor count = segment_sum(c, grad::cast(c.b, selected, c.x[0].dtype()));
+  const Tensor shared = gather_rows(c.b, grad::div(c.b, c.dy[0], count), c.x[1]);
+  c.dx[0] = grad::where(c.b, selected, shared, grad::zeros_like(c.b, c.x[0]));
+}
+
+// d prod / d x = the product of the segment's other elements: the product over x where x is
+// not zero; the product of the nonzero others where x is the segment's one zero; zero where
+// the segment has two zeros or more.
+void segment_prod_grad(GradContext& c) {
+  if (!is_floating(c.x[0].dtype())) return;
+  const Tensor& x = c.x[0];
+  const Tensor zero = grad::scalar(c.b, x, 0), one = grad::scalar(c.b, x, 1);
+  const Tensor is_zero = grad::equal(c.b, x, zero);
+  const Tensor zeros_in_segment = segment_sum(c, grad::cast(c.b, is_zero, x.dtype()));
+  const Tensor dy =
+      grad::where(c.b, grad::greater(c.b, zeros_in_segment, one), grad::zeros_like(c.b, c.dy[0]), c.dy[0]);
+  const Tensor non_zero = grad::where(c.b, is_zero, grad::emit1(c.b, op::OnesLike(), {&x}), x);
+  const Tensor non_zero_prod = c.x.size() == 3
+                                   ? grad::emit1(c.b, op::UnsortedSegmentProd(), {&non_zero, &c.x[1], &c.x[2]})
+                                   : grad::emit1(c.b, op::SegmentProd(), {&non_zero, &c.x[1]});
+  const Tensor others = grad::where(c.b, is_zero, gather_rows(c.b, non_zero_prod, c.x[1]),
+                                    grad::div(c.b, gather_rows(c.b, c.y[0], c.x[1]), non_zero));
+  c.dx[0] = grad::mul(c.b, gather_rows(c.b, dy, c.x[1]), others);
+}
+
 #define KILN_SEGMENT_ROW(Name, Inputs, Traits, Types, Grad)                                                       \
   const OpDef& op::Name() {                                                                                       \
     static const OpDef def = {                                                                                    \
@@ -190,13 +247,13 @@ void segment_sum_grad(GradContext& c) {
 }  // namespace
 
 KILN_SEGMENT_ROW(UnsortedSegmentSum, 3, kPure, KILN_NUMERIC, &segment_sum_grad)
-KILN_SEGMENT_ROW(UnsortedSegmentMax, 3, kPure, KILN_NUMERIC, nullptr)
-KILN_SEGMENT_ROW(UnsortedSegmentMin, 3, kPure, KILN_NUMERIC, nullptr)
-KILN_SEGMENT_ROW(UnsortedSegmentProd, 3, kPure, KILN_NUMERIC, nullptr)
+KILN_SEGMENT_ROW(UnsortedSegmentMax, 3, kPure, KILN_NUMERIC, &segment_min_max_grad)
+KILN_SEGMENT_ROW(UnsortedSegmentMin, 3, kPure, KILN_NUMERIC, &segment_min_max_grad)
+KILN_SEGMENT_ROW(UnsortedSegmentProd, 3, kPure, KILN_NUMERIC, &segment_prod_grad)
 KILN_SEGMENT_ROW(SegmentSum, 2, kOwnOutputs, KILN_NUMERIC, &segment_sum_grad)
-KILN_SEGMENT_ROW(SegmentMean, 2, kOwnOutputs, KILN_NUMERIC, nullptr)
-KILN_SEGMENT_ROW(SegmentMax, 2, kOwnOutputs, KILN_NUMERIC, nullptr)
-KILN_SEGMENT_ROW(SegmentMin, 2, kOwnOutputs, KILN_NUMERIC, nullptr)
-KILN_SEGMENT_ROW(SegmentProd, 2, kOwnOutputs, KILN_NUMERIC, nullptr)
+KILN_SEGMENT_ROW(SegmentMean, 2, kOwnOutputs, KILN_NUMERIC, &segment_mean_grad)
+KILN_SEGMENT_ROW(SegmentMax, 2, kOwnOutputs, KILN_NUMERIC, &segment_min_max_grad)
+KILN_SEGMENT_ROW(SegmentMin, 2, kOwnOutputs, KILN_NUMERIC, &segment_min_max_grad)
+KILN_SEGMENT_ROW(SegmentProd, 2, kOwnOutputs, KILN_NUMERIC, &segment_prod_grad)
 
 }  // namespace kiln::ops
