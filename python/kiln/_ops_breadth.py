@@ -124,6 +124,16 @@ softplus, softsign = _unary("Softplus", "features"), _unary("Softsign", "feature
 elu, selu = _unary("Elu", "features"), _unary("Selu", "features")
 
 
+def zeta(x, q, name=None):
+    """The Hurwitz zeta function, elementwise with broadcasting (tf.math.zeta)."""
+    return raw_ops.Zeta(x=x, q=q)
+
+
+def polygamma(a, x, name=None):
+    """The a-th derivative of digamma at x (tf.math.polygamma)."""
+    return raw_ops.Polygamma(a=a, x=x)
+
+
 def leaky_relu(features, alpha=0.2, name=None):
     return raw_ops.LeakyRelu(features=features, alpha=alpha)
 

@@ -6,7 +6,7 @@ from ._ops import (add, add_n, subtract, multiply, divide, truediv, floordiv, fl
                    reduce_any, reduce_all, argmax, unsorted_segment_sum, softmax, log_softmax)
 from ._ops_breadth import (argmin, cumsum, cumprod, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
                            log1p, expm1, erf, erfc, erfinv, lgamma, digamma, rint, is_nan, is_inf, is_finite,
-                           softplus)
+                           softplus, zeta, polygamma)
 from ._ops_indexing import (top_k, segment_sum, segment_mean, segment_max, segment_min, segment_prod,  # noqa: F401
                             unsorted_segment_max, unsorted_segment_min, unsorted_segment_prod)
 

@@ -48,6 +48,10 @@ CASES = [
                                  strides=[1, 2, 2, 1], padding="SAME")),
     ("Conv2DBackpropInput", dict(input_sizes=[1, 7, 6, 2], filter=_f32(2, 3, 2, 5), out_backprop=_f32(1, 6, 4, 5),
                                  strides=[1, 1, 1, 1], padding="VALID")),
+    ("Zeta", dict(x=np.float32([1.5, 2, 3.5, 1, 0.5, 4]), q=np.float32([[0.5], [2.0], [-1.5], [-2.0]]))),
+    ("Zeta", dict(x=np.linspace(1.1, 9, 12), q=np.linspace(-3.7, 20, 12))),
+    ("Polygamma", dict(a=np.float32([0, 1, 2, 3, 1.5, -1]), x=np.float32([[0.7], [3.0], [-2.5], [-3.0], [40.0]]))),
+    ("Polygamma", dict(a=np.array([0.0, 1, 2, 5]), x=np.linspace(-4.3, 9, 4))),
     ("ReverseV2", dict(tensor=_f32(2, 3, 4), axis=[0, -1])),
     ("ReverseV2", dict(tensor=np.arange(6, dtype=np.int64).reshape(2, 3), axis=np.array([1], np.int64))),
 ] + [(op, dict(images=images, size=size, align_corners=align, half_pixel_centers=half))
@@ -60,7 +64,7 @@ CASES = [
                          (np.arange(40, dtype=np.float64).reshape(1, 10, 2, 2), [3, 5]))
     for align in (False, True)]
 # Float sums in another order: a few ulps.
-ULPS = {"Einsum": 8, "DepthwiseConv2dNative": 16, "Conv2D": 16, "Cumprod": 2, "Cumsum": 2}
+ULPS = {"Einsum": 8, "DepthwiseConv2dNative": 16, "Conv2D": 16, "Cumprod": 2, "Cumsum": 2, "Polygamma": 8, "Zeta": 4}
 # Sums of terms of both signs (a transposed convolution's overlaps, interpolation weights): an
 # ulp bound is meaningless where the result is near zero, so these compare absolutely too.
 TOLERANCE = {"Conv2DBackpropInput": 1e-5, "MirrorPadGrad": 1e-6, "ResizeBilinear": 1e-6, "ResizeBicubic": 1e-5}

@@ -26,7 +26,7 @@ _ULPS = {"Exp": 4, "Log": 4, "Tanh": 4, "Sigmoid": 4, "Rsqrt": 4, "Sqrt": 1, "Po
          # The rest of the elementwise math: kiln calls the C library, TensorFlow Eigen's versions.
          "Sin": 4, "Cos": 4, "Tan": 4, "Asin": 4, "Acos": 4, "Atan": 4, "Sinh": 4, "Cosh": 4, "Asinh": 4, "Acosh": 4,
          "Atanh": 4, "Log1p": 4, "Expm1": 4, "Erf": 4, "Erfc": 8, "Erfinv": 8, "Lgamma": 8, "Digamma": 16,
-         "Softplus": 4, "Elu": 4, "Selu": 4, "Softsign": 1}
+         "Softplus": 4, "Elu": 4, "Selu": 4, "Softsign": 1, "Zeta": 4, "Polygamma": 8}
 
 # Cases where kiln deliberately or knowingly differs, with the reason; they are skipped, and
 # every other case of the op is compared.

@@ -6,6 +6,7 @@
 #include "core/parallel.h"
 #include "kernels/broadcast.h"
 #include "kernels/complex_math.h"
+#include "kernels/special_functions.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -88,6 +89,20 @@ struct Atan2F {
   template <class T>
   static T f(T y, T x) {
     return std::atan2(y, x);
+  }
+};
+// Zeta(x, q): the Hurwitz zeta function; Polygamma(a, x): the a-th derivative of digamma
+// (kernels/special_functions.h, TensorFlow's algorithms in the argument's precision).
+struct ZetaF {
+  template <class T>
+  static T f(T x, T q) {
+    return kernels::zeta(x, q);
+  }
+};
+struct PolygammaF {
+  template <class T>
+  static T f(T a, T x) {
+    return kernels::polygamma(a, x);
   }
 };
 // ReluGrad(gradients, features): the gradient passes where the relu was active.
@@ -407,6 +422,21 @@ void atan2_grad(GradContext& c) {
   binary_grad(
       c, [&] { return mul(c.b, scale, x); }, [&] { return neg(c.b, mul(c.b, scale, y)); });
 }
+// d zeta(x, q) / dq = -x zeta(x + 1, q); TensorFlow has no gradient for x either.
+void zeta_grad(GradContext& c) {
+  if (!c.needs[1]) return;
+  const Tensor& x = c.x[0];
+  const Tensor x1 = add(c.b, x, scalar(c.b, x, 1));
+  const Tensor z = emit1(c.b, op::Zeta(), {&x1, &c.x[1]});
+  c.dx[1] = sum_to(c.b, mul(c.b, c.dy[0], neg(c.b, mul(c.b, x, z))), c.x[1]);
+}
+// d polygamma(a, x) / dx = polygamma(a + 1, x); none for the order a (TensorFlow's).
+void polygamma_grad(GradContext& c) {
+  if (!c.needs[1]) return;
+  const Tensor& a = c.x[0];
+  const Tensor a1 = add(c.b, a, scalar(c.b, a, 1));
+  c.dx[1] = sum_to(c.b, mul(c.b, c.dy[0], emit1(c.b, op::Polygamma(), {&a1, &c.x[1]})), c.x[1]);
+}
 template <bool kMax>
 void extremum_grad(GradContext& c) {
   const Tensor mask = kMax ? greater_equal(c.b, c.x[0], c.x[1]) : less_equal(c.b, c.x[0], c.x[1]);
@@ -483,6 +513,8 @@ KILN_BINARY_OP(BitwiseXor, BitXorF, kEwC, KILN_BITWISE_TYPES, &no_gradient, "z")
 KILN_BINARY_OP(LeftShift, LeftShiftF, kEw, KILN_BITWISE_TYPES, &no_gradient, "z")
 KILN_BINARY_OP(RightShift, RightShiftF, kEw, KILN_BITWISE_TYPES, &no_gradient, "z")
 KILN_BINARY_OP_INFER(Atan2, Atan2F, kEw | kTfjs, &atan2_grad, "z", "y", "x", infer_binary, KILN_FLOATS)
+KILN_BINARY_OP_INFER(Zeta, ZetaF, kEw, &zeta_grad, "z", "x", "q", infer_binary, KILN_FLOATS)
+KILN_BINARY_OP_INFER(Polygamma, PolygammaF, kEw, &polygamma_grad, "z", "a", "x", infer_binary, KILN_FLOATS)
 // ReluGrad does not broadcast: TensorFlow requires gradients and features of one shape.
 void infer_relu_grad(InferContext& c) {
   bool differ = false;

@@ -9,7 +9,7 @@
   /* binary.cc */ X(AddV2) X(Sub) X(Mul) X(RealDiv) X(FloorDiv) X(FloorMod) X(Pow) X(Maximum) X(Minimum)    \
     X(SquaredDifference) X(Greater) X(GreaterEqual) X(Less) X(LessEqual) X(Equal) X(NotEqual) X(LogicalAnd) \
     X(LogicalOr) X(SelectV2) X(ReluGrad) X(Atan2) X(BitwiseAnd) X(BitwiseOr) X(BitwiseXor) X(LeftShift)     \
-    X(RightShift)                                                           \
+    X(RightShift) X(Zeta) X(Polygamma)                                                           \
   /* unary.cc */ X(Invert) X(Neg) X(Abs) X(Sign) X(Exp) X(Log) X(Sqrt) X(Rsqrt) X(Square) X(Tanh) X(Sigmoid) X(Relu)  \
     X(Relu6) X(Floor) X(Ceil) X(Round) X(LogicalNot) X(Cast) X(Identity) X(ZerosLike) X(OnesLike)           \
   /* unary_math.cc */ X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh) \

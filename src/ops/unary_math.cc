@@ -6,6 +6,7 @@
 #include <numbers>
 #include <type_traits>
 
+#include "kernels/special_functions.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -62,53 +63,11 @@ struct SoftplusF {
     return std::log1p(std::exp(x));
   }
 };
-// Digamma (psi), in the input's own precision as TensorFlow's (Eigen's) kernel computes it, so
-// float32 results round alike: the reflection psi(1 - x) - psi(x) = pi cot(pi x) for x <= 0
-// (poles, 0 and the negative integers, give NaN), the recurrence psi(x) = psi(x + 1) - 1/x up
-// to 10, then the asymptotic series in 1/x^2 (Bernoulli numbers: 4 terms for float, 7 for
-// double).
+// Digamma (psi): kernels/special_functions.h.
 struct DigammaF {
   template <class T>
   static T f(T x) {
-    if (std::isnan(x)) return x;
-    const T pi = std::numbers::pi_v<T>;
-    T reflection = 0;
-    bool negative = false;
-    if (x <= T(0)) {
-      T p = std::floor(x);
-      if (p == x) return std::numeric_limits<T>::quiet_NaN();
-      negative = true;
-      T frac = x - p;
-      if (frac != T(0.5)) {
-        if (frac > T(0.5)) {
-          p += T(1);
-          frac = x - p;
-        }
-        reflection = pi / std::tan(pi * frac);
-      }
-      x = T(1) - x;
-    }
-    T w = 0;
-    while (x < T(10)) {
-      w += T(1) / x;
-      x += T(1);
-    }
-    T series = 0;
-    if (x < T(1e8)) {
-      const T z = T(1) / (x * x);
-      T poly;
-      if constexpr (std::is_same_v<T, float>)
-        poly = ((T(-1.0 / 240) * z + T(1.0 / 252)) * z + T(-1.0 / 120)) * z + T(1.0 / 12);
-      else
-        poly =
-            (((((T(1.0 / 12) * z + T(-691.0 / 32760)) * z + T(1.0 / 132)) * z + T(-1.0 / 240)) * z + T(1.0 / 252)) * z +
-             T(-1.0 / 120)) *
-                z +
-            T(1.0 / 12);
-      series = z * poly;
-    }
-    const T y = std::log(x) - T(0.5) / x - series - w;
-    return negative ? y - reflection : y;
+    return kernels::digamma(x);
   }
 };
 // The inverse error function: Giles' single-precision approximation, refined by Newton steps in
@@ -233,6 +192,10 @@ void erfinv_grad(GradContext& c) {
   c.dx[0] = mul(c.b, c.dy[0], mul(c.b, scalar(c.b, y, std::sqrt(std::numbers::pi) / 2), exp(c.b, mul(c.b, y, y))));
 }
 void lgamma_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], un(c.b, op::Digamma(), c.x[0])); }
+void digamma_grad(GradContext& c) {  // trigamma: polygamma(1, x)
+  const Tensor one = scalar(c.b, c.x[0], 1);
+  c.dx[0] = mul(c.b, c.dy[0], emit1(c.b, op::Polygamma(), {&one, &c.x[0]}));
+}
 void softplus_grad(GradContext& c) { c.dx[0] = mul(c.b, c.dy[0], un(c.b, op::Sigmoid(), c.x[0])); }
 void softsign_grad(GradContext& c) {
   const Tensor d = add(c.b, scalar(c.b, c.x[0], 1), un(c.b, op::Abs(), c.x[0]));
@@ -304,7 +267,7 @@ KILN_MATH_OP(Erf, ErfF, &erf_grad, "x", "y")
 KILN_MATH_OP(Erfc, ErfcF, &erfc_grad, "x", "y")
 KILN_MATH_OP(Erfinv, ErfinvF, &erfinv_grad, "x", "y")
 KILN_MATH_OP(Lgamma, LgammaF, &lgamma_grad, "x", "y")
-KILN_MATH_OP(Digamma, DigammaF, nullptr, "x", "y")  // its gradient needs Polygamma (trigamma)
+KILN_MATH_OP(Digamma, DigammaF, &digamma_grad, "x", "y")
 KILN_MATH_OP(Rint, RintF, &no_gradient, "x", "y")
 KILN_MATH_OP(Softplus, SoftplusF, &softplus_grad, "features", "activations")
 KILN_MATH_OP(Softsign, SoftsignF, &softsign_grad, "features", "activations")
