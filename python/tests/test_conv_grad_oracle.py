@@ -49,6 +49,11 @@ CASES = [
                          grad=_f32(2, 4, 3, 3), ksize=[1, 3, 3, 1], strides=S2, padding="SAME")),
     ("MaxPoolGrad", dict(orig_input=np.round(X * 2), orig_output=tf.nn.max_pool2d(np.round(X * 2), 2, 1, "VALID").numpy(),
                          grad=_f32(2, 6, 5, 3), ksize=[1, 2, 2, 1], strides=S1, padding="VALID")),
+    ("MaxPoolGradGrad", dict(orig_input=X, orig_output=tf.nn.max_pool2d(X, 3, 2, "SAME").numpy(),
+                             grad=_f32(2, 7, 6, 3), ksize=[1, 3, 3, 1], strides=S2, padding="SAME")),
+    ("MaxPoolGradGrad", dict(orig_input=np.round(X * 2), orig_output=tf.nn.max_pool2d(np.round(X * 2), 2, 1,
+                                                                                      "VALID").numpy(),
+                             grad=_f32(2, 7, 6, 3), ksize=[1, 2, 2, 1], strides=S1, padding="VALID")),
     ("AvgPoolGrad", dict(orig_input_shape=[2, 7, 6, 3], grad=_f32(2, 4, 3, 3), ksize=[1, 3, 3, 1], strides=S2,
                          padding="SAME")),
     ("ResizeBilinearGrad", dict(grads=_f32(2, 9, 5, 3), original_image=_f32(2, 4, 6, 3))),
@@ -157,7 +162,7 @@ def test_gradients_are_tensorflows(name, fn, xs, traced):
 
 
 @pytest.mark.parametrize("name,fn,xs", [g for g in GRADS if g[0] in ("conv2d_same", "depthwise", "avg_pool",
-                                                                      "conv_transpose")],
+                                                                      "conv_transpose", "max_pool", "max_pool_valid")],
                          ids=lambda v: v if isinstance(v, str) else "")
 def test_second_order_gradients_are_tensorflows(name, fn, xs):
     want = _grads(tf, fn, xs, order=2)

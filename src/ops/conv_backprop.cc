@@ -40,15 +40,18 @@ const int kExplicitPaddings = conv_attr("explicit_paddings");
 const int kFormat = conv_attr("data_format");
 const int kDilations = conv_attr("dilations");
 int pool_attr(const char* name) {
-  return attr_index(
-      {{&op::MaxPoolGrad(), name}, {&op::AvgPoolGrad(), name}, {&op::MaxPool(), name}, {&op::AvgPool(), name}});
+  return attr_index({{&op::MaxPoolGrad(), name},
+                     {&op::AvgPoolGrad(), name},
+                     {&op::MaxPoolGradGrad(), name},
+                     {&op::MaxPool(), name},
+                     {&op::AvgPool(), name}});
 }
 const int kPoolKsize = pool_attr("ksize");
 const int kPoolStrides = pool_attr("strides");
 const int kPoolPadding = pool_attr("padding");
 const int kMaxPoolExplicitPaddings = attr_index(op::MaxPoolGrad(), "explicit_paddings");
 const int kMaxPoolFormat = attr_index(op::MaxPoolGrad(), "data_format");
-const int kAvgPoolFormat = attr_index(op::AvgPoolGrad(), "data_format");
+const int kAvgPoolFormat = attr_index({{&op::AvgPoolGrad(), "data_format"}, {&op::MaxPoolGradGrad(), "data_format"}});
 
 bool is_depthwise(const OpDef& op) {
   return &op == &op::DepthwiseConv2dNativeBackpropInput() || &op == &op::DepthwiseConv2dNativeBackpropFilter();
@@ -292,6 +295,20 @@ struct Conv2DBackpropFilterKernel {
   }
 };
 
+// Calls f(input pixel, output pixel) for each pair that filter tap (ky, kx) joins in image b:
+// output pixel (oy, ox) reads input pixel (iy, ix) through that tap where it lies inside.
+template <class F>
+void for_tap_pixels(const ConvShape& s, int64_t b, int64_t ky, int64_t kx, F&& f) {
+  for (int64_t oy = 0; oy < s.oh; ++oy) {
+    const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
+    if (iy < 0 || iy >= s.h) continue;
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
+      if (ix >= 0 && ix < s.w) f((b * s.h + iy) * s.w + ix, (b * s.oh + oy) * s.ow + ox);
+    }
+  }
+}
+
 // Depthwise: channel k's m-th output (k * M + m) depends only on input channel k, so
 // dx[.., k] += sum_m W[ky, kx, k, m] * dy[.., k*M + m]; images are independent.
 template <class T>
@@ -305,29 +322,20 @@ struct DepthwiseBackpropInputKernel {
     const int64_t m = f.dims[3];
     T* out = dx.as<T>();
     std::fill(out, out + dx.num_elements, T(0));
-    const T* w = f.as<T>();
-    const T* g = dy.as<T>();
     parallel_for(s.n, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t b = lo; b < hi; ++b)
-        for (int64_t oy = 0; oy < s.oh; ++oy)
-          for (int64_t ox = 0; ox < s.ow; ++ox) {
-            const T* gp = g + ((b * s.oh + oy) * s.ow + ox) * s.oc;
-            for (int64_t ky = 0; ky < s.kh; ++ky) {
-              const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
-              if (iy < 0 || iy >= s.h) continue;
-              for (int64_t kx = 0; kx < s.kw; ++kx) {
-                const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
-                if (ix < 0 || ix >= s.w) continue;
-                T* dp = out + ((b * s.h + iy) * s.w + ix) * s.ch;
-                const T* wp = w + (ky * s.kw + kx) * s.oc;
-                for (int64_t k = 0; k < s.ch; ++k) {
-                  T acc = 0;
-                  for (int64_t j = 0; j < m; ++j) acc += wp[k * m + j] * gp[k * m + j];
-                  dp[k] += acc;
-                }
-              }
+        for (int64_t tap = 0; tap < s.kh * s.kw; ++tap) {
+          const T* wp = f.as<T>() + tap * s.oc;
+          for_tap_pixels(s, b, tap / s.kw, tap % s.kw, [&](int64_t in, int64_t o) {
+            T* dp = out + in * s.ch;
+            const T* gp = dy.as<T>() + o * s.oc;
+            for (int64_t k = 0; k < s.ch; ++k) {
+              T acc = 0;
+              for (int64_t j = 0; j < m; ++j) acc += wp[k * m + j] * gp[k * m + j];
+              dp[k] += acc;
             }
-          }
+          });
+        }
     });
   }
 };
@@ -345,25 +353,16 @@ struct DepthwiseBackpropFilterKernel {
     const int64_t m = dw.dims[3];
     T* out = dw.as<T>();
     std::fill(out, out + dw.num_elements, T(0));
-    const T* xv = x.as<T>();
-    const T* g = dy.as<T>();
     parallel_for(s.kh * s.kw, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t tap = lo; tap < hi; ++tap) {
-        const int64_t ky = tap / s.kw, kx = tap % s.kw;
         T* wp = out + tap * s.oc;
         for (int64_t b = 0; b < s.n; ++b)
-          for (int64_t oy = 0; oy < s.oh; ++oy) {
-            const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
-            if (iy < 0 || iy >= s.h) continue;
-            for (int64_t ox = 0; ox < s.ow; ++ox) {
-              const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
-              if (ix < 0 || ix >= s.w) continue;
-              const T* xp = xv + ((b * s.h + iy) * s.w + ix) * s.ch;
-              const T* gp = g + ((b * s.oh + oy) * s.ow + ox) * s.oc;
-              for (int64_t k = 0; k < s.ch; ++k)
-                for (int64_t j = 0; j < m; ++j) wp[k * m + j] += xp[k] * gp[k * m + j];
-            }
-          }
+          for_tap_pixels(s, b, tap / s.kw, tap % s.kw, [&](int64_t in, int64_t o) {
+            const T* xp = x.as<T>() + in * s.ch;
+            const T* gp = dy.as<T>() + o * s.oc;
+            for (int64_t k = 0; k < s.ch; ++k)
+              for (int64_t j = 0; j < m; ++j) wp[k * m + j] += xp[k] * gp[k * m + j];
+          });
       }
     });
   }
@@ -419,7 +418,7 @@ void check_pool(InferContext& c, const Dims& x, const Dims* dy) {
   if (ksize[0] != 1 || strides[0] != 1)
     throw UnimplementedError("Pooling is not yet supported on the batch dimension.");
   if (ksize[3] != 1 || strides[3] != 1)
-    throw UnimplementedError(std::string(is_max_pool_grad(c.op) ? "MaxPoolingGrad" : "AvgPoolingGrad") +
+    throw UnimplementedError(std::string(&c.op == &op::AvgPoolGrad() ? "AvgPoolingGrad" : "MaxPoolingGrad") +
                              " is not yet supported on the depth dimension.");
   const bool ex = padding == "EXPLICIT";
   const Dims want{x[0], window(c, x[1], ksize[1], 1, strides[1], padding, ex ? ep[2] : 0, ex ? ep[3] : 0).out,
@@ -444,6 +443,24 @@ void infer_max_pool_grad(InferContext& c) {
   c.out(0).shape = x ? TensorShape(Dims(*x)) : TensorShape::unknown_dims(4);
 }
 
+// MaxPoolGradGrad(orig_input, orig_output, grad): attrs ksize, strides, padding, data_format.
+void infer_max_pool_grad_grad(InferContext& c) {
+  require_same_dtypes(c, 0, 2);
+  if (!is_floating(c.in(0).dtype) && !is_integer(c.in(0).dtype))
+    c.fail(std::string("MaxPoolGradGrad does not support ") + tf_type_name(c.in(0).dtype) + " tensors");
+  const Dims* x = image(c, 0, "orig_input");
+  const Dims* y = image(c, 1, "orig_output");
+  const Dims* g = image(c, 2, "grad");
+  if (x && g)
+    for (int d = 0; d < 4; ++d)
+      if ((*x)[d] >= 0 && (*g)[d] >= 0 && (*x)[d] != (*g)[d])
+        c.fail("tensor_in and grad must have the same shape: " + bracketed(*x) + " vs " + bracketed(*g));
+  check_pool(c, dims_or_unknown(x), y);
+  c.out(0).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  c.out(0).shape = y ? TensorShape(Dims(*y)) : TensorShape::unknown_dims(4);
+}
+
 // AvgPoolGrad(orig_input_shape, grad): attrs AvgPool's.
 void infer_avg_pool_grad(InferContext& c) {
   if (!is_floating(c.in(1).dtype))
@@ -462,9 +479,34 @@ void infer_avg_pool_grad(InferContext& c) {
   c.out(0).shape = TensorShape(Dims(x));
 }
 
-// Each output pixel's gradient goes to the first largest element of its window (row-major
-// window order; a later element wins only when strictly larger), as TensorFlow's CPU
-// kernel picks. Windows of one image overlap, so threads take images.
+// Calls f(output element, input element) for each element of image b's pooled output and
+// the first largest element of its window (row-major window order; a later element wins only
+// when strictly larger), as TensorFlow's CPU kernels pick it. Windows inside the padding
+// alone have none.
+template <class T, class F>
+void for_window_argmax(const PoolShape& s, const T* xv, int64_t b, std::vector<int64_t>& best, F&& f) {
+  best.resize(static_cast<size_t>(s.ch));
+  for (int64_t oy = 0; oy < s.oh; ++oy) {
+    const int64_t y0 = std::max<int64_t>(0, oy * s.sh - s.pt), y1 = std::min(s.h, oy * s.sh - s.pt + s.kh);
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      const int64_t x0 = std::max<int64_t>(0, ox * s.sw - s.pl), x1 = std::min(s.w, ox * s.sw - s.pl + s.kw);
+      if (y0 >= y1 || x0 >= x1) continue;
+      std::fill(best.begin(), best.end(), (b * s.h + y0) * s.w + x0);
+      for (int64_t iy = y0; iy < y1; ++iy)
+        for (int64_t ix = x0; ix < x1; ++ix) {
+          const int64_t pixel = (b * s.h + iy) * s.w + ix;
+          const T* xp = xv + pixel * s.ch;
+          for (int64_t k = 0; k < s.ch; ++k)
+            if (xp[k] > xv[best[k] * s.ch + k]) best[k] = pixel;
+        }
+      const int64_t o = ((b * s.oh + oy) * s.ow + ox) * s.ch;
+      for (int64_t k = 0; k < s.ch; ++k) f(o + k, best[k] * s.ch + k);
+    }
+  }
+}
+
+// MaxPoolGrad: each output pixel's gradient goes to its window's first largest element.
+// Windows of one image overlap, so threads take images.
 template <class T>
 struct MaxPoolGradKernel {
   static void run(KernelContext& c) {
@@ -476,28 +518,35 @@ struct MaxPoolGradKernel {
     const PoolShape s = pool_shape(c, x.dims, dy.dims, pool_explicit_paddings(c.attrs, c.op));
     T* out = dx.as<T>();
     std::fill(out, out + dx.num_elements, T(0));
-    const T* xv = x.as<T>();
     const T* g = dy.as<T>();
     parallel_for(s.n, 1, [&](int64_t lo, int64_t hi) {
-      std::vector<int64_t> best(static_cast<size_t>(s.ch));
+      std::vector<int64_t> best;
       for (int64_t b = lo; b < hi; ++b)
-        for (int64_t oy = 0; oy < s.oh; ++oy) {
-          const int64_t y0 = std::max<int64_t>(0, oy * s.sh - s.pt), y1 = std::min(s.h, oy * s.sh - s.pt + s.kh);
-          for (int64_t ox = 0; ox < s.ow; ++ox) {
-            const int64_t x0 = std::max<int64_t>(0, ox * s.sw - s.pl), x1 = std::min(s.w, ox * s.sw - s.pl + s.kw);
-            if (y0 >= y1 || x0 >= x1) continue;
-            std::fill(best.begin(), best.end(), (b * s.h + y0) * s.w + x0);
-            for (int64_t iy = y0; iy < y1; ++iy)
-              for (int64_t ix = x0; ix < x1; ++ix) {
-                const int64_t pixel = (b * s.h + iy) * s.w + ix;
-                const T* xp = xv + pixel * s.ch;
-                for (int64_t k = 0; k < s.ch; ++k)
-                  if (xp[k] > xv[best[k] * s.ch + k]) best[k] = pixel;
-              }
-            const T* gp = g + ((b * s.oh + oy) * s.ow + ox) * s.ch;
-            for (int64_t k = 0; k < s.ch; ++k) out[best[k] * s.ch + k] += gp[k];
-          }
-        }
+        for_window_argmax(s, x.as<T>(), b, best, [&](int64_t o, int64_t i) { out[i] += g[o]; });
+    });
+  }
+};
+
+// MaxPoolGradGrad(orig_input, orig_output, grad): MaxPoolGrad's gradient with respect to its
+// grad, shaped as the pool's output: each output element reads grad at its window's argmax.
+template <class T>
+struct MaxPoolGradGradKernel {
+  static void run(KernelContext& c) {
+    const TensorImpl& x = c.in(0);
+    const TensorImpl& gg = c.in(2);
+    TensorImpl& y = c.out(0);
+    if (x.dims.size() != 4 || y.dims.size() != 4 || gg.dims != x.dims || x.dims[0] != y.dims[0] ||
+        x.dims[3] != y.dims[3])
+      c.fail("orig_input, orig_output and grad do not agree: " + dims_text(x.dims) + dims_text(y.dims) +
+             dims_text(gg.dims));
+    const PoolShape s = pool_shape(c, x.dims, y.dims, pool_explicit_paddings(c.attrs, c.op));
+    T* out = y.as<T>();
+    std::fill(out, out + y.num_elements, T(0));
+    const T* g = gg.as<T>();
+    parallel_for(s.n, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<int64_t> best;
+      for (int64_t b = lo; b < hi; ++b)
+        for_window_argmax(s, x.as<T>(), b, best, [&](int64_t o, int64_t i) { out[o] = g[i]; });
     });
   }
 };
@@ -557,6 +606,21 @@ void depthwise_backprop_input_grad(GradContext& c) {
 }
 void depthwise_backprop_filter_grad(GradContext& c) {
   backprop_filter_grad(c, op::DepthwiseConv2dNativeBackpropInput(), op::DepthwiseConv2dNative());
+}
+// MaxPoolGrad and MaxPoolGradGrad are linear in grad, each the other's transpose; the pool's
+// input and output only choose the argmax (no gradient flows to them).
+void max_pool_grad_grad(GradContext& c) {
+  if (!c.needs[2]) return;
+  if (c.attrs.s(kPoolPadding) == "EXPLICIT")
+    throw UnimplementedError("the second derivative of MaxPool with EXPLICIT padding (MaxPoolGradGrad has none)");
+  const Attrs attrs{c.attrs[kPoolKsize], c.attrs[kPoolStrides], c.attrs[kPoolPadding], c.attrs[kMaxPoolFormat]};
+  c.dx[2] = grad::emit1(c.b, op::MaxPoolGradGrad(), {&c.x[0], &c.x[1], &c.dy[0]}, attrs);
+}
+void max_pool_grad_grad_grad(GradContext& c) {
+  if (!c.needs[2]) return;
+  const Attrs attrs{c.attrs[kPoolKsize], c.attrs[kPoolStrides], c.attrs[kPoolPadding], std::vector<int64_t>{},
+                    c.attrs[kAvgPoolFormat]};
+  c.dx[2] = grad::emit1(c.b, op::MaxPoolGrad(), {&c.x[0], &c.x[1], &c.dy[0]}, attrs);
 }
 void avg_pool_grad_grad(GradContext& c) {
   if (c.needs[1]) c.dx[1] = grad::emit1(c.b, op::AvgPool(), {&c.dy[0]}, c.attrs);
@@ -655,7 +719,20 @@ const OpDef& op::MaxPoolGrad() {
                                            int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC")},
                             .infer = infer_max_pool_grad,
                             .kernels = kernels_for<MaxPoolGradKernel, KILN_NUMERIC>(),
-                            .grad = nullptr};  // TensorFlow's MaxPoolGradGrad is not in kiln yet
+                            .grad = &max_pool_grad_grad};
+  return def;
+}
+const OpDef& op::MaxPoolGradGrad() {
+  static const OpDef def = {.name = "MaxPoolGradGrad",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .input_args = {"orig_input", "orig_output", "grad"},
+                            .traits = kPure,
+                            .attr_specs = {int_list_attr("ksize"), int_list_attr("strides"), string_attr("padding"),
+                                           string_attr("data_format", "NHWC")},
+                            .infer = infer_max_pool_grad_grad,
+                            .kernels = kernels_for<MaxPoolGradGradKernel, KILN_NUMERIC>(),
+                            .grad = &max_pool_grad_grad_grad};
   return def;
 }
 const OpDef& op::AvgPoolGrad() {
