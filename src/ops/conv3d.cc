@@ -57,7 +57,7 @@ const Dims* volume(const InferContext& c, int i, const char* what) {
   if (d.size() != 5) c.fail(std::string(what) + " must be 5-dimensional" + dims_text(d));
   return &d;
 }
-Dims dims_or_unknown(const Dims* d) { return d ? *d : Dims{-1, -1, -1, -1, -1}; }
+Dims dims_or_unknown(const Dims* d) { return conv::dims_or_unknown(d, 5); }
 
 // One window over a volume: the input [n, d, h, w, c]; per spatial dim (z, y, x) the window
 // size, stride, dilation, output size and padding before.
@@ -106,17 +106,6 @@ void check_conv_attrs(InferContext& c) {
         "Current implementation does not yet support dilations in the batch and depth dimensions.");
 }
 
-void require_float_pair(InferContext& c, int a, int b) {
-  if (c.in(a).dtype != c.in(b).dtype)
-    c.fail(std::string("cannot compute ") + c.op.name + " as input #" + std::to_string(b) +
-           "(zero-based) was expected to be a " + tf_type_name(c.in(a).dtype) + " tensor but is a " +
-           tf_type_name(c.in(b).dtype) + " tensor");
-  if (!is_floating(c.in(a).dtype))
-    c.fail(std::string(c.op.name) + " supports float and double, got " + tf_type_name(c.in(a).dtype));
-  c.out(0).dtype = c.in(a).dtype;
-  c.kernel_dtype = c.in(a).dtype;
-}
-
 // Checks that input x, filter f and output y agree (depths; y's sizes are the window's).
 void check_conv_dims(InferContext& c, const Dims& x, const Dims& f, const Dims& y) {
   if (x[4] >= 0 && f[3] >= 0 && x[4] != f[3])
@@ -135,7 +124,7 @@ void check_conv_dims(InferContext& c, const Dims& x, const Dims& f, const Dims& 
 
 // Conv3D(input [N,D,H,W,C], filter [KD,KH,KW,C,OC]).
 void infer_conv3d(InferContext& c) {
-  require_float_pair(c, 0, 1);
+  conv::require_float_pair(c, 0, 1);
   check_conv_attrs(c);
   const Dims x = dims_or_unknown(volume(c, 0, "input"));
   const Dims f = dims_or_unknown(volume(c, 1, "filter"));
@@ -147,22 +136,19 @@ void infer_conv3d(InferContext& c) {
       window_dims(c, x, f.data(), c.attrs.list(kStrides), &c.attrs.list(kDilations), f[4], c.attrs.s(kPadding)));
 }
 
-// The sizes input of a backprop op (input_sizes / filter_sizes): 5 non-negative values.
+// The sizes input of a backprop op (input_sizes / filter_sizes, orig_input_shape): 5
+// non-negative values when known.
 bool known_sizes(InferContext& c, int i, const char* what, Dims* out) {
-  require_int_dtype(c, i, what);
   std::vector<int64_t> v;
-  if (!known_ints(c.in(i), &v)) return false;
+  if (!conv::known_sizes(c, i, what, &v)) return false;
   if (v.size() != 5) c.fail(std::string(what) + " must have 5 elements, got " + std::to_string(v.size()));
-  for (int64_t s : v)
-    if (s < 0) c.fail(std::string(what) + " must be non-negative, got " + std::to_string(s));
-  detail::checked_num_elements(v.data(), v.size());
   *out = Dims(v.begin(), v.end());
   return true;
 }
 
 // Conv3DBackpropInputV2(input_sizes, filter, out_backprop).
 void infer_backprop_input(InferContext& c) {
-  require_float_pair(c, 1, 2);
+  conv::require_float_pair(c, 1, 2);
   check_conv_attrs(c);
   const Dims f = dims_or_unknown(volume(c, 1, "filter"));
   const Dims y = dims_or_unknown(volume(c, 2, "out_backprop"));
@@ -177,7 +163,7 @@ void infer_backprop_input(InferContext& c) {
 
 // Conv3DBackpropFilterV2(input, filter_sizes, out_backprop).
 void infer_backprop_filter(InferContext& c) {
-  require_float_pair(c, 0, 2);
+  conv::require_float_pair(c, 0, 2);
   check_conv_attrs(c);
   const Dims x = dims_or_unknown(volume(c, 0, "input"));
   const Dims y = dims_or_unknown(volume(c, 2, "out_backprop"));

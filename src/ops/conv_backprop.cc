@@ -18,9 +18,12 @@ namespace {
 
 using conv::check_format;
 using conv::check_padding;
+using conv::dims_or_unknown;
 using conv::four;
 using conv::image;
+using conv::known_sizes;
 using conv::pad_before;
+using conv::require_float_pair;
 using conv::Window;
 using conv::window;
 
@@ -101,17 +104,6 @@ void check_conv_attrs(InferContext& c) {
     c.fail("Current implementation does not yet support dilations in the batch and depth dimensions.");
 }
 
-// The value of a sizes input (input_sizes, filter_sizes, orig_input_shape) when known:
-// non-negative values whose product fits int64. False: unknown.
-bool known_sizes(InferContext& c, int i, const char* what, std::vector<int64_t>* sizes) {
-  require_int_dtype(c, i, what);
-  if (!known_ints(c.in(i), sizes)) return false;
-  for (int64_t v : *sizes)
-    if (v < 0) c.fail(std::string(what) + " must be non-negative, got " + std::to_string(v));
-  detail::checked_num_elements(sizes->data(), sizes->size());
-  return true;
-}
-
 // Checks that dy's spatial sizes are what the forward convolution gives for this input and
 // filter (TensorFlow's message), and the operands' depths agree. x, f, dy: dims, -1 unknown.
 void check_backprop_dims(InferContext& c, const Dims& x, const Dims& f, const Dims& dy) {
@@ -142,19 +134,6 @@ void check_backprop_dims(InferContext& c, const Dims& x, const Dims& f, const Di
   }
 }
 
-Dims dims_or_unknown(const Dims* d) { return d ? *d : Dims{-1, -1, -1, -1}; }
-
-void require_float_pair(InferContext& c, int a, int b) {
-  if (c.in(a).dtype != c.in(b).dtype)
-    c.fail(std::string("cannot compute ") + c.op.name + " as input #" + std::to_string(b) +
-           "(zero-based) was expected to be a " + tf_type_name(c.in(a).dtype) + " tensor but is a " +
-           tf_type_name(c.in(b).dtype) + " tensor");
-  if (!is_floating(c.in(a).dtype))
-    c.fail(std::string(c.op.name) + " supports float and double, got " + tf_type_name(c.in(a).dtype));
-  c.out(0).dtype = c.in(a).dtype;
-  c.kernel_dtype = c.in(a).dtype;
-}
-
 // Conv2DBackpropInput / DepthwiseConv2dNativeBackpropInput(input_sizes, filter, out_backprop).
 void infer_backprop_input(InferContext& c) {
   require_float_pair(c, 1, 2);
@@ -169,7 +148,7 @@ void infer_backprop_input(InferContext& c) {
   if (sizes.size() == 2) sizes = {dy ? (*dy)[0] : -1, sizes[0], sizes[1], f ? (*f)[2] : -1};
   if (sizes.size() != 4)
     c.fail("input_sizes must be a 4-D or 2-D vector, got " + std::to_string(sizes.size()) + " values");
-  check_backprop_dims(c, Dims(sizes.begin(), sizes.end()), dims_or_unknown(f), dims_or_unknown(dy));
+  check_backprop_dims(c, Dims(sizes.begin(), sizes.end()), dims_or_unknown(f, 4), dims_or_unknown(dy, 4));
   c.out(0).shape = TensorShape(Dims(sizes.begin(), sizes.end()));
 }
 
@@ -185,7 +164,7 @@ void infer_backprop_filter(InferContext& c) {
     return;
   }
   if (sizes.size() != 4) c.fail("filter_sizes must be a 4-D vector, got " + std::to_string(sizes.size()) + " values");
-  check_backprop_dims(c, dims_or_unknown(x), Dims(sizes.begin(), sizes.end()), dims_or_unknown(dy));
+  check_backprop_dims(c, dims_or_unknown(x, 4), Dims(sizes.begin(), sizes.end()), dims_or_unknown(dy, 4));
   c.out(0).shape = TensorShape(Dims(sizes.begin(), sizes.end()));
 }
 
@@ -437,7 +416,7 @@ void infer_max_pool_grad(InferContext& c) {
   const Dims* x = image(c, 0, "orig_input");
   image(c, 1, "orig_output");
   const Dims* dy = image(c, 2, "grad");
-  check_pool(c, dims_or_unknown(x), dy);
+  check_pool(c, dims_or_unknown(x, 4), dy);
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).shape = x ? TensorShape(Dims(*x)) : TensorShape::unknown_dims(4);
@@ -455,7 +434,7 @@ void infer_max_pool_grad_grad(InferContext& c) {
     for (int d = 0; d < 4; ++d)
       if ((*x)[d] >= 0 && (*g)[d] >= 0 && (*x)[d] != (*g)[d])
         c.fail("tensor_in and grad must have the same shape: " + bracketed(*x) + " vs " + bracketed(*g));
-  check_pool(c, dims_or_unknown(x), y);
+  check_pool(c, dims_or_unknown(x, 4), y);
   c.out(0).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).shape = y ? TensorShape(Dims(*y)) : TensorShape::unknown_dims(4);

@@ -71,4 +71,26 @@ const Dims* image(const InferContext& c, int i, const char* what) {
   return &d;
 }
 
+Dims dims_or_unknown(const Dims* d, size_t rank) { return d ? *d : Dims(rank, -1); }
+
+void require_float_pair(InferContext& c, int a, int b) {
+  if (c.in(a).dtype != c.in(b).dtype)
+    c.fail(std::string("cannot compute ") + c.op.name + " as input #" + std::to_string(b) +
+           "(zero-based) was expected to be a " + tf_type_name(c.in(a).dtype) + " tensor but is a " +
+           tf_type_name(c.in(b).dtype) + " tensor");
+  if (!is_floating(c.in(a).dtype))
+    c.fail(std::string(c.op.name) + " supports float and double, got " + tf_type_name(c.in(a).dtype));
+  c.out(0).dtype = c.in(a).dtype;
+  c.kernel_dtype = c.in(a).dtype;
+}
+
+bool known_sizes(InferContext& c, int i, const char* what, std::vector<int64_t>* sizes) {
+  require_int_dtype(c, i, what);
+  if (!known_ints(c.in(i), sizes)) return false;
+  for (int64_t v : *sizes)
+    if (v < 0) c.fail(std::string(what) + " must be non-negative, got " + std::to_string(v));
+  detail::checked_num_elements(sizes->data(), sizes->size());
+  return true;
+}
+
 }  // namespace kiln::ops::conv

@@ -33,6 +33,14 @@ void check_format(const InferContext& c, int k);
 void check_padding(const InferContext& c, const std::string& padding, const std::vector<int64_t>& explicit_paddings);
 // The dims of a 4-D input, null when its rank is unknown.
 const Dims* image(const InferContext& c, int i, const char* what);
+// d, or `rank` unknown (-1) dims when d is null.
+Dims dims_or_unknown(const Dims* d, size_t rank);
+// Inputs a and b of a convolution (or its backprop) share one floating dtype, which the
+// output and the kernel take; TensorFlow's messages otherwise.
+void require_float_pair(InferContext& c, int a, int b);
+// The value of a sizes input (input_sizes, filter_sizes, orig_input_shape) when known:
+// non-negative values whose product fits int64. False: unknown.
+bool known_sizes(InferContext& c, int i, const char* what, std::vector<int64_t>* sizes);
 
 // Gradients of conv.cc's rows.
 void conv2d_grad(GradContext& c);
