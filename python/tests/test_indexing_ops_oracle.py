@@ -196,6 +196,13 @@ GRADS = [
      [_f32(4) * 2]),
     ("unsorted_segment_prod", lambda m, d: m.math.unsorted_segment_prod(d, [1, 0, 1, 1], 3) * np.float32(2),
      [_f32(4, 2)]),
+    # A negative id drops its row: that row's gradient is zero (2-D ids over 3-D data, too).
+    ("unsorted_segment_sum_dropped", lambda m, d: m.math.unsorted_segment_sum(d, [[1, -1], [0, 1]], 2) * 3.0,
+     [_f32(2, 2, 3)]),
+    ("unsorted_segment_max_dropped", lambda m, d: m.math.unsorted_segment_max(d, [2, -1, 0, -3], 3) * 2.0,
+     [_f32(4, 2)]),
+    ("unsorted_segment_prod_dropped", lambda m, d: m.math.unsorted_segment_prod(d, [-1, 0, 0, -2], 2) * 2.0,
+     [_f32(4)]),
     ("digamma", lambda m, x: m.math.digamma(x) * np.float32(2), [np.linspace(0.2, 6, 9, dtype=np.float32)]),
     ("zeta_q", lambda m, q: m.math.zeta(np.float32([2.0, 3.5, 5.0]), q), [np.float32([0.5, 1.5, 3.0])]),
     ("polygamma_x", lambda m, x: m.math.polygamma(np.float32([0.0, 1.0, 2.0]), x), [np.float32([0.5, 1.5, 3.0])]),

@@ -161,21 +161,32 @@ struct SegmentKernel {
   }
 };
 
-// SegmentSum's and UnsortedSegmentSum's gradient: each row takes its segment's gradient
-// (TensorFlow's _SegmentSumGrad). A row an unsorted sum dropped (a negative id) makes this
-// GatherV2 fail, where TensorFlow gives that row zeros.
-void segment_sum_grad(GradContext& c) {
+// The rows of t the ids name (GatherV2 on axis 0). An unsorted reduction drops rows with a
+// negative id, so their gradient is zero: those ids gather row 0 and are masked out
+// (TensorFlow's _GatherDropNegatives).
+Tensor gather_rows(GradContext& c, const Tensor& t) {
+  const Tensor& ids = c.x[1];
   const Tensor axis = grad::int_scalar(c.b, 0);
-  c.dx[0] = grad::emit1(c.b, op::GatherV2(), {&c.dy[0], &c.x[1], &axis}, Attrs{int64_t{0}});
+  if (c.x.size() != 3) return grad::emit1(c.b, op::GatherV2(), {&t, &ids, &axis}, Attrs{int64_t{0}});
+  const Tensor zero = grad::scalar(c.b, ids, 0);
+  const Tensor clipped = grad::emit1(c.b, op::Maximum(), {&ids, &zero});
+  const Tensor rows = grad::emit1(c.b, op::GatherV2(), {&t, &clipped, &axis}, Attrs{int64_t{0}});
+  Dims id_dims, row_dims;
+  if (!grad::static_dims(ids, &id_dims) || !grad::static_dims(rows, &row_dims))
+    throw UnimplementedError(std::string(c.op.name) + "'s gradient needs the ranks of its inputs when tracing");
+  Tensor kept = grad::greater_equal(c.b, ids, zero);
+  const Tensor last = grad::int_scalar(c.b, -1);
+  for (size_t d = id_dims.size(); d < row_dims.size(); ++d)  // broadcast over each row's elements
+    kept = grad::emit1(c.b, op::ExpandDims(), {&kept, &last});
+  return grad::where(c.b, kept, rows, grad::zeros_like(c.b, rows));
 }
 
+// SegmentSum's and UnsortedSegmentSum's gradient: each row takes its segment's gradient
+// (TensorFlow's _SegmentSumGrad).
+void segment_sum_grad(GradContext& c) { c.dx[0] = gather_rows(c, c.dy[0]); }
+
 // The other reductions' gradients (TensorFlow's _SegmentMeanGrad, _SegmentMinOrMaxGrad,
-// _SegmentProdGrad and their unsorted forms), in ops. Integer data has none. As for the sum,
-// a row an unsorted reduction dropped (a negative id) makes the GatherV2 fail.
-Tensor gather_rows(GradBuilder& b, const Tensor& t, const Tensor& ids) {
-  const Tensor axis = grad::int_scalar(b, 0);
-  return grad::emit1(b, op::GatherV2(), {&t, &ids, &axis}, Attrs{int64_t{0}});
-}
+// _SegmentProdGrad and their unsorted forms), in ops. Integer data has none.
 // Sums rows of t by segment: SegmentSum, or UnsortedSegmentSum with the forward's num_segments.
 Tensor segment_sum(GradContext& c, const Tensor& t) {
   if (c.x.size() == 3) return grad::emit1(c.b, op::UnsortedSegmentSum(), {&t, &c.x[1], &c.x[2]});
@@ -194,15 +205,15 @@ void segment_mean_grad(GradContext& c) {
   column[0] = -1;
   const Tensor shape = grad::ints(c.b, column);
   const Tensor counts_column = grad::emit1(c.b, op::Reshape(), {&counts, &shape});
-  c.dx[0] = gather_rows(c.b, grad::div(c.b, c.dy[0], counts_column), c.x[1]);
+  c.dx[0] = gather_rows(c, grad::div(c.b, c.dy[0], counts_column));
 }
 
 // The gradient goes to the elements equal to their segment's result, shared among ties.
 void segment_min_max_grad(GradContext& c) {
   if (!is_floating(c.x[0].dtype())) return;
-  const Tensor selected = grad::equal(c.b, c.x[0], gather_rows(c.b, c.y[0], c.x[1]));
+  const Tensor selected = grad::equal(c.b, c.x[0], gather_rows(c, c.y[0]));
   const Tensor count = segment_sum(c, grad::cast(c.b, selected, c.x[0].dtype()));
-  const Tensor shared = gather_rows(c.b, grad::div(c.b, c.dy[0], count), c.x[1]);
+  const Tensor shared = gather_rows(c, grad::div(c.b, c.dy[0], count));
   c.dx[0] = grad::where(c.b, selected, shared, grad::zeros_like(c.b, c.x[0]));
 }
 
@@ -221,9 +232,9 @@ void segment_prod_grad(GradContext& c) {
   const Tensor non_zero_prod = c.x.size() == 3
                                    ? grad::emit1(c.b, op::UnsortedSegmentProd(), {&non_zero, &c.x[1], &c.x[2]})
                                    : grad::emit1(c.b, op::SegmentProd(), {&non_zero, &c.x[1]});
-  const Tensor others = grad::where(c.b, is_zero, gather_rows(c.b, non_zero_prod, c.x[1]),
-                                    grad::div(c.b, gather_rows(c.b, c.y[0], c.x[1]), non_zero));
-  c.dx[0] = grad::mul(c.b, gather_rows(c.b, dy, c.x[1]), others);
+  const Tensor others =
+      grad::where(c.b, is_zero, gather_rows(c, non_zero_prod), grad::div(c.b, gather_rows(c, c.y[0]), non_zero));
+  c.dx[0] = grad::mul(c.b, gather_rows(c, dy), others);
 }
 
 #define KILN_SEGMENT_ROW(Name, Inputs, Traits, Types, Grad)                                                       \
