@@ -192,7 +192,7 @@ std::vector<Tensor> dispatch_list(const ops::OpDef& op, const std::vector<Tensor
 }
 
 Tensor as_graph_constant(Tensor concrete, const char* name_hint) {
-  if (!t_current) return concrete;
+  if (!t_current || concrete.is_symbolic()) return concrete;  // a symbolic one is in the graph already
   return t_current->graph().add_const(concrete, name_hint)->output(0);
 }
 
