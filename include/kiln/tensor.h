@@ -129,9 +129,16 @@ Tensor range(double start, double limit, double delta, DType dtype);
 // Range over scalar tensors of one dtype: symbolic ones inside a trace (the length is known
 // when the function runs).
 Tensor range(const Tensor& start, const Tensor& limit, const Tensor& delta);
+// Random numbers. With a seed, every call gives the same numbers (the stateless ops
+// StatelessRandomUniform/-Normal with seed pair (seed, 0), TensorFlow's bits); without one,
+// every call draws new ones.
 Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, DType = DType::Float32,
                       std::optional<uint64_t> seed = {});
 Tensor random_normal(std::vector<int64_t> shape, double mean = 0, double stddev = 1, DType = DType::Float32,
                      std::optional<uint64_t> seed = {});
+// Restarts the streams of the stateful random ops run with nonzero (seed, seed2) attrs
+// (RandomUniform and its kin advance theirs on every call, as TensorFlow's kernels do);
+// tf.random.set_seed does this.
+void reset_random_streams();
 
 }  // namespace kiln

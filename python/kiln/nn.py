@@ -55,9 +55,27 @@ def bias_add(value, bias, data_format=None, name=None):
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate), with
+    TensorFlow's ops and random numbers (seed as tf.random.uniform takes it)."""
+    import numbers
+    from . import random, raw_ops
+    from ._ops import shape, where
     if noise_shape is not None:
         raise NotImplementedError("kiln.nn.dropout with noise_shape is not implemented")
-    rate = float(rate)
-    if not 0 <= rate < 1:
+    is_rate_number = isinstance(rate, numbers.Real)
+    if is_rate_number and not 0 <= rate < 1:
         raise ValueError("`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate=%r" % rate)
-    return _core.dropout(_t(x), rate, get_seed(seed))
+    x = convert_to_tensor(x)
+    if not x.dtype.is_floating:
+        raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. Received: x_dtype=%s"
+                         % x.dtype)
+    if is_rate_number and rate == 0:
+        get_seed(seed)  # TensorFlow steps its seed sequence here too
+        return x
+    if is_rate_number:
+        ret = raw_ops.Mul(x=x, y=convert_to_tensor(1 / (1 - rate), dtype=x.dtype))
+    else:
+        rate = convert_to_tensor(rate, dtype=x.dtype)
+        ret = x / (convert_to_tensor(1, dtype=x.dtype) - rate)
+    keep = random.uniform(shape(x), seed=seed, dtype=x.dtype) >= rate
+    return where(keep, ret, convert_to_tensor(0, dtype=x.dtype))

@@ -18,6 +18,14 @@ from ._dtypes import as_dtype
 
 _Tensor = _core.Tensor
 _UNSET = object()  # an attr left to the row's default
+_VARIABLE = object()  # marks the `resource` input of an op that takes a variable
+
+
+def _variable(value, op_name):
+    core = getattr(value, "_core", None)
+    if not isinstance(core, _core.VariableCore):
+        raise TypeError("%s: 'resource' must be a kiln.Variable, got %s" % (op_name, type(value).__name__))
+    return core
 
 
 def _snake(op_name):
@@ -74,8 +82,10 @@ def _make(op):
     number_attrs = {n for _, is_list, n, _ in op["inputs"] if is_list and n}
     # (Python parameter, is list, number attr) per input; (Python parameter, attr, default) per attr.
     inputs = [(_py_name(api), is_list, n) for _, is_list, n, api in op["inputs"]]
+    if op["variable_arg"]:  # TensorFlow's resource handle input: the kiln.Variable itself
+        inputs.insert(0, (op["variable_arg"], False, _VARIABLE))
     attrs = [(_py_name(api), a, _default(d) if d is not None else None) for a, _, d, api in op["attrs"]
-             if a not in number_attrs]
+             if a not in number_attrs and a not in op["variable_attrs"]]  # those come from the variable
     required = [p for p, _, d in attrs if d is None]
     optional = [(p, d) for p, _, d in attrs if d is not None]
     params = [p for p, _, _ in inputs] + required + [p for p, _ in optional] + ["name"]
@@ -88,6 +98,9 @@ def _make(op):
         flat, attr_values = [], {}
         for param, is_list, number_attr in inputs:
             v = values[param]
+            if number_attr is _VARIABLE:
+                attr_values[param] = _variable(v, name)
+                continue
             if is_list:
                 v = [_tensor(x) for x in v]
                 if number_attr:
@@ -134,10 +147,12 @@ def _make(op):
 def _doc(op):
     lines = ["TensorFlow's %s op (generated from kiln's registry row)." % op["name"], "", "Args:"]
     number_attrs = {n for _, is_list, n, _ in op["inputs"] if is_list and n}
+    if op["variable_arg"]:
+        lines.append("  %s: A `kiln.Variable` (TensorFlow's resource handle)." % op["variable_arg"])
     for _, is_list, _, api in op["inputs"]:
         lines.append("  %s: A %s." % (_py_name(api), "list of `Tensor`s" if is_list else "`Tensor`"))
     for a, kind, d, api in op["attrs"]:
-        if a not in number_attrs:
+        if a not in number_attrs and a not in op["variable_attrs"]:
             lines.append("  %s: %s%s." % (_py_name(api), kind, "" if d is None else ", default %s" % d))
     lines.append("  name: ignored (kiln names nodes itself).")
     if op["dtypes"]:
@@ -147,7 +162,7 @@ def _doc(op):
     return "\n".join(lines)
 
 
-_CATALOG = [op for op in _core._op_catalog() if op["runnable"]]
+_CATALOG = [op for op in _core._op_catalog() if op["runnable"] or op["variable_arg"]]
 for _op in _CATALOG:
     globals()[_op["name"]] = _make(_op)
 del _op

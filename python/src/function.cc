@@ -400,6 +400,7 @@ void bind_function(nb::module_& m) {
   m.def("functions_run_eagerly", &config::functions_run_eagerly);
   m.def("call_directly_now", &detail::call_directly_now);
   m.def("tracing_active", &detail::tracing_active);
+  m.def("trace_serial", &detail::trace_serial);
 
   nb::class_<PyFunction>(m, "FunctionCore")
       .def(nb::init<nb::object, std::string, std::vector<std::string>, bool>(), nb::arg("trace"), nb::arg("name"),

@@ -28,6 +28,7 @@ OpAttrValue attr_value(nb::handle v) {
   if (PyFloat_Check(v.ptr())) return nb::cast<double>(v);
   if (nb::isinstance<nb::str>(v)) return nb::cast<std::string>(v);
   if (nb::isinstance<Tensor>(v)) return nb::cast<Tensor>(v);
+  if (nb::isinstance<Variable>(v)) return nb::cast<Variable>(v);
   if (v.is_none()) return TensorShape::unknown();
   if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
     std::vector<int64_t> list;
@@ -80,6 +81,11 @@ void bind_ops(nb::module_& m) {
       d["dtypes"] = dtypes;
       d["gradient"] = gradient;
       d["runnable"] = op.runnable_by_name;
+      d["variable_arg"] = op.variable_arg.empty() ? nb::none() : nb::str(op.variable_arg.c_str());
+      nb::list variable_attrs;
+      for (const OpAttrInfo& a : op.attrs)
+        if (a.from_variable) variable_attrs.append(nb::str(a.name.c_str()));
+      d["variable_attrs"] = variable_attrs;
       d["stateful"] = op.stateful;
       d["tfjs"] = op.tfjs;
       d["internal"] = op.internal;
@@ -207,6 +213,7 @@ void bind_ops(nb::module_& m) {
   m.def("eye", [](int64_t n, nb::handle d) { return eye(n, dt(d)); });
   m.def("range",
         [](double start, double limit, double delta, nb::handle d) { return range(start, limit, delta, dt(d)); });
+  m.def("reset_random_streams", &reset_random_streams);
   m.def("range_of_tensors",
         [](const Tensor& start, const Tensor& limit, const Tensor& delta) { return range(start, limit, delta); });
   m.def(

@@ -17,6 +17,7 @@ _KNOWN_SIGNATURE_GAPS = {
     "NotEqual": "incompatible_shape_error=False (a scalar instead of an error) is not implemented",
     "CollectiveGatherV2": "ordering tokens, communication hints and is_stateless are not implemented",
     "CollectiveReduceV2": "ordering tokens, communication hints, is_stateless and subdivisions are not implemented",
+    "AssignVariableOp": "validate_shape=False (an assignment that changes the variable's shape) is not implemented",
 }
 
 
@@ -26,11 +27,11 @@ def _runnable():
 
 def test_every_runnable_op_is_generated():
     catalog = kiln._core._op_catalog()
-    runnable = sorted(op["name"] for op in catalog if op["runnable"])
+    runnable = sorted(op["name"] for op in catalog if op["runnable"] or op["variable_arg"])
     assert raw_ops.__all__ == runnable
     assert len(runnable) > 80
     for op in catalog:
-        assert hasattr(raw_ops, op["name"]) == op["runnable"], op["name"]
+        assert hasattr(raw_ops, op["name"]) == (op["runnable"] or bool(op["variable_arg"])), op["name"]
 
 
 @pytest.mark.parametrize("name", _runnable())
@@ -132,3 +133,21 @@ def test_docstrings_come_from_the_row():
     doc = raw_ops.Sum.__doc__
     assert "axis" in doc and "keep_dims: bool, default false" in doc and "Gradient: defined" in doc
     assert raw_ops.Sum.__name__ == "Sum"
+
+
+def test_ops_on_variables_take_the_variable_as_tensorflow_takes_its_handle():
+    """`resource=` (`var=`) is the kiln.Variable; a dtype TensorFlow derives from it is not asked."""
+    values = np.arange(6, dtype=np.float32).reshape(3, 2)
+    results = []
+    for m in (kiln, tf):
+        v = m.Variable(values)
+        handle = v if m is kiln else v.handle
+        m.raw_ops.AssignAddVariableOp(resource=handle, value=np.ones([3, 2], np.float32))
+        m.raw_ops.ResourceScatterMul(resource=handle, indices=[2, 0], updates=np.full([2, 2], 3, np.float32))
+        m.raw_ops.ResourceApplyGradientDescent(var=handle, alpha=np.float32(0.5), delta=values)
+        gathered = m.raw_ops.ResourceGather(resource=handle, indices=[[1, 2]], dtype=m.float32)
+        results.append((v.numpy(), gathered.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(TypeError, match="'resource' must be a kiln.Variable"):
+        raw_ops.AssignVariableOp(resource=np.float32(1), value=np.float32(2))

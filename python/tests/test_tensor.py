@@ -260,19 +260,22 @@ def test_random_streams_repeat_with_seeds():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
-def test_truncated_normal_matches_tensorflows_distribution(tf, dtype):
-    """kiln's streams are its own, so the distribution is compared: bounds, mean and spread."""
-    ours = kiln.random.truncated_normal([200000], mean=1.0, stddev=2.0, dtype=dtype, seed=3)
-    theirs = tf.random.truncated_normal([200000], mean=1.0, stddev=2.0, dtype=dtype, seed=3)
-    assert ours.dtype.name == theirs.dtype.name and ours.shape == theirs.shape
-    a, b = ours.numpy().astype(np.float64), theirs.numpy().astype(np.float64)
-    assert a.min() >= -3.01 and a.max() <= 5.01  # within two standard deviations
-    assert abs(a.mean() - b.mean()) < 0.02 and abs(a.std() - b.std()) < 0.02
-    assert np.array_equal(a, kiln.random.truncated_normal([200000], 1.0, 2.0, dtype, seed=3).numpy().astype(np.float64))
+def test_truncated_normal_is_tensorflows(tf, dtype):
+    """TensorFlow's numbers (test_random_oracle.py has the rest): each call advances the stream."""
+    for m in (kiln, tf):
+        m.random.set_seed(11)
+    for _ in range(2):
+        ours = kiln.random.truncated_normal([20000], mean=1.0, stddev=2.0, dtype=dtype, seed=3)
+        theirs = tf.random.truncated_normal([20000], mean=1.0, stddev=2.0, dtype=dtype, seed=3)
+        assert ours.dtype.name == theirs.dtype.name and ours.shape == theirs.shape
+        a, b = ours.numpy().astype(np.float64), theirs.numpy().astype(np.float64)
+        np.testing.assert_array_equal(a, b)
+        assert a.min() >= -3.01 and a.max() <= 5.01  # within two standard deviations
     traced = kiln.function(lambda: kiln.random.truncated_normal([4], dtype=dtype, seed=9))()
     assert traced.dtype.name == dtype and traced.shape == [4]
-    with pytest.raises(ValueError, match="Invalid dtype"):
-        kiln.random.truncated_normal([2], dtype=kiln.int32)
+    for m in (kiln, tf):  # the float mean cannot become an int32 tensor
+        with pytest.raises(TypeError, match="Cannot convert 0.0 to EagerTensor of dtype int32"):
+            m.random.truncated_normal([2], dtype=m.int32)
 
 
 def test_dropout_keeps_the_expected_sum():

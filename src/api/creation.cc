@@ -10,6 +10,7 @@
 #include "core/object_value.h"
 #include "kiln/ops.h"
 #include "ops/helpers.h"
+#include "ops/random_common.h"
 
 namespace kiln {
 namespace api {
@@ -174,8 +175,18 @@ Tensor range(const Tensor& start, const Tensor& limit, const Tensor& delta) {
 }
 
 namespace {
-int64_t seed_attr(std::optional<uint64_t> seed) { return seed ? static_cast<int64_t>(*seed | (uint64_t{1} << 62)) : 0; }
+// A seeded call runs the stateless op (same numbers every call); an unseeded one the
+// stateful op with seeds (0, 0), which draws a fresh stream.
+Tensor seed_pair(uint64_t seed, const char* what) { return api::int_list({static_cast<int64_t>(seed), 0}, what); }
+Tensor random_op(const ops::OpDef& stateful, const ops::OpDef& stateless, const Tensor& shape, DType dtype,
+                 std::optional<uint64_t> seed, const char* what) {
+  if (!seed) return trace::dispatch1(stateful, {&shape}, api::Attrs{dtype, int64_t{0}, int64_t{0}}, what);
+  const Tensor s = seed_pair(*seed, what);
+  return trace::dispatch1(stateless, {&shape, &s}, api::Attrs{dtype}, what);
+}
 }  // namespace
+
+void reset_random_streams() { ops::reset_random_streams(); }
 
 Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, DType dtype,
                       std::optional<uint64_t> seed) {
@@ -186,8 +197,7 @@ Tensor random_uniform(std::vector<int64_t> shape, double minval, double maxval, 
     throw InvalidArgumentError("random_uniform: unsupported dtype " + std::string(dtype_name(dtype)));
   if (!(minval < maxval)) throw InvalidArgumentError("random_uniform: need minval < maxval");
   Tensor s = api::int_list(shape, "random_uniform/shape");
-  Tensor u = trace::dispatch1(api::op::RandomUniform(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}},
-                              "random_uniform");
+  Tensor u = random_op(api::op::RandomUniform(), api::op::StatelessRandomUniform(), s, dtype, seed, "random_uniform");
   if (minval == 0 && maxval == 1) return u;
   return u * (maxval - minval) + minval;
 }
@@ -200,7 +210,11 @@ Tensor random_uniform_int(std::vector<int64_t> shape, int64_t minval, int64_t ma
                                        "random_uniform/min");
   Tensor hi = trace::as_graph_constant(api::host_scalar(static_cast<double>(maxval), dtype, " [Op:RandomUniformInt]"),
                                        "random_uniform/max");
-  return trace::dispatch1(api::op::RandomUniformInt(), {&s, &lo, &hi}, api::Attrs{seed_attr(seed), int64_t{0}},
+  if (!seed)
+    return trace::dispatch1(api::op::RandomUniformInt(), {&s, &lo, &hi}, api::Attrs{int64_t{0}, int64_t{0}},
+                            "random_uniform");
+  const Tensor pair = seed_pair(*seed, "random_uniform/seed");
+  return trace::dispatch1(api::op::StatelessRandomUniformInt(), {&s, &pair, &lo, &hi}, trace::no_attrs(),
                           "random_uniform");
 }
 
@@ -208,8 +222,8 @@ Tensor random_normal(std::vector<int64_t> shape, double mean, double stddev, DTy
                      std::optional<uint64_t> seed) {
   if (!is_floating(dtype)) throw InvalidArgumentError("random_normal: dtype must be float32 or float64");
   Tensor s = api::int_list(shape, "random_normal/shape");
-  Tensor z = trace::dispatch1(api::op::RandomStandardNormal(), {&s}, api::Attrs{dtype, seed_attr(seed), int64_t{0}},
-                              "random_normal");
+  Tensor z =
+      random_op(api::op::RandomStandardNormal(), api::op::StatelessRandomNormal(), s, dtype, seed, "random_normal");
   if (mean == 0 && stddev == 1) return z;
   return z * stddev + mean;
 }

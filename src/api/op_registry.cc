@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "api/variable_handle.h"
 #include "core/dtype_table.h"
 #include "ops/gradient.h"
 #include "ops/op_list.h"
@@ -41,6 +42,21 @@ std::string default_text(const ops::AttrValue& v) {
   return "?";
 }
 
+// The raw_ops name of an op's variable (its one resource attr), when execute_op can run it
+// given that variable; empty otherwise.
+std::string variable_arg(const ops::OpDef& op) {
+  if (op.has(ops::kInternal) || op.has(ops::kNoKernel) || op.has(ops::kControlFlow)) return "";
+  const ops::AttrSpec* resource = nullptr;
+  for (const ops::AttrSpec& spec : op.attr_specs) {
+    if (spec.kind == ops::AttrKind::kFunc || spec.kind == ops::AttrKind::kFuncList) return "";
+    if (spec.kind == ops::AttrKind::kResource) {
+      if (resource) return "";  // several variables (ResourceApplyAdam): not by name yet
+      resource = &spec;
+    }
+  }
+  return resource ? (resource->api_name ? resource->api_name : "resource") : "";
+}
+
 // execute_op's refusals that depend only on the row.
 bool runnable_by_name(const ops::OpDef& op) {
   if (op.has(ops::kInternal) || op.has(ops::kNoKernel) || op.has(ops::kControlFlow)) return false;
@@ -66,6 +82,7 @@ std::vector<OpInfo> registered_ops() {
                             : op->grad == &ops::no_gradient ? OpGradient::kNotDifferentiable
                                                             : OpGradient::kDefined,
                 .runnable_by_name = runnable_by_name(*op),
+                .variable_arg = variable_arg(*op),
                 .stateful = op->is_stateful(),
                 .tfjs = op->has(ops::kTfjs),
                 .internal = op->has(ops::kInternal)};
@@ -83,7 +100,8 @@ std::vector<OpInfo> registered_ops() {
           .name = a.name,
           .type = ops::attr_kind_name(a.kind),
           .default_value = a.has_default() ? std::optional<std::string>(default_text(a.default_value)) : std::nullopt,
-          .api_name = a.api_name ? a.api_name : a.name});
+          .api_name = a.api_name ? a.api_name : a.name,
+          .from_variable = a.from_variable});
     }
     out.push_back(std::move(info));
   }
@@ -131,6 +149,16 @@ ops::AttrValue attr_of_kind(const ops::OpDef& op, const ops::AttrSpec& spec, con
   }
 }
 
+// The variable given under `arg`, or InvalidArgumentError.
+const Variable& given_variable(const ops::OpDef& op, const std::string& arg,
+                               const std::map<std::string, OpAttrValue>& attrs) {
+  auto it = attrs.find(arg);
+  if (it == attrs.end()) throw InvalidArgumentError(std::string(op.name) + " needs a variable as '" + arg + "'");
+  const auto* v = std::get_if<Variable>(&it->second);
+  if (!v) throw InvalidArgumentError("'" + arg + "' of " + op.name + " must be a variable");
+  return *v;
+}
+
 }  // namespace
 
 std::vector<Tensor> execute_op(const std::string& name, const std::vector<Tensor>& inputs,
@@ -141,10 +169,21 @@ std::vector<Tensor> execute_op(const std::string& name, const std::vector<Tensor
     throw InvalidArgumentError(name + " cannot be run by name");
   ops::Attrs values;
   size_t used = 0;
+  const std::string var_arg = variable_arg(*op);
+  const Variable* var = var_arg.empty() ? nullptr : &given_variable(*op, var_arg, attrs);
+  if (var) ++used;
   for (const ops::AttrSpec& spec : op->attr_specs) {
+    if (spec.kind == ops::AttrKind::kResource && var) {
+      values.push(ops::ResourceRef{var->handle()->state});
+      continue;
+    }
+    if (spec.from_variable && var && !attrs.count(spec.name)) {
+      values.push(var->dtype());
+      continue;
+    }
     if (spec.kind == ops::AttrKind::kResource || spec.kind == ops::AttrKind::kFunc ||
         spec.kind == ops::AttrKind::kFuncList)
-      throw InvalidArgumentError(name + " needs a variable or a function: it cannot be run by name");
+      throw InvalidArgumentError(name + " needs a function: it cannot be run by name");
     auto it = attrs.find(spec.name);
     if (it != attrs.end()) {
       values.push(attr_of_kind(*op, spec, it->second));
@@ -158,8 +197,8 @@ std::vector<Tensor> execute_op(const std::string& name, const std::vector<Tensor
   if (used != attrs.size())
     for (const auto& entry : attrs) {
       const std::string& attr = entry.first;  // a plain reference: clang 14 cannot capture a structured binding
-      if (std::none_of(op->attr_specs.begin(), op->attr_specs.end(),
-                       [&](const ops::AttrSpec& s) { return attr == s.name; }))
+      if (!(var && attr == var_arg) && std::none_of(op->attr_specs.begin(), op->attr_specs.end(),
+                                                    [&](const ops::AttrSpec& s) { return attr == s.name; }))
         throw InvalidArgumentError(name + " has no attr '" + attr + "'");
     }
   if (op->num_inputs >= 0 && static_cast<int>(inputs.size()) != op->num_inputs)

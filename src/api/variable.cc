@@ -107,9 +107,14 @@ Tensor dropout(const Tensor& x, double rate, std::optional<uint64_t> seed) {
   if (!is_floating(x.dtype())) throw InvalidArgumentError("dropout: x must be a floating tensor");
   if (rate == 0) return identity(x);
   Tensor shape = shape_of(x);
-  const int64_t s = seed ? static_cast<int64_t>(*seed | (uint64_t{1} << 62)) : 0;
-  Tensor u =
-      trace::dispatch1(ops::op::RandomUniform(), {&shape}, ops::Attrs{x.dtype(), s, int64_t{0}}, "random_uniform");
+  Tensor u;
+  if (seed) {
+    const Tensor pair = api::int_list({static_cast<int64_t>(*seed), 0}, "dropout/seed");
+    u = trace::dispatch1(ops::op::StatelessRandomUniform(), {&shape, &pair}, ops::Attrs{x.dtype()}, "random_uniform");
+  } else {
+    u = trace::dispatch1(ops::op::RandomUniform(), {&shape}, ops::Attrs{x.dtype(), int64_t{0}, int64_t{0}},
+                         "random_uniform");
+  }
   Tensor keep = greater_equal(u, rate);
   return where(keep, x * (1.0 / (1.0 - rate)), zeros_like(x));
 }

@@ -74,6 +74,9 @@ struct AttrSpec {
   AttrKind kind = AttrKind::kInt;
   AttrValue default_value = std::monostate{};  // none: the attr must be present
   const char* api_name = nullptr;              // its name in TensorFlow's Python raw_ops, where its api_def renames it
+  // A type attr TensorFlow derives from the variable's value (its raw_ops take none): run by
+  // name, the op gets it from the variable it is given.
+  bool from_variable = false;
   bool has_default() const { return !std::holds_alternative<std::monostate>(default_value); }
 };
 // TensorFlow's name of an attr type: "int", "list(int)", "type", ...
@@ -108,6 +111,13 @@ inline AttrSpec tensor_attr(const char* name) { return {.name = name, .kind = At
 inline AttrSpec func_attr(const char* name) { return {.name = name, .kind = AttrKind::kFunc}; }
 inline AttrSpec func_list_attr(const char* name) { return {.name = name, .kind = AttrKind::kFuncList}; }
 inline AttrSpec resource_attr(const char* name) { return {.name = name, .kind = AttrKind::kResource}; }
+// The variable of an op whose TensorFlow input is named otherwise than `resource` (`var`).
+inline AttrSpec resource_attr(const char* name, const char* api_name) {
+  return {.name = name, .kind = AttrKind::kResource, .api_name = api_name};
+}
+inline AttrSpec variable_dtype_attr(const char* name) {
+  return {.name = name, .kind = AttrKind::kType, .from_variable = true};
+}
 class Attrs;
 // The function attrs of a control-flow node in attr order, lists expanded: the order a
 // SubgraphRunner numbers its bodies in.

@@ -38,6 +38,12 @@
     X(MaxPool3DGrad) X(AvgPool3DGrad)                                          \
   /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range) X(LinSpace)                                                \
   /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal) X(TruncatedNormal)                              \
+  /* random_stateless.cc */ X(StatelessRandomUniform) X(StatelessRandomNormal) X(StatelessTruncatedNormal) \
+    X(StatelessRandomUniformInt) X(StatelessRandomUniformFullInt) X(StatelessRandomUniformV2)               \
+    X(StatelessRandomNormalV2) X(StatelessTruncatedNormalV2) X(StatelessRandomUniformIntV2)                  \
+    X(StatelessRandomUniformFullIntV2) X(StatelessRandomGetKeyCounter) X(StatelessRandomGetKeyCounterAlg)   \
+    X(StatelessRandomGetAlg) X(RngReadAndSkip)                                                              \
+  /* bitcast.cc */ X(Bitcast)                                                                              \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \

@@ -1,122 +1,96 @@
-// Stateful random ops. A nonzero (seed, seed2) pair makes a call reproducible: the same
-// seeds give the same numbers on every call. Without seeds every call draws new numbers.
+// Stateful random ops with TensorFlow's bits: a Philox stream per op, seeded by its (seed,
+// seed2) attrs as TensorFlow's PhiloxRandom(seed, seed2), which every call advances by 256
+// generator calls per output value (TensorFlow's ReserveRandomOutputs). TensorFlow keeps
+// that stream in the op's kernel, which eager execution caches by op and attrs; kiln keeps
+// one per (op, dtype, seed, seed2), so the same eager calls give the same numbers as
+// TensorFlow's, and reset_random_streams() (tf.random.set_seed) restarts them. Seeds (0, 0)
+// draw a fresh random stream on every call. The distributions are kernels/philox.h's.
 #include <atomic>
 #include <chrono>
-#include <cmath>
+#include <map>
+#include <mutex>
 #include <random>
+#include <tuple>
 
+#include "kernels/philox.h"
 #include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
+#include "ops/random_common.h"
 
 namespace kiln::ops {
 namespace {
 
+using kernels::Philox;
+
 const int kRandomDtype = attr_index(
     {{&op::RandomUniform(), "dtype"}, {&op::RandomStandardNormal(), "dtype"}, {&op::TruncatedNormal(), "dtype"}});
 
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
+// Generator calls reserved per output value, as TensorFlow's stateful kernels reserve them.
+constexpr uint64_t kCallsPerValue = 256;
+// Streams kept at most; past it all are forgotten (programs that make this many distinct
+// seeded ops restart their streams rather than grow without bound).
+constexpr size_t kMaxStreams = size_t{1} << 16;
+
+using StreamKey = std::tuple<const OpDef*, DType, int64_t, int64_t>;
+struct Streams {
+  std::mutex mu;
+  std::map<StreamKey, Philox> at;
+};
+Streams& streams() {
+  static Streams* s = new Streams;  // never destroyed: kernels may run during exit
+  return *s;
+}
+
+uint64_t fresh_seed() {
+  static std::atomic<uint64_t> counter{
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^ std::random_device{}()};
+  uint64_t z = counter.fetch_add(0x9e3779b97f4a7c15ULL) + 0x9e3779b97f4a7c15ULL;  // splitmix64
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 
-// xoshiro256**: fast, good quality, 256-bit state seeded through splitmix64.
-struct Rng {
-  uint64_t s[4];
-  explicit Rng(uint64_t seed) {
-    for (auto& v : s) v = splitmix64(seed);
-  }
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t next() {
-    const uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return r;
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  float uniformf() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }  // [0, 1)
-};
-
-Rng make_rng(const KernelContext& c, int seed_attr) {
+// The generator for this call's `values` outputs, the op's stream advanced past them.
+Philox reserve(const KernelContext& c, int seed_attr, DType dtype, int64_t values) {
   const int64_t seed = c.attrs.i(seed_attr), seed2 = c.attrs.i(seed_attr + 1);
-  if (seed != 0 || seed2 != 0)
-    return Rng(static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ULL ^ static_cast<uint64_t>(seed2));
-  static std::atomic<uint64_t> counter{
-      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^ std::random_device{}()};
-  return Rng(counter.fetch_add(0x632BE59BD9B4E019ULL));
-}
-
-// Output shape from the `shape` input (as Fill does).
-void infer_shape_input(InferContext& c, DType out) {
-  require_int_dtype(c, 0, "shape");
-  c.out(0).dtype = out;
-  c.kernel_dtype = out;
-  std::vector<int64_t> dims;
-  if (known_ints(c.in(0), &dims)) {
-    for (int64_t d : dims)
-      if (d < 0) c.fail("Dimension " + std::to_string(d) + " must be >= 0");
-    detail::checked_num_elements(dims.data(), dims.size());
-    c.out(0).shape = TensorShape(Dims(dims));
-  } else {
-    c.out(0).shape = TensorShape::unknown();
-  }
+  if (seed == 0 && seed2 == 0) return Philox::from_seeds(fresh_seed(), fresh_seed());
+  Streams& s = streams();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.at.size() >= kMaxStreams) s.at.clear();
+  auto it = s.at.try_emplace(StreamKey{&c.op, dtype, seed, seed2},
+                             Philox::from_seeds(static_cast<uint64_t>(seed), static_cast<uint64_t>(seed2)))
+                .first;
+  const Philox gen = it->second;
+  it->second.skip(static_cast<uint64_t>(values) * kCallsPerValue);
+  return gen;
 }
 
 // RandomUniform(shape): attrs (dtype, seed, seed2). Values in [0, 1).
-void infer_uniform(InferContext& c) {
-  if (!is_floating(c.attrs.type(kRandomDtype))) c.fail("RandomUniform needs a floating dtype");
-  infer_shape_input(c, c.attrs.type(kRandomDtype));
-}
 template <class T>
 struct UniformKernel {
   static void run(KernelContext& c) {
-    Rng rng = make_rng(c, 1);
-    T* o = c.out(0).as<T>();
-    for (int64_t i = 0; i < c.out(0).num_elements; ++i) {
-      if constexpr (std::is_same_v<T, float>)
-        o[i] = rng.uniformf();
-      else
-        o[i] = rng.uniform();
-    }
+    const int64_t n = c.out(0).num_elements;
+    kernels::fill_uniform(reserve(c, 1, c.out(0).dtype, n), c.out(0).as<T>(), n);
   }
 };
 
-// RandomStandardNormal(shape): attrs (dtype, seed, seed2). Box-Muller.
+// RandomStandardNormal(shape): attrs (dtype, seed, seed2).
 template <class T>
 struct NormalKernel {
   static void run(KernelContext& c) {
-    Rng rng = make_rng(c, 1);
-    T* o = c.out(0).as<T>();
     const int64_t n = c.out(0).num_elements;
-    for (int64_t i = 0; i < n; i += 2) {
-      const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
-      const double r = std::sqrt(-2.0 * std::log(u1));
-      o[i] = static_cast<T>(r * std::cos(2 * M_PI * u2));
-      if (i + 1 < n) o[i + 1] = static_cast<T>(r * std::sin(2 * M_PI * u2));
-    }
+    kernels::fill_normal(reserve(c, 1, c.out(0).dtype, n), c.out(0).as<T>(), n);
   }
 };
 
-// TruncatedNormal(shape): attrs (dtype, seed, seed2). Standard normal values (Box-Muller) with
-// any of magnitude 2 or more drawn again, as TensorFlow's truncation.
+// TruncatedNormal(shape): attrs (dtype, seed, seed2). Standard normal values below 2 in
+// magnitude (pairs outside are drawn again).
 template <class T>
 struct TruncatedNormalKernel {
   static void run(KernelContext& c) {
-    Rng rng = make_rng(c, 1);
-    T* o = c.out(0).as<T>();
     const int64_t n = c.out(0).num_elements;
-    for (int64_t i = 0; i < n;) {
-      const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
-      const double r = std::sqrt(-2.0 * std::log(u1));
-      for (const double z : {r * std::cos(2 * M_PI * u2), r * std::sin(2 * M_PI * u2)})
-        if (i < n && std::fabs(z) < 2.0) o[i++] = static_cast<T>(z);
-    }
+    kernels::fill_truncated_normal(reserve(c, 1, c.out(0).dtype, n), c.out(0).as<T>(), n);
   }
 };
 
@@ -127,28 +101,52 @@ void infer_uniform_int(InferContext& c) {
   for (int i = 1; i <= 2; ++i)
     if (!c.in(i).unknown_rank && !c.in(i).dims->empty()) c.fail("minval and maxval must be scalars");
   if (c.in(1).value && c.in(2).value && int_values(*c.in(1).value)[0] >= int_values(*c.in(2).value)[0])
-    c.fail("Need minval < maxval: " + std::to_string(int_values(*c.in(1).value)[0]) +
+    c.fail("Need minval < maxval, got " + std::to_string(int_values(*c.in(1).value)[0]) +
            " >= " + std::to_string(int_values(*c.in(2).value)[0]));
-  infer_shape_input(c, c.in(1).dtype);
+  infer_random_output(c, 0, c.in(1).dtype);
 }
 template <class T>
 struct UniformIntKernel {
   static void run(KernelContext& c) {
     const T lo = c.in(1).as<T>()[0], hi = c.in(2).as<T>()[0];
-    if (lo >= hi) c.fail("Need minval < maxval: " + std::to_string(lo) + " >= " + std::to_string(hi));
-    const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-    Rng rng = make_rng(c, 0);
-    T* o = c.out(0).as<T>();
-    for (int64_t i = 0; i < c.out(0).num_elements; ++i)
-      o[i] = static_cast<T>(static_cast<uint64_t>(lo) + rng.next() % range);
+    if (lo >= hi) c.fail("Need minval < maxval, got " + std::to_string(lo) + " >= " + std::to_string(hi));
+    const int64_t n = c.out(0).num_elements;
+    kernels::fill_uniform_int(reserve(c, 0, c.out(0).dtype, n), c.out(0).as<T>(), n, lo, hi);
   }
 };
-void infer_normal(InferContext& c) {
-  if (!is_floating(c.attrs.type(kRandomDtype))) c.fail(std::string(c.op.name) + " needs a floating dtype");
-  infer_shape_input(c, c.attrs.type(kRandomDtype));
+// RandomUniform, RandomStandardNormal, TruncatedNormal: the float dtypes TensorFlow registers.
+void infer_float_random(InferContext& c) {
+  const DType d = c.attrs.type(kRandomDtype);
+  require_type_in(c, "dtype", d, {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64});
+  infer_random_output(c, 0, d);
 }
 
 }  // namespace
+
+void infer_random_output(InferContext& c, int shape_input, DType dtype) {
+  require_int_dtype(c, shape_input, "shape");
+  const InputInfo& in = c.in(shape_input);
+  if (!in.unknown_rank && in.dims->size() != 1)
+    c.fail("shape must be a vector of {int32,int64}, got shape " + dims_text(*in.dims));
+  c.out(0).dtype = dtype;
+  c.kernel_dtype = dtype;
+  std::vector<int64_t> dims;
+  if (!known_ints(in, &dims)) {
+    c.out(0).shape =
+        in.unknown_rank || (*in.dims)[0] < 0 ? TensorShape::unknown() : TensorShape::unknown_dims((*in.dims)[0]);
+    return;
+  }
+  for (int64_t d : dims)
+    if (d < 0) c.fail("Dimension " + std::to_string(d) + " must be >= 0");
+  detail::checked_num_elements(dims.data(), dims.size());
+  c.out(0).shape = TensorShape(Dims(dims));
+}
+
+void reset_random_streams() {
+  Streams& s = streams();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.at.clear();
+}
 
 const OpDef& op::RandomUniform() {
   static const OpDef def = {.name = "RandomUniform",
@@ -157,8 +155,8 @@ const OpDef& op::RandomUniform() {
                             .input_args = {"shape"},
                             .traits = kStateful | kTfjs,
                             .attr_specs = {type_attr("dtype"), int_attr("seed", 0), int_attr("seed2", 0)},
-                            .infer = infer_uniform,
-                            .kernels = kernels_for<UniformKernel, KILN_FLOATS>(),
+                            .infer = infer_float_random,
+                            .kernels = kernels_for<UniformKernel, KILN_FLOATS, KILN_HALF_TYPES>(),
                             .type_attr = nullptr,
                             .index_type_attrs = {{"T", 0}},
                             .grad = &no_gradient};
@@ -171,8 +169,8 @@ const OpDef& op::RandomStandardNormal() {
                             .input_args = {"shape"},
                             .traits = kStateful | kTfjs,
                             .attr_specs = {type_attr("dtype"), int_attr("seed", 0), int_attr("seed2", 0)},
-                            .infer = infer_normal,
-                            .kernels = kernels_for<NormalKernel, KILN_FLOATS>(),
+                            .infer = infer_float_random,
+                            .kernels = kernels_for<NormalKernel, KILN_FLOATS, KILN_HALF_TYPES>(),
                             .type_attr = nullptr,
                             .index_type_attrs = {{"T", 0}},
                             .grad = &no_gradient};
@@ -185,8 +183,8 @@ const OpDef& op::TruncatedNormal() {
                             .input_args = {"shape"},
                             .traits = kStateful,
                             .attr_specs = {type_attr("dtype"), int_attr("seed", 0), int_attr("seed2", 0)},
-                            .infer = infer_normal,
-                            .kernels = kernels_for<TruncatedNormalKernel, KILN_FLOATS>(),
+                            .infer = infer_float_random,
+                            .kernels = kernels_for<TruncatedNormalKernel, KILN_FLOATS, KILN_HALF_TYPES>(),
                             .type_attr = nullptr,
                             .index_type_attrs = {{"T", 0}},
                             .grad = &no_gradient};

@@ -173,7 +173,7 @@ OpDef scatter_def(const char* name) {
           .num_outputs = 0,
           .input_args = {"indices", "updates"},
           .traits = kStateful,
-          .attr_specs = {type_attr("dtype"), resource_attr("_resource")},
+          .attr_specs = {variable_dtype_attr("dtype"), resource_attr("_resource")},
           .infer = infer_scatter<K>,
           .any_dtype_kernel = &ScatterKernel<K>::run,
           .type_attr = nullptr,

@@ -258,7 +258,7 @@ const OpDef& op::ResourceApplyGradientDescent() {
                             .num_outputs = 0,
                             .input_args = {"alpha", "delta"},
                             .traits = kStateful,
-                            .attr_specs = {resource_attr("_resource"), bool_attr("use_locking", false)},
+                            .attr_specs = {resource_attr("_resource", "var"), bool_attr("use_locking", false)},
                             .infer = infer_gradient_descent,
                             .kernels = kernels_for<GradientDescentKernel, KILN_FLOATS>(),
                             .grad = &no_gradient};

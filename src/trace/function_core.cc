@@ -305,6 +305,10 @@ std::shared_ptr<FunctionCore> make_function_core(FunctionOptions options, std::s
 const FunctionOptions& options_of(const FunctionCore& core) { return core.options; }
 
 bool tracing_active() { return trace::current_trace() != nullptr; }
+uint64_t trace_serial() {
+  const trace::TraceContext* t = trace::current_trace();
+  return t ? t->serial() : 0;
+}
 bool call_directly_now() {
   return trace::current_trace() != nullptr || detail::functions_run_eagerly() ||
          (trace::observers_active() && trace::recording_here());

@@ -1,6 +1,8 @@
-// Random ops: seeded calls repeat, unseeded calls differ, ranges hold.
+// Random ops: seeded calls repeat, unseeded calls differ, ranges hold; a stateful op's
+// seeded stream advances on every call until reset_random_streams().
 #include <cmath>
 
+#include "kiln/op_registry.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -49,4 +51,28 @@ TEST(Random, BadInputs) {
   expect_error<InvalidArgumentError>([] { random_uniform({-1}, 0, 1); }, ">= 0");
   expect_error<InvalidArgumentError>([] { random_normal({2}, 0, 1, DType::Int32); }, "float32 or float64");
   expect_error<InvalidArgumentError>([] { random_uniform({2}, 1, 0); }, "minval < maxval");
+}
+
+TEST(Random, SeededStatefulOpsAdvanceUntilReset) {
+  const auto draw = [] {
+    return execute_op("RandomUniform", {constant(std::vector<int32_t>{6}, {1})},
+                      {{"dtype", DType::Float64}, {"seed", int64_t{4}}, {"seed2", int64_t{9}}})[0]
+        .to_vector<double>();
+  };
+  reset_random_streams();
+  const auto first = draw(), second = draw();
+  EXPECT_NE(first, second);
+  reset_random_streams();
+  EXPECT_EQ(draw(), first);
+  EXPECT_EQ(draw(), second);
+}
+
+TEST(Random, StatelessOpsRepeatAndCheckTheirSeeds) {
+  const auto draw = [](std::vector<int64_t> seed) {
+    return execute_op("StatelessRandomNormal",
+                      {constant(std::vector<int32_t>{5}, {1}), constant(seed, {static_cast<int64_t>(seed.size())})})[0];
+  };
+  EXPECT_EQ(draw({1, 2}).to_vector<float>(), draw({1, 2}).to_vector<float>());
+  EXPECT_NE(draw({1, 2}).to_vector<float>(), draw({2, 1}).to_vector<float>());
+  expect_error<InvalidArgumentError>([&] { draw({1, 2, 3}); }, "seed must have shape [2], not [3]");
 }

@@ -400,6 +400,9 @@ void clear_cache(FunctionCore& core);
 const FunctionOptions& options_of(const FunctionCore& core);
 // True while some trace is being built on this thread (a nested Function call is inlined).
 bool tracing_active();
+// A number unique to the trace being built on this thread; 0 when none (front ends number
+// the random ops of one trace, as TensorFlow numbers a graph's op seeds).
+uint64_t trace_serial();
 // A Function call runs its C++ directly instead of a graph: functions run eagerly, or a trace
 // is being built on this thread (the call is inlined), or an eager tape records here.
 bool call_directly_now();
