@@ -17,16 +17,32 @@ class Tape;
 
 enum class UnconnectedGradients { kZero, kNone };
 
+// One source of a gradient: a tensor, or a variable (every read of it while recording).
+struct GradientSource {
+  Tensor tensor;
+  const Variable* variable = nullptr;
+};
+
 class GradientTape {
  public:
   // A non-persistent tape computes one set of gradients; a persistent one any number.
   explicit GradientTape(bool persistent = false);
+  // watch_accessed_variables false: a variable's reads are recorded only once watch(variable)
+  // asked for them (TensorFlow's watch_accessed_variables=False).
+  GradientTape(bool persistent, bool watch_accessed_variables);
   ~GradientTape();
   GradientTape(const GradientTape&) = delete;
   GradientTape& operator=(const GradientTape&) = delete;
 
   // Records ops on `t` from now on (variables are watched automatically when read).
   void watch(const Tensor& t);
+  void watch(const Variable& v);
+  // Recording stops (tf.GradientTape.stop_recording) until set_recording(true).
+  void set_recording(bool on);
+  // Forgets everything recorded and watched; recording goes on (tf.GradientTape.reset).
+  void reset();
+  // The variables watched so far, in the order they were first watched or read.
+  std::vector<Variable> watched_variables() const;
 
   // d target / d source. A non-scalar target is summed first (TensorFlow's rule). A source
   // the target does not depend on, or of an integer dtype, gets zeros of its shape, or an
@@ -43,6 +59,10 @@ class GradientTape {
   }
   // With an upstream gradient for the target (default ones): d sum(target * output_gradient).
   std::vector<Tensor> gradient(const Tensor& target, const std::vector<Tensor>& sources, const Tensor& output_gradient,
+                               UnconnectedGradients unconnected = UnconnectedGradients::kZero);
+  // Tensors and variables together; output_gradient may be empty (ones).
+  std::vector<Tensor> gradient(const Tensor& target, const std::vector<GradientSource>& sources,
+                               const Tensor& output_gradient,
                                UnconnectedGradients unconnected = UnconnectedGradients::kZero);
 
  private:

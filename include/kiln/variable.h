@@ -17,6 +17,8 @@ class Variable {
   // Copies the value. Inside a traced function, allowed on the first trace only
   // (FailedPreconditionError later), and the initial value must not depend on the inputs.
   explicit Variable(Tensor initial_value, std::string name = "");
+  // Another handle on the variable `handle` holds (what a tape's watched_variables returns).
+  explicit Variable(std::shared_ptr<detail::VariableHandle> handle) : handle_(std::move(handle)) {}
 
   Tensor read() const;                        // a snapshot: later assignments do not change it
   operator Tensor() const { return read(); }  // use a Variable where a Tensor is expected
@@ -41,6 +43,8 @@ class Variable {
   TensorShape shape() const;
   std::string name() const;
   const std::shared_ptr<detail::VariableHandle>& handle() const { return handle_; }
+  // The variable's identity: equal for every handle on the same variable.
+  const void* identity() const;
 
  private:
   Tensor read_for_dtype() const;  // a concrete tensor of the variable's dtype (for numbers)

@@ -1,8 +1,12 @@
 """kiln.GradientTape (tf.GradientTape): records the ops run inside `with`, eagerly or into the
 graph a kiln.function is tracing, and differentiates them (each op's own gradient)."""
+import contextlib
+
+import numpy as np
+
 from . import _core
 from ._convert import convert_to_tensor
-from ._variable import Variable
+from ._variable import Variable, variable_of
 
 Tensor = _core.Tensor
 
@@ -11,54 +15,166 @@ class GradientTape:
     """with kiln.GradientTape() as tape: ...; tape.gradient(target, sources)."""
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
-        if not watch_accessed_variables:
-            raise NotImplementedError("kiln.GradientTape(watch_accessed_variables=False) is not implemented: "
-                                      "variables read under a tape are always watched")
         self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
         self._core = None
-        self._used = False
+        self._recording = False
+        self._watched = []  # the watched variables, kept after a non-persistent tape is spent
 
     def __enter__(self):
-        if self._core is not None:
-            raise ValueError("This tape is already recording: a GradientTape is entered once")
-        self._core = _core.TapeCore(self._persistent)
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
+        if self._core is None:
+            # The C++ tape is always persistent: a non-persistent tape is spent here, after its
+            # one gradient or jacobian (a jacobian takes one gradient per target element).
+            self._core = _core.TapeCore(True, self._watch_accessed_variables)
+        else:
+            self._core.set_recording(True)
+        self._recording = True
         return self
 
     def __exit__(self, *exc):
-        # The C++ tape records while it lives; it is released after gradient() (or with this
-        # object). Ops run between `with` and gradient() are recorded but never differentiated.
+        if self._core is not None:
+            self._core.set_recording(False)
+        self._recording = False
         return False
+
+    def _require_core(self, what):
+        if self._core is None:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
+                               "(or jacobians)" if what != "watch" else
+                               "GradientTape.watch() outside its `with` block")
 
     def watch(self, tensor):
         if self._core is None:
             raise ValueError("GradientTape.watch() outside its `with` block")
         for t in _flatten(tensor):
             if isinstance(t, Variable):
-                continue  # variables are watched when read
-            self._core.watch(t if isinstance(t, Tensor) else convert_to_tensor(t))
+                self._core.watch_variable(t._core)
+            else:
+                self._core.watch(t if isinstance(t, Tensor) else convert_to_tensor(t))
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Ops run inside are not recorded."""
+        if not self._recording:
+            raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        self._core.set_recording(False)
+        try:
+            yield
+        finally:
+            if self._core is not None:
+                self._core.set_recording(True)
+
+    def reset(self):
+        """Forgets what was recorded; recording goes on inside `with`."""
+        if self._core is None:
+            raise RuntimeError("GradientTape.reset() on a tape that was never entered")
+        self._core.reset()
+        self._watched = []
+
+    def watched_variables(self):
+        if self._core is not None:
+            self._watched = [v for v in (variable_of(c) for c in self._core.watched_variables()) if v is not None]
+        return tuple(self._watched)
+
+    def _spend(self):
+        if not self._persistent:
+            self.watched_variables()
+            self._core = None  # stops recording: TensorFlow's tape is spent too
+            self._recording = False
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         if self._core is None:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
-                               "(or was never entered)")
-        mode = getattr(unconnected_gradients, "value", unconnected_gradients)
-        if mode not in ("none", "zero"):
-            raise ValueError("Unknown value for unconnected_gradients: %r" % (unconnected_gradients,))
+                               "(or jacobians)")
+        zero = _zero_mode(unconnected_gradients)
         target = _one_target(target)
         flat, structure = _flatten_with_structure(sources)
-        if all(isinstance(s, Variable) for s in flat) and output_gradients is None:
-            grads = self._core.gradient_variables(target, [s._core for s in flat], mode == "zero")
-        elif any(isinstance(s, Variable) for s in flat):
-            raise NotImplementedError("kiln.GradientTape.gradient takes sources that are all variables or all "
-                                      "tensors, not a mix")
-        elif output_gradients is not None:
-            grads = self._core.gradient_tensors_with(target, list(flat), convert_to_tensor(output_gradients),
-                                                     mode == "zero")
-        else:
-            grads = self._core.gradient_tensors(target, list(flat), mode == "zero")
-        if not self._persistent:
-            self._core = None  # stops recording, as TF's tape is spent
+        upstream = convert_to_tensor(output_gradients) if output_gradients is not None else None
+        grads = self._core.gradient_mixed(target, [_source(s) for s in flat], upstream, zero)
+        self._spend()
         return _rebuild(structure, grads)
+
+    def jacobian(self, target, sources, unconnected_gradients="none", parallel_iterations=None,
+                 experimental_use_pfor=True):
+        """d target[i...] / d source[j...] for every element pair: target.shape + source.shape per
+        source. kiln takes one gradient per target element (TensorFlow vectorizes them)."""
+        if self._core is None:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
+                               "(or jacobians)")
+        zero = _zero_mode(unconnected_gradients)
+        target = _as_tensor(target)
+        flat, structure = _flatten_with_structure(sources)
+        rows = self._rows(target, flat, zero, batch=False)
+        self._spend()
+        return _rebuild(structure, rows)
+
+    def batch_jacobian(self, target, source, unconnected_gradients="none", parallel_iterations=None,
+                       experimental_use_pfor=True):
+        """Per batch row b: d target[b, i...] / d source[b, j...], of shape
+        [batch] + target.shape[1:] + source.shape[1:] (rows are taken to be independent)."""
+        if self._core is None:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
+                               "(or jacobians)")
+        zero = _zero_mode(unconnected_gradients)
+        target = _as_tensor(target)
+        result = self._rows(target, [source], zero, batch=True)[0]
+        self._spend()
+        return result
+
+    def _rows(self, target, sources, zero, batch):
+        from ._ops import reshape, stack, transpose, zeros
+        shape = target.shape
+        if shape.rank is None or any(d is None for d in shape.as_list()):
+            raise ValueError("GradientTape.jacobian needs the target's shape when tracing, got %s" % shape)
+        dims = shape.as_list()
+        if batch and not dims:
+            raise ValueError("Need first dimension of `target` shape (%s) and `source` shape to match." % shape)
+        lead = dims[:1] if batch else []
+        inner = dims[1:] if batch else dims
+        n = int(np.prod(inner)) if inner else 1
+        per_source = [[] for _ in sources]
+        for i in range(n):
+            seed = np.zeros([n], target.dtype.as_numpy_dtype)
+            seed[i] = 1
+            seed = np.broadcast_to(seed, lead + [n]).reshape(dims)
+            grads = self._core.gradient_mixed(target, [_source(s) for s in sources],
+                                              convert_to_tensor(seed), zero)
+            for k, g in enumerate(grads):
+                per_source[k].append(g)
+        out = []
+        for k, rows in enumerate(per_source):
+            src = _as_tensor(sources[k])
+            src_dims = src.shape.as_list()
+            if any(g is None for g in rows):
+                # batch_jacobian gives zeros (of the target's dtype) whatever unconnected_gradients
+                # says, as TensorFlow's does for compatibility.
+                if batch:
+                    out.append(zeros(lead + inner + src_dims[1:], target.dtype))
+                else:
+                    out.append(zeros(dims + src_dims, src.dtype) if zero else None)
+                continue
+            stacked = stack(rows)  # [n] + source dims
+            if batch:  # [n, b, s...] -> [b, n, s...] -> [b] + inner + s...
+                stacked = transpose(stacked, [1, 0] + list(range(2, len(src_dims) + 1)))
+                out.append(reshape(stacked, lead + inner + src_dims[1:]))
+            else:
+                out.append(reshape(stacked, dims + src_dims))
+        return out
+
+
+def _zero_mode(unconnected_gradients):
+    mode = getattr(unconnected_gradients, "value", unconnected_gradients)
+    if mode not in ("none", "zero"):
+        raise ValueError("Unknown value for unconnected_gradients: %r" % (unconnected_gradients,))
+    return mode == "zero"
+
+
+def _source(s):
+    if isinstance(s, Variable):
+        return s._core
+    return s if isinstance(s, Tensor) else convert_to_tensor(s)
 
 
 def _one_target(target):

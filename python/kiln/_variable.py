@@ -1,6 +1,7 @@
 """kiln.Variable: mutable state (tf.Variable). Eagerly it holds a value; inside a kiln.function
 it is captured by reference, its reads and writes ops that run on every call, in order."""
 import threading
+import weakref
 
 import numpy as np
 
@@ -17,6 +18,15 @@ Tensor = _core.Tensor
 creation = threading.local()
 _SINGLETON_MESSAGE = ("kiln.function only supports singleton kiln.Variables created on the first call. Make sure the "
                       "kiln.Variable is only created once or created outside kiln.function.")
+
+
+# Every live kiln.Variable by its C++ variable's identity: a handle the C++ side returns (a
+# tape's watched variables) finds its Python object here.
+_BY_ID = weakref.WeakValueDictionary()
+
+
+def variable_of(core):
+    return _BY_ID.get(core._id())
 
 
 class Variable:
@@ -50,6 +60,7 @@ class Variable:
             raise ValueError(_SINGLETON_MESSAGE) from None
         self._name = (name or "Variable") + ":0"
         self._trainable = True if trainable is None else bool(trainable)
+        _BY_ID[self._core._id()] = self
 
     # -- reading
     def read_value(self):

@@ -2,6 +2,7 @@
 // the graph being traced); kiln/_tape.py makes it a context manager over nested sources.
 #include "kiln/gradient.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
@@ -27,8 +28,25 @@ UnconnectedGradients unconnected_of(bool zero) {
 
 void bind_gradient(nb::module_& m) {
   nb::class_<GradientTape>(m, "TapeCore")
-      .def(nb::init<bool>(), nb::arg("persistent"))
-      .def("watch", &GradientTape::watch)
+      .def(nb::init<bool, bool>(), nb::arg("persistent"), nb::arg("watch_accessed_variables"))
+      .def("watch", [](GradientTape& tape, const Tensor& t) { tape.watch(t); })
+      .def("watch_variable", [](GradientTape& tape, const Variable& v) { tape.watch(v); })
+      .def("set_recording", &GradientTape::set_recording)
+      .def("reset", &GradientTape::reset)
+      .def("watched_variables", &GradientTape::watched_variables)
+      .def(
+          "gradient_mixed",
+          [](GradientTape& tape, const Tensor& target, nb::list sources, std::optional<Tensor> upstream, bool zero) {
+            std::vector<GradientSource> s;
+            for (nb::handle h : sources) {
+              if (nb::isinstance<Variable>(h))
+                s.push_back(GradientSource{.tensor = Tensor(), .variable = nb::cast<Variable*>(h)});
+              else
+                s.push_back(GradientSource{.tensor = nb::cast<Tensor>(h), .variable = nullptr});
+            }
+            return as_python(tape.gradient(target, s, upstream ? *upstream : Tensor(), unconnected_of(zero)));
+          },
+          nb::arg("target"), nb::arg("sources"), nb::arg("output_gradient").none(), nb::arg("zero"))
       .def(
           "gradient_tensors",
           [](GradientTape& tape, const Tensor& target, const std::vector<Tensor>& sources, bool zero) {

@@ -2,6 +2,8 @@
 // trace reads and writes are ops on the captured handle (kiln/_variable.py adds the rest).
 #include <nanobind/stl/string.h>
 
+#include <cstdint>
+
 #include "convert.h"
 
 namespace kiln::python {
@@ -23,7 +25,10 @@ void bind_variable(nb::module_& m) {
              for (int64_t d : s.dims()) dims.append(d < 0 ? nb::none() : nb::cast(d));
              return nb::tuple(dims);
            })
-      .def_prop_ro("name", &Variable::name);
+      .def_prop_ro("name", &Variable::name)
+      // The variable's identity (two handles on one variable agree): how kiln.Variable finds
+      // the Python object of a handle the C++ side returns.
+      .def("_id", [](const Variable& v) { return reinterpret_cast<uintptr_t>(v.identity()); });
 }
 
 }  // namespace kiln::python

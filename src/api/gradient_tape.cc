@@ -3,13 +3,49 @@
 #include "api/variable_handle.h"
 #include "autodiff/tape.h"
 #include "kiln/gradient.h"
+#include "ops/variable_state.h"
 
 namespace kiln {
 
 GradientTape::GradientTape(bool persistent) : tape_(std::make_unique<autodiff::Tape>(persistent)) {}
+GradientTape::GradientTape(bool persistent, bool watch_accessed_variables)
+    : tape_(std::make_unique<autodiff::Tape>(persistent, watch_accessed_variables)) {}
 GradientTape::~GradientTape() = default;
 
 void GradientTape::watch(const Tensor& t) { tape_->watch(t); }
+void GradientTape::watch(const Variable& v) { tape_->watch_variable(v.handle()->state); }
+void GradientTape::set_recording(bool on) { tape_->set_paused(!on); }
+void GradientTape::reset() { tape_->reset(); }
+
+std::vector<Variable> GradientTape::watched_variables() const {
+  std::vector<Variable> out;
+  for (const std::shared_ptr<Resource>& r : tape_->watched_variables()) {
+    auto state = std::dynamic_pointer_cast<ops::VariableState>(r);
+    if (!state) continue;
+    auto handle = std::make_shared<detail::VariableHandle>();
+    handle->state = std::move(state);
+    out.emplace_back(std::move(handle));
+  }
+  return out;
+}
+
+std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<GradientSource>& sources,
+                                           const Tensor& output_gradient, UnconnectedGradients unconnected) {
+  std::vector<autodiff::Source> s;
+  for (const GradientSource& src : sources) {
+    if (src.variable)
+      s.push_back(autodiff::Source{Tensor(), src.variable->handle()->state.get()});
+    else if (src.tensor.defined())
+      s.push_back(autodiff::Source{src.tensor, nullptr});
+    else
+      throw InvalidArgumentError("GradientTape.gradient: a source is an empty Tensor");
+  }
+  std::vector<Tensor> g = tape_->gradient({target}, {output_gradient}, s);
+  if (unconnected == UnconnectedGradients::kZero)
+    for (size_t i = 0; i < g.size(); ++i)
+      if (!g[i].defined()) g[i] = zeros_like(sources[i].variable ? sources[i].variable->read() : sources[i].tensor);
+  return g;
+}
 
 std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vector<Tensor>& sources,
                                            const Tensor& output_gradient, UnconnectedGradients unconnected) {

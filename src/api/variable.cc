@@ -81,6 +81,8 @@ Tensor Variable::read() const {
 
 Tensor Variable::read_for_dtype() const { return handle_->state->read(); }
 
+const void* Variable::identity() const { return handle_->state.get(); }
+
 namespace {
 void write(const std::shared_ptr<detail::VariableHandle>& h, const ops::OpDef& op, const Tensor& v) {
   if (!v.defined()) throw InvalidArgumentError(std::string("Empty Tensor [Op:") + op.name + "]");

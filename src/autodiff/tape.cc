@@ -1,5 +1,6 @@
 #include "autodiff/tape.h"
 
+#include <algorithm>
 #include <string>
 
 #include "autodiff/builder.h"
@@ -18,7 +19,10 @@ TensorKey key_of(const Tensor& t) {
 
 uint64_t Tape::serial_of(const trace::TraceContext* ctx) { return ctx ? ctx->serial() : 0; }
 
-Tape::Tape(bool persistent) : persistent_(persistent), context_(serial_of(trace::current_trace())) {
+Tape::Tape(bool persistent, bool watch_accessed_variables)
+    : persistent_(persistent),
+      context_(serial_of(trace::current_trace())),
+      watch_accessed_variables_(watch_accessed_variables) {
   trace::add_observer(this);
 }
 Tape::~Tape() { trace::remove_observer(this); }
@@ -29,10 +33,38 @@ void Tape::watch(const Tensor& t) {
   tracked_.insert(key_of(t));
 }
 
+bool Tape::is_watched(const Resource* variable) const {
+  return std::any_of(watched_variables_.begin(), watched_variables_.end(),
+                     [&](const std::shared_ptr<Resource>& w) { return w.get() == variable; });
+}
+
+void Tape::note_watched(const std::shared_ptr<Resource>& variable) {
+  if (!is_watched(variable.get())) watched_variables_.push_back(variable);
+}
+
+void Tape::watch_variable(std::shared_ptr<Resource> variable) {
+  if (!variable) throw InvalidArgumentError("GradientTape.watch: a null variable");
+  note_watched(variable);
+}
+
+void Tape::reset() {
+  used_ = false;
+  entries_.clear();
+  tracked_.clear();
+  variable_reads_.clear();
+  watched_.clear();
+  watched_variables_.clear();
+}
+
 void Tape::on_op(const ops::OpDef& op, const Tensor* const* in, int n, const ops::Attrs& attrs,
                  const std::vector<Tensor>& out) {
   if (out.empty()) return;  // assignments, prints: nothing to differentiate
-  const bool reads_variable = op.has(ops::kReadsVariable);
+  bool reads_variable = op.has(ops::kReadsVariable);
+  if (reads_variable) {
+    const auto& variable = std::get<ops::ResourceRef>(attrs[ops::kReadsVariableAttr]).resource;
+    reads_variable = watch_accessed_variables_ || is_watched(variable.get());
+    if (reads_variable) note_watched(variable);
+  }
   bool connected = reads_variable;
   for (int i = 0; i < n && !connected; ++i) connected = tracked_.count(key_of(*in[i])) != 0;
   if (!connected) return;
@@ -45,10 +77,11 @@ void Tape::on_op(const ops::OpDef& op, const Tensor* const* in, int n, const ops
 }
 
 namespace {
-struct Pause {
+struct Pause {  // restores the flag as it was: a tape stopped by its owner stays stopped
   bool& flag;
-  explicit Pause(bool& f) : flag(f) { flag = true; }
-  ~Pause() { flag = false; }
+  bool was;
+  explicit Pause(bool& f) : flag(f), was(f) { flag = true; }
+  ~Pause() { flag = was; }
 };
 }  // namespace
 
@@ -151,6 +184,7 @@ std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std
     tracked_.clear();
     variable_reads_.clear();
     watched_.clear();
+    watched_variables_.clear();
   }
   return result;
 }

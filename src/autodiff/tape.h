@@ -36,12 +36,20 @@ struct Source {
 
 class Tape final : public trace::OpObserver {
  public:
-  explicit Tape(bool persistent);
+  // watch_accessed_variables false: only variables given to watch_variable are recorded.
+  explicit Tape(bool persistent, bool watch_accessed_variables = true);
   ~Tape() override;
   Tape(const Tape&) = delete;
   Tape& operator=(const Tape&) = delete;
 
   void watch(const Tensor& t);
+  void watch_variable(std::shared_ptr<Resource> variable);
+  // Recording off (tf.GradientTape.stop_recording) and on again.
+  void set_paused(bool paused) { paused_ = paused; }
+  // Forgets what was recorded and watched; records on (tf.GradientTape.reset).
+  void reset();
+  // The variables watched so far (explicitly, or read while recording), first watch first.
+  const std::vector<std::shared_ptr<Resource>>& watched_variables() const { return watched_variables_; }
   // d(sum of targets[i] * output_gradients[i]) / d(source) for each source; an undefined
   // output gradient means ones. A source nothing depends on gives an undefined tensor.
   std::vector<Tensor> gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& output_gradients,
@@ -68,6 +76,10 @@ class Tape final : public trace::OpObserver {
   std::vector<Tensor> watched_;  // keeps watched tensors (and so their keys) alive
   std::unordered_set<TensorKey, TensorKeyHash> tracked_;
   std::unordered_multimap<const Resource*, TensorKey> variable_reads_;
+  bool watch_accessed_variables_;
+  std::vector<std::shared_ptr<Resource>> watched_variables_;
+  bool is_watched(const Resource* variable) const;
+  void note_watched(const std::shared_ptr<Resource>& variable);
 };
 
 }  // namespace kiln::autodiff

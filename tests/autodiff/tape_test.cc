@@ -229,5 +229,29 @@ TEST(GradientTape, GradientMustBeTakenWhereTheTapeWasCreated) {
   expect_error<InvalidArgumentError>([&] { tape->gradient(x, {x}); }, "where the tape was created");
 }
 
+TEST(Tape, StopsRecordingWatchesChosenVariablesAndMixesSources) {
+  Variable x(constant(std::vector<float>{1, 2}, {2})), w(constant(3.0f));
+  Tensor c = constant(std::vector<float>{4, 5}, {2});
+  GradientTape tape(/*persistent=*/true, /*watch_accessed_variables=*/false);
+  tape.watch(x);
+  tape.watch(c);
+  Tensor y = reduce_sum(x.read() * c * w.read());
+  tape.set_recording(false);
+  Tensor unrecorded = reduce_sum(x.read() * 7.0f);
+  tape.set_recording(true);
+  std::vector<Tensor> g =
+      tape.gradient(y, {GradientSource{.variable = &x}, GradientSource{.tensor = c}, GradientSource{.variable = &w}},
+                    Tensor(), UnconnectedGradients::kNone);
+  EXPECT_EQ(g[0].to_vector<float>(), (std::vector<float>{12, 15}));
+  EXPECT_EQ(g[1].to_vector<float>(), (std::vector<float>{3, 6}));
+  EXPECT_FALSE(g[2].defined());  // w was read, but not watched
+  EXPECT_FALSE(
+      tape.gradient(unrecorded, {GradientSource{.variable = &x}}, Tensor(), UnconnectedGradients::kNone)[0].defined());
+  ASSERT_EQ(tape.watched_variables().size(), 1u);
+  EXPECT_EQ(tape.watched_variables()[0].identity(), x.identity());
+  tape.reset();
+  EXPECT_TRUE(tape.watched_variables().empty());
+}
+
 }  // namespace
 }  // namespace kiln
