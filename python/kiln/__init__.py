@@ -51,6 +51,11 @@ from . import raw_ops, image, bitwise, strings, io  # noqa: E402
 from .strings import as_string  # noqa: E402
 from ._ops_complex import complex  # noqa: E402,A004
 from ._random import set_seed as _set_seed  # noqa: E402,F401
+from ._clip import clip_by_value, clip_by_norm, clip_by_global_norm  # noqa: E402
+from ._environment import executing_eagerly, get_logger, device, is_tensor, bitcast, saturate_cast  # noqa: E402
+from ._environment import _version  # noqa: E402
+
+version = _version()
 
 newaxis = None
 

@@ -75,7 +75,7 @@ class Variable:
         return self._core.read().numpy()
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
+        a = np.asarray(self.numpy())
         return a if dtype is None and not copy else np.array(a, dtype=dtype, copy=True)
 
     # -- writing

@@ -3,3 +3,8 @@ from ._dtypes import (DType, as_dtype, bool, int32, int64, float32, float64, dou
                       uint16, uint32, uint64, string, complex64, complex128)
 
 __all__ = ["DType", "as_dtype", "bool", "int32", "int64", "float32", "float64", "double"]
+
+
+def saturate_cast(value, dtype, name=None):
+    from ._environment import saturate_cast as _saturate_cast
+    return _saturate_cast(value, dtype)

@@ -13,4 +13,9 @@ from ._ops_indexing import (top_k, segment_sum, segment_mean, segment_max, segme
 from ._ops_complex import real, imag, conj, angle  # noqa: F401
 from ._ops_indexing import bincount  # noqa: F401
 
+
+# Last: these call this module's functions at call time (they import it back).
+from ._ops_composite import (reduce_variance, reduce_std, reduce_logsumexp, l2_normalize, count_nonzero,  # noqa: E402,F401
+                             divide_no_nan, xlogy, log_sigmoid)
+
 __all__ = [n for n in dir() if not n.startswith("_")]

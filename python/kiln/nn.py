@@ -7,10 +7,15 @@ from ._ops_indexing import top_k  # noqa: F401
 from ._ops_breadth import (elu, selu, leaky_relu, softplus, softsign, gelu, depthwise_conv2d,  # noqa: F401
                            conv2d_transpose, conv3d, max_pool3d, avg_pool3d)
 from ._random import get_seed
+from ._ops_composite import (moments, l2_normalize, sigmoid_cross_entropy_with_logits,  # noqa: F401
+                             softmax_cross_entropy_with_logits, embedding_lookup, batch_normalization, silu, swish,
+                             l2_loss, log_sigmoid as _log_sigmoid)
 
 __all__ = ["relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "sparse_softmax_cross_entropy_with_logits", "dropout",
            "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "elu", "selu", "leaky_relu",
-           "softplus", "softsign", "gelu", "depthwise_conv2d", "conv2d_transpose", "conv3d", "max_pool3d", "avg_pool3d"]
+           "softplus", "softsign", "gelu", "depthwise_conv2d", "conv2d_transpose", "conv3d", "max_pool3d", "avg_pool3d",
+           "moments", "l2_normalize", "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
+           "embedding_lookup", "batch_normalization", "silu", "swish", "l2_loss"]
 
 
 def _nhwc(data_format):

@@ -150,24 +150,32 @@ Tensor from_strings(nb::sequence values, const std::vector<int64_t>& shape) {
   return constant(std::move(strings), shape);
 }
 
-nb::object numpy_of(const Tensor& t) {
-  if (!t.is_symbolic() && t.dtype() == DType::String) {  // bytes for a scalar, as TensorFlow's
-    nb::object a = string_array(t);
-    return t.rank() == 0 ? a.attr("item")() : a;
-  }
+// The value as a numpy array, a scalar as a 0-d array (what __array__ must give).
+nb::object numpy_array_of(const Tensor& t) {
+  if (!t.is_symbolic() && t.dtype() == DType::String) return string_array(t);
+  nb::object a;
   if (!t.is_symbolic() && t.dtype() == DType::BFloat16) {  // ml_dtypes' bfloat16, as TensorFlow's arrays
     nb::object bits = nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t, DType::UInt16)));
     static nb::object bfloat16_type = nb::module_::import_("ml_dtypes").attr("bfloat16");
-    return bits.attr("view")(bfloat16_type);
-  }
-  nb::object a = nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t)));
-  if (t.dtype() == DType::Int64) {
-    // DLPack's int64 becomes numpy's "long long"; numpy's own int64 ("long" here) prints
-    // without a dtype, as TensorFlow's arrays do.
-    static nb::object int64_type = nb::module_::import_("numpy").attr("int64");
-    a = a.attr("view")(int64_type);
+    a = bits.attr("view")(bfloat16_type);
+  } else {
+    a = nb::cast(nb::ndarray<nb::numpy, nb::ro>(view_of(t)));
+    if (t.dtype() == DType::Int64) {
+      // DLPack's int64 becomes numpy's "long long"; numpy's own int64 ("long" here) prints
+      // without a dtype, as TensorFlow's arrays do.
+      static nb::object int64_type = nb::module_::import_("numpy").attr("int64");
+      a = a.attr("view")(int64_type);
+    }
   }
   return a;
+}
+
+// .numpy(): a scalar is a numpy scalar (np.float32(3.0); bytes for a string), as
+// TensorFlow's .numpy() gives.
+nb::object numpy_of(const Tensor& t) {
+  nb::object a = numpy_array_of(t);
+  if (t.is_symbolic() || t.rank() != 0) return a;
+  return t.dtype() == DType::String ? a.attr("item")() : a.attr("__getitem__")(nb::tuple());
 }
 
 nb::object shape_tuple(const Tensor& t) {
@@ -293,7 +301,7 @@ void bind_tensor(nb::module_& m) {
       .def(
           "__array__",
           [](const Tensor& t, nb::handle dtype, nb::handle copy) {
-            nb::object a = !t.is_symbolic() && t.dtype() == DType::String ? string_array(t) : numpy_of(t);
+            nb::object a = numpy_array_of(t);
             if (!dtype.is_none() || (copy.is_valid() && !copy.is_none() && nb::cast<bool>(copy)))
               return nb::module_::import_("numpy").attr("array")(a, dtype, nb::arg("copy") = true);
             return a;

@@ -1,0 +1,157 @@
+"""tf.math and tf.nn functions that TensorFlow's Python builds from other ops (reduce_std,
+reduce_logsumexp, l2_normalize, moments, the cross entropies, batch_normalization, ...): the
+same ops in the same order as TensorFlow's math_ops.py / nn_impl.py, so values agree to
+rounding and gradients come from the ops'."""
+from . import _dtypes
+from . import math as _m
+from ._convert import convert_to_tensor
+
+
+def _t(x, dtype=None):
+    return convert_to_tensor(x, dtype=dtype)
+
+
+def _zeros_like(x):
+    from ._ops import zeros_like
+    return zeros_like(x)
+
+
+def _const(value, like):
+    return convert_to_tensor(value, dtype=like.dtype)
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    x = _t(input_tensor)
+    means = _m.reduce_mean(x, axis, keepdims=True)
+    deviations = x - means
+    if x.dtype.is_complex:
+        deviations = _m.abs(deviations)
+    return _m.reduce_mean(_m.square(deviations), axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    return _m.sqrt(reduce_variance(input_tensor, axis, keepdims))
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """log(sum(exp(x))) computed around the maximum (a finite one), so large values do not overflow."""
+    from ._ops import reshape, shape, where
+    from ._ops_breadth import stop_gradient
+    x = _t(input_tensor)
+    raw_max = _m.reduce_max(x, axis, keepdims=True)
+    my_max = stop_gradient(where(_m.is_finite(raw_max), raw_max, _const(0, raw_max)))
+    result = _m.log(_m.reduce_sum(_m.exp(x - my_max), axis, keepdims=keepdims))
+    if not keepdims:
+        my_max = reshape(my_max, shape(result))
+    return result + my_max
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    x = _t(x)
+    axis = dim if axis is None else axis
+    square_sum = _m.reduce_sum(_m.square(x), axis, keepdims=True)
+    return x * _m.rsqrt(_m.maximum(square_sum, _const(epsilon, square_sum)))
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=_dtypes.int64, name=None):  # noqa: A002
+    from ._ops import cast
+    x = _t(input)
+    nonzero = cast(_m.not_equal(x, _const(0, x) if not x.dtype.is_bool else False), _dtypes.int64)
+    return cast(_m.reduce_sum(nonzero, axis, keepdims=bool(keepdims)), dtype)
+
+
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 where y is 0."""
+    from ._ops import where
+    x = _t(x)
+    y = _t(y, x.dtype)
+    zero = _m.equal(y, _const(0, y))
+    return where(zero, _const(0, x), x / where(zero, _const(1, y), y))
+
+
+def xlogy(x, y, name=None):
+    """x * log(y), and 0 where x is 0."""
+    from ._ops import where
+    x = _t(x)
+    y = _t(y, x.dtype)
+    return where(_m.equal(x, _const(0, x)), _zeros_like(x * y), x * _m.log(y))
+
+
+def log_sigmoid(x, name=None):
+    return -_m.softplus(-_t(x))
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) over `axes`; float16 is computed in float32, as TensorFlow does."""
+    from ._ops import cast, squeeze
+    from ._ops_breadth import stop_gradient
+    x = _t(x)
+    y = cast(x, _dtypes.float32) if x.dtype == _dtypes.float16 else x
+    mean = _m.reduce_mean(y, axes, keepdims=True)
+    variance = _m.reduce_mean(_m.squared_difference(y, stop_gradient(mean)), axes, keepdims=True)
+    if not keepdims:
+        mean, variance = squeeze(mean, axes), squeeze(variance, axes)
+    if x.dtype == _dtypes.float16:
+        return cast(mean, _dtypes.float16), cast(variance, _dtypes.float16)
+    return mean, variance
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and labels z."""
+    from ._ops import where
+    if labels is None or logits is None:
+        raise ValueError("Both `labels` and `logits` must be provided. Received: labels=%s and logits=%s"
+                         % (labels, logits))
+    logits = _t(logits)
+    labels = _t(labels, logits.dtype)
+    zeros = _zeros_like(logits)
+    positive = logits >= zeros
+    relu_logits = where(positive, logits, zeros)
+    neg_abs_logits = where(positive, -logits, logits)
+    return (relu_logits - logits * labels) + _m.log1p(_m.exp(neg_abs_logits))
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    """-sum(labels * log_softmax(logits)) over `axis`."""
+    logits = _t(logits)
+    labels = _t(labels, logits.dtype)
+    return -_m.reduce_sum(labels * _m.log_softmax(logits, axis=axis), axis)
+
+
+def embedding_lookup(params, ids, max_norm=None, name=None):
+    from ._ops import gather
+    if isinstance(params, (list, tuple)):
+        if len(params) != 1:
+            raise NotImplementedError("kiln.nn.embedding_lookup takes one params tensor (sharded params are not "
+                                      "implemented)")
+        params = params[0]
+    if max_norm is not None:
+        raise NotImplementedError("kiln.nn.embedding_lookup(max_norm=...) is not implemented")
+    return gather(params, ids)
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    from ._ops import cast
+    x = _t(x)
+    variance = _t(variance)
+    inv = _m.rsqrt(variance + _const(variance_epsilon, variance))
+    if scale is not None:
+        inv = inv * _t(scale, inv.dtype)
+    shift = (_t(offset, inv.dtype) - _t(mean, inv.dtype) * inv) if offset is not None else -_t(mean, inv.dtype) * inv
+    return x * cast(inv, x.dtype) + cast(shift, x.dtype)
+
+
+def silu(features, beta=1.0):
+    features = _t(features)
+    if beta == 1.0:
+        return features * _m.sigmoid(features)
+    return features * _m.sigmoid(_const(beta, features) * features)
+
+
+swish = silu
+
+
+def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
+    t = _t(t)
+    return _m.reduce_sum(_m.square(t)) * _const(0.5, t)
