@@ -12,7 +12,7 @@ from ._dtypes import as_dtype
 from ._generator import Algorithm, Generator, create_rng_state, get_global_generator, set_global_generator
 from ._random import get_seed, op_seeds, set_seed
 
-__all__ = ["uniform", "normal", "truncated_normal", "set_seed", "stateless_uniform", "stateless_normal",
+__all__ = ["uniform", "normal", "truncated_normal", "shuffle", "set_seed", "stateless_uniform", "stateless_normal",
            "stateless_truncated_normal", "split", "fold_in", "Generator", "Algorithm", "create_rng_state",
            "get_global_generator", "set_global_generator", "get_seed"]
 
@@ -68,6 +68,12 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, seed=No
     seed1, seed2 = op_seeds(seed)
     rnd = raw_ops.TruncatedNormal(shape=_shape(shape), dtype=dtype, seed=seed1, seed2=seed2)
     return rnd * stddev + mean
+
+
+def shuffle(value, seed=None, name=None):
+    """value's rows (dimension 0) in a random order (TensorFlow's shuffle and numbers)."""
+    seed1, seed2 = op_seeds(seed)
+    return raw_ops.RandomShuffle(value=convert_to_tensor(value), seed=seed1, seed2=seed2)
 
 
 # ---- stateless: the seed is a shape-[2] int tensor; the same seed, the same numbers ----------

@@ -115,3 +115,28 @@ def test_scalar_numpy_is_a_numpy_scalar(tf):
         ours, theirs = kiln.constant(value).numpy(), tf.constant(value).numpy()
         assert type(ours) is type(theirs) and ours == theirs
     assert type(kiln.constant([1, 2]).numpy()) is np.ndarray
+
+
+def test_nest_is_tensorflows(tf):
+    import collections
+    point = collections.namedtuple("Point", "b a")
+    s = {"b": [1, (2, None)], "a": point(3, {"z": 4, "y": "s"}), "c": collections.OrderedDict([("q", 5), ("p", 6)])}
+    assert kiln.nest.flatten(s) == tf.nest.flatten(s)
+    assert repr(kiln.nest.pack_sequence_as(s, range(8))) == repr(tf.nest.pack_sequence_as(s, range(8)))
+    pair = [[1, (2, 3)], [4, (5, 6)]]
+    assert kiln.nest.map_structure(lambda x, y: x + y, *pair) == tf.nest.map_structure(lambda x, y: x + y, *pair)
+    for x in ([1], "ab", None, {"a": 1}, (1,), 3):
+        assert kiln.nest.is_nested(x) == tf.nest.is_nested(x)
+        assert kiln.nest.flatten(x) == tf.nest.flatten(x)
+    for a, b in ([1, 2], [1]), ([1, 2], (1, 2)), ({"a": 1}, {"b": 1}), (1, [1]), ([1, [2]], [3, [4]]):
+        errors = []
+        for m in (kiln, tf):
+            try:
+                m.nest.assert_same_structure(a, b)
+                errors.append(None)
+            except (TypeError, ValueError) as e:
+                errors.append((type(e), str(e).split("\n")[0]))
+        assert errors[0] == errors[1], (a, b, errors)
+    kiln.nest.assert_same_structure([1, 2], (1, 2), check_types=False)
+    with pytest.raises(ValueError, match="Structure had 2 atoms, but flat_sequence had 1 items"):
+        kiln.nest.pack_sequence_as([1, 2], [1])

@@ -266,3 +266,21 @@ def test_rng_read_and_skip_carries_into_the_high_word(tf):
     longer = _state_var(kiln, np.array([1, 2, 3, 4], np.int64))  # TensorFlow's kernel overruns its output here
     _same(_skip(kiln, longer).numpy(), np.array([1, 2, 3], np.int64))
     _same(longer.numpy(), np.array([257, 2, 3, 4], np.int64))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16", "complex64", "string"])
+def test_shuffle(tf, dtype):
+    for m in (kiln, tf):
+        m.random.set_seed(3)
+    for shape in ([10], [7, 2], [1], [0], [5, 0], [2, 2, 3], [300]):
+        x = np.arange(int(np.prod(shape))).reshape(shape)
+        x = x.astype(bytes) if dtype == "string" else x.astype(dtype)
+        for seed in (None, 4):  # each call advances the op's stream
+            _same(kiln.random.shuffle(x, seed=seed).numpy(), tf.random.shuffle(x, seed=seed).numpy())
+    for m in (kiln, tf):
+        m.random.set_seed(5)
+    ours = kiln.function(lambda v: kiln.random.shuffle(v))
+    theirs = tf.function(lambda v: tf.random.shuffle(v))
+    x = np.arange(12).reshape(6, 2).astype(bytes if dtype == "string" else dtype)
+    for _ in range(2):
+        _same(ours(x).numpy(), theirs(x).numpy())

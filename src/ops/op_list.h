@@ -37,7 +37,7 @@
   /* conv3d.cc */ X(Conv3D) X(Conv3DBackpropInputV2) X(Conv3DBackpropFilterV2) X(MaxPool3D) X(AvgPool3D)    \
     X(MaxPool3DGrad) X(AvgPool3DGrad)                                          \
   /* creation.cc */ X(Const) X(Placeholder) X(Fill) X(Range) X(LinSpace)                                                \
-  /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal) X(TruncatedNormal)                              \
+  /* random.cc */ X(RandomUniform) X(RandomUniformInt) X(RandomStandardNormal) X(TruncatedNormal) X(RandomShuffle)                              \
   /* random_stateless.cc */ X(StatelessRandomUniform) X(StatelessRandomNormal) X(StatelessTruncatedNormal) \
     X(StatelessRandomUniformInt) X(StatelessRandomUniformFullInt) X(StatelessRandomUniformV2)               \
     X(StatelessRandomNormalV2) X(StatelessTruncatedNormalV2) X(StatelessRandomUniformIntV2)                  \

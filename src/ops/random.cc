@@ -7,10 +7,12 @@
 // draw a fresh random stream on every call. The distributions are kernels/philox.h's.
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <random>
 #include <tuple>
+#include <vector>
 
 #include "kernels/philox.h"
 #include "ops/gradient.h"
@@ -51,8 +53,9 @@ uint64_t fresh_seed() {
   return z ^ (z >> 31);
 }
 
-// The generator for this call's `values` outputs, the op's stream advanced past them.
-Philox reserve(const KernelContext& c, int seed_attr, DType dtype, int64_t values) {
+// The generator for this call, the op's stream advanced past the `calls` generator calls it
+// reserves (TensorFlow's ReserveSamples128).
+Philox reserve_calls(const KernelContext& c, int seed_attr, DType dtype, uint64_t calls) {
   const int64_t seed = c.attrs.i(seed_attr), seed2 = c.attrs.i(seed_attr + 1);
   if (seed == 0 && seed2 == 0) return Philox::from_seeds(fresh_seed(), fresh_seed());
   Streams& s = streams();
@@ -62,8 +65,58 @@ Philox reserve(const KernelContext& c, int seed_attr, DType dtype, int64_t value
                              Philox::from_seeds(static_cast<uint64_t>(seed), static_cast<uint64_t>(seed2)))
                 .first;
   const Philox gen = it->second;
-  it->second.skip(static_cast<uint64_t>(values) * kCallsPerValue);
+  it->second.skip(calls);
   return gen;
+}
+// For `values` outputs of a distribution (TensorFlow's ReserveRandomOutputs).
+Philox reserve(const KernelContext& c, int seed_attr, DType dtype, int64_t values) {
+  return reserve_calls(c, seed_attr, dtype, static_cast<uint64_t>(values) * kCallsPerValue);
+}
+
+// RandomShuffle(value): attrs (seed, seed2). The rows (dimension 0) in a random order: the
+// Fisher-Yates shuffle TensorFlow's kernel runs, swapping row i with row i + (word mod
+// (n - i)), one generator word per swap.
+const int kShuffleSeed = attr_index(op::RandomShuffle(), "seed");
+
+void infer_shuffle(InferContext& c) {
+  const InputInfo& in = c.in(0);
+  c.out(0).dtype = in.dtype;
+  c.kernel_dtype = in.dtype;
+  c.out(0).shape = in.unknown_rank ? TensorShape::unknown() : TensorShape(*in.dims);
+}
+void run_shuffle(KernelContext& c) {
+  const TensorImpl& x = c.in(0);
+  TensorImpl& y = c.out(0);
+  const int64_t rows = x.dims.empty() ? 1 : x.dims[0];
+  if (x.nbytes() == 0) return;
+  if (x.num_elements <= 1 || rows <= 1) {
+    std::memcpy(y.data, x.data, x.nbytes());
+    return;
+  }
+  Philox gen = reserve_calls(c, kShuffleSeed, x.dtype, static_cast<uint64_t>(rows - 1 + 3) / 4);
+  kernels::Philox::Block block{};
+  int used = 4;
+  const auto word = [&]() {
+    if (used == 4) {
+      block = gen.next();
+      used = 0;
+    }
+    return block.w[used++];
+  };
+  std::vector<int64_t> order(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) order[static_cast<size_t>(i)] = i;
+  for (int64_t i = 0; i + 1 < rows; ++i) {
+    const uint64_t n = static_cast<uint64_t>(rows - i);
+    // TensorFlow draws one word below 2^32 rows and two (a 64-bit value) above.
+    const uint64_t r = n <= 0xffffffffu ? word() % n : ((uint64_t{word()} | uint64_t{word()} << 32) % n);
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(i + static_cast<int64_t>(r))]);
+  }
+  const size_t row_bytes = x.nbytes() / static_cast<size_t>(rows);
+  auto* dst = static_cast<char*>(y.data);
+  const auto* src = static_cast<const char*>(x.data);
+  for (int64_t i = 0; i < rows; ++i)
+    std::memcpy(dst + static_cast<size_t>(i) * row_bytes,
+                src + static_cast<size_t>(order[static_cast<size_t>(i)]) * row_bytes, row_bytes);
 }
 
 // RandomUniform(shape): attrs (dtype, seed, seed2). Values in [0, 1).
@@ -187,6 +240,18 @@ const OpDef& op::TruncatedNormal() {
                             .kernels = kernels_for<TruncatedNormalKernel, KILN_FLOATS, KILN_HALF_TYPES>(),
                             .type_attr = nullptr,
                             .index_type_attrs = {{"T", 0}},
+                            .grad = &no_gradient};
+  return def;
+}
+const OpDef& op::RandomShuffle() {
+  static const OpDef def = {.name = "RandomShuffle",
+                            .num_inputs = 1,
+                            .num_outputs = 1,
+                            .input_args = {"value"},
+                            .traits = kStateful | kMovesElements,
+                            .attr_specs = {int_attr("seed", 0), int_attr("seed2", 0)},
+                            .infer = infer_shuffle,
+                            .any_dtype_kernel = run_shuffle,
                             .grad = &no_gradient};
   return def;
 }
