@@ -171,21 +171,18 @@ class Generator:
         from .random import _shape
         return _shape(shape)
 
-    def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
+    def _scaled(self, op, shape, mean, stddev, dtype):
         dtype = as_dtype(dtype)
         shape = self._shape(shape)
         mean, stddev = convert_to_tensor(mean, dtype=dtype), convert_to_tensor(stddev, dtype=dtype)
         key, counter = self._prepare_key_counter(shape)
-        rnd = raw_ops.StatelessRandomNormalV2(shape=shape, key=key, counter=counter, alg=self._alg, dtype=dtype)
-        return rnd * stddev + mean
+        return op(shape=shape, key=key, counter=counter, alg=self._alg, dtype=dtype) * stddev + mean
+
+    def normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
+        return self._scaled(raw_ops.StatelessRandomNormalV2, shape, mean, stddev, dtype)
 
     def truncated_normal(self, shape, mean=0.0, stddev=1.0, dtype=_dtypes.float32, name=None):
-        dtype = as_dtype(dtype)
-        shape = self._shape(shape)
-        mean, stddev = convert_to_tensor(mean, dtype=dtype), convert_to_tensor(stddev, dtype=dtype)
-        key, counter = self._prepare_key_counter(shape)
-        rnd = raw_ops.StatelessTruncatedNormalV2(shape=shape, key=key, counter=counter, alg=self._alg, dtype=dtype)
-        return rnd * stddev + mean
+        return self._scaled(raw_ops.StatelessTruncatedNormalV2, shape, mean, stddev, dtype)
 
     def uniform(self, shape, minval=0, maxval=None, dtype=_dtypes.float32, name=None):
         dtype = as_dtype(dtype)

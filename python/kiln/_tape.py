@@ -39,11 +39,10 @@ class GradientTape:
         self._recording = False
         return False
 
-    def _require_core(self, what):
+    def _require_unspent(self):
         if self._core is None:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
-                               "(or jacobians)" if what != "watch" else
-                               "GradientTape.watch() outside its `with` block")
+                               "(or jacobians)")
 
     def watch(self, tensor):
         if self._core is None:
@@ -85,9 +84,7 @@ class GradientTape:
             self._recording = False
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
-        if self._core is None:
-            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
-                               "(or jacobians)")
+        self._require_unspent()
         zero = _zero_mode(unconnected_gradients)
         target = _one_target(target)
         flat, structure = _flatten_with_structure(sources)
@@ -100,9 +97,7 @@ class GradientTape:
                  experimental_use_pfor=True):
         """d target[i...] / d source[j...] for every element pair: target.shape + source.shape per
         source. kiln takes one gradient per target element (TensorFlow vectorizes them)."""
-        if self._core is None:
-            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
-                               "(or jacobians)")
+        self._require_unspent()
         zero = _zero_mode(unconnected_gradients)
         target = _as_tensor(target)
         flat, structure = _flatten_with_structure(sources)
@@ -114,9 +109,7 @@ class GradientTape:
                        experimental_use_pfor=True):
         """Per batch row b: d target[b, i...] / d source[b, j...], of shape
         [batch] + target.shape[1:] + source.shape[1:] (rows are taken to be independent)."""
-        if self._core is None:
-            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of gradients "
-                               "(or jacobians)")
+        self._require_unspent()
         zero = _zero_mode(unconnected_gradients)
         target = _as_tensor(target)
         result = self._rows(target, [source], zero, batch=True)[0]

@@ -140,57 +140,34 @@ void infer_v2_full_int(InferContext& c) {
 
 // ---- kernels: the distribution from the generator the seed or key makes -------------------
 
-template <class T>
-struct UniformV1 {
-  static void run(KernelContext& c) { kernels::fill_uniform(seeded(c.in(1)), c.out(0).as<T>(), c.out(0).num_elements); }
-};
-template <class T>
-struct UniformV2 {
-  static void run(KernelContext& c) { kernels::fill_uniform(keyed(c, 1), c.out(0).as<T>(), c.out(0).num_elements); }
-};
-template <class T>
-struct NormalV1 {
-  static void run(KernelContext& c) { kernels::fill_normal(seeded(c.in(1)), c.out(0).as<T>(), c.out(0).num_elements); }
-};
-template <class T>
-struct NormalV2 {
-  static void run(KernelContext& c) { kernels::fill_normal(keyed(c, 1), c.out(0).as<T>(), c.out(0).num_elements); }
-};
-template <class T>
-struct TruncatedV1 {
-  static void run(KernelContext& c) {
-    kernels::fill_truncated_normal(seeded(c.in(1)), c.out(0).as<T>(), c.out(0).num_elements);
-  }
-};
-template <class T>
-struct TruncatedV2 {
-  static void run(KernelContext& c) {
-    kernels::fill_truncated_normal(keyed(c, 1), c.out(0).as<T>(), c.out(0).num_elements);
-  }
-};
-template <class T>
-void fill_int(KernelContext& c, const Philox& gen, int lo_input) {
-  const T lo = c.in(lo_input).as<T>()[0], hi = c.in(lo_input + 1).as<T>()[0];
-  if (lo >= hi) c.fail("Need minval < maxval, got " + std::to_string(lo) + " >= " + std::to_string(hi));
-  kernels::fill_uniform_int(gen, c.out(0).as<T>(), c.out(0).num_elements, lo, hi);
-}
-template <class T>
-struct IntV1 {
-  static void run(KernelContext& c) { fill_int<T>(c, seeded(c.in(1)), 2); }
-};
-template <class T>
-struct IntV2 {
-  static void run(KernelContext& c) { fill_int<T>(c, keyed(c, 1), 4); }
-};
-template <class T>
-struct FullIntV1 {
-  static void run(KernelContext& c) {
-    kernels::fill_full_int(seeded(c.in(1)), c.out(0).as<T>(), c.out(0).num_elements);
-  }
-};
-template <class T>
-struct FullIntV2 {
-  static void run(KernelContext& c) { kernels::fill_full_int(keyed(c, 1), c.out(0).as<T>(), c.out(0).num_elements); }
+// One kernel per distribution and op version: the generator from V1's seed (input 1) or
+// V2's key, counter and alg (inputs 1-3); the bounded ints' minval and maxval follow them.
+enum class Dist { kUniform, kNormal, kTruncated, kInt, kFullInt };
+
+template <Dist D, bool V2>
+struct Draw {
+  template <class T>
+  struct Kernel {
+    static void run(KernelContext& c) {
+      const Philox gen = V2 ? keyed(c, 1) : seeded(c.in(1));
+      T* out = c.out(0).as<T>();
+      const int64_t n = c.out(0).num_elements;
+      if constexpr (D == Dist::kUniform) {
+        kernels::fill_uniform(gen, out, n);
+      } else if constexpr (D == Dist::kNormal) {
+        kernels::fill_normal(gen, out, n);
+      } else if constexpr (D == Dist::kTruncated) {
+        kernels::fill_truncated_normal(gen, out, n);
+      } else if constexpr (D == Dist::kFullInt) {
+        kernels::fill_full_int(gen, out, n);
+      } else {
+        const int lo_input = V2 ? 4 : 2;
+        const T lo = c.in(lo_input).as<T>()[0], hi = c.in(lo_input + 1).as<T>()[0];
+        if (lo >= hi) c.fail("Need minval < maxval, got " + std::to_string(lo) + " >= " + std::to_string(hi));
+        kernels::fill_uniform_int(gen, out, n, lo, hi);
+      }
+    }
+  };
 };
 
 // ---- the seed scrambling and the algorithm, as ops ---------------------------------------
@@ -298,26 +275,35 @@ OpDef bounded_int_row(const char* name, std::vector<ArgSpec> args, ShapeFn infer
   { "shape", "key", "counter", "alg" }
 #define KILN_RANDOM_FLOATS KILN_FLOATS, KILN_HALF_TYPES
 KILN_DISTRIBUTION_ROW(StatelessRandomUniform, KILN_V1_ARGS, infer_v1_float,
-                      (kernels_for<UniformV1, KILN_RANDOM_FLOATS>()), DType::Float32, distribution_row)
+                      (kernels_for<Draw<Dist::kUniform, false>::Kernel, KILN_RANDOM_FLOATS>()), DType::Float32,
+                      distribution_row)
 KILN_DISTRIBUTION_ROW(StatelessRandomNormal, KILN_V1_ARGS, infer_v1_float,
-                      (kernels_for<NormalV1, KILN_RANDOM_FLOATS>()), DType::Float32, distribution_row)
+                      (kernels_for<Draw<Dist::kNormal, false>::Kernel, KILN_RANDOM_FLOATS>()), DType::Float32,
+                      distribution_row)
 KILN_DISTRIBUTION_ROW(StatelessTruncatedNormal, KILN_V1_ARGS, infer_v1_float,
-                      (kernels_for<TruncatedV1, KILN_RANDOM_FLOATS>()), DType::Float32, distribution_row)
+                      (kernels_for<Draw<Dist::kTruncated, false>::Kernel, KILN_RANDOM_FLOATS>()), DType::Float32,
+                      distribution_row)
 KILN_DISTRIBUTION_ROW(StatelessRandomUniformInt, (std::vector<ArgSpec>{"shape", "seed", "minval", "maxval"}),
-                      infer_v1_int, (kernels_for<IntV1, int32_t, int64_t>()), DType::Int32, bounded_int_row)
+                      infer_v1_int, (kernels_for<Draw<Dist::kInt, false>::Kernel, int32_t, int64_t>()), DType::Int32,
+                      bounded_int_row)
 KILN_DISTRIBUTION_ROW(StatelessRandomUniformFullInt, KILN_V1_ARGS, infer_v1_full_int,
-                      (kernels_for<FullIntV1, int32_t, int64_t, uint32_t, uint64_t>()), DType::UInt64, distribution_row)
+                      (kernels_for<Draw<Dist::kFullInt, false>::Kernel, int32_t, int64_t, uint32_t, uint64_t>()),
+                      DType::UInt64, distribution_row)
 KILN_DISTRIBUTION_ROW(StatelessRandomUniformV2, KILN_V2_ARGS, infer_v2_float,
-                      (kernels_for<UniformV2, KILN_RANDOM_FLOATS>()), DType::Float32, distribution_row)
+                      (kernels_for<Draw<Dist::kUniform, true>::Kernel, KILN_RANDOM_FLOATS>()), DType::Float32,
+                      distribution_row)
 KILN_DISTRIBUTION_ROW(StatelessRandomNormalV2, KILN_V2_ARGS, infer_v2_float,
-                      (kernels_for<NormalV2, KILN_RANDOM_FLOATS>()), DType::Float32, distribution_row)
+                      (kernels_for<Draw<Dist::kNormal, true>::Kernel, KILN_RANDOM_FLOATS>()), DType::Float32,
+                      distribution_row)
 KILN_DISTRIBUTION_ROW(StatelessTruncatedNormalV2, KILN_V2_ARGS, infer_v2_float,
-                      (kernels_for<TruncatedV2, KILN_RANDOM_FLOATS>()), DType::Float32, distribution_row)
+                      (kernels_for<Draw<Dist::kTruncated, true>::Kernel, KILN_RANDOM_FLOATS>()), DType::Float32,
+                      distribution_row)
 KILN_DISTRIBUTION_ROW(StatelessRandomUniformIntV2,
                       (std::vector<ArgSpec>{"shape", "key", "counter", "alg", "minval", "maxval"}), infer_v2_int,
-                      (kernels_for<IntV2, int32_t, int64_t>()), DType::Int32, bounded_int_row)
+                      (kernels_for<Draw<Dist::kInt, true>::Kernel, int32_t, int64_t>()), DType::Int32, bounded_int_row)
 KILN_DISTRIBUTION_ROW(StatelessRandomUniformFullIntV2, KILN_V2_ARGS, infer_v2_full_int,
-                      (kernels_for<FullIntV2, int32_t, int64_t, uint32_t, uint64_t>()), DType::UInt64, distribution_row)
+                      (kernels_for<Draw<Dist::kFullInt, true>::Kernel, int32_t, int64_t, uint32_t, uint64_t>()),
+                      DType::UInt64, distribution_row)
 #undef KILN_RANDOM_FLOATS
 #undef KILN_V2_ARGS
 #undef KILN_V1_ARGS
