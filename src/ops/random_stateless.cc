@@ -309,32 +309,30 @@ KILN_DISTRIBUTION_ROW(StatelessRandomUniformFullIntV2, KILN_V2_ARGS, infer_v2_fu
 #undef KILN_V1_ARGS
 #undef KILN_DISTRIBUTION_ROW
 
+namespace {
+// StatelessRandomGetKeyCounter and its ...Alg twin, which adds the algorithm as output 2.
+OpDef key_counter_row(const char* name, std::vector<const char*> outputs) {
+  const int n = static_cast<int>(outputs.size());
+  return {.name = name,
+          .num_inputs = 1,
+          .num_outputs = n,
+          .input_args = {"seed"},
+          .traits = kPure,
+          .infer = infer_key_counter,
+          .any_dtype_kernel = run_key_counter,
+          .type_attr = nullptr,
+          .index_type_attrs = {{"Tseed", 0}},
+          .grad = &no_gradient,
+          .output_args = std::move(outputs)};
+}
+}  // namespace
+
 const OpDef& op::StatelessRandomGetKeyCounter() {
-  static const OpDef def = {.name = "StatelessRandomGetKeyCounter",
-                            .num_inputs = 1,
-                            .num_outputs = 2,
-                            .input_args = {"seed"},
-                            .traits = kPure,
-                            .infer = infer_key_counter,
-                            .any_dtype_kernel = run_key_counter,
-                            .type_attr = nullptr,
-                            .index_type_attrs = {{"Tseed", 0}},
-                            .grad = &no_gradient,
-                            .output_args = {"key", "counter"}};
+  static const OpDef def = key_counter_row("StatelessRandomGetKeyCounter", {"key", "counter"});
   return def;
 }
 const OpDef& op::StatelessRandomGetKeyCounterAlg() {
-  static const OpDef def = {.name = "StatelessRandomGetKeyCounterAlg",
-                            .num_inputs = 1,
-                            .num_outputs = 3,
-                            .input_args = {"seed"},
-                            .traits = kPure,
-                            .infer = infer_key_counter,
-                            .any_dtype_kernel = run_key_counter,
-                            .type_attr = nullptr,
-                            .index_type_attrs = {{"Tseed", 0}},
-                            .grad = &no_gradient,
-                            .output_args = {"key", "counter", "alg"}};
+  static const OpDef def = key_counter_row("StatelessRandomGetKeyCounterAlg", {"key", "counter", "alg"});
   return def;
 }
 const OpDef& op::StatelessRandomGetAlg() {
