@@ -42,7 +42,7 @@ from ._ops_indexing import (  # noqa: E402
     tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace, reverse_sequence)
 from ._spec import TensorSpec  # noqa: E402
 from ._variable import Variable  # noqa: E402
-from ._tape import GradientTape  # noqa: E402
+from ._tape import GradientTape, UnconnectedGradients  # noqa: E402
 from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case  # noqa: E402

@@ -277,10 +277,17 @@ class ConcreteFunction:
         return "\n".join(lines)
 
     def __call__(self, *args, **kwargs):
-        canonical = self._function._canonicalize(args, kwargs)
-        tensors = []
-        _map_leaves(canonical, lambda x: tensors.append(x if isinstance(x, Tensor) else convert_to_tensor(x)))
         expected = self._core.input_specs()
+        tensors = []
+        try:
+            canonical = self._function._canonicalize(args, kwargs)
+            _map_leaves(canonical, lambda x: tensors.append(x if isinstance(x, Tensor) else convert_to_tensor(x)))
+        except TypeError:
+            # A concrete function takes its tensor arguments alone, as TensorFlow's does: the
+            # Python values it was traced with (get_concrete_function(spec, 4)) are part of it.
+            if kwargs or len(args) != len(expected):
+                raise
+            tensors = [a if isinstance(a, Tensor) else convert_to_tensor(a) for a in args]
         if len(tensors) != len(expected):
             raise TypeError("%s takes %d tensor arguments (as traced), got %d" % (self.name, len(expected),
                                                                                    len(tensors)))
@@ -407,8 +414,10 @@ class Function:
         return _rebuild(concrete._structure, concrete._core.call(tensors))
 
     def _signature_concrete(self):
-        specs = tuple(self._input_signature) + tuple(
-            p.default for p in self._params[len(self._input_signature):])
+        def rest(p):  # a parameter past the signature: its default, or nothing for *args/**kwargs
+            return () if p.kind is _P.VAR_POSITIONAL else {} if p.kind is _P.VAR_KEYWORD else p.default
+
+        specs = tuple(self._input_signature) + tuple(rest(p) for p in self._params[len(self._input_signature):])
         return self._core.concrete(specs, self._names)
 
     # -- tracing
@@ -572,8 +581,15 @@ def _leaves(x):
 
 def _bind_to_signature(name, signature, canonical, params, specs_ok=False):
     """The flat tensors of a call under an input_signature (TensorFlow's errors when they do not fit)."""
+    def extra(value, p):  # an argument beyond the signature: neither a default nor an empty *args/**kwargs
+        if p.kind is _P.VAR_POSITIONAL:
+            return len(value) > 0
+        if p.kind is _P.VAR_KEYWORD:
+            return bool(value)
+        return value is not p.default
+
     if len(canonical) > len(signature) and any(
-            c is not p.default for c, p in zip(canonical[len(signature):], params[len(signature):])):
+            extra(c, p) for c, p in zip(canonical[len(signature):], params[len(signature):])):
         raise TypeError("%s has an input_signature of %d arguments; it was called with more" % (name, len(signature)))
     tensors = []
 

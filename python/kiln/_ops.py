@@ -353,11 +353,18 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
 
 
 def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):  # noqa: A001
-    """Prints tensors (numpy-like, `summarize` items at each end) and Python values, as tf.print."""
+    """Prints tensors (numpy-like, `summarize` items at each end) and Python values, as tf.print.
+    Inside a kiln.function it is an op (KilnPrint) that prints on every call; output_stream is
+    sys.stderr (default), sys.stdout, or "file://PATH" (appended to)."""
     import sys
+
+    symbolic = []  # the graph tensors of a traced print, in the order their marks stand
 
     def text(v):
         if isinstance(v, Tensor):
+            if v.is_symbolic:
+                symbolic.append(v)
+                return "\x01"
             return _core.print_string(v, -1 if summarize is None else int(summarize))
         if isinstance(v, (list, tuple)):
             inner = ", ".join(text(x) for x in v)
@@ -367,17 +374,26 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
         return str(v)
 
     stream = sys.stderr if output_stream is None else output_stream
+    if isinstance(stream, str) and not stream.startswith("file://"):
+        stream = {"stdout": sys.stdout, "stderr": sys.stderr}.get(stream, stream)
+    if isinstance(stream, str) and len(stream) <= len("file://"):
+        raise ValueError("Unsupported output stream %r" % (output_stream,))
     if (len(inputs) == 1 and isinstance(inputs[0], Tensor) and not inputs[0].is_symbolic
             and inputs[0].dtype == _dtypes.string and inputs[0].ndim == 0):
-        line = inputs[0].numpy().decode("utf-8", "replace") + end  # TensorFlow prints a lone string bare
+        line = inputs[0].numpy().decode("utf-8", "replace")  # TensorFlow prints a lone string bare
     else:
-        line = sep.join(text(v) for v in inputs) + end
+        line = sep.join(text(v) for v in inputs)
+    if symbolic:  # inside a trace: an op, so every call prints
+        from . import raw_ops
+        if not (stream is sys.stdout or stream is sys.stderr or isinstance(stream, str)):
+            raise ValueError("Unsupported output stream %r inside a kiln.function: it prints to sys.stdout, "
+                             "sys.stderr or a \"file://PATH\" on every call" % (output_stream,))
+        target = stream if isinstance(stream, str) else "stdout" if stream is sys.stdout else "stderr"
+        raw_ops.KilnPrint(inputs=symbolic, template=line, summarize=-1 if summarize is None else int(summarize),
+                          output_stream=target, end=end)
+        return
     if isinstance(stream, str):
-        if stream.startswith("file://"):
-            with open(stream[len("file://"):], "a") as f:
-                f.write(line)
-            return
-        stream = {"stdout": sys.stdout, "stderr": sys.stderr}.get(stream)
-        if stream is None:
-            raise ValueError("Unsupported output stream %r" % (output_stream,))
-    stream.write(line)
+        with open(stream[len("file://"):], "a") as f:
+            f.write(line + end)
+        return
+    stream.write(line + end)

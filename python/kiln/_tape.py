@@ -1,6 +1,7 @@
 """kiln.GradientTape (tf.GradientTape): records the ops run inside `with`, eagerly or into the
 graph a kiln.function is tracing, and differentiates them (each op's own gradient)."""
 import contextlib
+import enum
 
 import numpy as np
 
@@ -155,6 +156,12 @@ class GradientTape:
             else:
                 out.append(reshape(stacked, dims + src_dims))
         return out
+
+
+class UnconnectedGradients(enum.Enum):
+    """What a gradient is for a source the target does not depend on (tf.UnconnectedGradients)."""
+    NONE = "none"
+    ZERO = "zero"
 
 
 def _zero_mode(unconnected_gradients):

@@ -140,3 +140,46 @@ def test_nest_is_tensorflows(tf):
     kiln.nest.assert_same_structure([1, 2], (1, 2), check_types=False)
     with pytest.raises(ValueError, match="Structure had 2 atoms, but flat_sequence had 1 items"):
         kiln.nest.pack_sequence_as([1, 2], [1])
+
+
+def test_print_inside_functions_prints_on_every_call(tf, tmp_path):
+    """tf.print in a traced function is an op: each call writes its line (to a file here, which
+    TensorFlow's PrintV2 and kiln's KilnPrint both append to)."""
+    import subprocess
+    import sys
+    for m in (kiln, tf):
+        path = tmp_path / ("%s.txt" % m.__name__)
+        f = m.function(lambda x, p="file://" + str(path), m=m: (
+            m.print("x:", x, [x, 2], {"k": x * 2}, output_stream=p, end=";\n"), x + 1)[1])
+        for v in ([1, 2], [3, 4]):
+            f(m.constant(v))
+        m.print("eager", m.constant([[1.5, 2.0]]), output_stream="file://" + str(path))
+    assert (tmp_path / "kiln.txt").read_text() == (tmp_path / "tensorflow.txt").read_text()
+    # sys.stdout inside a function: the op writes to the process's stdout on every call
+    program = ("import sys, kiln\n"
+               "f = kiln.function(lambda x: (kiln.print('x =', x, output_stream=sys.stdout), x)[1])\n"
+               "f(kiln.constant(1)); f(kiln.constant(2))\n")
+    import os
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(kiln.__file__))))
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    assert out == "x = 1\nx = 2\n"
+
+
+def _variadic(*args, **kwargs):
+    return len(args) + len(kwargs)
+
+
+def test_function_call_forms_of_the_guides(tf):
+    for m in (kiln, tf):
+        assert int(m.function(_variadic, input_signature=[])()) == 0
+        scaled = m.function(lambda x, n: x * n)
+        concrete = scaled.get_concrete_function(m.TensorSpec([2], m.float32), 4)
+        # the traced Python value is part of the concrete function: the tensor alone calls it
+        np.testing.assert_array_equal(concrete(m.constant([1.0, 2.0])).numpy(), [4.0, 8.0])
+        x = m.constant(1.0)
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = m.constant(2.0) * 3
+        assert float(tape.gradient(y, x, unconnected_gradients=m.UnconnectedGradients.ZERO)) == 0.0
+        assert tape.gradient is not None

@@ -21,7 +21,8 @@ void print_pieces(const std::vector<PrintPiece>& pieces) {
       tmpl += pieces[i].text;
     }
   }
-  trace::dispatch_list(ops::op::KilnPrint(), tensors, ops::Attrs{tmpl, int64_t{3}}, "KilnPrint");
+  trace::dispatch_list(ops::op::KilnPrint(), tensors,
+                       ops::Attrs{tmpl, int64_t{3}, std::string("stderr"), std::string("\n")}, "KilnPrint");
 }
 
 }  // namespace kiln::detail

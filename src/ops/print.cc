@@ -1,6 +1,7 @@
 // KilnPrint: kiln::print as a runtime op (TensorFlow's tf.print lowers to StringFormat +
 // PrintV2 over string tensors, which kiln does not have). attrs: template (byte 0x01 marks
-// each tensor input; other text was fixed at trace time), summarize. One line to stderr.
+// each tensor input; other text was fixed at trace time), summarize, and PrintV2's
+// output_stream ("stderr", "stdout", or "file://PATH", appended to) and end.
 // NoOp: nothing; a target for control dependencies.
 #include <cstdio>
 #include <string>
@@ -14,6 +15,25 @@ namespace {
 
 const int kTemplate = attr_index(op::KilnPrint(), "template");
 const int kSummarize = attr_index(op::KilnPrint(), "summarize");
+const int kStream = attr_index(op::KilnPrint(), "output_stream");
+const int kEnd = attr_index(op::KilnPrint(), "end");
+
+void write_line(const KernelContext& c, const std::string& line) {
+  const std::string& stream = c.attrs.s(kStream);
+  if (stream == "stderr" || stream == "stdout") {
+    std::FILE* f = stream == "stderr" ? stderr : stdout;
+    std::fwrite(line.data(), 1, line.size(), f);
+    std::fflush(f);
+    return;
+  }
+  const std::string prefix = "file://";
+  if (stream.compare(0, prefix.size(), prefix) != 0 || stream.size() == prefix.size())
+    c.fail("Unknown output stream: " + stream);
+  std::FILE* f = std::fopen(stream.c_str() + prefix.size(), "a");
+  if (!f) throw NotFoundError("Could not open the print output file " + stream.substr(prefix.size()));
+  std::fwrite(line.data(), 1, line.size(), f);
+  std::fclose(f);
+}
 const int kMessage = attr_index(op::KilnAssert(), "message");
 
 void infer_print(InferContext& c) { c.set_num_outputs(0); }
@@ -30,9 +50,8 @@ struct PrintKernel {
         line += tmpl[i];
       }
     }
-    line += "\n";
-    std::fwrite(line.data(), 1, line.size(), stderr);
-    std::fflush(stderr);
+    line += c.attrs.s(kEnd);
+    write_line(c, line);
   }
 };
 
@@ -75,7 +94,8 @@ const OpDef& op::KilnPrint() {
                             .num_outputs = 0,
                             .input_args = {list_arg("inputs")},
                             .traits = kSideEffect,
-                            .attr_specs = {string_attr("template"), int_attr("summarize", 3)},
+                            .attr_specs = {string_attr("template"), int_attr("summarize", 3),
+                                           string_attr("output_stream", "stderr"), string_attr("end", "\n")},
                             .infer = infer_print,
                             .any_dtype_kernel = &PrintKernel::run,
                             .type_attr = nullptr};
