@@ -47,7 +47,7 @@ from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
-from . import raw_ops, image, bitwise, strings, io, nest  # noqa: E402
+from . import raw_ops, image, bitwise, strings, io, nest, linalg  # noqa: E402
 from .strings import as_string  # noqa: E402
 from ._ops_complex import complex  # noqa: E402,A004
 from ._random import set_seed as _set_seed  # noqa: E402,F401

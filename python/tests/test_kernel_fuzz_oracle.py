@@ -26,7 +26,10 @@ _ULPS = {"Exp": 4, "Log": 4, "Tanh": 4, "Sigmoid": 4, "Rsqrt": 4, "Sqrt": 1, "Po
          # The rest of the elementwise math: kiln calls the C library, TensorFlow Eigen's versions.
          "Sin": 4, "Cos": 4, "Tan": 4, "Asin": 4, "Acos": 4, "Atan": 4, "Sinh": 4, "Cosh": 4, "Asinh": 4, "Acosh": 4,
          "Atanh": 4, "Log1p": 4, "Expm1": 4, "Erf": 4, "Erfc": 8, "Erfinv": 8, "Lgamma": 8, "Digamma": 16,
-         "Softplus": 4, "Elu": 4, "Selu": 4, "Softsign": 1, "Zeta": 4, "Polygamma": 8}
+         "Softplus": 4, "Elu": 4, "Selu": 4, "Softsign": 1, "Zeta": 4, "Polygamma": 8,
+         # LU and LLT: TensorFlow's Eigen and this machine's order the blocked updates differently.
+         "MatrixInverse": 64, "MatrixSolve": 64, "MatrixDeterminant": 64, "Cholesky": 64,
+         "MatrixTriangularSolve": 64}
 
 # Cases where kiln deliberately or knowingly differs, with the reason; they are skipped, and
 # every other case of the op is compared.
@@ -57,6 +60,7 @@ _KNOWN_DIFFERENCES = {
     # TensorFlow 2.21's float64 Erf of +-inf is NaN; kiln gives +-1 (the limit; float32 agrees).
     "Erf": lambda inputs: np.asarray(inputs["x"]).dtype == np.float64 and np.isinf(inputs["x"]).any(),
 }
+
 # The stateless V2 ops with a Philox counter shorter than its two words: TensorFlow does not
 # check the length and reads past the counter's end; kiln refuses it (InvalidArgumentError).
 for _op in ("StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2",
@@ -85,6 +89,10 @@ _TENSORFLOW_ABORTS = {
 # and to kiln's own C++ kernel fuzzer.
 _TENSORFLOW_ABORTS_ON_RANDOM_SHAPES = {"Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2", "MaxPool3D",
                                        "AvgPool3D", "MaxPool3DGrad", "AvgPool3DGrad"}
+# Random matrices are almost never positive definite, and there TensorFlow's Cholesky leaves
+# the upper triangle of its output uninitialized (kiln gives zeros): test_linalg_oracle.py
+# compares Cholesky on matrices that are, and on one that is not (lower triangle: NaN).
+_NOT_COMPARABLE_ON_RANDOM_INPUTS = {"Cholesky"}
 
 _DTYPES = {"DT_FLOAT": np.float32, "DT_DOUBLE": np.float64, "DT_INT32": np.int32, "DT_INT64": np.int64,
            "DT_BOOL": np.bool_, "DT_UINT8": np.uint8, "DT_INT8": np.int8, "DT_INT16": np.int16, "DT_UINT16": np.uint16,
@@ -129,7 +137,7 @@ def _fuzzable_ops():
             continue
         if name in ("Const", "Placeholder", "NoOp", "StatelessIf", "StatelessWhile", "StatelessCase"):
             continue
-        if name in _TENSORFLOW_ABORTS_ON_RANDOM_SHAPES:
+        if name in _TENSORFLOW_ABORTS_ON_RANDOM_SHAPES or name in _NOT_COMPARABLE_ON_RANDOM_INPUTS:
             continue
         if any(t in ("func", "list(func)") for _, t, _ in attrs):
             continue

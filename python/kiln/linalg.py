@@ -1,0 +1,106 @@
+"""kiln.linalg: tf.linalg's names kiln has. The decompositions are TensorFlow's ops with
+Eigen's algorithms (MatrixInverse, MatrixDeterminant, MatrixSolve, Cholesky,
+MatrixTriangularSolve, MatrixBandPart); the rest compose them as TensorFlow's Python does."""
+from . import raw_ops
+from ._convert import convert_to_tensor
+from ._ops import eye, matmul, transpose  # noqa: F401
+from ._ops_breadth import einsum  # noqa: F401
+from ._clip import global_norm  # noqa: F401
+from ._ops_composite import l2_normalize  # noqa: F401
+
+__all__ = ["matmul", "matvec", "inv", "det", "slogdet", "solve", "cholesky", "cholesky_solve", "triangular_solve",
+           "band_part", "trace", "diag_part", "adjoint", "matrix_transpose", "norm", "eye", "einsum", "global_norm",
+           "l2_normalize"]
+
+
+def inv(input, adjoint=False, name=None):  # noqa: A002
+    return raw_ops.MatrixInverse(input=convert_to_tensor(input), adjoint=adjoint)
+
+
+def det(input, name=None):  # noqa: A002
+    return raw_ops.MatrixDeterminant(input=convert_to_tensor(input))
+
+
+def solve(matrix, rhs, adjoint=False, name=None):
+    return raw_ops.MatrixSolve(matrix=convert_to_tensor(matrix), rhs=convert_to_tensor(rhs), adjoint=adjoint)
+
+
+def cholesky(input, name=None):  # noqa: A002
+    return raw_ops.Cholesky(input=convert_to_tensor(input))
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    return raw_ops.MatrixTriangularSolve(matrix=convert_to_tensor(matrix), rhs=convert_to_tensor(rhs), lower=lower,
+                                         adjoint=adjoint)
+
+
+def cholesky_solve(chol, rhs, name=None):
+    """Solves A X = rhs given chol = cholesky(A)."""
+    y = triangular_solve(chol, rhs, lower=True, adjoint=False)
+    return triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002
+    return raw_ops.MatrixBandPart(input=convert_to_tensor(input), num_lower=num_lower, num_upper=num_upper)
+
+
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    a = convert_to_tensor(a)
+    rank = a.shape.rank
+    if rank is None or rank < 2:
+        raise ValueError("Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = %s with shape: %s"
+                         % (a, a.shape))
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    return transpose(a, perm, conjugate=conjugate)
+
+
+def adjoint(matrix, name=None):
+    return matrix_transpose(matrix, conjugate=True)
+
+
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    from ._ops import expand_dims, squeeze
+    product = matmul(a, expand_dims(convert_to_tensor(b), -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+    return squeeze(product, -1)
+
+
+def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
+    """The main diagonal of each matrix (k=0 only): [..., min(rows, cols)]."""
+    from ._ops import reduce_sum
+    if k != 0:
+        raise NotImplementedError("kiln.linalg.diag_part with k != 0 is not implemented")
+    x = convert_to_tensor(input)
+    if x.shape.rank is None or x.shape.rank < 2:
+        raise ValueError("input must be at least 2-dim, received shape: %s" % x.shape)
+    n = min(x.shape[-1], x.shape[-2])
+    return reduce_sum(band_part(x[..., :n, :n], 0, 0), -1)
+
+
+def trace(x, name=None):
+    from ._ops import reduce_sum
+    return reduce_sum(diag_part(x), -1)
+
+
+def slogdet(input, name=None):  # noqa: A002
+    """(sign, log|det|) of each matrix."""
+    from . import math
+    d = det(input)
+    return math.sign(d), math.log(math.abs(d))
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002
+    """tf.norm for the common orders: euclidean/2/fro, 1, inf over a vector axis or all elements."""
+    from . import math
+    from ._ops import reduce_max, reduce_sum, sqrt
+    x = convert_to_tensor(tensor)
+    keepdims = bool(keepdims)
+    if isinstance(axis, (list, tuple)) and len(axis) == 2 and ord not in ("euclidean", "fro", 2):
+        raise NotImplementedError("kiln.linalg.norm of matrices supports ord='euclidean' or 'fro'")
+    magnitude = math.abs(x)
+    if ord in ("euclidean", "fro", 2) or (ord == 2.0):
+        return sqrt(reduce_sum(x * math.conj(x) if x.dtype.is_complex else x * x, axis, keepdims=keepdims))
+    if ord == 1:
+        return reduce_sum(magnitude, axis, keepdims=keepdims)
+    if ord == float("inf"):
+        return reduce_max(magnitude, axis, keepdims=keepdims)
+    raise ValueError("'ord' must be a supported vector norm, got %s" % (ord,))

@@ -1,0 +1,408 @@
+// Linear algebra over batches of matrices (the last two dimensions), with Eigen's
+// decompositions as TensorFlow's CPU kernels use them: MatrixInverse, MatrixDeterminant and
+// MatrixSolve (LU with partial pivoting), Cholesky (LLT; a matrix that is not positive definite
+// gives NaNs), MatrixTriangularSolve (batch dimensions broadcast) and MatrixBandPart.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "kernels/eigen_core.h"
+#include "ops/grad_util.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace kiln::ops {
+namespace {
+
+template <class T>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using MatrixMap = Eigen::Map<Matrix<T>>;
+template <class T>
+using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
+
+const int kInverseAdjoint = attr_index(op::MatrixInverse(), "adjoint");
+const int kSolveAdjoint = attr_index(op::MatrixSolve(), "adjoint");
+const int kTriangularLower = attr_index(op::MatrixTriangularSolve(), "lower");
+const int kTriangularAdjoint = attr_index(op::MatrixTriangularSolve(), "adjoint");
+
+// ---- shapes ------------------------------------------------------------------------------
+
+// The batch dims of a batch of matrices: all but the last two.
+Dims batch_of(const Dims& d) {
+  Dims out;
+  for (size_t i = 0; i + 2 < d.size(); ++i) out.push_back(d[i]);
+  return out;
+}
+
+// Input `i` is a batch of square matrices (TensorFlow's messages); its dims, or null if unknown.
+const Dims* square_matrices(const InferContext& c, int i) {
+  const InputInfo& in = c.in(i);
+  if (in.unknown_rank) return nullptr;
+  const Dims& d = *in.dims;
+  if (d.size() < 2)
+    c.fail("Input tensor " + std::to_string(i) + " must have rank >= 2, got " + std::to_string(d.size()));
+  const int64_t rows = d[d.size() - 2], cols = d[d.size() - 1];
+  if (rows >= 0 && cols >= 0 && rows != cols) c.fail("Input matrix must be square.");
+  return &d;
+}
+void require_floats(InferContext& c, int first, int last) {
+  require_same_dtypes(c, first, last);
+  require_type_in(c, "T", c.in(first).dtype, {DType::Float64, DType::Float32});
+  c.out(0).dtype = c.in(first).dtype;
+  c.kernel_dtype = c.in(first).dtype;
+}
+
+// MatrixInverse, Cholesky: [..., n, n] -> [..., n, n].
+void infer_square_to_square(InferContext& c) {
+  require_floats(c, 0, 0);
+  const Dims* d = square_matrices(c, 0);
+  c.out(0).shape = d ? TensorShape(*d) : TensorShape::unknown();
+}
+// MatrixDeterminant: [..., n, n] -> [...].
+void infer_determinant(InferContext& c) {
+  require_floats(c, 0, 0);
+  const Dims* d = square_matrices(c, 0);
+  if (!d) {
+    c.out(0).shape = TensorShape::unknown();
+    return;
+  }
+  c.out(0).shape = TensorShape(batch_of(*d));
+}
+// MatrixSolve(matrix [..., n, n], rhs [..., n, k]) -> [..., n, k]: the same batch dims.
+void infer_solve(InferContext& c) {
+  require_floats(c, 0, 1);
+  const Dims* m = square_matrices(c, 0);
+  const InputInfo& rhs = c.in(1);
+  if (!m || rhs.unknown_rank) {
+    c.out(0).shape = TensorShape::unknown();
+    return;
+  }
+  const Dims& r = *rhs.dims;
+  if (r.size() != m->size()) c.fail("Input matrix and rhs must have the same rank.");
+  for (size_t i = 0; i + 2 < r.size(); ++i)
+    if (r[i] >= 0 && (*m)[i] >= 0 && r[i] != (*m)[i]) c.fail("All input tensors must have the same outer dimensions.");
+  const int64_t n = (*m)[m->size() - 1], rows = r[r.size() - 2];
+  if (n >= 0 && rows >= 0 && n != rows) c.fail("Input matrix and rhs are incompatible.");
+  c.out(0).shape = TensorShape(r);
+}
+
+// The batch dims two batches of matrices broadcast to ([] when both have none).
+Dims broadcast_batch(const InferContext* ic, const KernelContext* kc, const Dims& full_a, const Dims& full_b) {
+  const Dims a = batch_of(full_a), b = batch_of(full_b);
+  const size_t rank = std::max(a.size(), b.size());
+  Dims out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+    const int64_t y = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1 && x >= 0 && y >= 0) {
+      const std::string m =
+          "In[0] and In[1] must have compatible batch dimensions: " + dims_text(full_a) + " vs. " + dims_text(full_b);
+      if (ic) ic->fail(m);
+      kc->fail(m);
+    }
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+// MatrixTriangularSolve(matrix [..., n, n], rhs [..., n, k]) -> [broadcast..., n, k].
+void infer_triangular_solve(InferContext& c) {
+  require_floats(c, 0, 1);
+  const Dims* m = square_matrices(c, 0);
+  const InputInfo& rhs = c.in(1);
+  if (!m || rhs.unknown_rank) {
+    c.out(0).shape = TensorShape::unknown();
+    return;
+  }
+  const Dims& r = *rhs.dims;
+  if (r.size() < 2) c.fail("Input tensor 1 must have rank >= 2, got " + std::to_string(r.size()));
+  const int64_t n = (*m)[m->size() - 1], rows = r[r.size() - 2];
+  if (n >= 0 && rows >= 0 && n != rows)
+    c.fail("In[0] mismatch In[1] shape: " + std::to_string(n) + " vs. " + std::to_string(rows) + ": " + dims_text(*m) +
+           " " + dims_text(r) + " 0 0");
+  Dims out = broadcast_batch(&c, nullptr, *m, r);
+  out.push_back(rows);
+  out.push_back(r.back());
+  c.out(0).shape = TensorShape(std::move(out));
+}
+
+// MatrixBandPart(input [..., m, n], num_lower, num_upper): any dtype.
+void require_scalar(const InferContext& c, int i, const char* what) {
+  const InputInfo& in = c.in(i);
+  if (!in.unknown_rank && !in.dims->empty())
+    c.fail(std::string(what) + " must be scalar, got shape " + dims_text(*in.dims));
+}
+void infer_band_part(InferContext& c) {
+  require_int_dtype(c, 1, "num_lower");
+  require_int_dtype(c, 2, "num_upper");
+  require_scalar(c, 1, "num_lower");
+  require_scalar(c, 2, "num_upper");
+  const InputInfo& in = c.in(0);
+  c.out(0).dtype = in.dtype;
+  c.kernel_dtype = in.dtype;
+  if (!in.unknown_rank && in.dims->size() < 2)
+    c.fail("input must be at least 2-dim, received shape: " + dims_text(*in.dims));
+  c.out(0).shape = in.unknown_rank ? TensorShape::unknown() : TensorShape(*in.dims);
+}
+
+// ---- kernels -----------------------------------------------------------------------------
+
+struct Batch {
+  int64_t count, rows, cols;
+};
+Batch batch(const TensorImpl& t) {
+  const int64_t rows = t.dims[t.dims.size() - 2], cols = t.dims[t.dims.size() - 1];
+  return {rows > 0 && cols > 0 ? t.num_elements / (rows * cols) : 0, rows, cols};
+}
+void check_square(const KernelContext& c, const TensorImpl& t) {
+  if (t.dims.size() < 2 || t.dims[t.dims.size() - 1] != t.dims[t.dims.size() - 2])
+    c.fail("Input matrix must be square.");
+}
+
+template <class T>
+Eigen::PartialPivLU<Matrix<T>> lu_of(const T* data, int64_t n, bool adjoint) {
+  const ConstMatrixMap<T> m(data, n, n);
+  return adjoint ? Eigen::PartialPivLU<Matrix<T>>(Matrix<T>(m.adjoint())) : Eigen::PartialPivLU<Matrix<T>>(m);
+}
+template <class T>
+bool invertible(const Eigen::PartialPivLU<Matrix<T>>& lu) {
+  return lu.matrixLU().rows() == 0 || lu.matrixLU().diagonal().cwiseAbs().minCoeff() > T(0);
+}
+
+template <class T>
+struct InverseKernel {
+  static void run(KernelContext& c) {
+    check_square(c, c.in(0));
+    const Batch b = batch(c.in(0));
+    const bool adjoint = c.attrs.b(kInverseAdjoint);
+    for (int64_t i = 0; i < b.count; ++i) {
+      const auto lu = lu_of(c.in(0).as<T>() + i * b.rows * b.rows, b.rows, adjoint);
+      if (!invertible(lu)) c.fail("Input is not invertible.");
+      MatrixMap<T>(c.out(0).as<T>() + i * b.rows * b.rows, b.rows, b.rows) = lu.inverse();
+    }
+  }
+};
+
+// sign * exp(log|det|) from the LU factors (TensorFlow's SLogDet): a zero pivot gives a
+// signed zero.
+template <class T>
+struct DeterminantKernel {
+  static void run(KernelContext& c) {
+    check_square(c, c.in(0));
+    const int64_t n = c.in(0).dims.back();
+    const int64_t count = c.out(0).num_elements;
+    for (int64_t i = 0; i < count; ++i) {
+      T sign = 1, log_abs = 0;
+      if (n > 0) {
+        const auto lu = lu_of(c.in(0).as<T>() + i * n * n, n, false);
+        sign = static_cast<T>(lu.permutationP().determinant());
+        for (int64_t k = 0; k < n; ++k) {
+          const T d = lu.matrixLU()(k, k);
+          log_abs += std::log(std::abs(d));
+          if (d != T(0)) sign *= d / std::abs(d);
+        }
+      }
+      c.out(0).as<T>()[i] = sign * std::exp(log_abs);
+    }
+  }
+};
+
+template <class T>
+struct SolveKernel {
+  static void run(KernelContext& c) {
+    check_square(c, c.in(0));
+    const TensorImpl& rhs = c.in(1);
+    if (rhs.dims.size() != c.in(0).dims.size()) c.fail("Input matrix and rhs must have the same rank.");
+    const Batch b = batch(c.in(0)), r = batch(rhs);
+    if (r.rows != b.rows) c.fail("Input matrix and rhs are incompatible.");
+    if (b.count != r.count) c.fail("All input tensors must have the same outer dimensions.");
+    const bool adjoint = c.attrs.b(kSolveAdjoint);
+    for (int64_t i = 0; i < b.count; ++i) {
+      if (b.rows == 0 || r.cols == 0) continue;
+      const auto lu = lu_of(c.in(0).as<T>() + i * b.rows * b.rows, b.rows, adjoint);
+      if (!invertible(lu)) c.fail("Input matrix is not invertible.");
+      MatrixMap<T>(c.out(0).as<T>() + i * r.rows * r.cols, r.rows, r.cols) =
+          lu.solve(ConstMatrixMap<T>(rhs.as<T>() + i * r.rows * r.cols, r.rows, r.cols));
+    }
+  }
+};
+
+// The lower triangle L with L L^T = A; NaN in that triangle when A is not positive definite.
+template <class T>
+struct CholeskyKernel {
+  static void run(KernelContext& c) {
+    check_square(c, c.in(0));
+    const Batch b = batch(c.in(0));
+    for (int64_t i = 0; i < b.count; ++i) {
+      const ConstMatrixMap<T> a(c.in(0).as<T>() + i * b.rows * b.rows, b.rows, b.rows);
+      MatrixMap<T> out(c.out(0).as<T>() + i * b.rows * b.rows, b.rows, b.rows);
+      const Eigen::LLT<Matrix<T>, Eigen::Lower> llt(a);
+      if (llt.info() == Eigen::Success) {
+        out = llt.matrixL();
+      } else {
+        out.setZero();
+        out.template triangularView<Eigen::Lower>().setConstant(std::numeric_limits<T>::quiet_NaN());
+      }
+    }
+  }
+};
+
+// Index of the operand's batch element for output batch element `i` (broadcasting).
+int64_t broadcast_index(int64_t i, const Dims& out, const Dims& in) {
+  int64_t index = 0, stride = 1;
+  for (size_t k = out.size(); k-- > 0;) {
+    const int64_t coord = i % out[k];
+    i /= out[k];
+    const size_t offset = out.size() - in.size();
+    if (k >= offset && in[k - offset] != 1) index += coord * stride;
+    if (k >= offset) stride *= in[k - offset];
+  }
+  return index;
+}
+
+template <class T>
+struct TriangularSolveKernel {
+  static void run(KernelContext& c) {
+    check_square(c, c.in(0));
+    const TensorImpl &m = c.in(0), &rhs = c.in(1);
+    if (rhs.dims.size() < 2) c.fail("Input tensor 1 must have rank >= 2");
+    const Batch r = batch(rhs);
+    const int64_t n = m.dims.back();
+    if (n != r.rows) c.fail("In[0] mismatch In[1] shape: " + std::to_string(n) + " vs. " + std::to_string(r.rows));
+    const Dims mb = batch_of(m.dims), rb = batch_of(rhs.dims), ob = broadcast_batch(nullptr, &c, m.dims, rhs.dims);
+    const bool lower = c.attrs.b(kTriangularLower), adjoint = c.attrs.b(kTriangularAdjoint);
+    const int64_t count = n > 0 && r.cols > 0 ? c.out(0).num_elements / (n * r.cols) : 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const ConstMatrixMap<T> a(m.as<T>() + broadcast_index(i, ob, mb) * n * n, n, n);
+      const ConstMatrixMap<T> y(rhs.as<T>() + broadcast_index(i, ob, rb) * n * r.cols, n, r.cols);
+      MatrixMap<T> out(c.out(0).as<T>() + i * n * r.cols, n, r.cols);
+      if (lower && !adjoint)
+        out = a.template triangularView<Eigen::Lower>().solve(y);
+      else if (lower)
+        out = a.template triangularView<Eigen::Lower>().adjoint().solve(y);
+      else if (!adjoint)
+        out = a.template triangularView<Eigen::Upper>().solve(y);
+      else
+        out = a.template triangularView<Eigen::Upper>().adjoint().solve(y);
+    }
+  }
+};
+
+// Keeps element (i, j) when (num_lower < 0 || i - j <= num_lower) and (num_upper < 0 ||
+// j - i <= num_upper); zeroes the rest. Moves bytes, so every numeric dtype.
+void run_band_part(KernelContext& c) {
+  const TensorImpl& x = c.in(0);
+  if (x.dims.size() < 2) c.fail("input must be at least 2-dim, received shape: " + dims_text(x.dims));
+  const Batch b = batch(x);
+  for (int i = 1; i <= 2; ++i)
+    if (c.in(i).num_elements != 1)
+      c.fail(std::string(i == 1 ? "num_lower" : "num_upper") + " must be scalar, got shape " + dims_text(c.in(i).dims));
+  const int64_t lower = int_values(c.in(1))[0], upper = int_values(c.in(2))[0];
+  if (lower > b.rows)
+    c.fail("num_lower must be negative or less or equal to number of rows (" + std::to_string(b.rows) +
+           ") got: " + std::to_string(lower));
+  if (upper > b.cols)
+    c.fail("num_upper must be negative or less or equal to number of columns (" + std::to_string(b.cols) +
+           ") got: " + std::to_string(upper));
+  const size_t size = dtype_size(x.dtype);
+  const auto* src = static_cast<const char*>(x.data);
+  auto* dst = static_cast<char*>(c.out(0).data);
+  for (int64_t k = 0; k < b.count; ++k)
+    for (int64_t i = 0; i < b.rows; ++i)
+      for (int64_t j = 0; j < b.cols; ++j) {
+        const size_t at = static_cast<size_t>((k * b.rows + i) * b.cols + j) * size;
+        const bool keep = (lower < 0 || i - j <= lower) && (upper < 0 || j - i <= upper);
+        if (keep)
+          std::memcpy(dst + at, src + at, size);
+        else
+          std::memset(dst + at, 0, size);
+      }
+}
+
+// ---- gradients ---------------------------------------------------------------------------
+
+// d inverse(A) = -A^-H dY A^-H (with A^-1 the output, adjoint as the forward had it).
+void inverse_grad(GradContext& c) {
+  const Tensor& ainv = c.y[0];
+  const Tensor t = grad::matmul(c.b, c.dy[0], ainv, false, true, true);
+  c.dx[0] = grad::neg(c.b, grad::matmul(c.b, ainv, t, true, false, true));
+}
+// d det(A) = dY * det(A) * A^-T.
+void determinant_grad(GradContext& c) {
+  const Tensor inv = grad::emit1(c.b, op::MatrixInverse(), {&c.x[0]}, Attrs{true});
+  Tensor scale = grad::mul(c.b, c.dy[0], c.y[0]);
+  const Tensor last = grad::int_scalar(c.b, -1);
+  scale = grad::emit1(c.b, op::ExpandDims(), {&scale, &last});
+  scale = grad::emit1(c.b, op::ExpandDims(), {&scale, &last});
+  c.dx[0] = grad::mul(c.b, scale, inv);
+}
+void band_part_grad(GradContext& c) { c.dx[0] = grad::emit1(c.b, op::MatrixBandPart(), {&c.dy[0], &c.x[1], &c.x[2]}); }
+
+OpDef float_row(const char* name, std::vector<ArgSpec> args, std::vector<AttrSpec> attrs, ShapeFn infer,
+                std::array<KernelFn, kNumDTypes> kernels, GradFn grad) {
+  const int n = static_cast<int>(args.size());
+  return {.name = name,
+          .num_inputs = n,
+          .num_outputs = 1,
+          .input_args = std::move(args),
+          .traits = kPure,
+          .attr_specs = std::move(attrs),
+          .infer = infer,
+          .kernels = kernels,
+          .grad = grad};
+}
+
+}  // namespace
+
+const OpDef& op::MatrixInverse() {
+  static const OpDef def = float_row("MatrixInverse", {"input"}, {bool_attr("adjoint", false)}, infer_square_to_square,
+                                     kernels_for<InverseKernel, KILN_FLOATS>(), &inverse_grad);
+  return def;
+}
+const OpDef& op::MatrixDeterminant() {
+  static const OpDef def = float_row("MatrixDeterminant", {"input"}, {}, infer_determinant,
+                                     kernels_for<DeterminantKernel, KILN_FLOATS>(), &determinant_grad);
+  return def;
+}
+const OpDef& op::MatrixSolve() {
+  static const OpDef def = float_row("MatrixSolve", {"matrix", "rhs"}, {bool_attr("adjoint", false)}, infer_solve,
+                                     kernels_for<SolveKernel, KILN_FLOATS>(), nullptr);
+  return def;
+}
+const OpDef& op::Cholesky() {
+  static const OpDef def =
+      float_row("Cholesky", {"input"}, {}, infer_square_to_square, kernels_for<CholeskyKernel, KILN_FLOATS>(), nullptr);
+  return def;
+}
+const OpDef& op::MatrixTriangularSolve() {
+  static const OpDef def =
+      float_row("MatrixTriangularSolve", {"matrix", "rhs"}, {bool_attr("lower", true), bool_attr("adjoint", false)},
+                infer_triangular_solve, kernels_for<TriangularSolveKernel, KILN_FLOATS>(), nullptr);
+  return def;
+}
+const OpDef& op::MatrixBandPart() {
+  static const OpDef def = {.name = "MatrixBandPart",
+                            .num_inputs = 3,
+                            .num_outputs = 1,
+                            .input_args = {"input", "num_lower", "num_upper"},
+                            .traits = kPure,
+                            .infer = infer_band_part,
+                            .any_dtype_kernel = run_band_part,
+                            .index_type_attrs = {{"Tindex", 1}},
+                            .grad = &band_part_grad};
+  return def;
+}
+
+}  // namespace kiln::ops
