@@ -1,5 +1,5 @@
 """kiln.linalg: tf.linalg's names kiln has. The decompositions are TensorFlow's ops with
-Eigen's algorithms (MatrixInverse, MatrixDeterminant, MatrixSolve, Cholesky,
+Eigen's algorithms (MatrixInverse, MatrixDeterminant, LogMatrixDeterminant, MatrixSolve, Cholesky,
 MatrixTriangularSolve, MatrixBandPart); the rest compose them as TensorFlow's Python does."""
 from . import raw_ops
 from ._convert import convert_to_tensor
@@ -82,10 +82,9 @@ def trace(x, name=None):
 
 
 def slogdet(input, name=None):  # noqa: A002
-    """(sign, log|det|) of each matrix."""
-    from . import math
-    d = det(input)
-    return math.sign(d), math.log(math.abs(d))
+    """(sign, log|det|) of each matrix, from its LU factors (no overflow through det)."""
+    sign, log_abs = raw_ops.LogMatrixDeterminant(input=convert_to_tensor(input))
+    return sign, log_abs
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002

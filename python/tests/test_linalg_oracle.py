@@ -29,6 +29,14 @@ CASES = [
     ("det", lambda m, a: m.linalg.det(a), [_general(3, (2, 2))]),
     ("det_empty", lambda m, a: m.linalg.det(a), [np.zeros([3, 0, 0])]),
     ("det_singular", lambda m, a: m.linalg.det(a), [np.float64([[1, 2], [2, 4]])]),
+    ("slogdet_sign", lambda m, a: m.linalg.slogdet(a)[0], [_general(3, (2, 2))]),
+    ("slogdet_log", lambda m, a: m.linalg.slogdet(a)[1], [_general(3, (2, 2))]),
+    # det overflows float32 here; log|det| does not
+    ("slogdet_huge", lambda m, a: m.linalg.slogdet(a)[1], [(100 * np.eye(40)).astype(np.float32)]),
+    ("slogdet_singular", lambda m, a: m.stack(m.linalg.slogdet(a)), [np.float64([[1, 2], [2, 4]])]),
+    ("slogdet_special", lambda m, a: m.stack(m.linalg.slogdet(a)),
+     [np.float64([[[2, 4], [1, 2]], [[np.nan, 1], [1, 1]], [[np.inf, 1], [1, 1]]])]),
+    ("slogdet_empty", lambda m, a: m.stack(m.linalg.slogdet(a)), [np.zeros([2, 0, 0])]),
     ("solve", lambda m, a, b: m.linalg.solve(a, b), [_general(3, (2,)), RNG.standard_normal((2, 3, 2))]),
     ("solve_adjoint", lambda m, a, b: m.linalg.solve(a, b, adjoint=True), [_general(3), RNG.standard_normal((3, 1))]),
     ("cholesky", lambda m, a: m.linalg.cholesky(a), [_spd(4, (2,))]),
@@ -62,6 +70,7 @@ def test_values_eagerly_and_traced(tf, name, fn, xs):
 
 GRADS = [("inv", lambda m, a: m.linalg.inv(a), _general(3, (2,))),
          ("det", lambda m, a: m.linalg.det(a), _general(3)),
+         ("slogdet", lambda m, a: m.linalg.slogdet(a)[1], _general(3, (2,))),
          ("band_part", lambda m, a: m.linalg.band_part(a, 0, 1), RNG.standard_normal((3, 3)))]
 
 
@@ -81,6 +90,8 @@ BAD = [
     ("rank_1", lambda m: m.raw_ops.MatrixInverse(input=np.zeros([2], np.float32))),
     ("int_inverse", lambda m: m.raw_ops.MatrixInverse(input=np.zeros([2, 2], np.int32))),
     ("det_non_square", lambda m: m.linalg.det(np.zeros([2, 3], np.float32))),
+    ("slogdet_non_square", lambda m: m.linalg.slogdet(np.zeros([2, 3], np.float32))),
+    ("slogdet_int", lambda m: m.raw_ops.LogMatrixDeterminant(input=np.zeros([2, 2], np.int32))),
     ("singular_solve", lambda m: m.linalg.solve(np.zeros([2, 2], np.float32), np.ones([2, 1], np.float32))),
     ("solve_shapes", lambda m: m.linalg.solve(np.eye(2, dtype=np.float32), np.ones([3, 1], np.float32))),
     ("solve_batches", lambda m: m.raw_ops.MatrixSolve(matrix=np.ones([2, 3, 3], np.float32),

@@ -80,16 +80,32 @@ void infer_determinant(InferContext& c) {
   }
   c.out(0).shape = TensorShape(batch_of(*d));
 }
-// MatrixSolve(matrix [..., n, n], rhs [..., n, k]) -> [..., n, k]: the same batch dims.
-void infer_solve(InferContext& c) {
+// The dims of a solve's matrices (input 0, square) and right-hand sides (input 1), both of one
+// float dtype; {nullptr, nullptr} after setting an unknown output shape when a rank is unknown.
+std::pair<const Dims*, const Dims*> solve_operands(InferContext& c) {
   require_floats(c, 0, 1);
   const Dims* m = square_matrices(c, 0);
   const InputInfo& rhs = c.in(1);
   if (!m || rhs.unknown_rank) {
     c.out(0).shape = TensorShape::unknown();
-    return;
+    return {nullptr, nullptr};
   }
-  const Dims& r = *rhs.dims;
+  return {m, rhs.dims};
+}
+
+// LogMatrixDeterminant: [..., n, n] -> (sign [...], log_abs_determinant [...]).
+void infer_log_determinant(InferContext& c) {
+  infer_determinant(c);
+  c.set_num_outputs(2);
+  c.out(1).dtype = c.out(0).dtype;
+  c.out(1).shape = c.out(0).shape;
+}
+
+// MatrixSolve(matrix [..., n, n], rhs [..., n, k]) -> [..., n, k]: the same batch dims.
+void infer_solve(InferContext& c) {
+  const auto [m, rhs] = solve_operands(c);
+  if (!m) return;
+  const Dims& r = *rhs;
   if (r.size() != m->size()) c.fail("Input matrix and rhs must have the same rank.");
   for (size_t i = 0; i + 2 < r.size(); ++i)
     if (r[i] >= 0 && (*m)[i] >= 0 && r[i] != (*m)[i]) c.fail("All input tensors must have the same outer dimensions.");
@@ -119,14 +135,9 @@ Dims broadcast_batch(const InferContext* ic, const KernelContext* kc, const Dims
 
 // MatrixTriangularSolve(matrix [..., n, n], rhs [..., n, k]) -> [broadcast..., n, k].
 void infer_triangular_solve(InferContext& c) {
-  require_floats(c, 0, 1);
-  const Dims* m = square_matrices(c, 0);
-  const InputInfo& rhs = c.in(1);
-  if (!m || rhs.unknown_rank) {
-    c.out(0).shape = TensorShape::unknown();
-    return;
-  }
-  const Dims& r = *rhs.dims;
+  const auto [m, rhs] = solve_operands(c);
+  if (!m) return;
+  const Dims& r = *rhs;
   if (r.size() < 2) c.fail("Input tensor 1 must have rank >= 2, got " + std::to_string(r.size()));
   const int64_t n = (*m)[m->size() - 1], rows = r[r.size() - 2];
   if (n >= 0 && rows >= 0 && n != rows)
@@ -195,26 +206,45 @@ struct InverseKernel {
   }
 };
 
-// sign * exp(log|det|) from the LU factors (TensorFlow's SLogDet): a zero pivot gives a
-// signed zero.
+// (sign, log|det|) of one n x n matrix from its LU factors, as TensorFlow's SLogDet: a zero
+// pivot gives log|det| = -inf and a signed zero sign; NaN pivots give NaN for both.
+template <class T>
+std::pair<T, T> sign_and_log_abs_det(const T* data, int64_t n) {
+  T sign = 1, log_abs = 0;
+  if (n == 0) return {sign, log_abs};
+  const auto lu = lu_of(data, n, false);
+  sign = static_cast<T>(lu.permutationP().determinant());
+  for (int64_t k = 0; k < n; ++k) {
+    const T d = lu.matrixLU()(k, k);
+    log_abs += std::log(std::abs(d));
+    // the pivot's sign: 0 keeps a signed zero and an infinite pivot counts as +-1, as TensorFlow 2.21
+    sign *= std::isnan(d) ? d : T((d > T(0)) - (d < T(0)));
+  }
+  return {sign, log_abs};
+}
+
+// sign * exp(log|det|), TensorFlow's formula: a zero pivot gives a signed zero.
 template <class T>
 struct DeterminantKernel {
   static void run(KernelContext& c) {
     check_square(c, c.in(0));
     const int64_t n = c.in(0).dims.back();
-    const int64_t count = c.out(0).num_elements;
-    for (int64_t i = 0; i < count; ++i) {
-      T sign = 1, log_abs = 0;
-      if (n > 0) {
-        const auto lu = lu_of(c.in(0).as<T>() + i * n * n, n, false);
-        sign = static_cast<T>(lu.permutationP().determinant());
-        for (int64_t k = 0; k < n; ++k) {
-          const T d = lu.matrixLU()(k, k);
-          log_abs += std::log(std::abs(d));
-          if (d != T(0)) sign *= d / std::abs(d);
-        }
-      }
+    for (int64_t i = 0; i < c.out(0).num_elements; ++i) {
+      const auto [sign, log_abs] = sign_and_log_abs_det(c.in(0).as<T>() + i * n * n, n);
       c.out(0).as<T>()[i] = sign * std::exp(log_abs);
+    }
+  }
+};
+
+template <class T>
+struct LogDeterminantKernel {
+  static void run(KernelContext& c) {
+    check_square(c, c.in(0));
+    const int64_t n = c.in(0).dims.back();
+    for (int64_t i = 0; i < c.out(0).num_elements; ++i) {
+      const auto [sign, log_abs] = sign_and_log_abs_det(c.in(0).as<T>() + i * n * n, n);
+      c.out(0).as<T>()[i] = sign;
+      c.out(1).as<T>()[i] = log_abs;
     }
   }
 };
@@ -348,6 +378,16 @@ void determinant_grad(GradContext& c) {
   scale = grad::emit1(c.b, op::ExpandDims(), {&scale, &last});
   c.dx[0] = grad::mul(c.b, scale, inv);
 }
+// d log|det(A)| = dY * A^-H; the sign carries no gradient (TensorFlow's LogMatrixDeterminant grad).
+void log_determinant_grad(GradContext& c) {
+  if (!c.dy[1].defined()) return;
+  const Tensor inv = grad::emit1(c.b, op::MatrixInverse(), {&c.x[0]}, Attrs{true});
+  Tensor scale = c.dy[1];
+  const Tensor last = grad::int_scalar(c.b, -1);
+  scale = grad::emit1(c.b, op::ExpandDims(), {&scale, &last});
+  scale = grad::emit1(c.b, op::ExpandDims(), {&scale, &last});
+  c.dx[0] = grad::mul(c.b, scale, inv);
+}
 void band_part_grad(GradContext& c) { c.dx[0] = grad::emit1(c.b, op::MatrixBandPart(), {&c.dy[0], &c.x[1], &c.x[2]}); }
 
 OpDef float_row(const char* name, std::vector<ArgSpec> args, std::vector<AttrSpec> attrs, ShapeFn infer,
@@ -374,6 +414,16 @@ const OpDef& op::MatrixInverse() {
 const OpDef& op::MatrixDeterminant() {
   static const OpDef def = float_row("MatrixDeterminant", {"input"}, {}, infer_determinant,
                                      kernels_for<DeterminantKernel, KILN_FLOATS>(), &determinant_grad);
+  return def;
+}
+const OpDef& op::LogMatrixDeterminant() {
+  static const OpDef def = [] {
+    OpDef d = float_row("LogMatrixDeterminant", {"input"}, {}, infer_log_determinant,
+                        kernels_for<LogDeterminantKernel, KILN_FLOATS>(), &log_determinant_grad);
+    d.num_outputs = 2;
+    d.output_args = {"sign", "log_abs_determinant"};
+    return d;
+  }();
   return def;
 }
 const OpDef& op::MatrixSolve() {

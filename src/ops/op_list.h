@@ -44,7 +44,7 @@
     X(StatelessRandomUniformFullIntV2) X(StatelessRandomGetKeyCounter) X(StatelessRandomGetKeyCounterAlg)   \
     X(StatelessRandomGetAlg) X(RngReadAndSkip)                                                              \
   /* bitcast.cc */ X(Bitcast)                                                                              \
-  /* linalg.cc */ X(MatrixInverse) X(MatrixDeterminant) X(MatrixSolve) X(Cholesky) X(MatrixTriangularSolve)  \
+  /* linalg.cc */ X(MatrixInverse) X(MatrixDeterminant) X(LogMatrixDeterminant) X(MatrixSolve) X(Cholesky) X(MatrixTriangularSolve)  \
     X(MatrixBandPart)                                                                                       \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
