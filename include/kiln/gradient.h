@@ -3,6 +3,7 @@
 // gradients from each op's own gradient definition. Inside a function the gradient ops join
 // the same graph, so a whole training step is one optimized graph.
 #pragma once
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <vector>
@@ -13,6 +14,9 @@ namespace kiln {
 
 namespace autodiff {
 class Tape;
+}
+namespace trace {
+class SuspendObservers;
 }
 
 enum class UnconnectedGradients { kZero, kNone };
@@ -68,5 +72,27 @@ class GradientTape {
  private:
   std::unique_ptr<autodiff::Tape> tape_;
 };
+
+// While alive, no tape records (TensorFlow's stop_recording for every tape on this thread);
+// a tape created inside records as usual. tf.custom_gradient runs its function under this.
+class StopRecording {
+ public:
+  StopRecording();
+  ~StopRecording();
+  StopRecording(const StopRecording&) = delete;
+  StopRecording& operator=(const StopRecording&) = delete;
+
+ private:
+  std::unique_ptr<trace::SuspendObservers> suspended_;
+};
+
+// dy (one per output, zeros where nothing flowed) -> one gradient per input (empty: none).
+using CustomGradient = std::function<std::vector<Tensor>(const std::vector<Tensor>& dy)>;
+
+// tf.custom_gradient: `outputs` were computed from `inputs` under StopRecording. Returns them
+// passed through (IdentityN), recorded by the tapes recording here as one step whose gradient
+// is `grad`, eagerly or inside a traced function.
+std::vector<Tensor> record_custom_gradient(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                                           CustomGradient grad);
 
 }  // namespace kiln

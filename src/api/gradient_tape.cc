@@ -3,7 +3,10 @@
 #include "api/variable_handle.h"
 #include "autodiff/tape.h"
 #include "kiln/gradient.h"
+#include "ops/op_list.h"
 #include "ops/variable_state.h"
+#include "trace/dispatch.h"
+#include "trace/op_observer.h"
 
 namespace kiln {
 
@@ -78,6 +81,26 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
     for (size_t i = 0; i < g.size(); ++i)
       if (!g[i].defined()) g[i] = zeros_like(sources[i]->read());
   return g;
+}
+
+StopRecording::StopRecording() : suspended_(std::make_unique<trace::SuspendObservers>()) {}
+StopRecording::~StopRecording() = default;
+
+std::vector<Tensor> record_custom_gradient(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                                           CustomGradient grad) {
+  if (!grad) throw InvalidArgumentError("record_custom_gradient: no gradient function");
+  for (const Tensor& t : inputs)
+    if (!t.defined()) throw InvalidArgumentError("record_custom_gradient: an input is an empty Tensor");
+  for (const Tensor& t : outputs)
+    if (!t.defined()) throw InvalidArgumentError("record_custom_gradient: an output is an empty Tensor");
+  if (outputs.empty()) return {};
+  std::vector<Tensor> passed;
+  {
+    StopRecording quiet;  // the pass-through is the custom step itself, not an op to differentiate
+    passed = trace::dispatch_list(ops::op::IdentityN(), outputs, ops::Attrs{}, "IdentityN");
+  }
+  trace::notify_custom_gradient(inputs, passed, grad);
+  return passed;
 }
 
 }  // namespace kiln

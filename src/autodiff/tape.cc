@@ -65,15 +65,28 @@ void Tape::on_op(const ops::OpDef& op, const Tensor* const* in, int n, const ops
     reads_variable = watch_accessed_variables_ || is_watched(variable.get());
     if (reads_variable) note_watched(variable);
   }
-  bool connected = reads_variable;
-  for (int i = 0; i < n && !connected; ++i) connected = tracked_.count(key_of(*in[i])) != 0;
-  if (!connected) return;
-  Entry e{&op, attrs, {}, out};
+  if (!reads_variable && !connected(in, n)) return;
+  Entry e{&op, attrs, {}, out, nullptr};
   e.inputs.reserve(n);
   for (int i = 0; i < n; ++i) e.inputs.push_back(*in[i]);
   for (const Tensor& t : out) tracked_.insert(key_of(t));
   if (reads_variable) variable_reads_.emplace(attrs.resource(ops::kReadsVariableAttr), key_of(out[0]));
   entries_.push_back(std::move(e));
+}
+
+bool Tape::connected(const Tensor* const* in, int n) const {
+  for (int i = 0; i < n; ++i)
+    if (tracked_.count(key_of(*in[i]))) return true;
+  return false;
+}
+
+void Tape::on_custom_gradient(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                              const trace::CustomGradientFn& grad) {
+  std::vector<const Tensor*> in;
+  for (const Tensor& t : inputs) in.push_back(&t);
+  if (outputs.empty() || !connected(in.data(), static_cast<int>(in.size()))) return;
+  for (const Tensor& t : outputs) tracked_.insert(key_of(t));
+  entries_.push_back(Entry{nullptr, {}, inputs, outputs, grad});
 }
 
 namespace {
@@ -84,6 +97,18 @@ struct Pause {  // restores the flag as it was: a tape stopped by its owner stay
   ~Pause() { flag = was; }
 };
 }  // namespace
+
+// The caller's gradient of a custom step: zeros for outputs nothing flowed to, and exactly one
+// gradient (or none) per input back.
+std::vector<Tensor> Tape::custom_step(ops::GradBuilder& b, const Entry& e, std::vector<Tensor> dy) {
+  for (size_t j = 0; j < dy.size(); ++j)
+    if (!dy[j].defined()) dy[j] = ops::grad::emit1(b, ops::op::ZerosLike(), {&e.outputs[j]});
+  std::vector<Tensor> dx = e.custom(dy);
+  if (dx.size() != e.inputs.size())
+    throw InvalidArgumentError("custom_gradient function expected to return " + std::to_string(e.inputs.size()) +
+                               " gradients, but returned " + std::to_string(dx.size()) + " instead.");
+  return dx;
+}
 
 std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std::vector<Tensor>& output_gradients,
                                    const std::vector<Source>& sources) {
@@ -152,13 +177,19 @@ std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std
       wanted = wanted || needs[j];
     }
     if (!wanted) continue;
-    if (!e.op->grad)
-      throw UnimplementedError(std::string("No gradient defined for operation '") + e.op->name +
-                               "' (op type: " + e.op->name + ")");
-    ops::GradContext c{b, *e.op, e.attrs, e.inputs, e.outputs, dy, needs, std::vector<Tensor>(e.inputs.size())};
-    e.op->grad(c);
+    std::vector<Tensor> dx;
+    if (e.custom) {
+      dx = custom_step(b, e, std::move(dy));
+    } else {
+      if (!e.op->grad)
+        throw UnimplementedError(std::string("No gradient defined for operation '") + e.op->name +
+                                 "' (op type: " + e.op->name + ")");
+      ops::GradContext c{b, *e.op, e.attrs, e.inputs, e.outputs, dy, needs, std::vector<Tensor>(e.inputs.size())};
+      e.op->grad(c);
+      dx = std::move(c.dx);
+    }
     for (size_t j = 0; j < e.inputs.size(); ++j)
-      if (needs[j] && c.dx[j].defined()) accumulate(key_of(e.inputs[j]), c.dx[j]);
+      if (needs[j] && dx[j].defined()) accumulate(key_of(e.inputs[j]), dx[j]);
   }
 
   std::vector<Tensor> result;

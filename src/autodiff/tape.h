@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/resource.h"
+#include "ops/gradient.h"
 #include "trace/op_observer.h"
 
 namespace kiln::autodiff {
@@ -59,14 +60,19 @@ class Tape final : public trace::OpObserver {
              const std::vector<Tensor>& outputs) override;
   bool records_in(const trace::TraceContext* ctx) const override { return !paused_ && serial_of(ctx) == context_; }
   bool watches(const Tensor& t) const override { return tracked_.count(key_of(t)) != 0; }
+  void on_custom_gradient(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                          const trace::CustomGradientFn& grad) override;
 
  private:
   struct Entry {
-    const ops::OpDef* op;
+    const ops::OpDef* op;  // null for a custom gradient
     ops::Attrs attrs;
     std::vector<Tensor> inputs;
     std::vector<Tensor> outputs;
+    trace::CustomGradientFn custom;
   };
+  bool connected(const Tensor* const* inputs, int n) const;
+  static std::vector<Tensor> custom_step(ops::GradBuilder& b, const Entry& e, std::vector<Tensor> dy);
   bool persistent_;
   bool used_ = false;
   bool paused_ = false;

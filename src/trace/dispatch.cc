@@ -106,6 +106,20 @@ void notify_observers(const ops::OpDef& op, const Tensor* const* in, int n, cons
     if (o->records_in(t_current)) o->on_op(op, in, n, attrs, out);
 }
 
+void notify_custom_gradient(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                            const CustomGradientFn& grad) {
+  if (!t_observers) return;
+  const std::vector<OpObserver*> observers = *t_observers;
+  for (OpObserver* o : observers)
+    if (o->records_in(t_current)) o->on_custom_gradient(inputs, outputs, grad);
+}
+
+SuspendObservers::SuspendObservers() : saved_(t_observers) { t_observers = nullptr; }
+SuspendObservers::~SuspendObservers() {
+  delete t_observers;  // observers added meanwhile and not removed (none when scopes nest)
+  t_observers = saved_;
+}
+
 const ops::Attrs& no_attrs() {
   static const ops::Attrs empty;
   return empty;

@@ -253,5 +253,65 @@ TEST(Tape, StopsRecordingWatchesChosenVariablesAndMixesSources) {
   EXPECT_TRUE(tape.watched_variables().empty());
 }
 
+// tf.custom_gradient's guide example: log(1 + e^x) with a stable gradient. The forward runs
+// under StopRecording, so only the custom step connects y to x.
+std::vector<Tensor> log1pexp(const Tensor& x) {
+  Tensor e, y;
+  {
+    StopRecording quiet;
+    e = exp(x);
+    y = log(e + constant(1.0f));
+  }
+  return record_custom_gradient({x}, {y}, [e](const std::vector<Tensor>& dy) {
+    return std::vector<Tensor>{dy[0] * (constant(1.0f) - constant(1.0f) / (e + constant(1.0f)))};
+  });
+}
+
+TEST(CustomGradient, ReplacesTheOpsGradientEagerly) {
+  Tensor x = constant(100.0f);
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = log1pexp(x)[0];
+  expect_tensor<float>(tape.gradient(y, {x})[0], {1.0f}, {});  // the ops' own gradient is NaN here
+}
+
+TEST(CustomGradient, InsideAFunctionAndNested) {
+  auto f = function([](const Tensor& x) {
+    GradientTape tape;
+    tape.watch(x);
+    Tensor y = log1pexp(x)[0];
+    return tape.gradient(y, {x})[0];
+  });
+  expect_near<float>(f(constant<float>({0.0f, 100.0f}, {2})), {0.5f, 1.0f}, {2}, 1e-6);
+}
+
+TEST(CustomGradient, StopRecordingHidesOpsFromEveryTape) {
+  Tensor x = constant(2.0f);
+  GradientTape outer(true);
+  outer.watch(x);
+  Tensor y;
+  {
+    StopRecording quiet;
+    GradientTape inner;  // a tape made inside records
+    inner.watch(x);
+    y = x * x;
+    expect_tensor<float>(inner.gradient(y, {x})[0], {4.0f}, {});
+  }
+  EXPECT_FALSE(outer.gradient(y, {x}, UnconnectedGradients::kNone)[0].defined());
+}
+
+TEST(CustomGradient, BadArguments) {
+  Tensor x = constant(1.0f);
+  auto one = [](const std::vector<Tensor>& dy) { return dy; };
+  expect_error<InvalidArgumentError>([&] { record_custom_gradient({x}, {Tensor()}, one); }, "an output is an empty");
+  expect_error<InvalidArgumentError>([&] { record_custom_gradient({x}, {x}, nullptr); }, "no gradient function");
+  GradientTape tape;
+  tape.watch(x);
+  Tensor y = record_custom_gradient({x}, {x * x}, [](const std::vector<Tensor>& dy) {
+    return std::vector<Tensor>{dy[0], dy[0]};
+  })[0];
+  expect_error<InvalidArgumentError>([&] { tape.gradient(y, {x}); }, "expected to return 1 gradients, but returned 2");
+}
+
 }  // namespace
 }  // namespace kiln
