@@ -24,9 +24,47 @@ UnconnectedGradients unconnected_of(bool zero) {
   return zero ? UnconnectedGradients::kZero : UnconnectedGradients::kNone;
 }
 
+// `with _core.StopRecording():` every tape on this thread stops recording.
+struct StopRecordingScope {
+  std::unique_ptr<StopRecording> active;
+};
+
+// A Python gradient function kept by a tape: released with the GIL held, whichever thread
+// drops the tape's last entry.
+CustomGradient custom_gradient_of(nb::object fn) {
+  std::shared_ptr<nb::object> held(new nb::object(std::move(fn)), [](nb::object* o) {
+    nb::gil_scoped_acquire gil;
+    delete o;
+  });
+  return [held](const std::vector<Tensor>& dy) {
+    nb::gil_scoped_acquire gil;
+    nb::list args;
+    for (const Tensor& t : dy) args.append(nb::cast(t));
+    nb::object result = (*held)(args);
+    std::vector<Tensor> dx;
+    for (nb::handle h : result) dx.push_back(h.is_none() ? Tensor() : nb::cast<Tensor>(h));
+    return dx;
+  };
+}
+
 }  // namespace
 
 void bind_gradient(nb::module_& m) {
+  nb::class_<StopRecordingScope>(m, "StopRecording")
+      .def(nb::init<>())
+      .def("__enter__",
+           [](StopRecordingScope& s) {
+             if (s.active) throw std::runtime_error("StopRecording is already active");
+             s.active = std::make_unique<StopRecording>();
+           })
+      .def("__exit__", [](StopRecordingScope& s, nb::args) { s.active.reset(); });
+  m.def(
+      "record_custom_gradient",
+      [](const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, nb::object grad) {
+        return record_custom_gradient(inputs, outputs, custom_gradient_of(std::move(grad)));
+      },
+      nb::arg("inputs"), nb::arg("outputs"), nb::arg("grad"));
+
   nb::class_<GradientTape>(m, "TapeCore")
       .def(nb::init<bool, bool>(), nb::arg("persistent"), nb::arg("watch_accessed_variables"))
       .def("watch", [](GradientTape& tape, const Tensor& t) { tape.watch(t); })
