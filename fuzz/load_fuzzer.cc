@@ -41,6 +41,10 @@ void read_checkpoint(const std::map<std::string, std::string>& files) {
     } catch (const kiln::Error&) {
     }
   }
+  try {
+    (void)kiln::read_object_graph(reader);  // a SavedModel's variables carry one
+  } catch (const kiln::Error&) {
+  }
 }
 
 std::map<std::string, std::string> make_baseline() {

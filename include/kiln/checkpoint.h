@@ -45,4 +45,31 @@ class CheckpointReader {
   std::shared_ptr<const Impl> impl_;
 };
 
+// One object of an object-based checkpoint's graph (TensorFlow's TrackableObjectGraph; node 0
+// is the root): its children by local name, and the values saved for it (a variable's
+// "VARIABLE_VALUE", with its checkpoint key).
+struct CheckpointObject {
+  struct Child {
+    int node = 0;
+    std::string name;
+  };
+  struct Value {
+    std::string name;
+    std::string full_name;
+    std::string checkpoint_key;
+  };
+  std::vector<Child> children;
+  std::vector<Value> values;
+};
+
+// write_checkpoint plus the object graph, serialized under "_CHECKPOINTABLE_OBJECT_GRAPH" as
+// tf.train.Checkpoint writes it, so TensorFlow's Checkpoint.restore reads it back. Child and
+// value references are checked (InvalidArgumentError).
+void write_object_checkpoint(const std::string& prefix, const std::vector<CheckpointObject>& objects,
+                             const std::vector<std::pair<std::string, Tensor>>& tensors);
+
+// The object graph a checkpoint holds: NotFoundError for a checkpoint without one (written
+// by name, like tf.compat.v1's Saver), DataLossError for a malformed one.
+std::vector<CheckpointObject> read_object_graph(const CheckpointReader& reader);
+
 }  // namespace kiln

@@ -1,4 +1,5 @@
-"""kiln.train: TensorFlow's checkpoints, read without TensorFlow (tf.train.load_checkpoint,
+"""kiln.train: TensorFlow's checkpoints without TensorFlow: tf.train.Checkpoint and
+CheckpointManager (object-based, both ways), and the readers (load_checkpoint,
 CheckpointReader, list_variables, load_variable, latest_checkpoint). The files are parsed by
 kiln's C++ reader (include/kiln/checkpoint.h), which checks every size, offset and checksum."""
 import os
@@ -9,7 +10,8 @@ import numpy as np
 from . import _core
 from . import _dtypes
 
-__all__ = ["CheckpointReader", "load_checkpoint", "list_variables", "load_variable", "latest_checkpoint"]
+__all__ = ["CheckpointReader", "load_checkpoint", "list_variables", "load_variable", "latest_checkpoint", "Checkpoint",
+           "CheckpointManager"]
 
 
 class CheckpointReader:
@@ -95,3 +97,6 @@ def list_variables(ckpt_dir_or_file):
 
 def load_variable(ckpt_dir_or_file, name):
     return load_checkpoint(ckpt_dir_or_file).get_tensor(name)
+
+
+from ._checkpoint import Checkpoint, CheckpointManager  # noqa: E402 (it uses the reader above)

@@ -221,3 +221,35 @@ TEST(Checkpoint, HostileIndexEntries) {
   spit(prefix + ".index", io::build_table({{"", "\xff\xff"}, {"w", good.SerializeAsString()}}));
   expect_error<DataLossError>([&] { CheckpointReader r(prefix); }, "header entry does not parse");
 }
+
+TEST(ObjectCheckpoint, ObjectGraphRoundTripsAndBadReferencesFail) {
+  const std::string prefix = temp_prefix("objects");
+  const std::vector<CheckpointObject> graph = {
+      {.children = {{.node = 1, .name = "w"}}, .values = {}},
+      {.children = {},
+       .values = {{.name = "VARIABLE_VALUE", .full_name = "w", .checkpoint_key = "w/.ATTRIBUTES/VARIABLE_VALUE"}}},
+  };
+  write_object_checkpoint(prefix, graph, {{"w/.ATTRIBUTES/VARIABLE_VALUE", constant(2.5f)}});
+  CheckpointReader reader(prefix);
+  const std::vector<CheckpointObject> back = read_object_graph(reader);
+  ASSERT_EQ(back.size(), 2u);
+  ASSERT_EQ(back[0].children.size(), 1u);
+  EXPECT_EQ(back[0].children[0].node, 1);
+  EXPECT_EQ(back[0].children[0].name, "w");
+  ASSERT_EQ(back[1].values.size(), 1u);
+  EXPECT_EQ(back[1].values[0].checkpoint_key, "w/.ATTRIBUTES/VARIABLE_VALUE");
+  expect_tensor<float>(reader.get_tensor(back[1].values[0].checkpoint_key), {2.5f}, {});
+
+  expect_error<InvalidArgumentError>([&] { write_object_checkpoint(prefix, {}, {}); }, "no root object");
+  expect_error<InvalidArgumentError>(
+      [&] { write_object_checkpoint(prefix, {{.children = {{.node = 3, .name = "x"}}, .values = {}}}, {}); },
+      "child 'x'");
+  write_checkpoint(prefix, {{"w", constant(1.0f)}});
+  expect_error<NotFoundError>([&] { read_object_graph(CheckpointReader(prefix)); }, "no object graph");
+  // One object whose child is node 7 of 1; then bytes that are no protobuf at all.
+  write_checkpoint(prefix,
+                   {{"_CHECKPOINTABLE_OBJECT_GRAPH", constant(std::string_view("\x0a\x04\x0a\x02\x08\x07", 6))}});
+  expect_error<DataLossError>([&] { read_object_graph(CheckpointReader(prefix)); }, "-> node 7 of 1");
+  write_checkpoint(prefix, {{"_CHECKPOINTABLE_OBJECT_GRAPH", constant("\x0a\x05garbage")}});
+  expect_error<DataLossError>([&] { read_object_graph(CheckpointReader(prefix)); }, "not a TrackableObjectGraph");
+}
