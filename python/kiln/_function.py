@@ -133,14 +133,17 @@ class _GraphTensor:
 
 
 class Operation:
-    """One node of a traced graph (graph.get_operations())."""
+    """One node of a traced graph (graph.get_operations()): name, type, inputs and outputs (graph
+    tensors with name, shape and dtype), control_inputs (operation names), get_attr."""
 
     __slots__ = ("name", "type", "_inputs", "control_inputs", "node_def_attrs", "_outputs")
 
-    def __init__(self, d):
+    def __init__(self, d, tensors):
         self.name, self.type = d["name"], d["type"]
-        self._inputs, self.control_inputs = d["inputs"], d["control_inputs"]
-        self.node_def_attrs, self._outputs = d["attrs"], d["outputs"]
+        self._inputs = [tensors.get(n) or _GraphTensor(n, None, None) for n in d["inputs"]]
+        self.control_inputs = d["control_inputs"]
+        self.node_def_attrs = d["attrs"]
+        self._outputs = [tensors[_output_name(o)] for o in d["outputs"]]
 
     @property
     def inputs(self):
@@ -157,12 +160,43 @@ class Operation:
         return "<kiln.Operation '%s' type=%s>" % (self.name, self.type)
 
 
-class GraphDef:
-    """A traced graph as TensorFlow's GraphDef: str() is its protobuf text, SerializeToString()
-    its binary form (wire-compatible with tensorflow.core.framework.graph_pb2.GraphDef)."""
+def _output_name(text):
+    return text.split(" ", 1)[0]
 
-    def __init__(self, text, data):
+
+def _graph_tensor(text):
+    """'name:0 float32 [2,-1]' (the core's description of an output) as a _GraphTensor."""
+    from . import _dtypes as dtypes
+    from ._shape import TensorShape
+    name, dtype, dims = text.split(" ")
+    shape = TensorShape(None) if not dims.startswith("[") else TensorShape(
+        [None if d == "?" or int(d) < 0 else int(d) for d in dims.strip("[]").split(",") if d])
+    return _GraphTensor(name, shape, getattr(dtypes, dtype, dtype))
+
+
+class NodeDef:
+    """One node of a GraphDef as TensorFlow's protobuf reads: name, op, input ("node",
+    "node:1", "^control"), device, attr (name -> the attribute's value as text)."""
+
+    __slots__ = ("name", "op", "input", "device", "attr")
+
+    def __init__(self, d):
+        self.name, self.op, self.device = d["name"], d["type"], ""
+        self.input = [n[:-2] if n.endswith(":0") else n for n in d["inputs"]]
+        self.input += ["^" + c for c in d["control_inputs"]]
+        self.attr = dict(d["attrs"])
+
+    def __repr__(self):
+        return "<kiln NodeDef name=%r op=%r>" % (self.name, self.op)
+
+
+class GraphDef:
+    """A traced graph as TensorFlow's GraphDef: .node (NodeDef), str() its protobuf text,
+    SerializeToString() its binary form (wire-compatible with TensorFlow's graph_pb2.GraphDef)."""
+
+    def __init__(self, text, data, operations):
         self._text, self._data = text, data
+        self.node = [NodeDef(d) for d in operations]
 
     def __str__(self):
         return self._text
@@ -178,11 +212,23 @@ class FuncGraph:
         self._concrete = concrete
 
     def get_operations(self):
-        return [Operation(d) for d in self._concrete._core.operations()]
+        ops = self._concrete._core.operations()
+        tensors = {}
+        for d in ops:
+            for o in d["outputs"]:
+                t = _graph_tensor(o)
+                tensors[t.name] = t
+        return [Operation(d, tensors) for d in ops]
 
-    def as_graph_def(self):
+    def get_operation_by_name(self, name):
+        for op in self.get_operations():
+            if op.name == name:
+                return op
+        raise KeyError("The name %r refers to an Operation not in the graph." % name)
+
+    def as_graph_def(self, add_shapes=False):
         core = self._concrete._core
-        return GraphDef(core.graph_def_text(), core.graph_def_bytes())
+        return GraphDef(core.graph_def_text(), core.graph_def_bytes(), core.operations())
 
     @property
     def inputs(self):
@@ -258,7 +304,14 @@ class ConcreteFunction:
 
     @property
     def function_type(self):
-        return self.pretty_printed_signature()
+        """Prints as TensorFlow's FunctionType: (a: TensorSpec(...), b: Literal[2]) -> ..."""
+        params = ", ".join("%s: %s" % (p.name, _type_text(_unnamed(value)))
+                           for p, value in zip(self._function._params, self._structured_input))
+        return _FunctionType("(%s) -> %s" % (params, self._output_text()))
+
+    def _output_text(self):
+        specs = [TensorSpec(_shape_of(dims), dtype) for dims, dtype, _ in self._core.output_specs()]
+        return _type_text(_rebuild(self._structure, specs))
 
     def pretty_printed_signature(self, verbose=True):
         del verbose
@@ -266,8 +319,7 @@ class ConcreteFunction:
         for p, value in zip(self._function._params, self._structured_input):
             lines.append("  %s (%s): %s" % (p.name, p.kind.name, _type_text(_unnamed(value))))
         lines.append("Output Type:")
-        specs = [TensorSpec(_shape_of(dims), dtype) for dims, dtype, _ in self._core.output_specs()]
-        lines.append("  " + _type_text(_rebuild(self._structure, specs)))
+        lines.append("  " + self._output_text())
         lines.append("Captures:")
         captured = self.captured_inputs
         if not captured:
@@ -298,7 +350,22 @@ class ConcreteFunction:
         return _rebuild(self._structure, self._core.call(tensors))
 
     def __repr__(self):
-        return "<ConcreteFunction %s at 0x%X>" % (self.name, id(self))
+        return "<ConcreteFunction %s at 0x%X>" % (self.function_type, id(self))
+
+    def __str__(self):
+        return "ConcreteFunction " + self.pretty_printed_signature()
+
+
+class _FunctionType:
+    """What ConcreteFunction.function_type returns: its text is TensorFlow's."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def __str__(self):
+        return self._text
+
+    __repr__ = __str__
 
 
 class _CallSpec:

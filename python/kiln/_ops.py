@@ -383,7 +383,7 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
         line = inputs[0].numpy().decode("utf-8", "replace")  # TensorFlow prints a lone string bare
     else:
         line = sep.join(text(v) for v in inputs)
-    if symbolic:  # inside a trace: an op, so every call prints
+    if symbolic or _core.tracing_active():  # inside a trace: an op, so every call prints
         from . import raw_ops
         if not (stream is sys.stdout or stream is sys.stderr or isinstance(stream, str)):
             raise ValueError("Unsupported output stream %r inside a kiln.function: it prints to sys.stdout, "
