@@ -18,6 +18,8 @@ def _flatten(x):
     def tensor_of(v):
         if v is None:
             return None
+        if hasattr(v, "_kiln_composite"):
+            return _nest.Composite(*v._kiln_composite())
         return v._kiln_tensor() if hasattr(v, "_kiln_tensor") else convert_to_tensor(v)
 
     return _nest.flatten_to_slots(x, tensor_of, sorted_dicts=True)

@@ -25,12 +25,23 @@ def map_structure(x, leaf, sorted_dicts=False):
 
 
 class Slot:
-    """Where flat value number `index` goes when a structure is rebuilt."""
+    """Where flat value number `index` goes when a structure is rebuilt (through `wrap` for a
+    composite value, such as a TensorArray carried as its list)."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "wrap")
 
-    def __init__(self, index):
+    def __init__(self, index, wrap=None):
         self.index = index
+        self.wrap = wrap
+
+
+class Composite:
+    """What tensor_of returns for a value carried as one tensor and made again by wrap(tensor)."""
+
+    __slots__ = ("tensor", "wrap")
+
+    def __init__(self, tensor, wrap):
+        self.tensor, self.wrap = tensor, wrap
 
 
 def flatten_to_slots(x, tensor_of, sorted_dicts=False):
@@ -42,6 +53,9 @@ def flatten_to_slots(x, tensor_of, sorted_dicts=False):
         t = tensor_of(v)
         if t is None:
             return v
+        if type(t) is Composite:
+            tensors.append(t.tensor)
+            return Slot(len(tensors) - 1, t.wrap)
         tensors.append(t)
         return Slot(len(tensors) - 1)
 
@@ -50,4 +64,8 @@ def flatten_to_slots(x, tensor_of, sorted_dicts=False):
 
 def rebuild(structure, values):
     """The structure with each Slot replaced by values[slot.index]."""
-    return map_structure(structure, lambda v: values[v.index] if type(v) is Slot else v)
+    def leaf(v):
+        if type(v) is not Slot:
+            return v
+        return values[v.index] if v.wrap is None else v.wrap(values[v.index])
+    return map_structure(structure, leaf)

@@ -150,15 +150,17 @@ def while_stmt(test, body, state, names, opts=None):
 
 def _tensor_loop(test, body, state, names, extra=()):
     """kiln.while_loop over the tensor-valued variables; the others must not change."""
-    loop_idx = [i for i, v in enumerate(state) if _is_tensor_like(v)]
+    # A composite (a TensorArray) is carried as its one tensor and made again around it.
+    wraps = {i: v._kiln_composite()[1] for i, v in enumerate(state) if hasattr(v, "_kiln_composite")}
+    loop_idx = [i for i, v in enumerate(state) if _is_tensor_like(v) or i in wraps]
     fixed = list(state)
-    init = list(extra) + [_as_tensor(state[i]) for i in loop_idx]
+    init = list(extra) + [state[i]._kiln_composite()[0] if i in wraps else _as_tensor(state[i]) for i in loop_idx]
     n_extra = len(extra)
 
     def full(vs):
         s = list(fixed)
         for j, i in enumerate(loop_idx):
-            s[i] = vs[n_extra + j]
+            s[i] = wraps[i](vs[n_extra + j]) if i in wraps else vs[n_extra + j]
         return vs[:n_extra], s
 
     def cond_flat(vs):
@@ -170,7 +172,12 @@ def _tensor_loop(test, body, state, names, extra=()):
         new_extra, new = body(ex, s) if n_extra else ([], body(*s))
         out = list(new_extra)
         for i, (name, old, v) in enumerate(zip(names, s, new)):
-            if i in loop_idx:
+            if i in wraps:
+                if not hasattr(v, "_kiln_composite"):
+                    raise ValueError("'%s' must be a %s in every iteration of a loop on a tensor, got %r"
+                                     % (name, type(old).__name__, v))
+                out.append(v._kiln_composite()[0])
+            elif i in loop_idx:
                 if not _is_tensor_like(v):
                     raise ValueError("'%s' must be a tensor in every iteration of a loop on a tensor, got %r"
                                      % (name, v))
