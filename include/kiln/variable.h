@@ -42,6 +42,10 @@ class Variable {
   DType dtype() const;
   TensorShape shape() const;
   std::string name() const;
+  // Trainable (the default) variables are watched by a GradientTape when read; others only
+  // through an explicit watch (TensorFlow's tf.Variable(trainable=False)).
+  bool trainable() const;
+  void set_trainable(bool trainable);
   const std::shared_ptr<detail::VariableHandle>& handle() const { return handle_; }
   // The variable's identity: equal for every handle on the same variable.
   const void* identity() const;

@@ -87,7 +87,14 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         self._require_unspent()
         zero = _zero_mode(unconnected_gradients)
-        target = _one_target(target)
+        # Summing several targets, or reading a variable given as the target, is part of what
+        # is differentiated: the tape records it even after its `with` ended (as TensorFlow's).
+        was = self._recording
+        self._core.set_recording(True)
+        try:
+            target = _one_target(target)
+        finally:
+            self._core.set_recording(was)
         flat, structure = _flatten_with_structure(sources)
         upstream = convert_to_tensor(output_gradients) if output_gradients is not None else None
         grads = self._core.gradient_mixed(target, [_source(s) for s in flat], upstream, zero)

@@ -60,6 +60,7 @@ class Variable:
             raise ValueError(_SINGLETON_MESSAGE) from None
         self._name = (name or "Variable") + ":0"
         self._trainable = True if trainable is None else bool(trainable)
+        self._core.trainable = self._trainable  # a tape watches only trainable variables unasked
         _BY_ID[self._core._id()] = self
 
     # -- reading

@@ -25,6 +25,38 @@ void bind_checkpoint(nb::module_& m) {
             return out;
           },
           nb::arg("name"));
+  // Object graphs cross as [(children [(name, node)], values [(name, full_name, key)])].
+  m.def(
+      "write_object_checkpoint",
+      [](const std::string& prefix, nb::list objects, const std::vector<std::pair<std::string, Tensor>>& tensors) {
+        std::vector<CheckpointObject> graph;
+        for (nb::handle o : objects) {
+          CheckpointObject obj;
+          for (nb::handle c : o[0])
+            obj.children.push_back({.node = nb::cast<int>(c[1]), .name = nb::cast<std::string>(c[0])});
+          for (nb::handle v : o[1])
+            obj.values.push_back({.name = nb::cast<std::string>(v[0]),
+                                  .full_name = nb::cast<std::string>(v[1]),
+                                  .checkpoint_key = nb::cast<std::string>(v[2])});
+          graph.push_back(std::move(obj));
+        }
+        nb::gil_scoped_release release;
+        write_object_checkpoint(prefix, graph, tensors);
+      },
+      nb::arg("prefix"), nb::arg("objects"), nb::arg("tensors"));
+  m.def(
+      "read_object_graph",
+      [](const CheckpointReader& reader) {
+        nb::list out;
+        for (const CheckpointObject& o : read_object_graph(reader)) {
+          nb::list children, values;
+          for (const auto& c : o.children) children.append(nb::make_tuple(c.name, c.node));
+          for (const auto& v : o.values) values.append(nb::make_tuple(v.name, v.full_name, v.checkpoint_key));
+          out.append(nb::make_tuple(children, values));
+        }
+        return out;
+      },
+      nb::arg("reader"));
   m.def("write_checkpoint", &write_checkpoint, nb::arg("prefix"), nb::arg("tensors"),
         nb::call_guard<nb::gil_scoped_release>());
 }

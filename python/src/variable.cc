@@ -26,6 +26,7 @@ void bind_variable(nb::module_& m) {
              return nb::tuple(dims);
            })
       .def_prop_ro("name", &Variable::name)
+      .def_prop_rw("trainable", &Variable::trainable, &Variable::set_trainable)
       // The variable's identity (two handles on one variable agree): how kiln.Variable finds
       // the Python object of a handle the C++ side returns.
       .def("_id", [](const Variable& v) { return reinterpret_cast<uintptr_t>(v.identity()); });

@@ -137,3 +137,32 @@ def test_jacobian_inside_a_function(tf):
     ours, theirs = make(kiln), make(tf)
     for _ in range(2):
         _same(ours(), theirs())
+
+
+def test_non_trainable_variables_are_not_watched_unasked(tf):
+    def program(m):
+        x0 = m.Variable(3.0, name="x0")
+        x1 = m.Variable(3.0, name="x1", trainable=False)
+        with m.GradientTape() as tape:
+            y = x0 ** 2 + x1 ** 2
+        grads = tape.gradient(y, [x0, x1])
+        names = [v.name for v in tape.watched_variables()]
+        with m.GradientTape() as tape:
+            tape.watch(x1)
+            z = x1 * 2
+        return grads + [tape.gradient(z, x1), m.constant(len(names))]
+    _both(tf, program)
+
+
+def test_structured_and_variable_targets(tf):
+    def program(m):
+        x = m.Variable(2.0)
+        with m.GradientTape() as tape:
+            y0 = x ** 2
+            y1 = 1 / x
+        summed = tape.gradient({"y0": y0, "y1": y1}, x)
+        v0, v1 = m.Variable(2.0), m.Variable(2.0)
+        with m.GradientTape() as tape:
+            result = v0  # the variable itself is the target
+        return [summed] + tape.gradient(result, [v0, v1])
+    _both(tf, program)

@@ -19,8 +19,8 @@ void check_references(const std::vector<CheckpointObject>& objects, bool reading
   for (size_t i = 0; i < objects.size(); ++i)
     for (const CheckpointObject::Child& c : objects[i].children)
       if (c.node < 0 || static_cast<size_t>(c.node) >= objects.size())
-        bad("object " + std::to_string(i) + " has child '" + c.name + "' -> node " + std::to_string(c.node) +
-            " of " + std::to_string(objects.size()));
+        bad("object " + std::to_string(i) + " has child '" + c.name + "' -> node " + std::to_string(c.node) + " of " +
+            std::to_string(objects.size()));
 }
 
 }  // namespace

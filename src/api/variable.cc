@@ -96,6 +96,8 @@ void Variable::assign_sub(const Tensor& delta) { write(handle_, ops::op::AssignS
 DType Variable::dtype() const { return handle_->state->dtype(); }
 TensorShape Variable::shape() const { return handle_->state->shape(); }
 std::string Variable::name() const { return handle_->state->resource_name(); }
+bool Variable::trainable() const { return handle_->state->trainable; }
+void Variable::set_trainable(bool trainable) { handle_->state->trainable = trainable; }
 
 void assert_that(const Tensor& cond, std::string message) {
   if (!cond.defined()) throw InvalidArgumentError("assert_that: empty condition");

@@ -62,7 +62,7 @@ void Tape::on_op(const ops::OpDef& op, const Tensor* const* in, int n, const ops
   bool reads_variable = op.has(ops::kReadsVariable);
   if (reads_variable) {
     const auto& variable = std::get<ops::ResourceRef>(attrs[ops::kReadsVariableAttr]).resource;
-    reads_variable = watch_accessed_variables_ || is_watched(variable.get());
+    reads_variable = (watch_accessed_variables_ && variable->trainable) || is_watched(variable.get());
     if (reads_variable) note_watched(variable);
   }
   if (!reads_variable && !connected(in, n)) return;

@@ -16,6 +16,10 @@ struct Resource {
   virtual const TensorShape& shape() const = 0;
   // Its value now, immutable (later writes do not change it); throws if it has none yet.
   virtual Tensor snapshot() const = 0;
+
+  // Whether a tape records its reads without being asked (TensorFlow's trainable); a
+  // non-trainable resource is recorded only when watched explicitly.
+  bool trainable = true;
 };
 
 }  // namespace kiln

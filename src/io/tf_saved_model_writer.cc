@@ -371,7 +371,7 @@ void io::write_saved_model(const std::string& dir, std::map<std::string, Concret
       auto* v = add_node()->mutable_variable();
       v->set_dtype(proto_dtype(r->dtype()));
       set_shape(r->shape(), v->mutable_shape());
-      v->set_trainable(true);
+      v->set_trainable(r->trainable);
       v->set_name(r->resource_name().empty() ? child : r->resource_name());
       add_child(parent, id, leaf);
       auto* attr = checkpoint_graph.mutable_nodes(id)->add_attributes();

@@ -313,5 +313,19 @@ TEST(CustomGradient, BadArguments) {
   expect_error<InvalidArgumentError>([&] { tape.gradient(y, {x}); }, "expected to return 1 gradients, but returned 2");
 }
 
+TEST(GradientTape, NonTrainableVariablesAreWatchedOnlyWhenAsked) {
+  Variable w(constant(3.0f)), frozen(constant(3.0f));
+  frozen.set_trainable(false);
+  EXPECT_FALSE(frozen.trainable());
+  GradientTape tape(true);
+  Tensor y = w * w + frozen * frozen;
+  auto g = tape.gradient(y, {&w, &frozen}, UnconnectedGradients::kNone);
+  expect_tensor<float>(g[0], {6.0f}, {});
+  EXPECT_FALSE(g[1].defined());
+  GradientTape asked;
+  asked.watch(frozen);
+  expect_tensor<float>(asked.gradient(frozen * frozen, {&frozen})[0], {6.0f}, {});
+}
+
 }  // namespace
 }  // namespace kiln
