@@ -52,6 +52,7 @@ from . import math, nn, random, debugging, experimental, config, autograph, dtyp
 from . import raw_ops, image, bitwise, strings, io, nest, linalg  # noqa: E402
 from .strings import as_string  # noqa: E402
 from ._ops_complex import complex  # noqa: E402,A004
+from ._ops_composite import meshgrid  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 from ._clip import clip_by_value, clip_by_norm, clip_by_global_norm  # noqa: E402
 from ._environment import executing_eagerly, get_logger, device, is_tensor, bitcast, saturate_cast  # noqa: E402

@@ -155,3 +155,32 @@ def l2_loss(t, name=None):
     """sum(t ** 2) / 2."""
     t = _t(t)
     return _m.reduce_sum(_m.square(t)) * _const(0.5, t)
+
+
+def meshgrid(*args, **kwargs):
+    """tf.meshgrid(*args, indexing="xy"): each input reshaped along its own axis and multiplied
+    by ones of the grid's shape, as TensorFlow's array_ops does ("xy" swaps the first two)."""
+    from ._ops import ones, reshape
+    indexing = kwargs.pop("indexing", "xy")
+    kwargs.pop("name", None)
+    if kwargs:
+        key = list(kwargs)[0]
+        raise TypeError("'{}' is an invalid keyword argument for this function".format(key))
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Argument `indexing` parameter must be either 'xy' or 'ij', got '%s'" % indexing)
+    xs = [convert_to_tensor(a) for a in args]
+    ndim = len(xs)
+    if ndim == 0:
+        return []
+    shapes = [int(x.shape.num_elements()) for x in xs]
+    outputs = []
+    for i, x in enumerate(xs):
+        s = [1] * ndim
+        s[i] = -1
+        outputs.append(reshape(x, s))
+    if indexing == "xy" and ndim > 1:
+        outputs[0] = reshape(xs[0], [1, -1] + [1] * (ndim - 2))
+        outputs[1] = reshape(xs[1], [-1, 1] + [1] * (ndim - 2))
+        shapes[0], shapes[1] = shapes[1], shapes[0]
+    grid = ones(shapes, xs[0].dtype)
+    return [o * grid for o in outputs]

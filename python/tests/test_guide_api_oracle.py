@@ -30,6 +30,9 @@ def _close(ours, theirs, rtol=2e-6):
 
 CASES = [
     ("reduce_variance", lambda m, x: m.math.reduce_variance(x, axis=1), [_f32(3, 4)]),
+    ("meshgrid_xy", lambda m, a, b: m.stack(m.meshgrid(a, b)), [_f32(3), _f32(2)]),
+    ("meshgrid_ij_3d", lambda m, a, b, c: m.stack(m.meshgrid(a, b, c, indexing="ij")), [_f32(3), _f32(2), _f32(4)]),
+    ("meshgrid_xy_3d", lambda m, a, b, c: m.stack(m.meshgrid(a, b, c)), [_f32(3), _f32(2), _f32(4)]),
     ("reduce_std", lambda m, x: m.math.reduce_std(x, keepdims=True), [_f32(3, 4)]),
     ("reduce_logsumexp", lambda m, x: m.math.reduce_logsumexp(x * 50.0, axis=0), [_f32(3, 4)]),
     ("reduce_logsumexp_all", lambda m, x: m.math.reduce_logsumexp(x), [_f32(5)]),
