@@ -1,5 +1,6 @@
 """kiln.linalg: tf.linalg's names kiln has. The decompositions are TensorFlow's ops with
-Eigen's algorithms (MatrixInverse, MatrixDeterminant, LogMatrixDeterminant, MatrixSolve, Cholesky,
+Eigen's algorithms (MatrixInverse, MatrixDeterminant, LogMatrixDeterminant, Svd, Qr,
+SelfAdjointEigV2, MatrixSolve, Cholesky,
 MatrixTriangularSolve, MatrixBandPart); the rest compose them as TensorFlow's Python does."""
 from . import raw_ops
 from ._convert import convert_to_tensor
@@ -10,7 +11,7 @@ from ._ops_composite import l2_normalize  # noqa: F401
 
 __all__ = ["matmul", "matvec", "inv", "det", "slogdet", "solve", "cholesky", "cholesky_solve", "triangular_solve",
            "band_part", "trace", "diag_part", "adjoint", "matrix_transpose", "norm", "eye", "einsum", "global_norm",
-           "l2_normalize"]
+           "l2_normalize", "svd", "qr", "eigh", "eigvalsh", "diag"]
 
 
 def inv(input, adjoint=False, name=None):  # noqa: A002
@@ -103,3 +104,38 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa:
     if ord == float("inf"):
         return reduce_max(magnitude, axis, keepdims=keepdims)
     raise ValueError("'ord' must be a supported vector norm, got %s" % (ord,))
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """(s, u, v) with tensor = u @ diag(s) @ adjoint(v); s alone when compute_uv is False."""
+    s, u, v = raw_ops.Svd(input=convert_to_tensor(tensor), compute_uv=compute_uv, full_matrices=full_matrices)
+    return (s, u, v) if compute_uv else s
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002
+    """(q, r): q with orthonormal columns, r upper triangular."""
+    q, r = raw_ops.Qr(input=convert_to_tensor(input), full_matrices=full_matrices)
+    return q, r
+
+
+def eigh(tensor, name=None):
+    """(eigenvalues ascending, eigenvectors as columns) of self-adjoint matrices (lower triangle read)."""
+    e, v = raw_ops.SelfAdjointEigV2(input=convert_to_tensor(tensor), compute_v=True)
+    return e, v
+
+
+def eigvalsh(tensor, name=None):
+    e, _ = raw_ops.SelfAdjointEigV2(input=convert_to_tensor(tensor), compute_v=False)
+    return e
+
+
+def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
+    """Square matrices with `diagonal` on the main diagonal (k=0 only): [..., n] -> [..., n, n]."""
+    from ._ops import expand_dims, eye
+    if k != 0 or num_rows != -1 or num_cols != -1:
+        raise NotImplementedError("kiln.linalg.diag supports k=0 with the default num_rows/num_cols only")
+    d = convert_to_tensor(diagonal)
+    if d.shape.rank is None or d.shape.rank < 1:
+        raise ValueError("diagonal must be at least 1-dim, received shape: %s" % d.shape)
+    n = d.shape[-1]
+    return expand_dims(d, -1) * eye(n, dtype=d.dtype)

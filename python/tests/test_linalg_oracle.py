@@ -57,6 +57,22 @@ CASES = [
     ("norm", lambda m, a: m.linalg.norm(a), [RNG.standard_normal((3, 4))]),
     ("norm_axis", lambda m, a: m.linalg.norm(a, ord=1, axis=1), [RNG.standard_normal((3, 4))]),
     ("float32_inv", lambda m, a: m.linalg.inv(a), [_general(3, dtype=np.float32)]),
+    # Singular and eigen vectors are unique up to sign: compared as absolute values, and the
+    # products as they are.
+    ("svd_values", lambda m, a: m.linalg.svd(a, compute_uv=False), [RNG.standard_normal((2, 4, 3))]),
+    ("svd_abs_u", lambda m, a: m.abs(m.linalg.svd(a)[1]), [RNG.standard_normal((2, 4, 3))]),
+    ("svd_abs_v_full", lambda m, a: m.abs(m.linalg.svd(a, full_matrices=True)[2]), [RNG.standard_normal((3, 5))]),
+    ("svd_rebuilt", lambda m, a: (lambda s, u, v: m.matmul(u * s[..., None, :], v, adjoint_b=True))(
+        *m.linalg.svd(a)), [RNG.standard_normal((2, 3, 4))]),
+    ("svd_empty", lambda m, a: m.linalg.svd(a, compute_uv=False), [np.zeros([2, 0, 3])]),
+    ("svd_float32", lambda m, a: m.linalg.svd(a, compute_uv=False), [RNG.standard_normal((5, 5)).astype(np.float32)]),
+    ("qr_abs_r", lambda m, a: m.abs(m.linalg.qr(a)[1]), [RNG.standard_normal((2, 4, 3))]),
+    ("qr_abs_q_full", lambda m, a: m.abs(m.linalg.qr(a, full_matrices=True)[0]), [RNG.standard_normal((4, 3))]),
+    ("qr_rebuilt", lambda m, a: m.matmul(*m.linalg.qr(a)), [RNG.standard_normal((3, 5))]),
+    ("eigh_values", lambda m, a: m.linalg.eigh(a)[0], [_spd(4, (2,))]),
+    ("eigh_abs_vectors", lambda m, a: m.abs(m.linalg.eigh(a)[1]), [_spd(3)]),
+    ("eigvalsh", lambda m, a: m.linalg.eigvalsh(a), [_spd(5)]),
+    ("diag", lambda m, a: m.linalg.diag(a), [RNG.standard_normal((2, 3))]),
 ]
 
 
@@ -90,6 +106,10 @@ BAD = [
     ("rank_1", lambda m: m.raw_ops.MatrixInverse(input=np.zeros([2], np.float32))),
     ("int_inverse", lambda m: m.raw_ops.MatrixInverse(input=np.zeros([2, 2], np.int32))),
     ("det_non_square", lambda m: m.linalg.det(np.zeros([2, 3], np.float32))),
+    ("svd_rank_1", lambda m: m.raw_ops.Svd(input=np.ones([3], np.float32))),
+    ("qr_rank_1", lambda m: m.raw_ops.Qr(input=np.ones([3], np.float32))),
+    ("eigh_not_square", lambda m: m.raw_ops.SelfAdjointEigV2(input=np.ones([2, 3], np.float32))),
+    ("svd_int", lambda m: m.raw_ops.Svd(input=np.ones([2, 2], np.int32))),
     ("slogdet_non_square", lambda m: m.linalg.slogdet(np.zeros([2, 3], np.float32))),
     ("slogdet_int", lambda m: m.raw_ops.LogMatrixDeterminant(input=np.zeros([2, 2], np.int32))),
     ("singular_solve", lambda m: m.linalg.solve(np.zeros([2, 2], np.float32), np.ones([2, 1], np.float32))),

@@ -1,0 +1,222 @@
+// The matrix decompositions with several outputs, over batches of matrices (the last two
+// dimensions), with the Eigen solvers TensorFlow's CPU kernels use: Svd (BDCSVD; singular
+// values descending), Qr (HouseholderQR) and SelfAdjointEigV2 (SelfAdjointEigenSolver, which
+// reads the lower triangle; eigenvalues ascending). Singular and eigen vectors are unique only
+// up to sign (and rotation within repeated values): they agree with TensorFlow's as far as the
+// decomposition does. No gradients yet.
+#include <algorithm>
+#include <string>
+
+#include "kernels/eigen_core.h"
+#include "ops/helpers.h"
+#include "ops/op_list.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <Eigen/Eigenvalues>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+namespace kiln::ops {
+namespace {
+
+template <class T>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using MatrixMap = Eigen::Map<Matrix<T>>;
+template <class T>
+using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
+
+const int kSvdComputeUv = attr_index(op::Svd(), "compute_uv");
+const int kSvdFull = attr_index(op::Svd(), "full_matrices");
+const int kQrFull = attr_index(op::Qr(), "full_matrices");
+const int kEigComputeV = attr_index(op::SelfAdjointEigV2(), "compute_v");
+
+// The input: a float or double batch of matrices, rank >= 2 (TensorFlow's messages). Its dims
+// (null when the rank is unknown) and the output dtype set.
+const Dims* matrices(InferContext& c, int outputs) {
+  require_type_in(c, "T", c.in(0).dtype, {DType::Float64, DType::Float32});
+  c.set_num_outputs(outputs);
+  for (int i = 0; i < outputs; ++i) c.out(i).dtype = c.in(0).dtype;
+  c.kernel_dtype = c.in(0).dtype;
+  if (c.in(0).unknown_rank) {
+    for (int i = 0; i < outputs; ++i) c.out(i).shape = TensorShape::unknown();
+    return nullptr;
+  }
+  const Dims& d = *c.in(0).dims;
+  if (d.size() < 2) c.fail("Input tensor 0 must have rank >= 2, got " + std::to_string(d.size()));
+  return &d;
+}
+
+// The batch dims of `d` followed by `tail`.
+Dims with_batch(const Dims& d, std::initializer_list<int64_t> tail) {
+  Dims out;
+  for (size_t i = 0; i + 2 < d.size(); ++i) out.push_back(d[i]);
+  for (int64_t t : tail) out.push_back(t);
+  return out;
+}
+int64_t smaller(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : std::min(a, b); }
+
+// Svd: s [..., p], u [..., m, m or p], v [..., n, n or p] (p = min(m, n)); u and v are
+// scalars when compute_uv is false, as TensorFlow leaves them.
+void infer_svd(InferContext& c) {
+  const Dims* d = matrices(c, 3);
+  if (!d) return;
+  const int64_t m = (*d)[d->size() - 2], n = (*d)[d->size() - 1], p = smaller(m, n);
+  const bool full = c.attrs.b(kSvdFull);
+  c.out(0).shape = TensorShape(with_batch(*d, {p}));
+  if (c.attrs.b(kSvdComputeUv)) {
+    c.out(1).shape = TensorShape(with_batch(*d, {m, full ? m : p}));
+    c.out(2).shape = TensorShape(with_batch(*d, {n, full ? n : p}));
+  } else {
+    c.out(1).shape = TensorShape(Dims{});
+    c.out(2).shape = TensorShape(Dims{});
+  }
+}
+
+// Qr: q [..., m, m or p], r [..., m or p, n].
+void infer_qr(InferContext& c) {
+  const Dims* d = matrices(c, 2);
+  if (!d) return;
+  const int64_t m = (*d)[d->size() - 2], n = (*d)[d->size() - 1], p = smaller(m, n);
+  const bool full = c.attrs.b(kQrFull);
+  c.out(0).shape = TensorShape(with_batch(*d, {m, full ? m : p}));
+  c.out(1).shape = TensorShape(with_batch(*d, {full ? m : p, n}));
+}
+
+// SelfAdjointEigV2: e [..., n], v [..., n, n] ([0] when compute_v is false).
+void infer_eig(InferContext& c) {
+  const Dims* d = matrices(c, 2);
+  if (!d) return;
+  const int64_t m = (*d)[d->size() - 2], n = (*d)[d->size() - 1];
+  if (m >= 0 && n >= 0 && m != n) c.fail("Input matrix must be square.");
+  c.out(0).shape = TensorShape(with_batch(*d, {n}));
+  c.out(1).shape = c.attrs.b(kEigComputeV) ? TensorShape(with_batch(*d, {n, n})) : TensorShape(Dims{0});
+}
+
+struct Shape2 {
+  int64_t count, m, n;
+};
+Shape2 batch_of(const TensorImpl& t) {
+  const int64_t m = t.dims[t.dims.size() - 2], n = t.dims[t.dims.size() - 1];
+  int64_t count = 1;
+  for (size_t i = 0; i + 2 < t.dims.size(); ++i) count *= t.dims[i];
+  return {count, m, n};
+}
+
+template <class T>
+void set_identity(T* out, int64_t rows, int64_t cols) {
+  MatrixMap<T>(out, rows, cols).setIdentity();
+}
+
+template <class T>
+struct SvdKernel {
+  static void run(KernelContext& c) {
+    const Shape2 b = batch_of(c.in(0));
+    const int64_t p = std::min(b.m, b.n);
+    const bool uv = c.attrs.b(kSvdComputeUv), full = c.attrs.b(kSvdFull);
+    const int64_t ucols = full ? b.m : p, vcols = full ? b.n : p;
+    if (!uv) {
+      c.out(1).as<T>()[0] = T(0);
+      c.out(2).as<T>()[0] = T(0);
+    }
+    for (int64_t i = 0; i < b.count; ++i) {
+      T* s = c.out(0).as<T>() + i * p;
+      if (p == 0) {  // an empty matrix: no values; full bases are identities
+        if (uv) {
+          set_identity(c.out(1).as<T>() + i * b.m * ucols, b.m, ucols);
+          set_identity(c.out(2).as<T>() + i * b.n * vcols, b.n, vcols);
+        }
+        continue;
+      }
+      const ConstMatrixMap<T> a(c.in(0).as<T>() + i * b.m * b.n, b.m, b.n);
+      const unsigned flags =
+          uv ? (full ? Eigen::ComputeFullU | Eigen::ComputeFullV : Eigen::ComputeThinU | Eigen::ComputeThinV) : 0u;
+      Eigen::BDCSVD<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>> svd(a, flags);
+      Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(s, p) = svd.singularValues();
+      if (uv) {
+        MatrixMap<T>(c.out(1).as<T>() + i * b.m * ucols, b.m, ucols) = svd.matrixU();
+        MatrixMap<T>(c.out(2).as<T>() + i * b.n * vcols, b.n, vcols) = svd.matrixV();
+      }
+    }
+  }
+};
+
+template <class T>
+struct QrKernel {
+  static void run(KernelContext& c) {
+    const Shape2 b = batch_of(c.in(0));
+    const int64_t p = std::min(b.m, b.n);
+    const bool full = c.attrs.b(kQrFull);
+    const int64_t qcols = full ? b.m : p, rrows = full ? b.m : p;
+    for (int64_t i = 0; i < b.count; ++i) {
+      T* q = c.out(0).as<T>() + i * b.m * qcols;
+      T* r = c.out(1).as<T>() + i * rrows * b.n;
+      if (b.m == 0 || b.n == 0) {
+        set_identity(q, b.m, qcols);
+        MatrixMap<T>(r, rrows, b.n).setZero();
+        continue;
+      }
+      const ConstMatrixMap<T> a(c.in(0).as<T>() + i * b.m * b.n, b.m, b.n);
+      Eigen::HouseholderQR<Matrix<T>> qr(a);
+      MatrixMap<T>(r, rrows, b.n) = qr.matrixQR().topRows(rrows).template triangularView<Eigen::Upper>();
+      MatrixMap<T>(q, b.m, qcols) = qr.householderQ() * Matrix<T>::Identity(b.m, qcols);
+    }
+  }
+};
+
+template <class T>
+struct EigKernel {
+  static void run(KernelContext& c) {
+    const Shape2 b = batch_of(c.in(0));
+    if (b.m != b.n) c.fail("Input matrix must be square.");
+    const bool vectors = c.attrs.b(kEigComputeV);
+    for (int64_t i = 0; i < b.count; ++i) {
+      if (b.n == 0) continue;
+      const ConstMatrixMap<T> a(c.in(0).as<T>() + i * b.n * b.n, b.n, b.n);
+      Eigen::SelfAdjointEigenSolver<Matrix<T>> eig(a, vectors ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
+      Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(c.out(0).as<T>() + i * b.n, b.n) = eig.eigenvalues();
+      if (vectors) MatrixMap<T>(c.out(1).as<T>() + i * b.n * b.n, b.n, b.n) = eig.eigenvectors();
+    }
+  }
+};
+
+OpDef decomposition_row(const char* name, std::vector<const char*> outputs, std::vector<AttrSpec> attrs, ShapeFn infer,
+                        std::array<KernelFn, kNumDTypes> kernels) {
+  const int n = static_cast<int>(outputs.size());
+  return {.name = name,
+          .num_inputs = 1,
+          .num_outputs = n,
+          .input_args = {"input"},
+          .traits = kPure,
+          .attr_specs = std::move(attrs),
+          .infer = infer,
+          .kernels = kernels,
+          .output_args = std::move(outputs)};
+}
+
+}  // namespace
+
+const OpDef& op::Svd() {
+  static const OpDef def =
+      decomposition_row("Svd", {"s", "u", "v"}, {bool_attr("compute_uv", true), bool_attr("full_matrices", false)},
+                        infer_svd, kernels_for<SvdKernel, KILN_FLOATS>());
+  return def;
+}
+const OpDef& op::Qr() {
+  static const OpDef def = decomposition_row("Qr", {"q", "r"}, {bool_attr("full_matrices", false)}, infer_qr,
+                                             kernels_for<QrKernel, KILN_FLOATS>());
+  return def;
+}
+const OpDef& op::SelfAdjointEigV2() {
+  static const OpDef def = decomposition_row("SelfAdjointEigV2", {"e", "v"}, {bool_attr("compute_v", true)}, infer_eig,
+                                             kernels_for<EigKernel, KILN_FLOATS>());
+  return def;
+}
+
+}  // namespace kiln::ops
