@@ -173,6 +173,9 @@ nb::object numpy_array_of(const Tensor& t) {
 // .numpy(): a scalar is a numpy scalar (np.float32(3.0); bytes for a string), as
 // TensorFlow's .numpy() gives.
 nb::object numpy_of(const Tensor& t) {
+  // A graph tensor has no numpy(): TensorFlow's SymbolicTensor lacks the method, so code
+  // written for TensorFlow catches AttributeError (the tf.function guide does).
+  if (t.is_symbolic()) throw nb::attribute_error("'SymbolicTensor' object has no attribute 'numpy'");
   nb::object a = numpy_array_of(t);
   if (t.is_symbolic() || t.rank() != 0) return a;
   return t.dtype() == DType::String ? a.attr("item")() : a.attr("__getitem__")(nb::tuple());

@@ -73,6 +73,8 @@ CASES = [
     ("eigh_abs_vectors", lambda m, a: m.abs(m.linalg.eigh(a)[1]), [_spd(3)]),
     ("eigvalsh", lambda m, a: m.linalg.eigvalsh(a), [_spd(5)]),
     ("diag", lambda m, a: m.linalg.diag(a), [RNG.standard_normal((2, 3))]),
+    ("svd_of_nan", lambda m, a: m.concat([m.reshape(t, [-1]) for t in m.linalg.svd(a)], 0),
+     [np.array([[[1, np.nan], [0, 1]], [[np.inf, 0], [0, 1]]])]),
 ]
 
 
@@ -110,6 +112,7 @@ BAD = [
     ("qr_rank_1", lambda m: m.raw_ops.Qr(input=np.ones([3], np.float32))),
     ("eigh_not_square", lambda m: m.raw_ops.SelfAdjointEigV2(input=np.ones([2, 3], np.float32))),
     ("svd_int", lambda m: m.raw_ops.Svd(input=np.ones([2, 2], np.int32))),
+    ("eigh_of_nan", lambda m: m.linalg.eigh(np.array([[np.nan, 1], [1, 1]]))),
     ("slogdet_non_square", lambda m: m.linalg.slogdet(np.zeros([2, 3], np.float32))),
     ("slogdet_int", lambda m: m.raw_ops.LogMatrixDeterminant(input=np.zeros([2, 2], np.int32))),
     ("singular_solve", lambda m: m.linalg.solve(np.zeros([2, 2], np.float32), np.ones([2, 1], np.float32))),

@@ -3,8 +3,10 @@
 // values descending), Qr (HouseholderQR) and SelfAdjointEigV2 (SelfAdjointEigenSolver, which
 // reads the lower triangle; eigenvalues ascending). Singular and eigen vectors are unique only
 // up to sign (and rotation within repeated values): they agree with TensorFlow's as far as the
-// decomposition does. No gradients yet.
+// decomposition does. A NaN or infinite input gives NaN decompositions (Svd) or TensorFlow's
+// error (SelfAdjointEigV2), never Eigen's unset results. No gradients yet.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "kernels/eigen_core.h"
@@ -138,6 +140,15 @@ struct SvdKernel {
       const unsigned flags =
           uv ? (full ? Eigen::ComputeFullU | Eigen::ComputeFullV : Eigen::ComputeThinU | Eigen::ComputeThinV) : 0u;
       Eigen::BDCSVD<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>> svd(a, flags);
+      if (svd.info() != Eigen::Success) {  // NaN or infinite input: Eigen leaves the results unset
+        const T nan = std::numeric_limits<T>::quiet_NaN();
+        std::fill_n(s, p, nan);
+        if (uv) {
+          std::fill_n(c.out(1).as<T>() + i * b.m * ucols, b.m * ucols, nan);
+          std::fill_n(c.out(2).as<T>() + i * b.n * vcols, b.n * vcols, nan);
+        }
+        continue;
+      }
       Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(s, p) = svd.singularValues();
       if (uv) {
         MatrixMap<T>(c.out(1).as<T>() + i * b.m * ucols, b.m, ucols) = svd.matrixU();
@@ -180,6 +191,8 @@ struct EigKernel {
       if (b.n == 0) continue;
       const ConstMatrixMap<T> a(c.in(0).as<T>() + i * b.n * b.n, b.n, b.n);
       Eigen::SelfAdjointEigenSolver<Matrix<T>> eig(a, vectors ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
+      if (eig.info() != Eigen::Success)
+        c.fail("Self-adjoint eigen decomposition was not successful. The input might not be valid.");
       Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1>>(c.out(0).as<T>() + i * b.n, b.n) = eig.eigenvalues();
       if (vectors) MatrixMap<T>(c.out(1).as<T>() + i * b.n * b.n, b.n, b.n) = eig.eigenvectors();
     }

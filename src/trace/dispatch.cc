@@ -13,6 +13,11 @@
 namespace kiln::trace {
 namespace {
 KILN_TLS thread_local TraceContext* t_current = nullptr;
+// A graph tensor used outside its function: TensorFlow's TypeError words (kiln's
+// OperatorNotAllowedInGraphError is a TypeError in Python).
+constexpr const char* kOutOfScope =
+    " is out of scope and cannot be used here. Use return values, explicit Python locals or TensorFlow "
+    "collections to access it.";
 KILN_TLS thread_local std::vector<OpObserver*>* t_observers = nullptr;  // null or non-empty
 
 [[noreturn]] void fail_escaped(const ops::OpDef& op, const Tensor& t) {
@@ -149,16 +154,14 @@ graph::Output TraceContext::resolve(const Tensor& t) {
   if (impl->symbolic) {
     if (impl->graph_serial == graph_->serial()) return graph::Output{impl->node, impl->index};
     if (!graph::graph_alive(impl->graph_serial))  // its graph is gone: the node may not be read
-      throw InvalidArgumentError("Tensor " + t.str() +
-                                 " belongs to a traced function that no longer exists (it leaked out of a failed "
-                                 "or finished trace)");
+      throw OperatorNotAllowedInGraphError(t.str() + kOutOfScope +
+                                           " It leaked out of a traced function that no longer exists.");
     graph::Graph* owner = impl->node->graph;
     if (outer_ && graph_->parent() && (owner == graph_->parent() || owner->is_ancestor_of(graph_->parent()))) {
       const graph::Output in_parent = outer_->resolve(t);  // the parent captures it first if needed
       return graph::Output{capture_outer(in_parent), 0};
     }
-    throw InvalidArgumentError("Tensor " + t.str() +
-                               " belongs to a different graph (it leaked out of another traced function)");
+    throw OperatorNotAllowedInGraphError(t.str() + kOutOfScope + " It belongs to another traced function.");
   }
   if (graph_->parent() && outer_) {  // an eager tensor used in a branch: the enclosing function captures it
     const graph::Output in_parent = outer_->resolve(t);
