@@ -95,15 +95,23 @@ class Variable:
 
     def assign(self, value, use_locking=False, name=None, read_value=True):
         self._core.assign(self._value_for(value, "AssignVariableOp"))
-        return self if read_value else None
+        return self._unread() if read_value else None
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         self._core.assign_add(self._value_for(delta, "AssignAddVariableOp"))
-        return self if read_value else None
+        return self._unread() if read_value else None
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         self._core.assign_sub(self._value_for(delta, "AssignSubVariableOp"))
-        return self if read_value else None
+        return self._unread() if read_value else None
+
+    def _unread(self):
+        """What an assignment returns: the same variable under TensorFlow's name for it,
+        'UnreadVariable' (its repr reads the value after the assignment)."""
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        view._name = "UnreadVariable"
+        return view
 
     # -- what it is
     @property

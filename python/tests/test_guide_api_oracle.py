@@ -186,3 +186,12 @@ def test_function_call_forms_of_the_guides(tf):
             y = m.constant(2.0) * 3
         assert float(tape.gradient(y, x, unconnected_gradients=m.UnconnectedGradients.ZERO)) == 0.0
         assert tape.gradient is not None
+
+
+def test_an_assignment_returns_the_unread_variable(tf):
+    def texts(m):
+        v = m.Variable([1.0, 2.0, 3.0])
+        first = repr(v.assign([1, 2, 3]))
+        second = repr(v.assign_add([1, 1, 1]))
+        return [first, second, repr(v.assign_sub([1, 1, 1], read_value=False)), repr(v)]
+    assert [t.replace("kiln.", "tf.") for t in texts(kiln)] == texts(tf)
