@@ -74,3 +74,23 @@ def saturate_cast(value, dtype, name=None):
         high = np.nextafter(high, np_dtype(0), dtype=np_dtype)
     value = minimum(maximum(value, convert_to_tensor(low, dtype=in_dtype)), convert_to_tensor(high, dtype=in_dtype))
     return cast(value, dtype)
+
+
+class name_scope:  # noqa: N801 (TensorFlow's name)
+    """tf.name_scope(name): `with` gives the scope's name ("name/"). kiln's traced graphs do not
+    prefix node names with it yet."""
+
+    def __init__(self, name):
+        if not name or not isinstance(name, str):
+            raise ValueError("name for name_scope must be a string.")
+        self._name = name
+
+    @property
+    def name(self):
+        return self._name
+
+    def __enter__(self):
+        return self._name + "/"
+
+    def __exit__(self, *exc):
+        return False

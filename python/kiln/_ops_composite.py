@@ -184,3 +184,61 @@ def meshgrid(*args, **kwargs):
         shapes[0], shapes[1] = shapes[1], shapes[0]
     grid = ones(shapes, xs[0].dtype)
     return [o * grid for o in outputs]
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """sum(per_example_loss * sample_weight) / global_batch_size (default: the batch, kiln
+    having one replica), as tf.nn.compute_average_loss."""
+    from ._ops import cast, reduce_sum, shape
+    loss = convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * cast(convert_to_tensor(sample_weight), loss.dtype)
+    if global_batch_size is None:
+        global_batch_size = shape(loss)[0] if loss.shape.rank else 1
+    return reduce_sum(loss) / cast(convert_to_tensor(global_batch_size), loss.dtype)
+
+
+def scale_regularization_loss(regularization_loss):
+    """The regularization loss divided by the number of replicas (one in kiln)."""
+    from ._ops import add_n, reduce_sum
+    if isinstance(regularization_loss, (list, tuple)):
+        regularization_loss = add_n([convert_to_tensor(t) for t in regularization_loss])
+    return reduce_sum(convert_to_tensor(regularization_loss))
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """tf.image.convert_image_dtype: integers scale to [0, 1] as floats and back (the scale
+    TensorFlow's image_ops uses), integers to integers by powers of two, floats cast."""
+    from ._ops import cast, floordiv
+    image = convert_to_tensor(image)
+    dtype = _dtypes.as_dtype(dtype)
+    if not image.dtype.is_floating and not image.dtype.is_integer:
+        raise AttributeError("image dtype must be numeric")
+    from ._environment import saturate_cast
+    convert = saturate_cast if saturate else cast
+    if image.dtype == dtype:
+        return image
+    if image.dtype.is_integer and dtype.is_integer:
+        scale_in, scale_out = image.dtype.max, dtype.max
+        if scale_in > scale_out:
+            scale = (scale_in + 1) // (scale_out + 1)
+            return convert(floordiv(image, cast(scale, image.dtype)), dtype)
+        return convert(image, dtype) * cast((scale_out + 1) // (scale_in + 1), dtype)
+    if image.dtype.is_floating and dtype.is_floating:
+        return cast(image, dtype)
+    if image.dtype.is_integer:
+        return cast(image, dtype) * cast(1.0 / image.dtype.max, dtype)
+    return convert(image * cast(dtype.max + 0.5, image.dtype), dtype)
+
+
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=_dtypes.int32, name=None):
+    """counts[i, j]: how often label i was predicted as j (summed weights with weights=)."""
+    from ._ops import cast, maximum, ones_like, reduce_max, stack
+    from ._ops_indexing import scatter_nd
+    labels = cast(convert_to_tensor(labels), _dtypes.int64)
+    predictions = cast(convert_to_tensor(predictions), _dtypes.int64)
+    if num_classes is None:
+        num_classes = maximum(reduce_max(labels), reduce_max(predictions)) + 1
+    n = cast(convert_to_tensor(num_classes), _dtypes.int64)
+    values = ones_like(labels, dtype=dtype) if weights is None else cast(convert_to_tensor(weights), dtype)
+    return scatter_nd(stack([labels, predictions], axis=1), values, stack([n, n]))

@@ -15,6 +15,7 @@ from ._ops_indexing import bincount  # noqa: F401
 
 
 # Last: these call this module's functions at call time (they import it back).
+from ._ops_composite import confusion_matrix  # noqa: E402,F401
 from ._ops_composite import (reduce_variance, reduce_std, reduce_logsumexp, l2_normalize, count_nonzero,  # noqa: E402,F401
                              divide_no_nan, xlogy, log_sigmoid)
 

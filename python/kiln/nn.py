@@ -7,6 +7,7 @@ from ._ops_indexing import top_k  # noqa: F401
 from ._ops_breadth import (elu, selu, leaky_relu, softplus, softsign, gelu, depthwise_conv2d,  # noqa: F401
                            conv2d_transpose, conv3d, max_pool3d, avg_pool3d)
 from ._random import get_seed
+from ._ops_composite import compute_average_loss, scale_regularization_loss  # noqa: F401
 from ._ops_composite import (moments, l2_normalize, sigmoid_cross_entropy_with_logits,  # noqa: F401
                              softmax_cross_entropy_with_logits, embedding_lookup, batch_normalization, silu, swish,
                              l2_loss, log_sigmoid as _log_sigmoid)

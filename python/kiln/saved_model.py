@@ -7,7 +7,9 @@ import os
 from . import _core
 from ._convert import convert_to_tensor
 
-__all__ = ["load", "save"]
+__all__ = ["load", "save", "DEFAULT_SERVING_SIGNATURE_DEF_KEY"]
+
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 
 
 class _Signature:

@@ -1,0 +1,64 @@
+"""kiln.map_fn (tf.map_fn): fn applied to each element along the first axis of elems (a
+tensor or a nest of tensors), the results stacked. Eagerly, and inside a trace when the first
+dimension is known, it loops in Python (a traced function then holds one copy of fn's ops per
+element); with an unknown first dimension inside a trace it is a kiln.while_loop writing a
+kiln.TensorArray per output, as TensorFlow's map_fn is."""
+from . import _dtypes, nest
+from ._convert import convert_to_tensor
+
+
+def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False, infer_shape=True,
+           name=None, fn_output_signature=None):
+    flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    if not flat:
+        raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors. Got %s" % (elems,))
+    for e in flat:
+        if e.shape.rank == 0:
+            raise ValueError("Elements in elems must be 1+ dimensional Tensors, not scalars")
+    signature = fn_output_signature if fn_output_signature is not None else dtype
+    n = flat[0].shape[0]
+
+    def element(i):
+        return nest.pack_sequence_as(elems, [e[i] for e in flat])
+
+    if n is not None:
+        from ._ops import stack
+        results = [fn(element(i)) for i in range(n)]
+        if n == 0:
+            return _empty_result(flat, signature)
+        structure = results[0]
+        per_output = list(zip(*[[convert_to_tensor(r) for r in nest.flatten(res)] for res in results]))
+        stacked = [stack(list(values)) for values in per_output]
+        return nest.pack_sequence_as(structure, stacked)
+    return _while_map(fn, element, flat, signature)
+
+
+def _empty_result(flat, signature):
+    from ._ops import zeros
+    dtype = _dtypes.as_dtype(signature) if signature is not None and not isinstance(signature, (list, tuple)) \
+        else flat[0].dtype
+    return zeros([0], dtype)
+
+
+def _while_map(fn, element, flat, signature):
+    from ._control_flow import while_loop
+    from ._ops import shape as shape_of
+    from ._tensor_array import TensorArray
+    n = shape_of(flat[0])[0]
+    probe = fn(element(0)) if signature is None else None  # fixes the output structure and dtypes
+    if signature is None:
+        dtypes = [convert_to_tensor(r).dtype for r in nest.flatten(probe)]
+        structure = probe
+    else:
+        flat_sig = nest.flatten(signature)
+        dtypes = [getattr(s, "dtype", None) or _dtypes.as_dtype(s) for s in flat_sig]
+        structure = signature
+    arrays = [TensorArray(d, size=n) for d in dtypes]
+
+    def body(i, *tas):
+        out = [convert_to_tensor(r) for r in nest.flatten(fn(element(i)))]
+        return (i + 1,) + tuple(ta.write(i, o) for ta, o in zip(tas, out))
+
+    results = while_loop(lambda i, *tas: i < n, body, (convert_to_tensor(0),) + tuple(arrays))
+    return nest.pack_sequence_as(structure, [ta.stack() for ta in results[1:]])
+

@@ -1,0 +1,64 @@
+"""More tf.* names the guides and tutorials use, against TensorFlow in the same test: map_fn
+(eagerly, traced with a known and an unknown length), name_scope, compute_average_loss,
+scale_regularization_loss, convert_image_dtype, confusion_matrix and the constants."""
+import numpy as np
+import pytest
+
+import kiln
+
+
+def _map_fns(m):
+    traced = m.function(lambda e: m.map_fn(lambda x: m.reduce_sum(x) * 2.0, e))
+    unknown = m.function(lambda e: m.map_fn(lambda x: x * x, e),
+                         input_signature=[m.TensorSpec([None, 2], m.float32)])
+    return [m.map_fn(lambda x: x * 2, m.constant([1, 2, 3]))] + \
+        list(m.map_fn(lambda x: (x[0] + x[1], x[0] * x[1]), (m.constant([1, 2]), m.constant([3, 4])))) + \
+        [m.map_fn(lambda x: m.cast(x, m.float32) / 2, m.constant([1, 2]), fn_output_signature=m.float32),
+         traced(m.constant(np.ones([4, 3], np.float32))),
+         unknown(m.constant(np.arange(6, dtype=np.float32).reshape(3, 2))),
+         unknown(m.constant(np.zeros([0, 2], np.float32)))]
+
+
+def _losses(m):
+    loss = m.constant([1., 2., 3., 4.])
+    return [m.nn.compute_average_loss(loss), m.nn.compute_average_loss(loss, sample_weight=0.5, global_batch_size=8),
+            m.nn.scale_regularization_loss(m.constant(3.0)),
+            m.nn.scale_regularization_loss([m.constant(3.0), m.constant(1.0)])]
+
+
+def _images(m):
+    u8 = np.array([0, 128, 255], np.uint8)
+    return [m.image.convert_image_dtype(u8, m.float32),
+            m.image.convert_image_dtype(np.array([0., 0.5, 1.0], np.float32), m.uint8),
+            m.image.convert_image_dtype(u8, m.int32),
+            m.image.convert_image_dtype(np.array([0, 1 << 30, -5], np.int32), m.uint8),
+            m.image.convert_image_dtype(np.array([-1., 0.5, 2.0], np.float32), m.uint8, saturate=True),
+            m.image.convert_image_dtype(np.array([0.25], np.float64), m.float16)]
+
+
+def _confusion(m):
+    return [m.math.confusion_matrix([1, 2, 4], [2, 2, 4]),
+            m.math.confusion_matrix([1, 2, 4, 4], [2, 2, 4, 4], num_classes=6, weights=[1., 2., 3., 4.],
+                                    dtype=m.float32)]
+
+
+@pytest.mark.parametrize("case", [_map_fns, _losses, _images, _confusion], ids=lambda c: c.__name__.strip("_"))
+def test_values_match_tensorflow(tf, case):
+    for ours, theirs in zip(case(kiln), case(tf)):
+        ours, theirs = ours.numpy(), theirs.numpy()
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_names_and_constants(tf):
+    for m in (tf, kiln):
+        with m.name_scope("foo") as scope:
+            assert scope == "foo/"
+        m.debugging.set_log_device_placement(False)
+    assert kiln.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY == tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+
+
+def test_map_fn_of_a_scalar_is_tensorflows_error(tf):
+    for m in (tf, kiln):
+        with pytest.raises(ValueError, match="1\\+ dimensional"):
+            m.map_fn(lambda x: x, m.constant(1.0))
