@@ -46,6 +46,8 @@ from ._tape import GradientTape, UnconnectedGradients  # noqa: E402
 from ._custom_gradient import custom_gradient, recompute_grad  # noqa: E402
 from ._tensor_array import TensorArray  # noqa: E402
 from ._functional import map_fn  # noqa: E402
+from ._ragged import RaggedTensor  # noqa: E402
+from . import ragged  # noqa: E402
 from ._environment import name_scope  # noqa: E402
 from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402

@@ -176,17 +176,19 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     return out if output_type is None else cast(out, output_type)
 
 
-def _reduction(fn):
+def _reduction(fn, kind=None):
     def op(input_tensor, axis=None, keepdims=False, name=None):
+        if kind is not None and hasattr(input_tensor, "_reduce"):  # a kiln.RaggedTensor
+            return input_tensor._reduce(kind, axis, keepdims)
         return fn(_t(input_tensor), _axis(axis), bool(keepdims))
 
     return op
 
 
-reduce_sum = _reduction(_core.reduce_sum)
-reduce_mean = _reduction(_core.reduce_mean)
-reduce_max = _reduction(_core.reduce_max)
-reduce_min = _reduction(_core.reduce_min)
+reduce_sum = _reduction(_core.reduce_sum, "sum")
+reduce_mean = _reduction(_core.reduce_mean, "mean")
+reduce_max = _reduction(_core.reduce_max, "max")
+reduce_min = _reduction(_core.reduce_min, "min")
 reduce_prod = _reduction(_core.reduce_prod)
 
 

@@ -3,6 +3,8 @@ str values are encoded as UTF-8, as TensorFlow encodes them)."""
 from . import _dtypes
 from . import raw_ops as _raw
 from ._convert import convert_to_tensor as _t
+from ._convert import convert_to_tensor
+import numpy as np
 
 
 def _s(x):
@@ -60,4 +62,42 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
                            separator=separator)
 
 
-__all__ = ["join", "length", "upper", "lower", "strip", "substr", "to_number", "as_string", "reduce_join"]
+__all__ = ["join", "length", "upper", "lower", "strip", "substr", "to_number", "as_string", "reduce_join", "split",
+           "bytes_split", "unicode_split"]
+
+
+def _pieces(input, cut, name):  # noqa: A002
+    """cut(bytes) -> list of bytes per element: a 1-D tensor for a scalar, a RaggedTensor for
+    a vector (TensorFlow's shapes); eager only."""
+    from ._ragged import RaggedTensor
+    t = convert_to_tensor(input)
+    if t.dtype != _dtypes.string:
+        raise TypeError("%s needs a string tensor, got %s" % (name, t.dtype.name))
+    if t.shape.rank == 0:
+        return convert_to_tensor(np.array(cut(t.numpy()), dtype=object), dtype=_dtypes.string)
+    if t.shape.rank != 1:
+        raise NotImplementedError("kiln.strings.%s takes a scalar or a vector of strings" % name)
+    rows = [cut(b) for b in t.numpy().tolist()]
+    flat = np.array([p for r in rows for p in r], dtype=object)
+    return RaggedTensor.from_row_lengths(convert_to_tensor(flat, dtype=_dtypes.string) if flat.size else
+                                         convert_to_tensor(np.zeros([0], dtype=object), dtype=_dtypes.string),
+                                         [len(r) for r in rows])
+
+
+def split(input=None, sep=None, maxsplit=-1, name=None):  # noqa: A002
+    """Splits each string at sep (None: runs of whitespace, as Python's str.split)."""
+    sep_b = sep.encode() if isinstance(sep, str) else sep
+    if sep_b == b"":
+        raise ValueError("sep must not be empty")
+    return _pieces(input, lambda b: b.split(sep_b, maxsplit) if sep_b is not None else b.split(None, maxsplit),
+                   "split")
+
+
+def bytes_split(input, name=None):  # noqa: A002
+    return _pieces(input, lambda b: [b[i:i + 1] for i in range(len(b))], "bytes_split")
+
+
+def unicode_split(input, input_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
+    if input_encoding.upper() not in ("UTF-8", "UTF8"):
+        raise NotImplementedError("kiln.strings.unicode_split decodes UTF-8 only")
+    return _pieces(input, lambda b: [c.encode("utf-8") for c in b.decode("utf-8", "replace")], "unicode_split")

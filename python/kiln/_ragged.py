@@ -1,0 +1,332 @@
+"""kiln.RaggedTensor and kiln.ragged (tf.RaggedTensor): rows of different lengths, held as
+TensorFlow holds them — `values` (a tensor, or a RaggedTensor for deeper nesting) cut into
+rows by `row_splits` (int64, [nrows + 1]). Constructors (ragged.constant, from_row_splits,
+from_row_lengths, from_value_rowids, from_tensor), conversions (to_tensor, to_list, numpy),
+row access and slicing, elementwise arithmetic on the flat values, reductions over rows, and
+TensorFlow's repr. Eager only: a RaggedTensor cannot cross into a kiln.function yet."""
+import numpy as np
+
+from . import _core, _dtypes
+from ._convert import convert_to_tensor
+from ._shape import TensorShape
+
+Tensor = _core.Tensor
+
+
+def _splits(t):
+    return np.asarray(convert_to_tensor(t, dtype=_dtypes.int64).numpy(), np.int64)
+
+
+class RaggedTensor:
+    """values cut into rows at row_splits; build with kiln.ragged.constant or the from_* methods."""
+
+    def __init__(self, values, row_splits, validate=True):
+        if not isinstance(values, RaggedTensor):
+            values = convert_to_tensor(values)
+        splits = _splits(row_splits)
+        if validate:
+            n = values.nrows_int() if isinstance(values, RaggedTensor) else (values.shape[0] or 0)
+            if splits.ndim != 1 or splits.size == 0 or splits[0] != 0 or np.any(np.diff(splits) < 0) \
+                    or splits[-1] != n:
+                raise ValueError("Arguments to from_row_splits do not form a valid RaggedTensor: row_splits "
+                                 "must start at 0, not decrease and end at the number of values (%d), got %s"
+                                 % (n, splits.tolist()))
+        self._values = values
+        self._splits = splits
+
+    # -- constructors --------------------------------------------------------------------------
+    @classmethod
+    def from_row_splits(cls, values, row_splits, name=None, validate=True):
+        return cls(values, row_splits, validate)
+
+    @classmethod
+    def from_row_lengths(cls, values, row_lengths, name=None, validate=True):
+        lengths = _splits(row_lengths)
+        return cls(values, np.concatenate([[0], np.cumsum(lengths)]), validate)
+
+    @classmethod
+    def from_value_rowids(cls, values, value_rowids, nrows=None, name=None, validate=True):
+        ids = _splits(value_rowids)
+        n = int(nrows) if nrows is not None else (int(ids.max()) + 1 if ids.size else 0)
+        return cls.from_row_lengths(values, np.bincount(ids, minlength=n), validate=validate)
+
+    @classmethod
+    def from_nested_row_splits(cls, flat_values, nested_row_splits, name=None, validate=True):
+        out = flat_values
+        for splits in reversed(list(nested_row_splits)):
+            out = cls(out, splits, validate)
+        return out
+
+    @classmethod
+    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None):
+        t = convert_to_tensor(tensor)
+        a = t.numpy()
+        if a.ndim < 2:
+            raise ValueError("The rank of a RaggedTensor must be greater than 1, i.e., a list of scalars won't "
+                             "have ragged dimensions.")
+        if lengths is not None:
+            lens = _splits(lengths)
+        elif padding is not None:
+            pad = np.asarray(padding)
+            keep = ~np.all((a == pad).reshape(a.shape[0], a.shape[1], -1), axis=2)
+            lens = np.array([(np.nonzero(row)[0].max() + 1) if row.any() else 0 for row in keep], np.int64)
+        else:
+            lens = np.full([a.shape[0]], a.shape[1], np.int64)
+        rows = [a[i, :lens[i]] for i in range(a.shape[0])]
+        flat = np.concatenate(rows) if rows else a.reshape((0,) + a.shape[2:])
+        return cls.from_row_lengths(convert_to_tensor(flat.astype(a.dtype)), lens)
+
+    # -- what it is ----------------------------------------------------------------------------
+    @property
+    def values(self):
+        return self._values
+
+    @property
+    def row_splits(self):
+        return convert_to_tensor(self._splits)
+
+    @property
+    def flat_values(self):
+        v = self._values
+        while isinstance(v, RaggedTensor):
+            v = v._values
+        return v
+
+    @property
+    def nested_row_splits(self):
+        out, v = [self.row_splits], self._values
+        while isinstance(v, RaggedTensor):
+            out.append(v.row_splits)
+            v = v._values
+        return tuple(out)
+
+    @property
+    def dtype(self):
+        return self.flat_values.dtype
+
+    @property
+    def ragged_rank(self):
+        return 1 + (self._values.ragged_rank if isinstance(self._values, RaggedTensor) else 0)
+
+    @property
+    def shape(self):
+        inner = self._values.shape
+        return TensorShape([self.nrows_int(), None] + inner.as_list()[1:])
+
+    def get_shape(self):
+        return self.shape
+
+    def nrows_int(self):
+        return int(self._splits.size - 1)
+
+    def nrows(self, out_type=_dtypes.int64, name=None):
+        return convert_to_tensor(self.nrows_int(), dtype=out_type)
+
+    def row_lengths(self, axis=1, name=None):
+        return convert_to_tensor(np.diff(self._splits))
+
+    def value_rowids(self, name=None):
+        return convert_to_tensor(np.repeat(np.arange(self.nrows_int(), dtype=np.int64), np.diff(self._splits)))
+
+    def row_starts(self, name=None):
+        return convert_to_tensor(self._splits[:-1])
+
+    def row_limits(self, name=None):
+        return convert_to_tensor(self._splits[1:])
+
+    def bounding_shape(self, axis=None, name=None, out_type=_dtypes.int64):
+        inner = self._values.bounding_shape().numpy().tolist() if isinstance(self._values, RaggedTensor) \
+            else list(self._values.shape)
+        longest = int(np.diff(self._splits).max()) if self.nrows_int() else 0
+        shape = np.array([self.nrows_int(), longest] + inner[1:], np.int64)
+        return convert_to_tensor(shape if axis is None else shape[axis], dtype=out_type)
+
+    # -- conversions ---------------------------------------------------------------------------
+    def _rows(self):
+        v = self._values
+        return [v[int(self._splits[i]):int(self._splits[i + 1])] for i in range(self.nrows_int())]
+
+    def to_list(self):
+        return [r.to_list() if isinstance(r, RaggedTensor) else r.numpy().tolist() for r in self._rows()]
+
+    def numpy(self):
+        rows = [r.numpy() for r in self._rows()]
+        out = np.empty(len(rows), dtype=object)
+        for i, r in enumerate(rows):
+            out[i] = r
+        return out
+
+    def to_tensor(self, default_value=None, name=None, shape=None):
+        bound = [int(d) for d in self.bounding_shape().numpy()]
+        dtype = self.dtype
+        fill = default_value if default_value is not None else (b"" if dtype == _dtypes.string else 0)
+        out = np.full(bound, fill, dtype=object if dtype == _dtypes.string else dtype.as_numpy_dtype)
+        self._fill(out)
+        if shape is not None:
+            want = [b if s is None else s for s, b in zip(TensorShape(shape).as_list(), bound)]
+            padded = np.full(want, fill, dtype=out.dtype)
+            region = tuple(slice(0, min(a, b)) for a, b in zip(want, bound))
+            padded[region] = out[region]
+            out = padded
+        return convert_to_tensor(out, dtype=dtype)
+
+    def _fill(self, out):
+        for i, row in enumerate(self._rows()):
+            if isinstance(row, RaggedTensor):
+                row._fill(out[i])
+            else:
+                a = row.numpy()
+                out[(i,) + tuple(slice(0, d) for d in a.shape)] = a
+
+    def to_sparse(self, name=None):
+        raise NotImplementedError("kiln has no SparseTensor yet")
+
+    # -- access --------------------------------------------------------------------------------
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            if not key:
+                return self
+            row = self[key[0]]
+            rest = key[1:]
+            if not rest:
+                return row
+            if isinstance(key[0], slice):
+                raise NotImplementedError("kiln.RaggedTensor: slicing rows and then within them is not supported")
+            return row[rest if len(rest) > 1 else rest[0]]
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.nrows_int())
+            if step != 1:
+                raise NotImplementedError("kiln.RaggedTensor: row slices with a step are not supported")
+            lo, hi = int(self._splits[start]), int(self._splits[max(stop, start)])
+            return RaggedTensor(self._values[lo:hi], self._splits[start:max(stop, start) + 1] - lo, validate=False)
+        i = int(key)
+        n = self.nrows_int()
+        if i < -n or i >= n:
+            raise IndexError("Index %d is out of bounds for a RaggedTensor with %d rows" % (i, n))
+        i %= n if n else 1
+        return self._values[int(self._splits[i]):int(self._splits[i + 1])]
+
+    def __iter__(self):
+        return iter(self._rows())
+
+    def __len__(self):
+        return self.nrows_int()
+
+    def with_values(self, new_values):
+        return RaggedTensor(new_values, self._splits, validate=False)
+
+    def with_flat_values(self, new_values):
+        if isinstance(self._values, RaggedTensor):
+            return self.with_values(self._values.with_flat_values(new_values))
+        return self.with_values(convert_to_tensor(new_values))
+
+    # -- arithmetic on the flat values ---------------------------------------------------------
+    def _binary(self, other, fn):
+        if isinstance(other, RaggedTensor):
+            if [s.numpy().tolist() for s in other.nested_row_splits] != \
+                    [s.numpy().tolist() for s in self.nested_row_splits]:
+                raise ValueError("Ragged tensors of different row partitions cannot be combined elementwise")
+            return self.with_flat_values(fn(self.flat_values, other.flat_values))
+        other = convert_to_tensor(other, dtype=self.dtype)
+        if other.shape.rank:
+            raise NotImplementedError("kiln.RaggedTensor combines with scalars and with RaggedTensors of the same "
+                                      "rows only")
+        return self.with_flat_values(fn(self.flat_values, other))
+
+    def __add__(self, o):
+        return self._binary(o, lambda a, b: a + b)
+
+    def __radd__(self, o):
+        return self._binary(o, lambda a, b: b + a)
+
+    def __sub__(self, o):
+        return self._binary(o, lambda a, b: a - b)
+
+    def __rsub__(self, o):
+        return self._binary(o, lambda a, b: b - a)
+
+    def __mul__(self, o):
+        return self._binary(o, lambda a, b: a * b)
+
+    def __rmul__(self, o):
+        return self._binary(o, lambda a, b: b * a)
+
+    def __truediv__(self, o):
+        return self._binary(o, lambda a, b: a / b)
+
+    def __neg__(self):
+        return self.with_flat_values(-self.flat_values)
+
+    # -- reductions over rows (axis 1 of ragged rank 1) ----------------------------------------
+    def _reduce(self, kind, axis, keepdims):
+        from . import math as _math
+        from ._ops import reduce_max, reduce_min, reduce_sum
+        whole = {"sum": reduce_sum, "max": reduce_max, "min": reduce_min}
+        if axis is None:
+            if kind == "mean":
+                return _math.reduce_mean(self.flat_values)
+            return whole[kind](self.flat_values)
+        if axis not in (1, -1) or isinstance(self._values, RaggedTensor) or self._values.shape.rank != 1 or keepdims:
+            raise NotImplementedError("kiln.RaggedTensor reduces over its rows (axis=1 of a 2-D ragged tensor) only")
+        ids, n = self.value_rowids(), self.nrows_int()
+        if kind == "sum":
+            return _math.unsorted_segment_sum(self._values, ids, n)
+        if kind == "max":
+            return _math.unsorted_segment_max(self._values, ids, n)
+        if kind == "min":
+            return _math.unsorted_segment_min(self._values, ids, n)
+        from ._ops import cast
+        total = _math.unsorted_segment_sum(self._values, ids, n)
+        return total / cast(self.row_lengths(), total.dtype)
+
+    def __repr__(self):
+        return "<kiln.RaggedTensor %s>" % _text(self.to_list())
+
+    __str__ = __repr__
+
+
+def _text(x):
+    if isinstance(x, list):
+        return "[" + ", ".join(_text(v) for v in x) + "]"
+    return repr(x)
+
+
+def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, row_splits_dtype=_dtypes.int64):
+    """A RaggedTensor from nested Python lists; the ragged dimensions are every nesting level
+    but the innermost scalars (ragged_rank = depth - 1, as TensorFlow's default)."""
+    def depth(x):
+        return 1 + max((depth(v) for v in x), default=0) if isinstance(x, (list, tuple)) else 0
+
+    d = depth(pylist)
+    if d < 2:  # nothing ragged: TensorFlow gives a plain tensor
+        return convert_to_tensor(pylist, dtype=dtype)
+    levels = (d - 1) if ragged_rank is None else int(ragged_rank)
+
+    def flatten(rows, level):
+        if level == 0:
+            return rows, []
+        splits, flat = [0], []
+        for r in rows:
+            flat.extend(r)
+            splits.append(len(flat))
+        inner, more = flatten(flat, level - 1)
+        return inner, [splits] + more
+
+    flat, all_splits = flatten(list(pylist), levels)
+    values = convert_to_tensor(flat if flat else np.zeros([0]), dtype=dtype) if flat or dtype is not None else \
+        convert_to_tensor(np.zeros([0], np.float32))
+    return RaggedTensor.from_nested_row_splits(values, all_splits)
+
+
+def map_flat_values(op, *args, **kwargs):
+    ragged = [a for a in list(args) + list(kwargs.values()) if isinstance(a, RaggedTensor)]
+    if not ragged:
+        return op(*args, **kwargs)
+    flat = [a.flat_values if isinstance(a, RaggedTensor) else a for a in args]
+    flat_kwargs = {k: v.flat_values if isinstance(v, RaggedTensor) else v for k, v in kwargs.items()}
+    return ragged[0].with_flat_values(op(*flat, **flat_kwargs))
+
+
+def row_splits_to_segment_ids(splits, name=None, out_type=None):
+    s = _splits(splits)
+    return convert_to_tensor(np.repeat(np.arange(s.size - 1, dtype=np.int64), np.diff(s)))
