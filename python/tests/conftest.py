@@ -23,6 +23,19 @@ def _outcome(fn, module):
         return ("error", e)
 
 
+def errors_of(call, tf):
+    """(kiln's exception, TensorFlow's) from call(module), each of which must raise; their
+    classes must have the same name."""
+    import kiln
+
+    with pytest.raises(Exception) as theirs:
+        call(tf)
+    with pytest.raises(Exception) as ours:
+        call(kiln)
+    assert type(ours.value).__name__ == type(theirs.value).__name__, (ours.value, theirs.value)
+    return ours.value, theirs.value
+
+
 def _as_numpy(v):
     if hasattr(v, "numpy"):
         return ("tensor", v.dtype.name, np.asarray(v.numpy()))

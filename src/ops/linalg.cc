@@ -7,30 +7,13 @@
 #include <limits>
 #include <string>
 
-#include "kernels/eigen_core.h"
+#include "ops/eigen_matrices.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <Eigen/Cholesky>
-#include <Eigen/LU>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
 namespace kiln::ops {
 namespace {
-
-template <class T>
-using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using MatrixMap = Eigen::Map<Matrix<T>>;
-template <class T>
-using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
 
 const int kInverseAdjoint = attr_index(op::MatrixInverse(), "adjoint");
 const int kSolveAdjoint = attr_index(op::MatrixSolve(), "adjoint");

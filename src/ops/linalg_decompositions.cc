@@ -9,30 +9,12 @@
 #include <limits>
 #include <string>
 
-#include "kernels/eigen_core.h"
+#include "ops/eigen_matrices.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <Eigen/Eigenvalues>
-#include <Eigen/QR>
-#include <Eigen/SVD>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
 namespace kiln::ops {
 namespace {
-
-template <class T>
-using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using MatrixMap = Eigen::Map<Matrix<T>>;
-template <class T>
-using ConstMatrixMap = Eigen::Map<const Matrix<T>>;
 
 const int kSvdComputeUv = attr_index(op::Svd(), "compute_uv");
 const int kSvdFull = attr_index(op::Svd(), "full_matrices");
