@@ -333,6 +333,7 @@ class ConcreteFunction:
         tensors = []
         try:
             canonical = self._function._canonicalize(args, kwargs)
+            self._check_python_values(canonical, args, kwargs)
             _map_leaves(canonical, lambda x: tensors.append(x if isinstance(x, Tensor) else convert_to_tensor(x)))
         except TypeError:
             # A concrete function takes its tensor arguments alone, as TensorFlow's does: the
@@ -343,11 +344,30 @@ class ConcreteFunction:
         if len(tensors) != len(expected):
             raise TypeError("%s takes %d tensor arguments (as traced), got %d" % (self.name, len(expected),
                                                                                    len(tensors)))
-        for t, (dims, dtype, name) in zip(tensors, expected):
-            if t.dtype != dtype or not _shape_of(dims).is_compatible_with(t.shape):
+        for i, (t, (dims, dtype, name)) in enumerate(zip(tensors, expected)):
+            if t.dtype != dtype:
+                from . import errors
+                raise errors.InvalidArgumentError(
+                    None, None, "cannot compute %s as input #%d(zero-based) was expected to be a %s tensor but is a %s "
+                    "tensor [Op:%s]" % (self.name, i, dtype.name, t.dtype.name, self.name))
+            if not _shape_of(dims).is_compatible_with(t.shape):
                 raise TypeError("%s: argument %s must be %r, got a tensor of dtype %s and shape %s"
                                 % (self.name, name, TensorSpec(_shape_of(dims), dtype), t.dtype.name, t.shape))
         return _rebuild(self._structure, self._core.call(tensors))
+
+    def _check_python_values(self, canonical, args, kwargs):
+        """A Python value the function was traced with must be passed as it was (or left out)."""
+        from . import nest
+        given, traced = nest.flatten(canonical), nest.flatten(self._structured_input)
+        if len(given) != len(traced):
+            return
+        for v, s in zip(given, traced):
+            if isinstance(s, TensorSpec) or isinstance(v, (Tensor, np.ndarray, np.generic)) or hasattr(v, "_kiln_tensor"):
+                continue
+            if type(v) is not type(s) or v != s:
+                raise TypeError("Binding inputs to kiln.function failed due to `Can not cast %r to Literal[%r]`. "
+                                "Received args: %r and kwargs: %r for signature: %s."
+                                % (v, s, tuple(args), kwargs, self.function_type))
 
     def __repr__(self):
         return "<ConcreteFunction %s at 0x%X>" % (self.function_type, id(self))

@@ -83,3 +83,28 @@ def test_print_runs_on_every_call_without_tensor_arguments(tf):
     tail = [line for line in outs[0].stderr.splitlines() if line.startswith("Executed")]
     assert [line for line in outs[1].stderr.splitlines() if line.startswith("Executed")] == tail
     assert len(tail) == 3
+
+
+def test_concrete_function_call_errors(tf):
+    def wrong_dtype(m):
+        double = m.function(lambda a: a + a)
+        double.get_concrete_function(m.TensorSpec([], m.string))(m.constant(1))
+
+    def other_python_value(m):
+        @m.function
+        def pw(a, b):
+            return a ** b
+        pw.get_concrete_function(a=m.TensorSpec(None, m.float32), b=2)(m.constant(10.0), b=3)
+
+    from conftest import errors_of
+    ours, theirs = errors_of(wrong_dtype, tf)
+    assert "input #0(zero-based) was expected to be a string tensor but is a int32 tensor" in str(theirs)
+    assert "input #0(zero-based) was expected to be a string tensor but is a int32 tensor" in str(ours)
+    ours, theirs = errors_of(other_python_value, tf)
+    assert str(ours).split(". Received")[0].replace("kiln.", "tf.") == str(theirs).split(". Received")[0]
+
+    @kiln.function
+    def pw(a, b):
+        return a ** b
+    square = pw.get_concrete_function(a=kiln.TensorSpec(None, kiln.float32), b=2)
+    assert float(square(kiln.constant(3.0), b=2)) == 9.0 and float(square(kiln.constant(3.0))) == 9.0
