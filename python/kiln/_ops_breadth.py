@@ -77,8 +77,29 @@ def einsum(equation, *inputs, **kwargs):
         once = sorted(ch for ch in set(labels) if labels.count(ch) == 1)
         equation += "->" + ("..." if "..." in equation else "") + "".join(once)
     if len(inputs) > 2:
-        raise NotImplementedError("kiln.einsum takes one or two operands, got %d" % len(inputs))
+        return _einsum_pairwise(equation, list(inputs))
     return raw_ops.Einsum(inputs=list(inputs), equation=equation)
+
+
+def _einsum_pairwise(equation, inputs):
+    """More than two operands: contracted left to right, two at a time, each intermediate
+    keeping the labels a later operand or the output still needs (TensorFlow lets opt_einsum
+    choose the order: values agree to rounding)."""
+    lhs, out = equation.split("->")
+    specs = lhs.split(",")
+    if "..." in equation:
+        raise NotImplementedError("kiln.einsum with more than two operands does not take '...'")
+    if len(specs) != len(inputs):
+        raise ValueError("Invalid einsum equation %r: %d operands given for %d subscripts"
+                         % (equation, len(inputs), len(specs)))
+    acc, acc_spec = inputs[0], specs[0]
+    for k in range(1, len(inputs)):
+        later = set("".join(specs[k + 1:]) + out)
+        keep = "".join(dict.fromkeys(ch for ch in acc_spec + specs[k] if ch in later))
+        result = out if k == len(inputs) - 1 else keep
+        acc = raw_ops.Einsum(inputs=[acc, inputs[k]], equation="%s,%s->%s" % (acc_spec, specs[k], result))
+        acc_spec = result
+    return acc
 
 
 def stop_gradient(input, name=None):  # noqa: A002

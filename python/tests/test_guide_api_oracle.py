@@ -30,6 +30,8 @@ def _close(ours, theirs, rtol=2e-6):
 
 CASES = [
     ("reduce_variance", lambda m, x: m.math.reduce_variance(x, axis=1), [_f32(3, 4)]),
+    ("einsum_three", lambda m, a, b, c: m.einsum("ij,jk,kl->il", a, b, c), [_f32(3, 4), _f32(4, 5), _f32(5, 2)]),
+    ("einsum_three_sum", lambda m, a, b, c: m.einsum("ij,ij,ij->i", a, b, c), [_f32(3, 4), _f32(3, 4), _f32(3, 4)]),
     ("meshgrid_xy", lambda m, a, b: m.stack(m.meshgrid(a, b)), [_f32(3), _f32(2)]),
     ("meshgrid_ij_3d", lambda m, a, b, c: m.stack(m.meshgrid(a, b, c, indexing="ij")), [_f32(3), _f32(2), _f32(4)]),
     ("meshgrid_xy_3d", lambda m, a, b, c: m.stack(m.meshgrid(a, b, c)), [_f32(3), _f32(2), _f32(4)]),
