@@ -94,7 +94,6 @@ void infer_bga(InferContext& c) {
   for (int i = 0; i < 2; ++i)
     if (!c.in(i).unknown_rank && c.in(i).dims->size() != 1)
       c.fail("In[" + std::to_string(i) + "] must be a vector." + dims_text(*c.in(i).dims));
-  c.set_num_outputs(2);
   c.kernel_dtype = c.in(0).dtype;
   std::vector<int64_t> s0, s1, r0, r1;
   std::string err;

@@ -79,7 +79,6 @@ std::pair<const Dims*, const Dims*> solve_operands(InferContext& c) {
 // LogMatrixDeterminant: [..., n, n] -> (sign [...], log_abs_determinant [...]).
 void infer_log_determinant(InferContext& c) {
   infer_determinant(c);
-  c.set_num_outputs(2);
   c.out(1).dtype = c.out(0).dtype;
   c.out(1).shape = c.out(0).shape;
 }
@@ -206,28 +205,22 @@ std::pair<T, T> sign_and_log_abs_det(const T* data, int64_t n) {
   return {sign, log_abs};
 }
 
-// sign * exp(log|det|), TensorFlow's formula: a zero pivot gives a signed zero.
+// MatrixDeterminant: sign * exp(log|det|), TensorFlow's formula (a zero pivot gives a signed
+// zero). LogMatrixDeterminant (two outputs): sign and log|det| themselves.
 template <class T>
 struct DeterminantKernel {
   static void run(KernelContext& c) {
     check_square(c, c.in(0));
     const int64_t n = c.in(0).dims.back();
+    const bool log_form = c.num_outputs == 2;
     for (int64_t i = 0; i < c.out(0).num_elements; ++i) {
       const auto [sign, log_abs] = sign_and_log_abs_det(c.in(0).as<T>() + i * n * n, n);
-      c.out(0).as<T>()[i] = sign * std::exp(log_abs);
-    }
-  }
-};
-
-template <class T>
-struct LogDeterminantKernel {
-  static void run(KernelContext& c) {
-    check_square(c, c.in(0));
-    const int64_t n = c.in(0).dims.back();
-    for (int64_t i = 0; i < c.out(0).num_elements; ++i) {
-      const auto [sign, log_abs] = sign_and_log_abs_det(c.in(0).as<T>() + i * n * n, n);
-      c.out(0).as<T>()[i] = sign;
-      c.out(1).as<T>()[i] = log_abs;
+      if (log_form) {
+        c.out(0).as<T>()[i] = sign;
+        c.out(1).as<T>()[i] = log_abs;
+      } else {
+        c.out(0).as<T>()[i] = sign * std::exp(log_abs);
+      }
     }
   }
 };
@@ -373,55 +366,37 @@ void log_determinant_grad(GradContext& c) {
 }
 void band_part_grad(GradContext& c) { c.dx[0] = grad::emit1(c.b, op::MatrixBandPart(), {&c.dy[0], &c.x[1], &c.x[2]}); }
 
-OpDef float_row(const char* name, std::vector<ArgSpec> args, std::vector<AttrSpec> attrs, ShapeFn infer,
-                std::array<KernelFn, kNumDTypes> kernels, GradFn grad) {
-  const int n = static_cast<int>(args.size());
-  return {.name = name,
-          .num_inputs = n,
-          .num_outputs = 1,
-          .input_args = std::move(args),
-          .traits = kPure,
-          .attr_specs = std::move(attrs),
-          .infer = infer,
-          .kernels = kernels,
-          .grad = grad};
-}
-
 }  // namespace
 
 const OpDef& op::MatrixInverse() {
-  static const OpDef def = float_row("MatrixInverse", {"input"}, {bool_attr("adjoint", false)}, infer_square_to_square,
+  static const OpDef def = linalg_row("MatrixInverse", {"input"}, {"output"}, {bool_attr("adjoint", false)}, infer_square_to_square,
                                      kernels_for<InverseKernel, KILN_FLOATS>(), &inverse_grad);
   return def;
 }
 const OpDef& op::MatrixDeterminant() {
-  static const OpDef def = float_row("MatrixDeterminant", {"input"}, {}, infer_determinant,
+  static const OpDef def = linalg_row("MatrixDeterminant", {"input"}, {"output"}, {}, infer_determinant,
                                      kernels_for<DeterminantKernel, KILN_FLOATS>(), &determinant_grad);
   return def;
 }
 const OpDef& op::LogMatrixDeterminant() {
-  static const OpDef def = [] {
-    OpDef d = float_row("LogMatrixDeterminant", {"input"}, {}, infer_log_determinant,
-                        kernels_for<LogDeterminantKernel, KILN_FLOATS>(), &log_determinant_grad);
-    d.num_outputs = 2;
-    d.output_args = {"sign", "log_abs_determinant"};
-    return d;
-  }();
+  static const OpDef def =
+      linalg_row("LogMatrixDeterminant", {"input"}, {"sign", "log_abs_determinant"}, {}, infer_log_determinant,
+                 kernels_for<DeterminantKernel, KILN_FLOATS>(), &log_determinant_grad);
   return def;
 }
 const OpDef& op::MatrixSolve() {
-  static const OpDef def = float_row("MatrixSolve", {"matrix", "rhs"}, {bool_attr("adjoint", false)}, infer_solve,
+  static const OpDef def = linalg_row("MatrixSolve", {"matrix", "rhs"}, {"output"}, {bool_attr("adjoint", false)}, infer_solve,
                                      kernels_for<SolveKernel, KILN_FLOATS>(), nullptr);
   return def;
 }
 const OpDef& op::Cholesky() {
   static const OpDef def =
-      float_row("Cholesky", {"input"}, {}, infer_square_to_square, kernels_for<CholeskyKernel, KILN_FLOATS>(), nullptr);
+      linalg_row("Cholesky", {"input"}, {"output"}, {}, infer_square_to_square, kernels_for<CholeskyKernel, KILN_FLOATS>(), nullptr);
   return def;
 }
 const OpDef& op::MatrixTriangularSolve() {
   static const OpDef def =
-      float_row("MatrixTriangularSolve", {"matrix", "rhs"}, {bool_attr("lower", true), bool_attr("adjoint", false)},
+      linalg_row("MatrixTriangularSolve", {"matrix", "rhs"}, {"output"}, {bool_attr("lower", true), bool_attr("adjoint", false)},
                 infer_triangular_solve, kernels_for<TriangularSolveKernel, KILN_FLOATS>(), nullptr);
   return def;
 }

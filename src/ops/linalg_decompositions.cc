@@ -23,9 +23,9 @@ const int kEigComputeV = attr_index(op::SelfAdjointEigV2(), "compute_v");
 
 // The input: a float or double batch of matrices, rank >= 2 (TensorFlow's messages). Its dims
 // (null when the rank is unknown) and the output dtype set.
-const Dims* matrices(InferContext& c, int outputs) {
+const Dims* matrices(InferContext& c) {
   require_type_in(c, "T", c.in(0).dtype, {DType::Float64, DType::Float32});
-  c.set_num_outputs(outputs);
+  const int outputs = c.num_outputs;
   for (int i = 0; i < outputs; ++i) c.out(i).dtype = c.in(0).dtype;
   c.kernel_dtype = c.in(0).dtype;
   if (c.in(0).unknown_rank) {
@@ -49,7 +49,7 @@ int64_t smaller(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : std::min(a,
 // Svd: s [..., p], u [..., m, m or p], v [..., n, n or p] (p = min(m, n)); u and v are
 // scalars when compute_uv is false, as TensorFlow leaves them.
 void infer_svd(InferContext& c) {
-  const Dims* d = matrices(c, 3);
+  const Dims* d = matrices(c);
   if (!d) return;
   const int64_t m = (*d)[d->size() - 2], n = (*d)[d->size() - 1], p = smaller(m, n);
   const bool full = c.attrs.b(kSvdFull);
@@ -65,7 +65,7 @@ void infer_svd(InferContext& c) {
 
 // Qr: q [..., m, m or p], r [..., m or p, n].
 void infer_qr(InferContext& c) {
-  const Dims* d = matrices(c, 2);
+  const Dims* d = matrices(c);
   if (!d) return;
   const int64_t m = (*d)[d->size() - 2], n = (*d)[d->size() - 1], p = smaller(m, n);
   const bool full = c.attrs.b(kQrFull);
@@ -75,7 +75,7 @@ void infer_qr(InferContext& c) {
 
 // SelfAdjointEigV2: e [..., n], v [..., n, n] ([0] when compute_v is false).
 void infer_eig(InferContext& c) {
-  const Dims* d = matrices(c, 2);
+  const Dims* d = matrices(c);
   if (!d) return;
   const int64_t m = (*d)[d->size() - 2], n = (*d)[d->size() - 1];
   if (m >= 0 && n >= 0 && m != n) c.fail("Input matrix must be square.");
@@ -181,35 +181,21 @@ struct EigKernel {
   }
 };
 
-OpDef decomposition_row(const char* name, std::vector<const char*> outputs, std::vector<AttrSpec> attrs, ShapeFn infer,
-                        std::array<KernelFn, kNumDTypes> kernels) {
-  const int n = static_cast<int>(outputs.size());
-  return {.name = name,
-          .num_inputs = 1,
-          .num_outputs = n,
-          .input_args = {"input"},
-          .traits = kPure,
-          .attr_specs = std::move(attrs),
-          .infer = infer,
-          .kernels = kernels,
-          .output_args = std::move(outputs)};
-}
-
 }  // namespace
 
 const OpDef& op::Svd() {
   static const OpDef def =
-      decomposition_row("Svd", {"s", "u", "v"}, {bool_attr("compute_uv", true), bool_attr("full_matrices", false)},
+      linalg_row("Svd", {"input"}, {"s", "u", "v"}, {bool_attr("compute_uv", true), bool_attr("full_matrices", false)},
                         infer_svd, kernels_for<SvdKernel, KILN_FLOATS>());
   return def;
 }
 const OpDef& op::Qr() {
-  static const OpDef def = decomposition_row("Qr", {"q", "r"}, {bool_attr("full_matrices", false)}, infer_qr,
+  static const OpDef def = linalg_row("Qr", {"input"}, {"q", "r"}, {bool_attr("full_matrices", false)}, infer_qr,
                                              kernels_for<QrKernel, KILN_FLOATS>());
   return def;
 }
 const OpDef& op::SelfAdjointEigV2() {
-  static const OpDef def = decomposition_row("SelfAdjointEigV2", {"e", "v"}, {bool_attr("compute_v", true)}, infer_eig,
+  static const OpDef def = linalg_row("SelfAdjointEigV2", {"input"}, {"e", "v"}, {bool_attr("compute_v", true)}, infer_eig,
                                              kernels_for<EigKernel, KILN_FLOATS>());
   return def;
 }

@@ -36,7 +36,6 @@ void infer_sparse_xent(InferContext& c) {
              " and labels shape " + dims_text(*l.dims));
     if (batch < 0) batch = lb;
   }
-  c.set_num_outputs(2);
   c.out(0) = OutputInfo{f.dtype, TensorShape(Dims{batch})};
   c.out(1) = OutputInfo{f.dtype, TensorShape(Dims{batch, classes})};
   c.kernel_dtype = f.dtype;
@@ -170,7 +169,6 @@ void infer_fused_batch_norm(InferContext& c) {
       c.fail(std::string(size_names[i]) + " must have the same number of elements as the channels of x, got " +
              std::to_string((*v.dims)[0]) + " and " + std::to_string(channels));
   }
-  c.set_num_outputs(6);
   c.out(0) = OutputInfo{DType::Float32, x.unknown_rank ? TensorShape::unknown() : TensorShape(Dims(*x.dims))};
   for (int i = 1; i < 5; ++i) c.out(i) = OutputInfo{DType::Float32, TensorShape(Dims{channels})};
   c.out(5) = OutputInfo{DType::Float32, TensorShape(Dims{0})};

@@ -210,15 +210,16 @@ using GradFn = void (*)(GradContext&);
 // throws InvalidArgumentError in TensorFlow's words; it never reads input data unless
 // `value` is set.
 struct InferContext {
-  InferContext(const OpDef& o, const InputInfo* in, int n, const Attrs& a)
-      : op(o), inputs(in), num_inputs(n), attrs(a) {}
+  // Starts with the row's output count (1 when the shape function decides it), so a
+  // multi-output row's shape function only sets the outputs' dtypes and shapes.
+  InferContext(const OpDef& o, const InputInfo* in, int n, const Attrs& a);
   const OpDef& op;
   const InputInfo* inputs;
   int num_inputs;
   const Attrs& attrs;
   std::array<OutputInfo, 2> fixed_outputs;
   std::vector<OutputInfo> more_outputs;
-  int num_outputs = 1;
+  int num_outputs = 1;                  // set by the constructor from the row
   DType kernel_dtype = DType::Float32;  // which per-dtype kernel runs
 
   const InputInfo& in(int i) const { return inputs[i]; }
@@ -345,6 +346,11 @@ struct OpDef {
   // moved element gains a reference (on an error, the outputs are cleared instead).
   static void run_moving_objects(KernelContext& c);
 };
+
+inline InferContext::InferContext(const OpDef& o, const InputInfo* in, int n, const Attrs& a)
+    : op(o), inputs(in), num_inputs(n), attrs(a) {
+  set_num_outputs(o.num_outputs >= 0 ? o.num_outputs : 1);
+}
 
 // Look up an op by TensorFlow name (for loaders and tests); null if unknown.
 const OpDef* find_op(std::string_view name);

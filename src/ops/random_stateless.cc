@@ -175,7 +175,6 @@ struct Draw {
 // StatelessRandomGetKeyCounter(seed) -> key [1], counter [2] (uint64); ...Alg adds alg.
 void infer_key_counter(InferContext& c) {
   check_seed(c, 0);
-  c.set_num_outputs(c.op.num_outputs);
   c.out(0) = {.dtype = DType::UInt64, .shape = TensorShape(Dims{1})};
   c.out(1) = {.dtype = DType::UInt64, .shape = TensorShape(Dims{2})};
   if (c.num_outputs == 3) c.out(2) = {.dtype = DType::Int32, .shape = TensorShape(Dims{})};

@@ -120,7 +120,6 @@ void infer_scatter(InferContext& c) {
       c.fail("Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], " +
              shapes_text(got, *c.in(0).dims, s.dims()));
   }
-  c.set_num_outputs(0);
 }
 
 template <Combine K>

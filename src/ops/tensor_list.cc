@@ -115,7 +115,6 @@ void infer_pop_back(InferContext& c) {
   require_dtype(c, 1, DType::Int32);
   const DType d = c.attrs.type(kPopBackDtype);
   require_value_dtype(c, d);
-  c.set_num_outputs(2);
   c.out(0) = {.dtype = DType::Variant, .shape = TensorShape()};
   c.out(1) = {.dtype = d, .shape = known_element_shape(c.in(1))};
 }

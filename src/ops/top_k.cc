@@ -32,7 +32,6 @@ int64_t k_of(const std::function<void(const std::string&)>& fail, const TensorIm
 void infer_top_k(InferContext& c) {
   require_index_dtype(c, c.in(1).dtype, "Tk");
   require_index_dtype(c, c.attrs.type(kIndexType), "index_type");
-  c.set_num_outputs(2);
   c.kernel_dtype = c.in(0).dtype;
   c.out(0).dtype = c.in(0).dtype;
   c.out(1).dtype = c.attrs.type(kIndexType);

@@ -80,7 +80,6 @@ void infer_apply(InferContext& c, int num_vars, const std::vector<const char*>& 
     for (size_t j = 0; ok && j < d.size(); ++j) ok = d[j] < 0 || d[j] == want[j];
     if (!ok) c.fail("var and grad do not have the same shape" + dims_text(Dims(want)) + " " + dims_text(d));
   }
-  c.set_num_outputs(0);
   c.kernel_dtype = var.dtype();
 }
 
@@ -201,7 +200,6 @@ void infer_matmul_update(InferContext& c) {
     if (c.in(i).dtype != DType::Float32 || var.dtype() != DType::Float32) c.fail("KilnMatMulUpdate is float32 only");
   if (rule.kind == UpdateRule::kKerasMomentum && c.attrs.resource(kUpdateAccum) == c.attrs.resource(kUpdateVar))
     c.fail("var and accum must be different variables");
-  c.set_num_outputs(0);
   c.kernel_dtype = DType::Float32;
 }
 

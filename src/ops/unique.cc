@@ -19,7 +19,6 @@ void infer_unique(InferContext& c) {
   const DType idx = c.attrs.type(kOutIdx);
   require_type_in(c, "out_idx", idx, {DType::Int32, DType::Int64});
   if (!c.in(0).unknown_rank && c.in(0).dims->size() != 1) c.fail("unique expects a 1D vector.");
-  c.set_num_outputs(2);
   c.kernel_dtype = c.in(0).dtype;
   c.out(0) = {.dtype = c.in(0).dtype, .shape = TensorShape::unknown_dims(1)};
   c.out(1) = {.dtype = idx, .shape = c.in(0).unknown_rank ? TensorShape::unknown_dims(1) : shape_of(c.in(0))};

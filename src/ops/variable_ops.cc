@@ -94,7 +94,6 @@ void infer_assign(InferContext& c) {
       c.fail("Cannot update variable '" + v.resource_name() + "' with shape " + dims_text(want.dims()) +
              " using a Tensor with shape " + dims_text(d) + ", shapes must be equal.");
   }
-  c.set_num_outputs(0);
 }
 struct AssignKernel {
   static void run(KernelContext& c) { state(c.attrs).write(share(c.in(0)), c.op.name); }
