@@ -369,13 +369,13 @@ void band_part_grad(GradContext& c) { c.dx[0] = grad::emit1(c.b, op::MatrixBandP
 }  // namespace
 
 const OpDef& op::MatrixInverse() {
-  static const OpDef def = linalg_row("MatrixInverse", {"input"}, {"output"}, {bool_attr("adjoint", false)}, infer_square_to_square,
-                                     kernels_for<InverseKernel, KILN_FLOATS>(), &inverse_grad);
+  static const OpDef def = linalg_row("MatrixInverse", {"input"}, {"output"}, {bool_attr("adjoint", false)},
+                                      infer_square_to_square, kernels_for<InverseKernel, KILN_FLOATS>(), &inverse_grad);
   return def;
 }
 const OpDef& op::MatrixDeterminant() {
   static const OpDef def = linalg_row("MatrixDeterminant", {"input"}, {"output"}, {}, infer_determinant,
-                                     kernels_for<DeterminantKernel, KILN_FLOATS>(), &determinant_grad);
+                                      kernels_for<DeterminantKernel, KILN_FLOATS>(), &determinant_grad);
   return def;
 }
 const OpDef& op::LogMatrixDeterminant() {
@@ -385,19 +385,19 @@ const OpDef& op::LogMatrixDeterminant() {
   return def;
 }
 const OpDef& op::MatrixSolve() {
-  static const OpDef def = linalg_row("MatrixSolve", {"matrix", "rhs"}, {"output"}, {bool_attr("adjoint", false)}, infer_solve,
-                                     kernels_for<SolveKernel, KILN_FLOATS>(), nullptr);
+  static const OpDef def = linalg_row("MatrixSolve", {"matrix", "rhs"}, {"output"}, {bool_attr("adjoint", false)},
+                                      infer_solve, kernels_for<SolveKernel, KILN_FLOATS>(), nullptr);
   return def;
 }
 const OpDef& op::Cholesky() {
-  static const OpDef def =
-      linalg_row("Cholesky", {"input"}, {"output"}, {}, infer_square_to_square, kernels_for<CholeskyKernel, KILN_FLOATS>(), nullptr);
+  static const OpDef def = linalg_row("Cholesky", {"input"}, {"output"}, {}, infer_square_to_square,
+                                      kernels_for<CholeskyKernel, KILN_FLOATS>(), nullptr);
   return def;
 }
 const OpDef& op::MatrixTriangularSolve() {
-  static const OpDef def =
-      linalg_row("MatrixTriangularSolve", {"matrix", "rhs"}, {"output"}, {bool_attr("lower", true), bool_attr("adjoint", false)},
-                infer_triangular_solve, kernels_for<TriangularSolveKernel, KILN_FLOATS>(), nullptr);
+  static const OpDef def = linalg_row("MatrixTriangularSolve", {"matrix", "rhs"}, {"output"},
+                                      {bool_attr("lower", true), bool_attr("adjoint", false)}, infer_triangular_solve,
+                                      kernels_for<TriangularSolveKernel, KILN_FLOATS>(), nullptr);
   return def;
 }
 const OpDef& op::MatrixBandPart() {

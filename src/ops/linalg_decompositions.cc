@@ -186,17 +186,17 @@ struct EigKernel {
 const OpDef& op::Svd() {
   static const OpDef def =
       linalg_row("Svd", {"input"}, {"s", "u", "v"}, {bool_attr("compute_uv", true), bool_attr("full_matrices", false)},
-                        infer_svd, kernels_for<SvdKernel, KILN_FLOATS>());
+                 infer_svd, kernels_for<SvdKernel, KILN_FLOATS>());
   return def;
 }
 const OpDef& op::Qr() {
   static const OpDef def = linalg_row("Qr", {"input"}, {"q", "r"}, {bool_attr("full_matrices", false)}, infer_qr,
-                                             kernels_for<QrKernel, KILN_FLOATS>());
+                                      kernels_for<QrKernel, KILN_FLOATS>());
   return def;
 }
 const OpDef& op::SelfAdjointEigV2() {
-  static const OpDef def = linalg_row("SelfAdjointEigV2", {"input"}, {"e", "v"}, {bool_attr("compute_v", true)}, infer_eig,
-                                             kernels_for<EigKernel, KILN_FLOATS>());
+  static const OpDef def = linalg_row("SelfAdjointEigV2", {"input"}, {"e", "v"}, {bool_attr("compute_v", true)},
+                                      infer_eig, kernels_for<EigKernel, KILN_FLOATS>());
   return def;
 }
 
