@@ -36,7 +36,7 @@ def _children_of(obj):
     from ._generator import Generator
     if isinstance(obj, Generator):
         return [("_state_var", obj._state_var)]
-    if isinstance(obj, Module) or hasattr(obj, "_kiln_trackable"):
+    if isinstance(obj, Module):
         return [(k, v) for k, v in vars(obj).items() if _trackable(v)]
     if isinstance(obj, (list, tuple)):
         items = [(str(i), v) for i, v in enumerate(obj) if _trackable(v)]

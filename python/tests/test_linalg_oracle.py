@@ -74,6 +74,13 @@ CASES = [
     ("eigh_abs_vectors", lambda m, a: m.abs(m.linalg.eigh(a)[1]), [_spd(3)]),
     ("eigvalsh", lambda m, a: m.linalg.eigvalsh(a), [_spd(5)]),
     ("diag", lambda m, a: m.linalg.diag(a), [RNG.standard_normal((2, 3))]),
+    # zero-sized matrices: the outputs' shapes (their values are empty, or identity for a full q)
+    ("qr_empty", lambda m, a: m.concat([m.shape(t) for t in m.linalg.qr(a)], 0), [np.zeros([2, 0, 3])]),
+    ("qr_full_empty", lambda m, a: m.concat([m.shape(t) for t in m.linalg.qr(a, full_matrices=True)], 0), [np.zeros([3, 0])]),
+    ("qr_full_empty_q", lambda m, a: m.linalg.qr(a, full_matrices=True)[0], [np.zeros([3, 0])]),
+    ("svd_full_empty", lambda m, a: m.concat([m.shape(t) for t in m.linalg.svd(a, full_matrices=True)], 0),
+     [np.zeros([2, 3, 0])]),
+    ("eigh_empty", lambda m, a: m.concat([m.shape(t) for t in m.linalg.eigh(a)], 0), [np.zeros([2, 0, 0])]),
     ("svd_of_nan", lambda m, a: m.concat([m.reshape(t, [-1]) for t in m.linalg.svd(a)], 0),
      [np.array([[[1, np.nan], [0, 1]], [[np.inf, 0], [0, 1]]])]),
 ]
