@@ -17,7 +17,6 @@ _KNOWN_SIGNATURE_GAPS = {
     "NotEqual": "incompatible_shape_error=False (a scalar instead of an error) is not implemented",
     "CollectiveGatherV2": "ordering tokens, communication hints and is_stateless are not implemented",
     "CollectiveReduceV2": "ordering tokens, communication hints, is_stateless and subdivisions are not implemented",
-    "AssignVariableOp": "validate_shape=False (an assignment that changes the variable's shape) is not implemented",
 }
 
 

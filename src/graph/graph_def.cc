@@ -377,6 +377,12 @@ class Writer {
       stateful |= n->stateful;
       if (n->op->has(ops::kNoKernel)) continue;
       emit(scope, *n, p->mutable_node_def());
+      // TensorFlow runs a function's nodes that its outputs or control outputs need: an effect
+      // (an assignment, a print) that no output depends on must be a control output.
+      if (n->op->has(ops::kStateful) || n->op->has(ops::kSideEffect)) {
+        sig->add_control_output(n->name);
+        (*p->mutable_control_ret())[n->name] = n->name;
+      }
     }
     for (int i = static_cast<int>(f.inputs.size()); i < sig->input_arg_size(); ++i) input_shapes->add_shape();
     sig->set_is_stateful(stateful);

@@ -173,16 +173,19 @@ const OpDef& op::ReadVariableOp() {
   return def;
 }
 const OpDef& op::AssignVariableOp() {
-  static const OpDef def = {.name = "AssignVariableOp",
-                            .num_inputs = 1,
-                            .num_outputs = 0,
-                            .input_args = {"value"},
-                            .traits = kStateful,
-                            .attr_specs = {variable_dtype_attr("dtype"), resource_attr("_resource")},
-                            .infer = infer_assign,
-                            .any_dtype_kernel = &AssignKernel::run,
-                            .type_attr = nullptr,
-                            .grad = &no_gradient};
+  static const OpDef def = {
+      .name = "AssignVariableOp",
+      .num_inputs = 1,
+      .num_outputs = 0,
+      .input_args = {"value"},
+      .traits = kStateful,
+      // validate_shape: TensorFlow's attr, read by no kernel: kiln's variables keep their shape (an
+      // assignment of another shape is an error, where TensorFlow's False lets it change)
+      .attr_specs = {variable_dtype_attr("dtype"), resource_attr("_resource"), bool_attr("validate_shape", false)},
+      .infer = infer_assign,
+      .any_dtype_kernel = &AssignKernel::run,
+      .type_attr = nullptr,
+      .grad = &no_gradient};
   return def;
 }
 const OpDef& op::AssignAddVariableOp() {
