@@ -13,6 +13,7 @@
 #include "kiln/function.h"
 #include "kiln/limits.h"
 #include "kiln/tensor.h"
+#include "kiln/variable.h"
 
 namespace kiln {
 
@@ -42,6 +43,20 @@ class LoadedModel {
   // The variables' current values, by saved name.
   std::map<std::string, Tensor> variables() const;
 
+  // The saved objects (what tf.saved_model.load rebuilds a tf.Module from), as JSON:
+  //   {"nodes": [node, ...]}, node 0 the root, each node {"kind": k, "children": [[name, id], ...]}
+  //   with k "object", "signatures" (the signature map), "variable" (+ "variable": its name for
+  //   variable()), "function" (a tf.function: + "args": its parameter names, "defaults": a
+  //   structure or null, "traces": [{"function": name for function(), "inputs": structure,
+  //   "outputs": structure}]) or "other" (a kind kiln does not restore).
+  // Structures are TensorFlow's StructuredValues in JSON (docs/saved_model.md).
+  std::string objects() const;
+  // A trace of a saved tf.function, by its name in objects(). A trace kiln could not build
+  // (an op it lacks, a capture it does not restore) throws that error here, not at load.
+  ConcreteFunction function(const std::string& name) const;
+  // A saved variable by name, sharing its state with the functions that use it.
+  Variable variable(const std::string& name) const;
+
  private:
   std::shared_ptr<detail::LoadedModelImpl> impl_;
 };
@@ -58,6 +73,23 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
 // dict's outputs by its keys): one unique, non-empty name per output.
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
           const std::map<std::string, std::vector<std::string>>& output_names);
+// Objects to save beside the signatures, as tf.saved_model.save writes a tf.Module: a tree of
+// plain objects, variables and tf.functions (each with its traces), in JSON:
+//   {"nodes": [node, ...]}, node 0 the root: {"kind": "object", "children": [[name, id], ...]},
+//   {"kind": "variable", "variable": index into `variables`}, or {"kind": "function",
+//   "args": [parameter names], "traces": [{"function": index into `functions`, "inputs":
+//   ((positional structures...), {}) as a structure, "outputs": structure}]}.
+// A trace's tensor arguments are the TensorSpecs of its inputs in TensorFlow's flattening
+// order (dicts by sorted key); structures are StructuredValues in JSON (docs/saved_model.md).
+// Variables the functions use that the tree lacks are saved at the paths their names give.
+struct SavedObjects {
+  std::string graph;
+  std::vector<Variable> variables;
+  std::vector<ConcreteFunction> functions;
+};
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+          const std::map<std::string, std::vector<std::string>>& output_names, const SavedObjects& objects);
+
 struct LoadOptions {
   // The most nodes a load may build, over all signatures and library functions (each
   // function is built once per argument dtypes and shapes, however many nodes call it).

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "api/variable_handle.h"
+
 namespace kiln {
 namespace {
 
@@ -35,6 +37,13 @@ void save(const std::string& dir, std::map<std::string, ConcreteFunction> signat
 void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
           const std::map<std::string, std::vector<std::string>>& output_names) {
   io::write_saved_model(dir, std::move(signatures), output_names);
+}
+void save(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+          const std::map<std::string, std::vector<std::string>>& output_names, const SavedObjects& objects) {
+  io::ObjectsToSave resolved{.graph = objects.graph, .variables = {}, .functions = objects.functions};
+  for (const Variable& v : objects.variables)
+    resolved.variables.push_back(v.handle() ? v.handle()->state.get() : nullptr);
+  io::write_saved_model(dir, std::move(signatures), output_names, &resolved);
 }
 
 void export_tfjs(const std::string& saved_dir, const std::string& out_dir, const std::string& signature) {
@@ -134,6 +143,23 @@ std::map<std::string, Tensor> LoadedModel::variables() const {
   if (impl_)
     for (const auto& [name, v] : impl_->variables) out[name] = v->read();
   return out;
+}
+
+std::string LoadedModel::objects() const { return impl_ ? impl_->objects : "{\"nodes\": []}"; }
+
+ConcreteFunction LoadedModel::function(const std::string& name) const {
+  if (impl_) {
+    if (auto e = impl_->function_errors.find(name); e != impl_->function_errors.end())
+      throw UnimplementedError(e->second);
+    if (auto f = impl_->functions.find(name); f != impl_->functions.end()) return ConcreteFunction(f->second);
+  }
+  throw InvalidArgumentError("the saved model has no function '" + name + "'");
+}
+
+Variable LoadedModel::variable(const std::string& name) const {
+  if (!impl_ || !impl_->variables.count(name))
+    throw InvalidArgumentError("the saved model has no variable '" + name + "'");
+  return Variable(std::make_shared<detail::VariableHandle>(detail::VariableHandle{.state = impl_->variables.at(name)}));
 }
 
 }  // namespace kiln

@@ -13,7 +13,10 @@ namespace kiln::detail {
 struct LoadedModelImpl {
   std::map<std::string, std::shared_ptr<ConcreteImpl>> signatures;
   std::map<std::string, std::shared_ptr<ops::VariableState>> variables;
-  RunLimits limits;  // in force for every call (LoadOptions)
+  std::string objects;                                             // LoadedModel::objects()
+  std::map<std::string, std::shared_ptr<ConcreteImpl>> functions;  // tf.functions' traces by name
+  std::map<std::string, std::string> function_errors;              // traces kiln could not build
+  RunLimits limits;                                                // in force for every call (LoadOptions)
   bool has_limits() const { return limits.timeout || limits.shared_memory; }
 };
 
@@ -37,7 +40,14 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, con
 // What kiln::save and kiln::export_tfjs do (src/api/saved_model.cc): write a SavedModel
 // (tf_saved_model_writer.cc), convert one for TensorFlow.js (tfjs_export.cc).
 void write_saved_model(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
-                       const std::map<std::string, std::vector<std::string>>& output_names);
+                       const std::map<std::string, std::vector<std::string>>& output_names,
+                       const struct ObjectsToSave* objects = nullptr);
+// kiln::SavedObjects with each variable as the resource its ops name (the caller keeps them alive).
+struct ObjectsToSave {
+  std::string graph;
+  std::vector<const Resource*> variables;
+  std::vector<ConcreteFunction> functions;
+};
 void write_tfjs(const detail::ConcreteImpl& signature, const std::map<std::string, Tensor>& variables,
                 const std::string& out_dir);
 

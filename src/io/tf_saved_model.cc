@@ -18,6 +18,7 @@
 #include "io/limits.h"
 #include "io/proto_values.h"
 #include "io/saved_model.h"
+#include "io/structured_value.h"
 #include "kiln/checkpoint.h"
 #include "ops/op_def.h"
 #include "saved_model.pb.h"  // generated from src/io/proto/saved_model.proto
@@ -45,7 +46,8 @@ class Variables {
   Variables(std::function<CheckpointReader()> open, const tensorflow::SavedObjectGraph& saved)
       : open_(std::move(open)), saved_(saved) {}
 
-  std::shared_ptr<ops::VariableState> get(int node_id, const tensorflow::NodeDef& handle, const std::string& where) {
+  // `handle`: the VarHandleOp that names it in the main graph, checked against it (or null).
+  std::shared_ptr<ops::VariableState> get(int node_id, const tensorflow::NodeDef* handle, const std::string& where) {
     if (auto it = by_node_.find(node_id); it != by_node_.end()) return it->second;
     open();
     if (node_id < 0 || node_id >= objects_.nodes_size())
@@ -58,15 +60,16 @@ class Variables {
       throw InvalidArgumentError(where + ": captured object " + std::to_string(node_id) +
                                  " has no saved variable value (only variables are supported as captures)");
     Tensor value = reader_->get_tensor(key);
-    auto dt = handle.attr().find("dtype");
-    if (dt != handle.attr().end() &&
-        std::get<DType>(attr_from_proto(dt->second, AttrKind::kType, where)) != value.dtype())
+    static const tensorflow::NodeDef kNoHandle;
+    const tensorflow::NodeDef& h = handle ? *handle : kNoHandle;
+    auto dt = h.attr().find("dtype");
+    if (dt != h.attr().end() && std::get<DType>(attr_from_proto(dt->second, AttrKind::kType, where)) != value.dtype())
       throw InvalidArgumentError(where + ": variable '" + key + "' is saved as " +
                                  std::string(dtype_name(value.dtype())) + ", its handle says otherwise");
-    auto sh = handle.attr().find("shape");
-    if (sh != handle.attr().end() && !std::get<ops::ShapeAttr>(attr_from_proto(sh->second, AttrKind::kShape, where))
-                                          .get()
-                                          .is_compatible_with(value.shape()))
+    auto sh = h.attr().find("shape");
+    if (sh != h.attr().end() && !std::get<ops::ShapeAttr>(attr_from_proto(sh->second, AttrKind::kShape, where))
+                                     .get()
+                                     .is_compatible_with(value.shape()))
       throw InvalidArgumentError(where + ": variable '" + key + "' is saved with shape " + value.shape().str() +
                                  ", its handle says otherwise");
     check_declared(node_id, key, value, where);
@@ -283,7 +286,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
     if (is_capture && next_bound >= bound.size())
       throw InvalidArgumentError(where + ": the call captures more objects than the object graph binds");
     if (nd.op() == "VarHandleOp") {
-      resources.push_back(variables.get(bound[next_bound++], nd, where));
+      resources.push_back(variables.get(bound[next_bound++], &nd, where));
       continue;
     }
     if (nd.op() == "Const") {
@@ -335,6 +338,106 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
   }
   cf->compile(detail::default_optimizer_options());
   return cf;
+}
+
+// One trace of a saved tf.function: its library function, called with the TensorSpecs of its
+// input structure (in TensorFlow's flattening order) and then the variables it captures.
+std::shared_ptr<detail::ConcreteImpl> load_trace(const tensorflow::MetaGraphDef& mg, const std::string& name,
+                                                 const tensorflow::SavedConcreteFunction& saved, Variables& variables,
+                                                 NodeBudget& budget) {
+  const std::string where = "function '" + name + "'";
+  const std::vector<TensorSpec> specs = io::flat_tensor_specs(saved.canonicalized_input_signature(), where);
+  ResourceBindings resources;
+  for (int id : saved.bound_inputs()) {
+    const auto& nodes = mg.object_graph_def().nodes();
+    if (id < 0 || id >= nodes.size() || !nodes.Get(id).has_variable())
+      throw UnimplementedError(where + " captures object " + std::to_string(id) +
+                               ", which is not a variable (kiln restores captured variables only)");
+    resources.push_back(variables.get(id, nullptr, where));
+  }
+  std::vector<DType> dtypes;
+  std::vector<TensorShape> shapes;
+  auto cf = std::make_shared<detail::ConcreteImpl>();
+  cf->name = name;
+  for (const TensorSpec& s : specs) {
+    dtypes.push_back(s.dtype);
+    shapes.push_back(s.shape);
+    cf->inputs.push_back(s);
+    detail::ArgEntry arg;
+    arg.name = s.name;
+    arg.dtype = s.dtype;
+    arg.shape = s.shape;
+    cf->signature.push_back(arg);
+  }
+  check_ops(mg.graph_def().library(), name, where);
+  cf->graph = import_function(mg.graph_def().library(), name, dtypes, shapes, {}, budget, resources);
+  for (size_t i = 0; i < cf->graph->outputs.size(); ++i) {
+    const graph::Output& o = cf->graph->outputs[i];
+    cf->outputs.push_back(
+        TensorSpec{o.node->out_shapes[o.index], o.node->out_dtypes[o.index], "output_" + std::to_string(i)});
+  }
+  cf->compile(detail::default_optimizer_options());
+  return cf;
+}
+
+// The object graph for LoadedModel::objects(), loading every tf.function's traces on the way.
+void load_objects(const tensorflow::MetaGraphDef& mg, Variables& variables, NodeBudget& budget,
+                  detail::LoadedModelImpl& model) {
+  const tensorflow::SavedObjectGraph& graph = mg.object_graph_def();
+  nlohmann::json nodes = nlohmann::json::array();
+  for (int id = 0; id < graph.nodes_size(); ++id) {
+    const tensorflow::SavedObject& o = graph.nodes(id);
+    const std::string where = "object " + std::to_string(id);
+    nlohmann::json n = {{"children", nlohmann::json::array()}};
+    for (const auto& c : o.children()) n["children"].push_back(nlohmann::json::array({c.local_name(), c.node_id()}));
+    if (o.has_user_object()) {
+      n["kind"] = o.user_object().identifier() == "signature_map" ? "signatures" : "object";
+      n["identifier"] = o.user_object().identifier();
+    } else if (o.has_variable()) {
+      n["kind"] = "variable";
+      try {
+        n["variable"] = variables.get(id, nullptr, where)->resource_name();
+        n["name"] = o.variable().name();  // the Python variable's name when it was saved
+        n["trainable"] = o.variable().trainable();
+      } catch (const Error&) {
+        n["kind"] = "other";  // declared but not saved (TensorFlow's non-restored slots)
+      }
+    } else if (o.has_function()) {
+      n["kind"] = "function";
+      nlohmann::json args = nlohmann::json::array(), defaults = nullptr;
+      const auto spec = io::structure_to_json(o.function().function_spec().fullargspec(), where);
+      if (spec.contains("named_tuple"))
+        for (const auto& pair : spec["named_tuple"][1]) {
+          if (pair[0] == "args" && pair[1].contains("list"))
+            for (const auto& a : pair[1]["list"])
+              if (a.contains("string")) args.push_back(a["string"]);
+          if (pair[0] == "defaults") defaults = pair[1];
+        }
+      if (o.function().function_spec().is_method() && !args.empty()) args.erase(args.begin());  // self
+      n["args"] = args;
+      n["defaults"] = defaults;
+      n["traces"] = nlohmann::json::array();
+      for (const std::string& name : o.function().concrete_functions()) {
+        auto saved = graph.concrete_functions().find(name);
+        if (saved == graph.concrete_functions().end())
+          throw InvalidArgumentError(where + ": function '" + name +
+                                     "' is not in the object graph's concrete functions");
+        n["traces"].push_back({{"function", name},
+                               {"inputs", io::structure_to_json(saved->second.canonicalized_input_signature(), where)},
+                               {"outputs", io::structure_to_json(saved->second.output_signature(), where)}});
+        if (model.functions.count(name) || model.function_errors.count(name)) continue;
+        try {
+          model.functions[name] = load_trace(mg, name, saved->second, variables, budget);
+        } catch (const UnimplementedError& e) {
+          model.function_errors[name] = e.what();  // raised when it is called: the rest still loads
+        }
+      }
+    } else {
+      n["kind"] = "other";
+    }
+    nodes.push_back(std::move(n));
+  }
+  model.objects = nlohmann::json{{"nodes", nodes}}.dump();
 }
 
 // Every node id the object graph holds names one of its nodes (TensorFlow's C API once
@@ -397,6 +500,7 @@ LoadedModel load_model(const std::string& saved_model_pb, const std::string& dir
     if (name.rfind("__", 0) == 0) continue;  // __saved_model_init_op and the like: not callable
     model->signatures.emplace(name, load_signature(mg, name, mg.signature_def().at(name), nodes, variables, budget));
   }
+  load_objects(mg, variables, budget, *model);
   model->variables = variables.by_name();
   return LoadedModel(model);
 }

@@ -10,6 +10,11 @@
 // SavedConcreteFunction binds its resource arguments to the variable nodes. variables/ is a
 // TensorBundle whose object graph has the same node ids, each variable's value under
 // "<child name>/.ATTRIBUTES/VARIABLE_VALUE".
+//
+// With SavedObjects (a tf.Module saved by the front end), the given tree comes first, node for
+// node: plain objects, variables (their checkpoint keys are their paths from the root) and
+// tf.functions, whose traces are library functions like the signatures', each with a
+// SavedConcreteFunction holding its input and output structures, as TensorFlow writes them.
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -21,6 +26,7 @@
 #include "io/bundle.h"
 #include "io/files.h"
 #include "io/saved_model.h"
+#include "io/structured_value.h"
 #include "saved_model.pb.h"  // generated from src/io/proto/saved_model.proto
 
 namespace kiln {
@@ -110,6 +116,37 @@ void reorder_tensor_args(tensorflow::GraphDef& def, const std::string& function,
       *shapes->Mutable(static_cast<int>(i)) = old_shapes.Get(static_cast<int>(order[i]));
     }
   }
+}
+
+// One trace of a saved tf.function: its library function and the variables it takes.
+struct SavedTrace {
+  std::string function;
+  std::vector<const Resource*> variables = {};
+  const nlohmann::json* inputs = nullptr;
+  const nlohmann::json* outputs = nullptr;
+};
+
+// A name part of a checkpoint key, escaped as TensorFlow escapes it ('.' -> "..", '/' -> ".S").
+std::string escaped(const std::string& name) {
+  std::string out;
+  for (char ch : name) out += ch == '.' ? ".." : ch == '/' ? ".S" : std::string(1, ch);
+  return out;
+}
+
+// FunctionSpec.fullargspec: inspect.getfullargspec's named tuple for positional `args`.
+// `defaults`: a structure (a tuple of the last arguments' defaults) or null.
+void full_arg_spec(const nlohmann::json& args, const nlohmann::json& defaults, tensorflow::StructuredValue* out,
+                   const std::string& where) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& a : args) names.push_back({{"string", a.get<std::string>()}});
+  using J = nlohmann::json;
+  auto pair = [](const char* key, J value) { return J::array({key, std::move(value)}); };
+  const J fields = J::array({pair("args", {{"list", names}}), pair("varargs", nullptr), pair("varkw", nullptr),
+                             pair("defaults", defaults), pair("kwonlyargs", {{"list", J::array()}}),
+                             pair("kwonlydefaults", nullptr), pair("annotations", {{"dict", J::object()}})});
+  J spec = J::object();
+  spec["named_tuple"] = J::array({"FullArgSpec", fields});
+  io::structure_from_json(spec, out, where);
 }
 
 struct SavedSignature {
@@ -260,11 +297,20 @@ void add_saver(tensorflow::MetaGraphDef& mg, const std::vector<std::pair<std::st
 }  // namespace
 
 void io::write_saved_model(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
-                           const std::map<std::string, std::vector<std::string>>& output_names) {
+                           const std::map<std::string, std::vector<std::string>>& output_names,
+                           const ObjectsToSave* given) {
   for (const auto& [sig, names] : output_names)
     if (!signatures.count(sig))
       throw InvalidArgumentError("save: output names are given for '" + sig + "', which is not a signature");
-  if (signatures.empty()) throw InvalidArgumentError("save: no signatures to save");
+  if (signatures.empty() && !given) throw InvalidArgumentError("save: no signatures to save");
+  nlohmann::json tree = {{"nodes", {{{"kind", "object"}}}}};
+  if (given) {
+    tree = nlohmann::json::parse(given->graph, nullptr, /*allow_exceptions=*/false);
+    if (!tree.is_object() || !tree.contains("nodes") || !tree["nodes"].is_array() || tree["nodes"].empty() ||
+        !tree["nodes"][0].is_object() || tree["nodes"][0].value("kind", "") != "object")
+      throw InvalidArgumentError("save: the object graph must be JSON {\"nodes\": [root object, ...]}");
+  }
+  const nlohmann::json& tree_nodes = tree["nodes"];
   tensorflow::SavedModel model;
   model.set_saved_model_schema_version(1);
   tensorflow::MetaGraphDef& mg = *model.add_meta_graphs();
@@ -315,6 +361,36 @@ void io::write_saved_model(const std::string& dir, std::map<std::string, Concret
     ++k;
   }
 
+  // The tf.functions' traces, by node of the tree.
+  std::map<size_t, std::vector<SavedTrace>> traces;
+  try {
+    for (size_t node = 0; node < tree_nodes.size(); ++node) {
+      const nlohmann::json& n = tree_nodes[node];
+      if (n.value("kind", "") != "function") continue;
+      std::string attr = "function";
+      for (const auto& parent : tree_nodes)
+        for (const auto& child : parent.value("children", nlohmann::json::array()))
+          if (child.at(1).get<size_t>() == node) attr = identifier(child.at(0).get<std::string>(), "function");
+      for (const auto& t : n.at("traces")) {
+        const size_t index = t.at("function").get<size_t>();
+        if (!given || index >= given->functions.size() || !given->functions[index].impl())
+          throw InvalidArgumentError("save: a trace names function " + std::to_string(index) + ", which is not given");
+        const detail::ConcreteImpl& impl = *given->functions[index].impl();
+        SavedTrace trace{.function = "__inference_" + attr + "_" + std::to_string(k),
+                         .inputs = &t.at("inputs"),
+                         .outputs = &t.at("outputs")};
+        graph::ExportOptions options;
+        options.function_prefix = "s" + std::to_string(k) + "_";
+        options.resource_args = &trace.variables;
+        graph::write_function_library(*standalone_graph(impl), trace.function, &def, options);
+        traces[node].push_back(std::move(trace));
+        ++k;
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidArgumentError(std::string("save: the object graph: ") + e.what());
+  }
+
   // The objects: root, the variables (in first-use order), the signature map, the signatures.
   tensorflow::SavedObjectGraph& objects = *mg.mutable_object_graph_def();
   tensorflow::TrackableObjectGraph checkpoint_graph;
@@ -330,7 +406,6 @@ void io::write_saved_model(const std::string& dir, std::map<std::string, Concret
       ref->set_local_name(name);
     }
   };
-  user_object(add_node(), "_generic_user_object");
   // Child names taken under each object; the objects made for name prefixes ("dense/").
   std::map<int, std::set<std::string>> children{{0, {"signatures"}}};
   std::map<std::pair<int, std::string>, std::pair<int, std::string>> containers;  // (parent, part) -> (node, name)
@@ -339,8 +414,84 @@ void io::write_saved_model(const std::string& dir, std::map<std::string, Concret
   std::vector<const Resource*> variable_order;         // as their values are saved
   std::vector<std::pair<std::string, Tensor>> values;
   std::set<std::string> graph_names;
-  for (const SavedSignature& s : saved)
-    for (const Resource* r : s.variables) {
+  // A variable's node (made by the caller at `id`), its checkpoint entry at `path` and its
+  // handle in the main graph.
+  auto fill_variable = [&](int id, const Resource* r, const std::string& path) {
+    auto* v = objects.mutable_nodes(id)->mutable_variable();
+    v->set_dtype(proto_dtype(r->dtype()));
+    set_shape(r->shape(), v->mutable_shape());
+    v->set_trainable(r->trainable);
+    v->set_name(r->resource_name().empty() ? path : r->resource_name());
+    auto* attr = checkpoint_graph.mutable_nodes(id)->add_attributes();
+    attr->set_name("VARIABLE_VALUE");
+    attr->set_full_name(v->name());
+    attr->set_checkpoint_key(path + kValueSuffix);
+    values.emplace_back(attr->checkpoint_key(), r->snapshot());
+    variable_node[r] = id;
+    variable_order.push_back(r);
+    const std::string handle = unique(identifier(path, "variable"), graph_names);
+    handle_node[r] = handle;
+    tensorflow::NodeDef* h = def.add_node();
+    h->set_name(handle);
+    h->set_op("VarHandleOp");
+    auto& a = *h->mutable_attr();
+    a["dtype"].set_type(proto_dtype(r->dtype()));
+    set_shape(r->shape(), a["shape"].mutable_shape());
+    a["shared_name"].set_s(v->name());
+    a["container"].set_s("");
+  };
+
+  // The given tree: node i of it is node i here (0 the root).
+  std::vector<std::string> tree_paths(tree_nodes.size());
+  std::vector<bool> reached(tree_nodes.size(), false);
+  reached[0] = true;
+  for (size_t node = 0; node < tree_nodes.size(); ++node) {
+    const std::string kind = tree_nodes[node].value("kind", "");
+    tensorflow::SavedObject* o = add_node();
+    if (kind == "object") {
+      // TensorFlow's identifiers for lists and dicts of trackables, which its loader rebuilds as such
+      const std::string id = tree_nodes[node].value("identifier", "_generic_user_object");
+      if (id != "_generic_user_object" && id != "trackable_list_wrapper" && id != "trackable_dict_wrapper")
+        throw InvalidArgumentError("save: object " + std::to_string(node) + " has unknown identifier '" + id + "'");
+      user_object(o, id.c_str());
+    } else if (kind != "variable" && kind != "function")
+      throw InvalidArgumentError("save: object " + std::to_string(node) + " has unknown kind '" + kind + "'");
+  }
+  for (size_t node = 0; node < tree_nodes.size(); ++node) {  // parents before children: paths
+    if (!reached[node])
+      throw InvalidArgumentError("save: object " + std::to_string(node) + " is not a child of an earlier object");
+    for (const auto& child : tree_nodes[node].value("children", nlohmann::json::array())) {
+      const std::string name = child.at(0).get<std::string>();
+      const size_t id = child.at(1).get<size_t>();
+      if (id >= tree_nodes.size() || id == 0)
+        throw InvalidArgumentError("save: object " + std::to_string(node) + "'s child '" + name + "' is not an object");
+      if (name.empty() || !children[static_cast<int>(node)].insert(name).second) continue;  // "signatures" is taken
+      add_child(static_cast<int>(node), static_cast<int>(id), name);
+      if (!reached[id]) {
+        reached[id] = true;
+        tree_paths[id] = (node ? tree_paths[node] + "/" : "") + escaped(name);
+      }
+    }
+  }
+  for (size_t node = 0; node < tree_nodes.size(); ++node) {
+    if (tree_nodes[node].value("kind", "") != "variable") continue;
+    const size_t index = tree_nodes[node].at("variable").get<size_t>();
+    if (!given || index >= given->variables.size() || !given->variables[index])
+      throw InvalidArgumentError("save: object " + std::to_string(node) + " names a variable that is not given");
+    const Resource* r = given->variables[index];
+    if (variable_node.count(r)) {  // one variable under two names: TensorFlow saves it once
+      throw InvalidArgumentError("save: variable '" + r->resource_name() + "' is saved twice in the object graph");
+    }
+    fill_variable(static_cast<int>(node), r, tree_paths[node]);
+  }
+
+  // Variables the functions use that the tree lacks: at the paths their names give.
+  std::vector<const std::vector<const Resource*>*> uses;
+  for (const SavedSignature& s : saved) uses.push_back(&s.variables);
+  for (const auto& [node, list] : traces)
+    for (const SavedTrace& t : list) uses.push_back(&t.variables);
+  for (const auto* used : uses)
+    for (const Resource* r : *used) {
       if (variable_node.count(r)) continue;
       // "dense/kernel" is the child "kernel" of an object "dense", as a tf.Module saves it.
       std::vector<std::string> path;
@@ -366,32 +517,10 @@ void io::write_saved_model(const std::string& dir, std::map<std::string, Concret
         prefix += it->second.second + "/";
       }
       const std::string leaf = unique(identifier(path.back(), "variable"), children[parent]);
-      const std::string child = prefix + leaf;
       const int id = objects.nodes_size();
-      auto* v = add_node()->mutable_variable();
-      v->set_dtype(proto_dtype(r->dtype()));
-      set_shape(r->shape(), v->mutable_shape());
-      v->set_trainable(r->trainable);
-      v->set_name(r->resource_name().empty() ? child : r->resource_name());
+      add_node();
       add_child(parent, id, leaf);
-      auto* attr = checkpoint_graph.mutable_nodes(id)->add_attributes();
-      attr->set_name("VARIABLE_VALUE");
-      attr->set_full_name(v->name());
-      attr->set_checkpoint_key(child + kValueSuffix);
-      values.emplace_back(attr->checkpoint_key(), r->snapshot());
-      variable_node[r] = id;
-      variable_order.push_back(r);
-      // Its handle in the main graph, which the signatures' call nodes take.
-      const std::string handle = unique(identifier(child, "variable"), graph_names);
-      handle_node[r] = handle;
-      tensorflow::NodeDef* h = def.add_node();
-      h->set_name(handle);
-      h->set_op("VarHandleOp");
-      auto& a = *h->mutable_attr();
-      a["dtype"].set_type(proto_dtype(r->dtype()));
-      set_shape(r->shape(), a["shape"].mutable_shape());
-      a["shared_name"].set_s(v->name());
-      a["container"].set_s("");
+      fill_variable(id, r, prefix + leaf);
     }
   const int signature_map = objects.nodes_size();
   user_object(add_node(), "signature_map");
@@ -454,6 +583,23 @@ void io::write_saved_model(const std::string& dir, std::map<std::string, Concret
     ca["config_proto"].set_s("");
     ca["executor_type"].set_s("");
     *def.add_node() = std::move(call);
+  }
+
+  // The tf.functions: their traces and how a call binds to them.
+  for (const auto& [node, list] : traces) {
+    const std::string where = "save: function object " + std::to_string(node);
+    auto* f = objects.mutable_nodes(static_cast<int>(node))->mutable_function();
+    full_arg_spec(tree_nodes[node].value("args", nlohmann::json::array()),
+                  tree_nodes[node].value("defaults", nlohmann::json()),
+                  f->mutable_function_spec()->mutable_fullargspec(), where);
+    f->mutable_function_spec()->mutable_input_signature()->mutable_none_value();
+    for (const SavedTrace& t : list) {
+      f->add_concrete_functions(t.function);
+      tensorflow::SavedConcreteFunction& fn = (*objects.mutable_concrete_functions())[t.function];
+      for (const Resource* r : t.variables) fn.add_bound_inputs(variable_node.at(r));
+      io::structure_from_json(*t.inputs, fn.mutable_canonicalized_input_signature(), where);
+      io::structure_from_json(*t.outputs, fn.mutable_output_signature(), where);
+    }
   }
 
   if (!variable_order.empty()) {

@@ -205,3 +205,54 @@ TEST(SaveLoad, OutputsNamedAsGiven) {
       "'other', which is not a signature");
   fs::remove_all(dir);
 }
+
+// A module's objects, as the Python front end saves a kiln.Module: a tree of objects, variables
+// and functions with their traces, loaded back as the same tree.
+TEST(SaveLoad, ObjectsVariablesAndFunctionTraces) {
+  Variable w(constant<float>({2, 3}, {2}), "w");
+  auto scale = function([&](Tensor x) { return x * w.read(); }, {.arg_names = {"x"}});
+  auto set = function(
+      [&](Tensor v) {
+        w.assign(v);
+        return std::vector<Tensor>{};
+      },
+      {.arg_names = {"v"}});
+  const ConcreteFunction scale_trace = scale.get_concrete_function(ones({2}));
+  const ConcreteFunction set_trace = set.get_concrete_function(ones({2}));
+  const std::string spec = R"({"tensor": {"name": "x", "shape": [2], "dtype": "float32"}})";
+  const std::string graph = R"({"nodes": [
+      {"kind": "object", "children": [["layer", 1], ["scale", 3], ["set", 4]]},
+      {"kind": "object", "children": [["w", 2]]},
+      {"kind": "variable", "variable": 0},
+      {"kind": "function", "args": ["x"], "traces": [{"function": 0, "inputs": {"tuple": [{"tuple": [)" +
+                            spec + R"(]}, {"dict": {}}]}, "outputs": )" + spec + R"(}]},
+      {"kind": "function", "args": ["v"], "traces": [{"function": 1, "inputs": {"tuple": [{"tuple": [)" +
+                            spec + R"(]}, {"dict": {}}]}, "outputs": null}]}]})";
+  const std::string dir = temp_dir("objects");
+  save(dir, {}, {}, SavedObjects{.graph = graph, .variables = {w}, .functions = {scale_trace, set_trace}});
+  LoadedModel m = load(dir);
+  EXPECT_TRUE(m.signatures().empty());
+  const std::string tree = m.objects();
+  EXPECT_NE(tree.find(R"(["layer",1])"), std::string::npos) << tree;
+  EXPECT_NE(tree.find(R"("variable":"layer/w")"), std::string::npos) << tree;
+  const size_t first = tree.find(R"("function":")") + 12;
+  const std::string scale_name = tree.substr(first, tree.find('"', first) - first);
+  const size_t second = tree.find(R"("function":")", first) + 12;
+  const std::string set_name = tree.substr(second, tree.find('"', second) - second);
+  expect_tensor<float>(m.function(scale_name)({constant<float>({1, 2}, {2})})[0], {2, 6}, {2});
+  m.function(set_name)({constant<float>({-1, 5}, {2})});  // writes the loaded variable, not `w`
+  expect_tensor<float>(m.variable("layer/w").read(), {-1, 5}, {2});
+  expect_tensor<float>(m.function(scale_name)({ones({2})})[0], {-1, 5}, {2});
+  expect_tensor<float>(w.read(), {2, 3}, {2});
+  expect_error<InvalidArgumentError>([&] { m.function("nope"); }, "has no function 'nope'");
+  expect_error<InvalidArgumentError>([&] { m.variable("nope"); }, "has no variable 'nope'");
+  // A tree that is not one: bad JSON, a child that is no object, a variable not given.
+  for (const std::string& bad :
+       {std::string("[1, 2"), std::string(R"({"nodes": [{"kind": "object", "children": [["a", 7]]}]})"),
+        std::string(R"({"nodes": [{"kind": "object", "children": [["a", 1]]}, {"kind": "variable", "variable": 3}]})"),
+        std::string(R"({"nodes": [{"kind": "function"}]})")})
+    EXPECT_THROW(save(temp_dir("bad_objects"), {}, {}, SavedObjects{.graph = bad, .variables = {w}}),
+                 InvalidArgumentError)
+        << bad;
+  fs::remove_all(dir);
+}
