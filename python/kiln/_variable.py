@@ -63,6 +63,17 @@ class Variable:
         self._core.trainable = self._trainable  # a tape watches only trainable variables unasked
         _BY_ID[self._core._id()] = self
 
+    @classmethod
+    def _from_core(cls, core, name=None, trainable=True):
+        """A Variable over an existing VariableCore (a loaded model's), sharing its state."""
+        self = cls.__new__(cls)
+        self._core = core
+        self._name = (name or core.name or "Variable") + ":0"
+        self._trainable = bool(trainable)
+        self._core.trainable = self._trainable
+        _BY_ID[self._core._id()] = self
+        return self
+
     # -- reading
     def read_value(self):
         return self._core.read()

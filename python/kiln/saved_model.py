@@ -1,15 +1,46 @@
 """kiln.saved_model (tf.saved_model): save writes a SavedModel in TensorFlow's format
-(saved_model.pb + variables/), which tf.saved_model.load and TensorFlow Serving read; load serves
-the signatures of a SavedModel written by TensorFlow or kiln, without the code that made it. Each
-signature is called with keyword arguments and returns a dict of tensors, as in TensorFlow."""
+(saved_model.pb + variables/), which tf.saved_model.load and TensorFlow Serving read; load gives
+back, without the code that made it, what TensorFlow's load gives: an object whose attributes are
+the saved variables, tf.functions (each callable with the arguments it was traced for) and
+sub-objects, and whose .signatures are called with keyword arguments and return a dict of
+tensors. The objects are in _saved_objects.py."""
 import os
 
 from . import _core
 from ._convert import convert_to_tensor
 
-__all__ = ["load", "save", "DEFAULT_SERVING_SIGNATURE_DEF_KEY"]
+__all__ = ["load", "save", "DEFAULT_SERVING_SIGNATURE_DEF_KEY", "SaveOptions", "LoadOptions"]
 
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+
+
+class SaveOptions:
+    """tf.saved_model.SaveOptions: accepted and ignored (kiln writes one meta graph, its
+    variables to one shard, no debug info)."""
+
+    def __init__(self, namespace_whitelist=None, save_debug_info=False, function_aliases=None,
+                 experimental_debug_stripper=False, experimental_io_device=None, experimental_variable_policy=None,
+                 experimental_custom_gradients=True, experimental_image_format=False, experimental_skip_saver=False,
+                 experimental_sharding_callback=None, extra_tags=None):
+        self.namespace_whitelist = namespace_whitelist
+        self.save_debug_info = save_debug_info
+        self.function_aliases = function_aliases or {}
+        self.experimental_io_device = experimental_io_device
+        self.experimental_variable_policy = experimental_variable_policy
+        self.experimental_custom_gradients = experimental_custom_gradients
+        self.extra_tags = extra_tags
+
+
+class LoadOptions:
+    """tf.saved_model.LoadOptions: accepted and ignored (kiln always restores every variable)."""
+
+    def __init__(self, allow_partial_checkpoint=False, experimental_io_device=None, experimental_skip_checkpoint=False,
+                 experimental_variable_policy=None, experimental_load_function_aliases=False):
+        self.allow_partial_checkpoint = allow_partial_checkpoint
+        self.experimental_io_device = experimental_io_device
+        self.experimental_skip_checkpoint = experimental_skip_checkpoint
+        self.experimental_variable_policy = experimental_variable_policy
+        self.experimental_load_function_aliases = experimental_load_function_aliases
 
 
 class _Signature:
@@ -58,23 +89,16 @@ class _Signature:
             self.name, ", ".join(n for n, _, _ in self._inputs), ", ".join(self._outputs))
 
 
-class _Loaded:
-    """What load returns: .signatures (name -> callable) and .variables (name -> value)."""
-
-    def __init__(self, model):
-        self._model = model
-        self.signatures = {name: _Signature(model, name) for name in model.signatures()}
-
-    @property
-    def variables(self):
-        return self._model.variables()
-
-
 def load(export_dir, tags=None, options=None):
-    """Loads `export_dir`. tags and options are accepted for TensorFlow's signature; kiln reads
-    the one meta graph TensorFlow 2 writes."""
+    """Loads `export_dir`: the saved root object (see the module's doc), with .signatures
+    (name -> callable) and .variables / .trainable_variables (lists of kiln.Variable) unless it
+    saved attributes of those names. tags and options are accepted for TensorFlow's signature;
+    kiln reads the one meta graph TensorFlow 2 writes."""
     del tags, options
-    return _Loaded(_core.load_saved_model(os.fspath(export_dir)))
+    from ._saved_objects import restore
+
+    model = _core.load_saved_model(os.fspath(export_dir))
+    return restore(model, {name: _Signature(model, name) for name in model.signatures()})
 
 
 def _concrete(name, f):
@@ -105,28 +129,44 @@ def _output_names(cf):
     return None
 
 
-def save(obj, export_dir, signatures=None, options=None):
-    """Writes `export_dir` (tf.saved_model.save). `signatures`: a kiln.function with an
-    input_signature, a ConcreteFunction, or a dict of them by signature name; without it, the one
-    kiln.function with an input_signature among obj's attributes is "serving_default". A dict's
-    outputs are named by its keys, others output_0, output_1, ...; variables are saved at the
-    paths their names give."""
-    del options
+def _default_signature(obj):
+    """TensorFlow's rule: the one function attribute with an input_signature whose trace
+    returns tensors; none when there is none or more than one."""
     from ._function import Function
+    from ._saved_objects import _functions_of
 
+    if isinstance(obj, Function):
+        found = [obj] if obj._input_signature is not None else []
+    else:
+        found = [f for _, f in _functions_of(obj) if f._input_signature is not None]
+    found = [f for f in found if f.get_concrete_function()._core.output_specs()]
+    return found[0] if len(found) == 1 else None
+
+
+def save(obj, export_dir, signatures=None, options=None):
+    """Writes `export_dir` (tf.saved_model.save): obj's objects (variables, kiln.function
+    attributes with their traces, sub-modules; see _saved_objects.py) and its signatures.
+    `signatures`: a kiln.function with an input_signature, a ConcreteFunction, or a dict of them
+    by signature name; without it, the one kiln.function attribute with an input_signature is
+    "serving_default" (none when there are several). A dict's outputs are named by its keys,
+    others output_0, output_1, ...; variables that no attribute holds are saved at the paths
+    their names give."""
+    del options
+    from ._checkpoint import Checkpoint
+    from ._function import Function
+    from ._module import Module
+    from ._saved_objects import object_tree
+
+    if obj is not None and not isinstance(obj, (Module, Checkpoint, Function)):
+        raise ValueError("Expected an object of type `Trackable`, such as `kiln.Module` or a subclass of the "
+                         "`Trackable` class, for export. Got %r with type %s." % (obj, type(obj)))
     if signatures is None:
-        found = [v for v in vars(obj).values() if isinstance(v, Function) and v._input_signature is not None] \
-            if hasattr(obj, "__dict__") else []
-        found += [getattr(type(obj), k).__get__(obj, type(obj)) for k, v in vars(type(obj)).items()
-                  if isinstance(v, Function) and v._input_signature is not None]
-        if isinstance(obj, Function) and obj._input_signature is not None:
-            found = [obj]
-        if len(found) != 1:
-            raise ValueError("save needs signatures=: %s has %d kiln.functions with an input_signature"
-                             % (type(obj).__name__, len(found)))
-        signatures = found[0]
+        found = _default_signature(obj)
+        signatures = {} if found is None else found
     if not isinstance(signatures, dict):
         signatures = {"serving_default": signatures}
     concrete = {k: _concrete(k, f) for k, f in signatures.items()}
     names = {k: n for k, n in ((k, _output_names(cf)) for k, cf in concrete.items()) if n is not None}
-    _core.save_saved_model(os.fspath(export_dir), {k: cf._core for k, cf in concrete.items()}, names)
+    graph, variables, functions = object_tree(obj)
+    _core.save_saved_model_objects(os.fspath(export_dir), {k: cf._core for k, cf in concrete.items()}, names,
+                                   graph, variables, functions)

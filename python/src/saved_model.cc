@@ -43,12 +43,26 @@ void bind_saved_model(nb::module_& m) {
             return lm.call(signature, std::move(inputs));
           },
           nb::arg("signature"), nb::arg("inputs"))
-      .def("variables", &LoadedModel::variables);
+      .def("variables", &LoadedModel::variables)
+      .def("objects", &LoadedModel::objects)
+      .def("function", &LoadedModel::function, nb::arg("name"))
+      .def("variable", &LoadedModel::variable, nb::arg("name"));
   m.def(
       "save_saved_model",
       [](const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
          std::map<std::string, std::vector<std::string>> output_names) { save(dir, signatures, output_names); },
       nb::arg("export_dir"), nb::arg("signatures"), nb::arg("output_names"), nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "save_saved_model_objects",
+      [](const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+         std::map<std::string, std::vector<std::string>> output_names, std::string graph,
+         std::vector<Variable> variables, std::vector<ConcreteFunction> functions) {
+        save(dir, signatures, output_names,
+             SavedObjects{
+                 .graph = std::move(graph), .variables = std::move(variables), .functions = std::move(functions)});
+      },
+      nb::arg("export_dir"), nb::arg("signatures"), nb::arg("output_names"), nb::arg("graph"), nb::arg("variables"),
+      nb::arg("functions"), nb::call_guard<nb::gil_scoped_release>());
   m.def(
       "load_saved_model", [](const std::string& dir) { return load(dir); }, nb::arg("export_dir"),
       nb::call_guard<nb::gil_scoped_release>());
