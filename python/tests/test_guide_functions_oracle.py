@@ -62,3 +62,23 @@ def test_map_fn_of_a_scalar_is_tensorflows_error(tf):
     for m in (tf, kiln):
         with pytest.raises(ValueError, match="1\\+ dimensional"):
             m.map_fn(lambda x: x, m.constant(1.0))
+
+
+def test_a_recursive_function_unrolls_over_python_values(tf, capsys):
+    # The tf.function guide: recursion over a Python int traces once per level and works;
+    # over a tensor it never ends (TensorFlow's StagingError, kiln's RecursionError).
+    results = []
+    for m in (tf, kiln):
+        @m.function
+        def recursive_fn(n):
+            if n > 0:
+                print("tracing")
+                return recursive_fn(n - 1)
+            else:
+                return 1
+
+        capsys.readouterr()
+        results.append((recursive_fn(5).numpy(), capsys.readouterr().out.count("tracing")))
+        with pytest.raises(Exception, match="recursion"):
+            recursive_fn(m.constant(5))
+    assert results[0] == results[1] == (1, 5)

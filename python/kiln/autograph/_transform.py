@@ -530,10 +530,15 @@ def _convert_code(f):
     # A factory whose parameters are the original function's free variables and ag__: the
     # converted function's closure is then rebuilt from the original cells (live, not copies).
     freevars = list(f.__code__.co_freevars)
+    # Under its own name the def would bind that name in the factory, and a recursive call
+    # would read the factory's local instead of the global (or cell) the original reads.
+    node.name = "__ag_converted"
     factory = _def("__ag_factory", ["ag__"] + freevars, [node, ast.Return(value=_name(node.name))])
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     code = compile(module, f.__code__.co_filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner_code = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    inner_code = inner_code.replace(co_name=f.__code__.co_name, co_qualname=f.__code__.co_qualname)
+    node.name = f.__code__.co_name
     return inner_code, freevars, ast.unparse(node)
