@@ -38,6 +38,7 @@ from ._ops_breadth import (  # noqa: E402
     pad, split, unstack, reverse, one_hot, einsum, stop_gradient, identity_n, argmin, cumsum, sin, cos, tan, asin,
     acos, atan, sinh, cosh, asinh, acosh, atanh)
 from ._ops_indexing import (  # noqa: E402
+    boolean_mask,
     gather_nd, scatter_nd, tensor_scatter_nd_update, tensor_scatter_nd_add, tensor_scatter_nd_sub,
     tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace, reverse_sequence)
 from ._spec import TensorSpec  # noqa: E402
@@ -48,6 +49,8 @@ from ._tensor_array import TensorArray  # noqa: E402
 from ._functional import map_fn  # noqa: E402
 from ._ragged import RaggedTensor  # noqa: E402
 from . import ragged  # noqa: E402
+from ._sparse import SparseTensor  # noqa: E402
+from . import sparse  # noqa: E402
 from ._environment import name_scope  # noqa: E402
 from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402

@@ -14,6 +14,18 @@ def _t(x):
     return x if isinstance(x, Tensor) else convert_to_tensor(x)
 
 
+def _symbolic_shape(v):
+    """A shape known only when the traced function runs (a symbolic tensor, or a list holding
+    one) as an int64 shape tensor; None for a shape known now."""
+    if isinstance(v, Tensor):
+        return cast(v, _dtypes.int64) if v.is_symbolic else None
+    if isinstance(v, (list, tuple)) and any(isinstance(i, Tensor) and i.is_symbolic for i in v):
+        from . import stack
+
+        return stack([cast(_t(i), _dtypes.int64) for i in v])
+    return None
+
+
 def _ints(v, what):
     """A list of Python ints from an int, a sequence, a numpy array or a concrete tensor."""
     if v is None:
@@ -274,6 +286,11 @@ def squeeze(input, axis=None, name=None):  # noqa: A002
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
+    symbolic = _symbolic_shape(shape)
+    if symbolic is not None:
+        from . import raw_ops
+
+        return raw_ops.BroadcastTo(input=_t(input), shape=symbolic)
     return _core.broadcast_to(_t(input), _ints(shape, "shape"))
 
 
@@ -282,6 +299,10 @@ def tile(input, multiples, name=None):  # noqa: A002
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    if isinstance(num_segments, Tensor) and num_segments.is_symbolic:
+        from . import raw_ops
+
+        return raw_ops.UnsortedSegmentSum(data=_t(data), segment_ids=_t(segment_ids), num_segments=num_segments)
     return _core.unsorted_segment_sum(_t(data), _t(segment_ids), int(num_segments))
 
 
@@ -300,10 +321,14 @@ def rank(input, name=None):  # noqa: A002
 def zeros(shape, dtype=_dtypes.float32, name=None, layout=None):
     if as_dtype(dtype) == _dtypes.string:  # TensorFlow's zero of a string: b""
         return fill(shape, "")
+    if _symbolic_shape(shape) is not None:
+        return fill(shape, _core.zeros([], as_dtype(dtype)))
     return _core.zeros(_ints(shape, "shape"), as_dtype(dtype))
 
 
 def ones(shape, dtype=_dtypes.float32, name=None, layout=None):
+    if _symbolic_shape(shape) is not None:
+        return fill(shape, _core.ones([], as_dtype(dtype)))
     return _core.ones(_ints(shape, "shape"), as_dtype(dtype))
 
 
@@ -311,6 +336,11 @@ def fill(dims, value, name=None, layout=None):
     value = _t(value)
     if value.ndim != 0:
         raise ValueError("value must be a scalar, got shape %s" % (value.shape,))
+    symbolic = _symbolic_shape(dims)
+    if symbolic is not None:  # known when the traced function runs
+        from . import raw_ops
+
+        return raw_ops.Fill(dims=symbolic, value=value)
     return _core.fill(_ints(dims, "dims"), value)
 
 

@@ -153,3 +153,30 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=_dtypes.in
         size = minimum(size, maxlength)
     w = _t(weights) if weights is not None else convert_to_tensor([], dtype=_dtypes.as_dtype(dtype))
     return raw_ops.Bincount(arr=arr, size=size, weights=w)
+
+
+def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
+    """tensor's elements (slices along `axis` on) where the bool `mask` is true, as
+    tf.boolean_mask: mask's dims match tensor's dims axis ... axis + mask.ndim - 1, which
+    become one dimension."""
+    import kiln
+
+    tensor, mask = _t(tensor), _t(mask)
+    if mask.dtype != _dtypes.bool:
+        mask = _t(mask, _dtypes.bool) if not mask.is_symbolic else kiln.cast(mask, _dtypes.bool)
+    k = mask.shape.rank
+    if k is None:
+        raise ValueError("Number of mask dimensions must be specified, even if some dimensions are None.  "
+                         "E.g. shape=[None] is ok, but shape=None is not.")
+    if k == 0:
+        raise ValueError("mask cannot be scalar.")
+    axis = 0 if axis is None else int(axis)
+    rank = tensor.shape.rank
+    if rank is not None:
+        axis = axis + rank if axis < 0 else axis
+        if not tensor.shape[axis:axis + k].is_compatible_with(mask.shape):
+            raise ValueError("Shapes %s and %s are incompatible" % (tensor.shape[axis:axis + k], mask.shape))
+    shape = kiln.shape(tensor, out_type=_dtypes.int64)
+    flat = kiln.concat([shape[:axis], kiln.constant([-1], _dtypes.int64), shape[axis + k:]], 0)
+    chosen = kiln.reshape(kiln.where(kiln.reshape(mask, [-1])), [-1])
+    return kiln.gather(kiln.reshape(tensor, flat), chosen, axis=axis)
