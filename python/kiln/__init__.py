@@ -38,7 +38,7 @@ from ._ops_breadth import (  # noqa: E402
     pad, split, unstack, reverse, one_hot, einsum, stop_gradient, identity_n, argmin, cumsum, sin, cos, tan, asin,
     acos, atan, sinh, cosh, asinh, acosh, atanh)
 from ._ops_indexing import (  # noqa: E402
-    boolean_mask,
+    boolean_mask, roll,
     gather_nd, scatter_nd, tensor_scatter_nd_update, tensor_scatter_nd_add, tensor_scatter_nd_sub,
     tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace, reverse_sequence)
 from ._spec import TensorSpec  # noqa: E402
@@ -56,7 +56,7 @@ from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
-from . import raw_ops, image, bitwise, strings, io, nest, linalg  # noqa: E402
+from . import raw_ops, image, bitwise, strings, io, nest, linalg, signal  # noqa: E402
 from .strings import as_string  # noqa: E402
 from ._ops_complex import complex  # noqa: E402,A004
 from ._ops_composite import meshgrid  # noqa: E402

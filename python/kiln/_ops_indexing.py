@@ -1,6 +1,8 @@
 """TensorFlow's Python API over the coordinate-indexing ops (gather_nd, scatter_nd, the
 tensor_scatter_nd family), top_k, sort and argsort, unique, linspace and where(condition). Each is TensorFlow's argument handling
 around kiln.raw_ops, so a traced graph holds the ops TensorFlow's would."""
+import numpy as np
+
 from . import _dtypes
 from . import raw_ops
 from ._convert import convert_to_tensor
@@ -180,3 +182,29 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     flat = kiln.concat([shape[:axis], kiln.constant([-1], _dtypes.int64), shape[axis + k:]], 0)
     chosen = kiln.reshape(kiln.where(kiln.reshape(mask, [-1])), [-1])
     return kiln.gather(kiln.reshape(tensor, flat), chosen, axis=axis)
+
+
+def roll(input, shift, axis, name=None):  # noqa: A002
+    """Elements shifted along axes, wrapping around (tf.roll): element i moves to (i + shift) mod n.
+    Shifts and axes are ints (or concrete tensors); a repeated axis adds its shifts."""
+    import kiln
+
+    x = _t(input)
+    shifts = np.atleast_1d(np.asarray(shift.numpy() if hasattr(shift, "numpy") else shift)).astype(np.int64)
+    axes = np.atleast_1d(np.asarray(axis.numpy() if hasattr(axis, "numpy") else axis)).astype(np.int64)
+    if shifts.shape != axes.shape:
+        raise ValueError("shift and axis must have the same size")
+    rank = x.shape.rank
+    total = {}
+    for s, a in zip(shifts.tolist(), axes.tolist()):
+        if rank is not None and not -rank <= a < rank:
+            raise ValueError("axis %d is out of range for a tensor of rank %d" % (a, rank))
+        a = a + rank if a < 0 else a
+        total[a] = total.get(a, 0) + s
+    for a, s in total.items():
+        n = x.shape[a]
+        if n is None:
+            raise ValueError("roll: the length of axis %d must be known when traced" % a)
+        if n:
+            x = kiln.gather(x, ((np.arange(n) - s) % n).astype(np.int32), axis=a)
+    return x

@@ -47,6 +47,7 @@
   /* linalg.cc */ X(MatrixInverse) X(MatrixDeterminant) X(LogMatrixDeterminant) X(MatrixSolve) X(Cholesky) X(MatrixTriangularSolve)  \
     X(MatrixBandPart)                                                                                       \
   /* linalg_decompositions.cc */ X(Svd) X(Qr) X(SelfAdjointEigV2)                                          \
+  /* fft.cc */ X(FFT) X(IFFT) X(RFFT) X(IRFFT)                                                               \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \
