@@ -68,7 +68,7 @@ try:
 except TypeError as e:
     print("TypeError:", e)
 try:
-    tf.signal
+    tf.lite
 except AttributeError as e:
     print("AttributeError:", e)
 

@@ -54,7 +54,7 @@ from . import sparse  # noqa: E402
 from ._environment import name_scope  # noqa: E402
 from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
-from ._control_flow import cond, while_loop, switch_case  # noqa: E402
+from ._control_flow import cond, while_loop, switch_case, group, no_op  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
 from . import raw_ops, image, bitwise, strings, io, nest, linalg, signal  # noqa: E402
 from .strings import as_string  # noqa: E402

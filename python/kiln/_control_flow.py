@@ -220,3 +220,17 @@ def _flatten_shapes(x):
 
     walk(x)
     return out, None
+
+
+def group(*inputs, name=None):
+    """tf.group: in TensorFlow 2 the grouped ops have already run (eagerly, or in program order
+    inside a function, which keeps every effect), so there is nothing to wait for: None, as an
+    eager tf.group returns."""
+    del inputs, name
+    return None
+
+
+def no_op(name=None):
+    """tf.no_op: nothing, None (an eager tf.no_op's value)."""
+    del name
+    return None

@@ -1,4 +1,5 @@
-"""kiln.io: TensorFlow's tf.io, for the parts kiln has (base64 of string tensors)."""
+"""kiln.io: TensorFlow's tf.io, for the parts kiln has: base64 of string tensors, read_file and
+write_file (ops: inside a kiln.function they run on every call), and gfile (python/kiln/_gfile.py)."""
 from . import _dtypes
 from . import raw_ops as _raw
 from ._convert import convert_to_tensor as _t
@@ -14,4 +15,16 @@ def decode_base64(input, name=None):  # noqa: A002
     return _raw.DecodeBase64(input=_t(input, _dtypes.string))
 
 
-__all__ = ["encode_base64", "decode_base64"]
+def read_file(filename, name=None):
+    """The bytes of a file as a scalar string tensor."""
+    return _raw.ReadFile(filename=_t(filename, _dtypes.string))
+
+
+def write_file(filename, contents, name=None):
+    """Writes a scalar string to a file, making its directory first."""
+    _raw.WriteFile(filename=_t(filename, _dtypes.string), contents=_t(contents, _dtypes.string))
+
+
+from . import _gfile as gfile  # noqa: E402
+
+__all__ = ["encode_base64", "decode_base64", "read_file", "write_file", "gfile"]
