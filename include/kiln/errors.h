@@ -17,6 +17,7 @@ enum class ErrorCode {
   Cancelled,
   DeadlineExceeded,
   ResourceExhausted,
+  Unknown,  // an error of a host function's own (a py_function's Python exception)
 };
 
 class Error : public std::runtime_error {
@@ -46,6 +47,7 @@ KILN_DECLARE_ERROR(DataLossError, DataLoss)  // a saved file is corrupt or fails
 KILN_DECLARE_ERROR(CancelledError, Cancelled)
 KILN_DECLARE_ERROR(DeadlineExceededError, DeadlineExceeded)
 KILN_DECLARE_ERROR(ResourceExhaustedError, ResourceExhausted)
+KILN_DECLARE_ERROR(UnknownError, Unknown)
 #undef KILN_DECLARE_ERROR
 
 // "InvalidArgumentError", ...

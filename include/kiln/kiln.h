@@ -7,6 +7,7 @@
 #include "kiln/errors.h"
 #include "kiln/function.h"
 #include "kiln/gradient.h"
+#include "kiln/host_function.h"
 #include "kiln/limits.h"
 #include "kiln/memory.h"
 #include "kiln/op_registry.h"

@@ -100,4 +100,5 @@ _BY_CPP_CODE = {
     8: CancelledError,
     9: DeadlineExceededError,
     10: ResourceExhaustedError,
+    11: UnknownError,
 }

@@ -22,6 +22,7 @@
 
 #include "convert.h"
 #include "interrupt.h"
+#include "kiln/host_function.h"
 
 namespace kiln::python {
 namespace {
@@ -400,6 +401,39 @@ void bind_function(nb::module_& m) {
   m.def("functions_run_eagerly", &config::functions_run_eagerly);
   m.def("call_directly_now", &detail::call_directly_now);
   m.def("tracing_active", &detail::tracing_active);
+  // kiln.py_function: `f` takes and returns a list of tensors; it runs with the GIL taken
+  // (kiln's threads run graphs with it released). A Python exception becomes the error
+  // TensorFlow reports for a py_function's: its class by the exception's, its text first.
+  m.def(
+      "host_function",
+      [](nb::callable f, std::vector<Tensor> inputs, nb::list dtype_objects) {
+        std::vector<DType> output_dtypes;
+        for (nb::handle d : dtype_objects) output_dtypes.push_back(dtype_from(d));
+        // The callable is kept forever by the registry: a leaked reference, never released
+        // after the interpreter is gone.
+        auto* held = new nb::object(f);
+        auto call = [held](const std::vector<Tensor>& in) {
+          nb::gil_scoped_acquire gil;
+          try {
+            return nb::cast<std::vector<Tensor>>((*held)(in));
+          } catch (nb::python_error& e) {
+            // "ZeroDivisionError: division by zero" first, then the traceback, as TensorFlow's
+            const std::string kind = nb::cast<std::string>(nb::str(e.type().attr("__name__")));
+            const std::string message = nb::cast<std::string>(nb::str(e.value()));
+            // TensorFlow's classes for a py_function's exceptions
+            const std::string text = kind + ": " + message + "\n" + e.what();
+            if (e.matches(PyExc_TypeError) || e.matches(PyExc_ValueError)) throw InvalidArgumentError(text);
+            if (e.matches(PyExc_StopIteration)) throw OutOfRangeError(text);
+            if (e.matches(PyExc_NotImplementedError)) throw UnimplementedError(text);
+            if (e.matches(PyExc_MemoryError)) throw ResourceExhaustedError(text);
+            throw UnknownError(text);
+          } catch (nb::cast_error&) {
+            throw InvalidArgumentError("py_function: the Python function must return tensors");
+          }
+        };
+        return host_function(call, inputs, output_dtypes);
+      },
+      nb::arg("f"), nb::arg("inputs"), nb::arg("output_dtypes"));
   m.def("trace_serial", &detail::trace_serial);
 
   nb::class_<PyFunction>(m, "FunctionCore")

@@ -26,6 +26,8 @@ const char* error_code_name(ErrorCode c) {
       return "DeadlineExceededError";
     case ErrorCode::ResourceExhausted:
       return "ResourceExhaustedError";
+    case ErrorCode::Unknown:
+      return "UnknownError";
   }
   return "Error";
 }
@@ -54,6 +56,8 @@ void throw_error(ErrorCode c, const std::string& message) {
       throw DeadlineExceededError(message);
     case ErrorCode::ResourceExhausted:
       throw ResourceExhaustedError(message);
+    case ErrorCode::Unknown:
+      throw UnknownError(message);
   }
   throw InternalError(message);
 }
