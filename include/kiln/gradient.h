@@ -86,6 +86,21 @@ class StopRecording {
   std::unique_ptr<trace::SuspendObservers> suspended_;
 };
 
+// tf.init_scope: while alive, ops on this thread run eagerly even inside a trace (computed
+// now, once, when the function is traced) and no tape records; the trace resumes after. A
+// symbolic tensor of the trace cannot be used inside.
+class InitScope {
+ public:
+  InitScope();
+  ~InitScope();
+  InitScope(const InitScope&) = delete;
+  InitScope& operator=(const InitScope&) = delete;
+
+ private:
+  void* lifted_trace_;  // trace::TraceContext*, restored on exit
+  StopRecording paused_;
+};
+
 // dy (one per output, zeros where nothing flowed) -> one gradient per input (empty: none).
 using CustomGradient = std::function<std::vector<Tensor>(const std::vector<Tensor>& dy)>;
 

@@ -44,7 +44,7 @@ from ._ops_indexing import (  # noqa: E402
 from ._spec import TensorSpec  # noqa: E402
 from ._variable import Variable  # noqa: E402
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402
-from ._custom_gradient import custom_gradient, recompute_grad  # noqa: E402
+from ._custom_gradient import custom_gradient, recompute_grad, init_scope  # noqa: E402
 from ._tensor_array import TensorArray  # noqa: E402
 from ._functional import map_fn  # noqa: E402
 from ._py_function import py_function  # noqa: E402

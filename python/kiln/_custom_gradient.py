@@ -73,3 +73,9 @@ def recompute_grad(f):
     """tf.recompute_grad: the same values and gradients; kiln keeps the forward's activations
     instead of recomputing them (memory, not results, differs)."""
     return f
+
+
+def init_scope():
+    """tf.init_scope: `with kiln.init_scope():` runs its ops eagerly even inside a kiln.function
+    being traced (once, at trace time), with every tape paused (C++ kiln::InitScope)."""
+    return _core.InitScope()

@@ -25,6 +25,10 @@ UnconnectedGradients unconnected_of(bool zero) {
 }
 
 // `with _core.StopRecording():` every tape on this thread stops recording.
+// `with _core.InitScope():` ops run eagerly, lifted out of the trace (tf.init_scope).
+struct InitScopeHolder {
+  std::unique_ptr<InitScope> active;
+};
 struct StopRecordingScope {
   std::unique_ptr<StopRecording> active;
 };
@@ -58,6 +62,14 @@ void bind_gradient(nb::module_& m) {
              s.active = std::make_unique<StopRecording>();
            })
       .def("__exit__", [](StopRecordingScope& s, nb::args) { s.active.reset(); });
+  nb::class_<InitScopeHolder>(m, "InitScope")
+      .def(nb::init<>())
+      .def("__enter__",
+           [](InitScopeHolder& s) {
+             if (s.active) throw std::runtime_error("InitScope is already active");
+             s.active = std::make_unique<InitScope>();
+           })
+      .def("__exit__", [](InitScopeHolder& s, nb::args) { s.active.reset(); });
   m.def(
       "record_custom_gradient",
       [](const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, nb::object grad) {

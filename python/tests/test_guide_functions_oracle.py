@@ -82,3 +82,41 @@ def test_a_recursive_function_unrolls_over_python_values(tf, capsys):
         with pytest.raises(Exception, match="recursion"):
             recursive_fn(m.constant(5))
     assert results[0] == results[1] == (1, 5)
+
+
+def test_init_scope_lifts_ops_out_of_the_trace(tf, capsys):
+    # The tf.function guide's Model: the increment inside init_scope runs once, at trace time.
+    results = []
+    for m in (tf, kiln):
+        class Model(m.Module):
+            def __init__(self):
+                self.v = m.Variable(0)
+                self.counter = 0
+
+            @m.function
+            def __call__(self):
+                if self.counter == 0:
+                    with m.init_scope():
+                        self.counter += 1
+                        self.v.assign_add(1)
+                return self.v
+
+        model = Model()
+        values = [model().numpy() for _ in range(3)]
+
+        @m.function
+        def f(x):
+            with m.init_scope():
+                c = m.constant(3.0) * 2
+                print("eager inside:", m.executing_eagerly(), c.numpy())
+            return x * c
+
+        capsys.readouterr()
+        results.append((values, f(m.constant(2.0)).numpy(), capsys.readouterr().out))
+        with m.GradientTape() as tape:  # tapes pause inside, as TensorFlow's
+            x = m.constant(2.0)
+            tape.watch(x)
+            with m.init_scope():
+                y = x * x
+        assert tape.gradient(y, x) is None
+    assert results[0] == results[1] == ([1, 1, 1], 12.0, "eager inside: True 6.0\n")

@@ -86,6 +86,9 @@ std::vector<Tensor> GradientTape::gradient(const Tensor& target, const std::vect
 StopRecording::StopRecording() : suspended_(std::make_unique<trace::SuspendObservers>()) {}
 StopRecording::~StopRecording() = default;
 
+InitScope::InitScope() : lifted_trace_(trace::exchange_current_trace(nullptr)) {}
+InitScope::~InitScope() { trace::exchange_current_trace(static_cast<trace::TraceContext*>(lifted_trace_)); }
+
 std::vector<Tensor> record_custom_gradient(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                                            CustomGradient grad) {
   if (!grad) throw InvalidArgumentError("record_custom_gradient: no gradient function");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <utility>
 
 #include "core/tls.h"
 #include "eager/execute.h"
@@ -74,6 +75,7 @@ graph::Node* add_traced(TraceContext& ctx, const ops::OpDef& op, const Tensor* c
 }  // namespace
 
 TraceContext* current_trace() { return t_current; }
+TraceContext* exchange_current_trace(TraceContext* t) { return std::exchange(t_current, t); }
 
 void add_observer(OpObserver* o) {
   if (!t_observers) t_observers = new std::vector<OpObserver*>();

@@ -12,6 +12,9 @@ class TraceContext;
 
 // The innermost active trace on this thread, or null (eager).
 TraceContext* current_trace();
+// Makes `t` this thread's current trace (null: eager) and returns the one it replaces
+// (kiln::InitScope lifts ops out of a trace with it).
+TraceContext* exchange_current_trace(TraceContext* t);
 
 // The attrs of an op that has none (shared, so a call builds no temporary).
 const ops::Attrs& no_attrs();
