@@ -427,3 +427,13 @@ def test_denormals_are_kept(tf):
     y = np.array([1e-40, 0.0, 1.0], np.float32)
     np.testing.assert_array_equal(kiln.add(kiln.constant(x), kiln.constant(y)).numpy(), x + y)
     assert tf.add(x, y).numpy()[0] == 0.0  # if TensorFlow ever stops flushing, revisit the README note
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "uint16", "int32", "int64", "uint32", "uint64"])
+def test_truediv_of_integers_takes_tensorflows_float(tf, dtype):
+    # 8- and 16-bit integers divide in float32, wider ones in float64 (mlp_core's x / 255).
+    x, y = np.array([0, 7, 200], dtype), np.array([255, 2, 3], dtype)
+    want = tf.constant(x) / tf.constant(y)
+    for got in (kiln.constant(x) / kiln.constant(y), kiln.function(lambda a, b: a / b)(x, y)):
+        assert got.dtype.name == want.dtype.name
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

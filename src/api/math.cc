@@ -84,10 +84,12 @@ KILN_BINARY_IMPL(logical_and, LogicalAnd, "LogicalAnd")
 KILN_BINARY_IMPL(logical_or, LogicalOr, "LogicalOr")
 #undef KILN_BINARY_IMPL
 
-// truediv: integer operands are cast to float64 first, as TensorFlow's `/` does.
+// truediv: integer operands are cast to a float first, as TensorFlow's `/` does: 8- and 16-bit
+// integers to float32, wider ones to float64.
 Tensor div(const Tensor& a, const Tensor& b) {
   if (a.defined() && b.defined() && a.dtype() == b.dtype() && is_integer(a.dtype())) {
-    Tensor fa = cast(a, DType::Float64), fb = cast(b, DType::Float64);
+    const DType to = dtype_size(a.dtype()) <= 2 ? DType::Float32 : DType::Float64;
+    Tensor fa = cast(a, to), fb = cast(b, to);
     return trace::dispatch1(op::RealDiv(), {&fa, &fb}, trace::no_attrs(), "truediv");
   }
   return trace::dispatch1(op::RealDiv(), {&a, &b}, trace::no_attrs(), "truediv");
