@@ -178,8 +178,51 @@ class RaggedTensor:
                 a = row.numpy()
                 out[(i,) + tuple(slice(0, d) for d in a.shape)] = a
 
+    def _element_indices(self):
+        """int64 [values, 2 + ...]: the index in self of each row of the flat values."""
+        lengths = np.diff(self._splits)
+        here = np.stack([np.repeat(np.arange(lengths.size), lengths),
+                         np.arange(int(self._splits[-1])) - np.repeat(self._splits[:-1], lengths)], axis=1)
+        if isinstance(self._values, RaggedTensor):
+            inner = self._values._element_indices()
+            return np.concatenate([here[inner[:, 0]], inner[:, 1:]], axis=1)
+        return here
+
+    def _bounding_shape(self):
+        """[rows, longest row, ...]: the smallest dense shape that holds every value."""
+        lengths = np.diff(self._splits)
+        longest = int(lengths.max()) if lengths.size else 0
+        rest = self._values._bounding_shape()[1:] if isinstance(self._values, RaggedTensor) \
+            else self._values.shape.as_list()[1:]
+        return [int(lengths.size), longest] + rest
+
     def to_sparse(self, name=None):
-        raise NotImplementedError("kiln has no SparseTensor yet")
+        """The SparseTensor of the values at their (row, column, ...) positions, row-major."""
+        from ._sparse import SparseTensor
+
+        prefix = self._element_indices().astype(np.int64)
+        values = self.flat_values.numpy()
+        inner = values.shape[1:]
+        if inner:
+            cells = np.array(list(np.ndindex(*inner)), np.int64).reshape(-1, len(inner))
+            prefix = np.concatenate([np.repeat(prefix, len(cells), axis=0), np.tile(cells, (len(prefix), 1))], axis=1)
+        return SparseTensor(prefix, values.reshape(-1), np.array(self._bounding_shape(), np.int64))
+
+    @classmethod
+    def from_sparse(cls, st_input, name=None, row_splits_dtype=_dtypes.int64):
+        """The RaggedTensor of a 2-D SparseTensor whose indices are row-major and, within each
+        row, the columns 0, 1, ... (TensorFlow's requirement)."""
+        from . import errors
+
+        indices, shape = st_input.indices.numpy(), st_input.dense_shape.numpy()
+        if indices.ndim != 2 or indices.shape[1] != 2:
+            raise ValueError("rank(st_input) must be 2.")
+        rows = np.bincount(indices[:, 0], minlength=int(shape[0])) if indices.size else np.zeros(int(shape[0]), int)
+        splits = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        expected = np.arange(len(indices)) - np.repeat(splits[:-1], rows)
+        if np.any(np.diff(indices[:, 0]) < 0) or not np.array_equal(indices[:, 1], expected):
+            raise errors.InvalidArgumentError(None, None, "SparseTensor is not right-ragged")
+        return cls.from_row_splits(st_input.values, splits)
 
     # -- access --------------------------------------------------------------------------------
     def __getitem__(self, key):

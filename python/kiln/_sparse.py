@@ -8,10 +8,11 @@ kernels themselves (matmul and reductions densify)."""
 import numpy as np
 
 from ._convert import convert_to_tensor
+from . import _dtypes
 from ._dtypes import int64
 from ._tensor import Tensor
 
-__all__ = ["SparseTensor", "to_dense", "from_dense", "reorder", "add", "sparse_dense_matmul", "matmul", "reduce_sum",
+__all__ = ["SparseTensor", "concat", "to_dense", "from_dense", "reorder", "add", "sparse_dense_matmul", "matmul", "reduce_sum",
            "retain", "map_values", "transpose", "eye"]
 
 
@@ -138,6 +139,11 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
         _check_indices(sp_input)
     default = k.zeros([], sp_input.dtype) if default_value is None else convert_to_tensor(default_value,
                                                                                          dtype=sp_input.dtype)
+    if sp_input.dtype == _dtypes.string:  # kiln's TensorScatterUpdate moves numbers only: strings eagerly here
+        dense = np.full([int(d) for d in sp_input.dense_shape.numpy()], default.numpy(), dtype=object)
+        for index, value in zip(sp_input.indices.numpy(), sp_input.values.numpy()):
+            dense[tuple(index)] = value
+        return convert_to_tensor(dense, dtype=_dtypes.string)
     dense = k.fill(sp_input.dense_shape, default)
     return k.tensor_scatter_nd_update(dense, sp_input.indices, sp_input.values)
 
@@ -179,6 +185,28 @@ def add(a, b, threshold=0):
         keep = k.abs(summed) >= threshold
         positions, summed = k.boolean_mask(positions, keep), k.boolean_mask(summed, keep)
     return SparseTensor(_delinear(positions, a.dense_shape), summed, a.dense_shape)
+
+
+def concat(axis, sp_inputs, expand_nonconcat_dims=False, name=None):
+    """SparseTensors joined along `axis` (their other dims equal, or grown to the largest with
+    expand_nonconcat_dims), in row-major order."""
+    del name
+    k = _ops()
+    shapes = [sp.dense_shape for sp in sp_inputs]
+    rank = int(sp_inputs[0].indices.shape[1])
+    axis = axis + rank if axis < 0 else axis
+    offset = k.zeros([], int64)
+    indices, values = [], []
+    for sp in sp_inputs:
+        shift = k.one_hot(axis, rank, on_value=offset, off_value=k.zeros([], int64), dtype=int64)
+        indices.append(sp.indices + shift[None, :])
+        values.append(sp.values)
+        offset = offset + sp.dense_shape[axis]
+    others = k.reduce_max(k.stack(shapes), axis=0)
+    if not expand_nonconcat_dims:
+        others = shapes[0]
+    dense_shape = k.tensor_scatter_nd_update(others, [[axis]], k.reshape(offset, [1]))
+    return reorder(SparseTensor(k.concat(indices, 0), k.concat(values, 0), dense_shape))
 
 
 def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):

@@ -109,3 +109,33 @@ def test_boolean_mask_bad_arguments(tf):
             m.boolean_mask([1, 2], True)
         with pytest.raises(ValueError, match="incompatible"):
             m.boolean_mask([1, 2, 3], [True, False])
+
+
+RAGGED = [
+    ("ragged_to_sparse", lambda m: m.ragged.constant([[[1, 2], [3]], [], [[4, 5, 6]]]).to_sparse()),
+    ("ragged_strings_concat", lambda m: m.sparse.concat(sp_inputs=[
+        m.ragged.constant([["John"], ["a", "big", "dog"]]).to_sparse(),
+        m.ragged.constant([["fell", "asleep"], ["barked"]]).to_sparse()], axis=1)),
+    ("concat_axis0", lambda m: m.sparse.concat(0, [_sparse(m), _sparse(m) * 2.0])),
+    ("concat_expanding", lambda m: m.sparse.concat(1, [_sparse(m), m.sparse.SparseTensor([[0, 0]], [9.0], [2, 2])],
+                                                   expand_nonconcat_dims=True)),
+]
+
+
+@pytest.mark.parametrize("name,fn", RAGGED, ids=[c[0] for c in RAGGED])
+def test_ragged_conversions_and_concat(tf, name, fn):
+    want, got = fn(tf), fn(kiln)
+    for part in ("indices", "values", "dense_shape"):
+        a, b = getattr(got, part).numpy(), getattr(want, part).numpy()
+        assert a.dtype == b.dtype and a.shape == b.shape, (name, part)
+        assert a.tolist() == b.tolist(), (name, part)
+    assert str(kiln.sparse.to_dense(got, validate_indices=False)).replace("kiln.", "tf.") == \
+        str(tf.sparse.to_dense(want, validate_indices=False))
+
+
+def test_ragged_from_sparse(tf):
+    for m in (tf, kiln):
+        st = m.SparseTensor([[0, 0], [0, 1], [2, 0]], [1, 2, 3], [4, 3])
+        assert m.RaggedTensor.from_sparse(st).to_list() == [[1, 2], [], [3], []]
+    with pytest.raises(kiln.errors.InvalidArgumentError):
+        kiln.RaggedTensor.from_sparse(kiln.SparseTensor([[0, 1]], [1], [2, 3]))
