@@ -112,25 +112,22 @@ def rmtree(path):
     shutil.rmtree(path)
 
 
-def _check_overwrite(dst, overwrite):
+def _transfer(src, dst, overwrite, move):
+    """rename (move) or copy src to dst, refusing to overwrite unless asked."""
+    src, dst = _path(src), _path(dst)
+    if not os.path.exists(src):
+        raise _not_found(src)
     if not overwrite and os.path.exists(dst):
         raise errors.AlreadyExistsError(None, None, "file already exists")
+    os.replace(src, dst) if move else shutil.copyfile(src, dst)
 
 
 def rename(src, dst, overwrite=False):
-    src, dst = _path(src), _path(dst)
-    if not os.path.exists(src):
-        raise _not_found(src)
-    _check_overwrite(dst, overwrite)
-    os.replace(src, dst)
+    _transfer(src, dst, overwrite, move=True)
 
 
 def copy(src, dst, overwrite=False):
-    src, dst = _path(src), _path(dst)
-    if not os.path.exists(src):
-        raise _not_found(src)
-    _check_overwrite(dst, overwrite)
-    shutil.copyfile(src, dst)
+    _transfer(src, dst, overwrite, move=False)
 
 
 class _Stat:

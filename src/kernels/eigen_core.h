@@ -16,3 +16,14 @@
 #else
 #include <Eigen/Core>
 #endif
+
+// Around the other Eigen headers kiln includes (decompositions, FFT): the same warnings off.
+#if defined(__GNUC__) && !defined(__clang__)
+#define KILN_EIGEN_HEADERS_BEGIN                                                             \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define KILN_EIGEN_HEADERS_END _Pragma("GCC diagnostic pop")
+#else
+#define KILN_EIGEN_HEADERS_BEGIN
+#define KILN_EIGEN_HEADERS_END
+#endif

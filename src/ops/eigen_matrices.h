@@ -10,18 +10,13 @@
 #include "kernels/eigen_core.h"
 #include "ops/op_def.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's AVX-512 headers: see eigen_core.h
-#endif
+KILN_EIGEN_HEADERS_BEGIN
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <Eigen/SVD>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+KILN_EIGEN_HEADERS_END
 
 namespace kiln::ops {
 

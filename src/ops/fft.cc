@@ -12,14 +12,9 @@
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's AVX-512 headers: see eigen_core.h
-#endif
+KILN_EIGEN_HEADERS_BEGIN
 #include <unsupported/Eigen/FFT>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+KILN_EIGEN_HEADERS_END
 
 namespace kiln::ops {
 namespace {
