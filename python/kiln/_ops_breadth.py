@@ -87,11 +87,22 @@ def _einsum_pairwise(equation, inputs):
     choose the order: values agree to rounding)."""
     lhs, out = equation.split("->")
     specs = lhs.split(",")
-    if "..." in equation:
-        raise NotImplementedError("kiln.einsum with more than two operands does not take '...'")
     if len(specs) != len(inputs):
         raise ValueError("Invalid einsum equation %r: %d operands given for %d subscripts"
                          % (equation, len(inputs), len(specs)))
+    if "..." in equation:  # spelled out: the broadcast dims get letters the equation does not use
+        from ._convert import convert_to_tensor
+        from ._tensor import Tensor
+
+        inputs = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in inputs]
+        ranks = [len(s.replace("...", "")) for s in specs]
+        widths = [x.shape.rank - r if "..." in s else 0 for x, s, r in zip(inputs, specs, ranks)]
+        if any(w is None or w < 0 for w in widths):
+            raise ValueError("Invalid einsum equation %r: an operand's rank does not fit its subscripts" % equation)
+        free = [ch for ch in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if ch not in equation]
+        labels = "".join(free[:max(widths)])
+        specs = [s.replace("...", labels[len(labels) - w:]) for s, w in zip(specs, widths)]
+        out = out.replace("...", labels)
     acc, acc_spec = inputs[0], specs[0]
     for k in range(1, len(inputs)):
         later = set("".join(specs[k + 1:]) + out)
