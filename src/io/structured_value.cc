@@ -24,7 +24,8 @@ void from_json(const nlohmann::json& j, tensorflow::StructuredValue* out, const 
     return;
   }
   if (!j.is_object() || j.size() != 1) throw InvalidArgumentError(where + ": a structure is null or one {kind: value}");
-  const auto& [kind, value] = *j.items().begin();
+  const std::string kind = j.begin().key();  // (not items(): its proxy would not outlive this line)
+  const nlohmann::json& value = j.begin().value();
   auto each = [&](auto* list) {
     if (!value.is_array()) throw InvalidArgumentError(where + ": '" + kind + "' takes a list");
     for (const auto& item : value) from_json(item, list->add_values(), where, depth + 1);
