@@ -42,6 +42,10 @@ LoadedModel load_from_files(const std::map<std::string, std::string>& files, con
 void write_saved_model(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
                        const std::map<std::string, std::vector<std::string>>& output_names,
                        const struct ObjectsToSave* objects = nullptr);
+// write_saved_model without turning the object graph's JSON errors into InvalidArgumentError.
+void write_saved_model_checked(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+                               const std::map<std::string, std::vector<std::string>>& output_names,
+                               const struct ObjectsToSave* objects);
 // kiln::SavedObjects with each variable as the resource its ops name (the caller keeps them alive).
 struct ObjectsToSave {
   std::string graph;

@@ -437,7 +437,8 @@ void load_objects(const tensorflow::MetaGraphDef& mg, Variables& variables, Node
     }
     nodes.push_back(std::move(n));
   }
-  model.objects = nlohmann::json{{"nodes", nodes}}.dump();
+  // Names in a hostile file need not be UTF-8: such bytes become U+FFFD rather than an error.
+  model.objects = nlohmann::json{{"nodes", nodes}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Every node id the object graph holds names one of its nodes (TensorFlow's C API once

@@ -299,6 +299,16 @@ void add_saver(tensorflow::MetaGraphDef& mg, const std::vector<std::pair<std::st
 void io::write_saved_model(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
                            const std::map<std::string, std::vector<std::string>>& output_names,
                            const ObjectsToSave* given) {
+  try {
+    write_saved_model_checked(dir, std::move(signatures), output_names, given);
+  } catch (const nlohmann::json::exception& e) {  // an object graph of the wrong shape
+    throw InvalidArgumentError(std::string("save: the object graph: ") + e.what());
+  }
+}
+
+void io::write_saved_model_checked(const std::string& dir, std::map<std::string, ConcreteFunction> signatures,
+                                   const std::map<std::string, std::vector<std::string>>& output_names,
+                                   const ObjectsToSave* given) {
   for (const auto& [sig, names] : output_names)
     if (!signatures.count(sig))
       throw InvalidArgumentError("save: output names are given for '" + sig + "', which is not a signature");

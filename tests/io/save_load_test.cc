@@ -256,3 +256,13 @@ TEST(SaveLoad, ObjectsVariablesAndFunctionTraces) {
         << bad;
   fs::remove_all(dir);
 }
+
+TEST(SaveLoad, ObjectGraphsOfTheWrongShapeAreInvalidArguments) {
+  Variable w(constant(1.0f), "w");
+  for (const std::string& bad : {std::string(R"({"nodes": [{"kind": "object", "children": [7]}]})"),
+                                 std::string(R"({"nodes": [{"kind": "object", "children": [[1, "a"]]}]})"),
+                                 std::string(R"({"nodes": [{"kind": "object"}, {"kind": 3}]})")})
+    EXPECT_THROW(save(temp_dir("wrong_shape"), {}, {}, SavedObjects{.graph = bad, .variables = {w}}),
+                 InvalidArgumentError)
+        << bad;
+}
