@@ -275,6 +275,11 @@ def restore(model, signatures):
         root.signatures = signatures
         return root
     made = {}
+    # The name a function is reached by (its first parent's edge), for its repr and errors.
+    edge_name = {}
+    for node in graph:
+        for name, child in node.get("children", []):
+            edge_name.setdefault(child, name)
 
     def make(i):
         if i in made:
@@ -285,7 +290,7 @@ def restore(model, signatures):
             made[i] = Variable._from_core(model.variable(node["variable"]), node.get("name"),
                                           node.get("trainable", True))
         elif kind == "function":
-            made[i] = _RestoredFunction(model, _child_name(i), node)
+            made[i] = _RestoredFunction(model, edge_name.get(i, "function"), node)
         elif kind == "signatures":
             made[i] = signatures
         elif kind == "object" and node.get("identifier") == "trackable_list_wrapper":
@@ -304,13 +309,6 @@ def restore(model, signatures):
         else:
             made[i] = None
         return made[i]
-
-    def _child_name(i):
-        for node in graph:
-            for name, child in node.get("children", []):
-                if child == i:
-                    return name
-        return "function"
 
     root = make(0)
     if "signatures" not in vars(root):

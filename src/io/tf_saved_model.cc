@@ -217,6 +217,22 @@ void bind_captured_constants(graph::Graph& g, const std::vector<Tensor>& capture
   g.compact_order(/*remove_dead=*/true);
 }
 
+// A concrete function's input `s`: its spec and its entry in the call signature.
+void add_input(detail::ConcreteImpl& cf, const TensorSpec& s) {
+  cf.inputs.push_back(s);
+  detail::ArgEntry arg;
+  arg.name = s.name;
+  arg.dtype = s.dtype;
+  arg.shape = s.shape;
+  cf.signature.push_back(arg);
+}
+
+// A concrete function's output `o`, named `key`.
+void add_output(detail::ConcreteImpl& cf, const graph::Output& o, std::string key) {
+  cf.graph->outputs.push_back(o);
+  cf.outputs.push_back(TensorSpec{o.node->out_shapes[o.index], o.node->out_dtypes[o.index], std::move(key)});
+}
+
 std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraphDef& mg, const std::string& name,
                                                      const tensorflow::SignatureDef& sig,
                                                      const std::map<std::string, const tensorflow::NodeDef*>& nodes,
@@ -310,12 +326,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
     dtypes.push_back(dtype);
     shapes.push_back(shape);
     captured.emplace_back();
-    cf->inputs.push_back(TensorSpec{shape, dtype, key->second});
-    detail::ArgEntry arg;
-    arg.name = key->second;
-    arg.dtype = dtype;
-    arg.shape = shape;
-    cf->signature.push_back(arg);
+    add_input(*cf, TensorSpec{shape, dtype, key->second});
   }
   if (cf->inputs.size() != static_cast<size_t>(sig.inputs_size()))
     throw UnimplementedError(where + ": some of its inputs do not reach the function call");
@@ -332,9 +343,7 @@ std::shared_ptr<detail::ConcreteImpl> load_signature(const tensorflow::MetaGraph
     if (index < 0 || index >= static_cast<int>(all.size()))
       throw InvalidArgumentError(where + ": output '" + key + "' is output " + std::to_string(index) +
                                  " of a function with " + std::to_string(all.size()));
-    const graph::Output& o = all[index];
-    cf->graph->outputs.push_back(o);
-    cf->outputs.push_back(TensorSpec{o.node->out_shapes[o.index], o.node->out_dtypes[o.index], key});
+    add_output(*cf, all[index], key);
   }
   cf->compile(detail::default_optimizer_options());
   return cf;
@@ -362,20 +371,13 @@ std::shared_ptr<detail::ConcreteImpl> load_trace(const tensorflow::MetaGraphDef&
   for (const TensorSpec& s : specs) {
     dtypes.push_back(s.dtype);
     shapes.push_back(s.shape);
-    cf->inputs.push_back(s);
-    detail::ArgEntry arg;
-    arg.name = s.name;
-    arg.dtype = s.dtype;
-    arg.shape = s.shape;
-    cf->signature.push_back(arg);
+    add_input(*cf, s);
   }
   check_ops(mg.graph_def().library(), name, where);
   cf->graph = import_function(mg.graph_def().library(), name, dtypes, shapes, {}, budget, resources);
-  for (size_t i = 0; i < cf->graph->outputs.size(); ++i) {
-    const graph::Output& o = cf->graph->outputs[i];
-    cf->outputs.push_back(
-        TensorSpec{o.node->out_shapes[o.index], o.node->out_dtypes[o.index], "output_" + std::to_string(i)});
-  }
+  std::vector<graph::Output> all = cf->graph->outputs;
+  cf->graph->outputs.clear();
+  for (size_t i = 0; i < all.size(); ++i) add_output(*cf, all[i], "output_" + std::to_string(i));
   cf->compile(detail::default_optimizer_options());
   return cf;
 }

@@ -11,7 +11,6 @@
 namespace kiln::ops {
 namespace {
 
-DType real_of(DType complex) { return complex == DType::Complex64 ? DType::Float32 : DType::Float64; }
 DType complex_of(DType real) { return real == DType::Float32 ? DType::Complex64 : DType::Complex128; }
 
 void require_complex(const InferContext& c, DType t) {

@@ -19,8 +19,6 @@ KILN_EIGEN_HEADERS_END
 namespace kiln::ops {
 namespace {
 
-DType real_of(DType complex) { return complex == DType::Complex64 ? DType::Float32 : DType::Float64; }
-
 const int kRfftComplex = attr_index(op::RFFT(), "Tcomplex");
 const int kIrfftReal = attr_index(op::IRFFT(), "Treal");
 

@@ -77,12 +77,6 @@ void write_file(KernelContext& c) {
   if (!out.flush()) throw DataLossError(name + ": the write failed");
 }
 
-std::array<KernelFn, kNumDTypes> string_kernel(KernelFn k) {
-  std::array<KernelFn, kNumDTypes> t{};
-  t[static_cast<int>(DType::String)] = k;
-  return t;
-}
-
 }  // namespace
 
 const OpDef& op::ReadFile() {

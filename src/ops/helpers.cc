@@ -145,4 +145,10 @@ Dims strides_of(const Dims& dims) {
   return s;
 }
 
+std::array<KernelFn, kNumDTypes> string_kernel(KernelFn k) {
+  std::array<KernelFn, kNumDTypes> t{};
+  t[static_cast<int>(DType::String)] = k;
+  return t;
+}
+
 }  // namespace kiln::ops

@@ -25,6 +25,12 @@ std::array<KernelFn, kNumDTypes> kernels_for() {
     if (k[static_cast<int>(DType::Float32)] && !k[static_cast<int>(d)]) k[static_cast<int>(d)] = &run_widened;
   return k;
 }
+// A kernel table with one kernel, for string inputs.
+std::array<KernelFn, kNumDTypes> string_kernel(KernelFn k);
+
+// The real dtype of a complex one's parts: complex64 -> float32, complex128 -> float64.
+inline DType real_of(DType complex) { return complex == DType::Complex64 ? DType::Float32 : DType::Float64; }
+
 #define KILN_FLOATS float, double
 #define KILN_NUMERIC int32_t, int64_t, float, double
 #define KILN_ALL_TYPES bool, int32_t, int64_t, float, double

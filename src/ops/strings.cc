@@ -28,13 +28,6 @@ using detail::ObjectValue;
 std::string_view str_at(const TensorImpl& t, int64_t i) { return detail::string_of(t.as<ObjectValue*>()[i]); }
 void set_str(TensorImpl& t, int64_t i, std::string s) { t.as<ObjectValue*>()[i] = detail::make_string(std::move(s)); }
 
-// A kernel table with one kernel, for string inputs.
-std::array<KernelFn, kNumDTypes> string_kernel(KernelFn k) {
-  std::array<KernelFn, kNumDTypes> t{};
-  t[static_cast<int>(DType::String)] = k;
-  return t;
-}
-
 void require_string(const InferContext& c, int i) {
   if (c.in(i).dtype != DType::String)
     c.fail(std::string("cannot compute ") + c.op.name + " as input #" + std::to_string(i) +
