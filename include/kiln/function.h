@@ -74,6 +74,9 @@ class ConcreteFunction {
   explicit ConcreteFunction(std::shared_ptr<detail::ConcreteImpl> impl) : impl_(std::move(impl)) {}
 
   // Runs the graph. Inputs are the tensor arguments in order (captures are fed automatically).
+  // Under a recording GradientTape, or inside another function's trace, its ops run one by
+  // one instead, so the tape differentiates them (variables it reads included) and the trace
+  // inlines them (a graph with control flow cannot be inlined yet: UnimplementedError).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
   template <class... Ts>
   requires(std::is_convertible_v<Ts, Tensor>&&...) std::vector<Tensor>

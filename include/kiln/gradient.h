@@ -17,7 +17,8 @@ class Tape;
 }
 namespace trace {
 class SuspendObservers;
-}
+class TraceContext;
+}  // namespace trace
 
 enum class UnconnectedGradients { kZero, kNone };
 
@@ -97,7 +98,7 @@ class InitScope {
   InitScope& operator=(const InitScope&) = delete;
 
  private:
-  void* lifted_trace_;  // trace::TraceContext*, restored on exit
+  trace::TraceContext* lifted_trace_;  // restored on exit
   StopRecording paused_;
 };
 

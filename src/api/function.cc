@@ -11,6 +11,7 @@
 #include "trace/dispatch.h"
 #include "trace/function_config.h"
 #include "trace/op_observer.h"
+#include "trace/replay.h"
 
 namespace kiln {
 
@@ -29,26 +30,34 @@ const Operation* GraphView::find(const std::string& name) const {
 
 std::vector<Tensor> ConcreteFunction::operator()(const std::vector<Tensor>& inputs) const {
   if (!impl_) throw FailedPreconditionError("Calling an empty ConcreteFunction");
-  // A graph call is not an op a tape can see into: a gradient would silently be zero.
-  if (trace::observers_active() && !trace::current_trace() && trace::watched_here(inputs))
-    throw UnimplementedError(
-        "A GradientTape is watching an input of this ConcreteFunction call, but a ConcreteFunction runs as one graph "
-        "that the tape cannot differentiate. Call the kiln::Function itself (under a recording tape it runs its ops "
-        "one by one), or create the GradientTape inside the function.");
+  // A graph call is not an op a tape can see into, nor a node a trace can hold: under a
+  // recording tape, or inside another function's trace, the graph's ops run one by one
+  // (trace/replay.h), so the tape differentiates them and the trace inlines them.
+  const bool replaying = trace::current_trace() || (trace::observers_active() && trace::recording_here());
   // Checked without building TensorShapes: a steady-state call allocates only its result.
-  auto fits = [](const TensorSpec& spec, const detail::TensorImpl* t) {
-    if (!t || t->symbolic || t->dtype != spec.dtype) return false;
-    return detail::fits_within(t->dims.data(), static_cast<int>(t->dims.size()), spec.shape.dims().data(),
-                               spec.shape.rank());
+  auto fits = [&](const TensorSpec& spec, const Tensor& t) {
+    const detail::TensorImpl* impl = t.impl();
+    if (!impl || impl->dtype != spec.dtype) return false;
+    if (replaying) return spec.shape.is_compatible_with(t.shape());
+    return !impl->symbolic && detail::fits_within(impl->dims.data(), static_cast<int>(impl->dims.size()),
+                                                  spec.shape.dims().data(), spec.shape.rank());
   };
   for (size_t i = 0; i < inputs.size() && i < impl_->inputs.size(); ++i) {
     const TensorSpec& spec = impl_->inputs[i];
-    if (!fits(spec, inputs[i].impl()))
+    if (!fits(spec, inputs[i]))
       throw InvalidArgumentError("ConcreteFunction " + impl_->name + ": argument " + spec.name + " expected " +
                                  std::string(dtype_name(spec.dtype)) + " " + spec.shape.str() + ", got " +
                                  (inputs[i].defined()
                                       ? std::string(dtype_name(inputs[i].dtype())) + " " + inputs[i].shape().str()
                                       : std::string("an empty Tensor")));
+  }
+  if (replaying) {
+    if (inputs.size() != impl_->inputs.size())
+      throw InvalidArgumentError(impl_->name + " expects " + std::to_string(impl_->inputs.size()) +
+                                 " tensor arguments, got " + std::to_string(inputs.size()));
+    std::vector<Tensor> feeds = inputs;
+    feeds.insert(feeds.end(), impl_->captures.begin(), impl_->captures.end());
+    return trace::replay(*impl_->graph, feeds);
   }
   return impl_->call(inputs);
 }

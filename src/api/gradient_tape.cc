@@ -7,6 +7,7 @@
 #include "ops/variable_state.h"
 #include "trace/dispatch.h"
 #include "trace/op_observer.h"
+#include "trace/trace_context.h"
 
 namespace kiln {
 
@@ -87,7 +88,7 @@ StopRecording::StopRecording() : suspended_(std::make_unique<trace::SuspendObser
 StopRecording::~StopRecording() = default;
 
 InitScope::InitScope() : lifted_trace_(trace::exchange_current_trace(nullptr)) {}
-InitScope::~InitScope() { trace::exchange_current_trace(static_cast<trace::TraceContext*>(lifted_trace_)); }
+InitScope::~InitScope() { trace::exchange_current_trace(lifted_trace_); }
 
 std::vector<Tensor> record_custom_gradient(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
                                            CustomGradient grad) {
@@ -102,6 +103,7 @@ std::vector<Tensor> record_custom_gradient(const std::vector<Tensor>& inputs, co
     StopRecording quiet;  // the pass-through is the custom step itself, not an op to differentiate
     passed = trace::dispatch_list(ops::op::IdentityN(), outputs, ops::Attrs{}, "IdentityN");
   }
+  if (trace::TraceContext* t = trace::current_trace()) t->graph().has_custom_gradient = true;
   trace::notify_custom_gradient(inputs, passed, grad);
   return passed;
 }

@@ -154,6 +154,7 @@ Node* Graph::add_placeholder(DType dtype, const TensorShape& shape, const std::s
 namespace kiln::graph {
 
 void Graph::copy_nodes_into(Graph& g) const {
+  g.has_custom_gradient = has_custom_gradient;
   std::vector<Node*> map(nodes_.size());
   for (const auto& n : nodes_) {
     auto c = std::make_unique<Node>(*n);

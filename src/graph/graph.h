@@ -88,6 +88,11 @@ class Graph {
   Node* node(int id) const { return nodes_[id].get(); }
   Node* find(const std::string& name) const;
 
+  // An IdentityN of it stands for a tf.custom_gradient step (kiln::record_custom_gradient
+  // while tracing, or TensorFlow's _gradient_op_type attr): differentiating its ops one by one
+  // (trace/replay.h) would not apply that gradient.
+  bool has_custom_gradient = false;
+
   // The ordered list of inputs (placeholders) and outputs of a function graph.
   std::vector<Node*> inputs;
   std::vector<Output> outputs;

@@ -448,6 +448,8 @@ void Importer::make_node(Scope& s, const tensorflow::NodeDef& nd, int position) 
       }
     } else {
       node = s.g.add_node(*op, s.prefix + nd.name(), std::move(data), std::move(attrs), std::move(control));
+      // TensorFlow marks a tf.custom_gradient step so (SaveOptions experimental_custom_gradients).
+      if (nd.attr().count("_gradient_op_type")) s.g.has_custom_gradient = true;
     }
   } catch (const std::bad_variant_access&) {
     throw InvalidArgumentError(where + ": an attr has the wrong type");
