@@ -205,8 +205,11 @@ class CaseMaker {
         return v;
       }
       case AttrKind::kString: {
-        static const char* const kStrings[] = {"SAME", "VALID", "EXPLICIT", "NHWC", "NCHW", "", "bogus"};
-        return std::string(kStrings[uniform(0, 6)]);
+        // Layouts, paddings, text encodings and decode-error modes, and two invalid ones.
+        static const char* const kStrings[] = {"SAME",   "VALID",     "EXPLICIT",  "NHWC",   "NCHW",
+                                               "UTF-8",  "UTF-16-BE", "UTF-32-BE", "latin1", "strict",
+                                               "ignore", "",          "bogus"};
+        return std::string(kStrings[uniform(0, std::size(kStrings) - 1)]);
       }
       case AttrKind::kShape: {
         if (chance(0.2)) return kiln::ops::ShapeAttr(kiln::TensorShape::unknown());

@@ -186,25 +186,5 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
 
 def roll(input, shift, axis, name=None):  # noqa: A002
     """Elements shifted along axes, wrapping around (tf.roll): element i moves to (i + shift) mod n.
-    Shifts and axes are ints (or concrete tensors); a repeated axis adds its shifts."""
-    import kiln
-
-    x = _t(input)
-    shifts = np.atleast_1d(np.asarray(shift.numpy() if hasattr(shift, "numpy") else shift)).astype(np.int64)
-    axes = np.atleast_1d(np.asarray(axis.numpy() if hasattr(axis, "numpy") else axis)).astype(np.int64)
-    if shifts.shape != axes.shape:
-        raise ValueError("shift and axis must have the same size")
-    rank = x.shape.rank
-    total = {}
-    for s, a in zip(shifts.tolist(), axes.tolist()):
-        if rank is not None and not -rank <= a < rank:
-            raise ValueError("axis %d is out of range for a tensor of rank %d" % (a, rank))
-        a = a + rank if a < 0 else a
-        total[a] = total.get(a, 0) + s
-    for a, s in total.items():
-        n = x.shape[a]
-        if n is None:
-            raise ValueError("roll: the length of axis %d must be known when traced" % a)
-        if n:
-            x = kiln.gather(x, ((np.arange(n) - s) % n).astype(np.int32), axis=a)
-    return x
+    Shift and axis are ints or int tensors of one size; a repeated axis adds its shifts."""
+    return raw_ops.Roll(input=input, shift=shift, axis=axis)

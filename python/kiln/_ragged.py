@@ -150,11 +150,18 @@ class RaggedTensor:
         return [r.to_list() if isinstance(r, RaggedTensor) else r.numpy().tolist() for r in self._rows()]
 
     def numpy(self):
-        rows = [r.numpy() for r in self._rows()]
-        out = np.empty(len(rows), dtype=object)
-        for i, r in enumerate(rows):
-            out[i] = r
-        return out
+        """TensorFlow's value: rows of equal length stack into one array (of the rows' dtype,
+        one rank more); rows of different lengths make a 1-D object array of rows."""
+        values = self._values.numpy()
+        rows = [values[int(self._splits[i]):int(self._splits[i + 1])] for i in range(self.nrows_int())]
+        if not rows:
+            return np.zeros((0, 0) + values.shape[1:], dtype=values.dtype)
+        if any(len(r) != len(rows[0]) for r in rows):
+            out = np.empty(len(rows), dtype=object)
+            for i, r in enumerate(rows):
+                out[i] = r
+            return out
+        return np.array(rows)
 
     def to_tensor(self, default_value=None, name=None, shape=None):
         bound = [int(d) for d in self.bounding_shape().numpy()]
@@ -323,15 +330,19 @@ class RaggedTensor:
         return total / cast(self.row_lengths(), total.dtype)
 
     def __repr__(self):
-        return "<kiln.RaggedTensor %s>" % _text(self.to_list())
+        # TensorFlow's text: numpy's printing of numpy(), commas between elements, every nested
+        # array printed the same way (so uniform rows print as a matrix, on several lines).
+        with np.printoptions(formatter={"all": _element_text}):
+            return "<kiln.RaggedTensor %s>" % _element_text(self.numpy())
 
     __str__ = __repr__
 
 
-def _text(x):
-    if isinstance(x, list):
-        return "[" + ", ".join(_text(v) for v in x) + "]"
-    return repr(x)
+def _element_text(x):
+    if isinstance(x, np.ndarray):
+        # An empty array prints as "[]" whatever its shape; its list shows [[], [], []].
+        return np.array2string(x, separator=", ") if x.size else repr(x.tolist())
+    return str(x)
 
 
 def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, row_splits_dtype=_dtypes.int64):

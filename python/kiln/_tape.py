@@ -97,7 +97,7 @@ class GradientTape:
             self._core.set_recording(was)
         flat, structure = _flatten_with_structure(sources)
         upstream = convert_to_tensor(output_gradients) if output_gradients is not None else None
-        grads = self._core.gradient_mixed(target, [_source(s) for s in flat], upstream, zero)
+        grads = _gradient(self._core, target, [_source(s) for s in flat], upstream, zero)
         self._spend()
         return _rebuild(structure, grads)
 
@@ -140,7 +140,7 @@ class GradientTape:
             seed = np.zeros([n], target.dtype.as_numpy_dtype)
             seed[i] = 1
             seed = np.broadcast_to(seed, lead + [n]).reshape(dims)
-            grads = self._core.gradient_mixed(target, [_source(s) for s in sources],
+            grads = _gradient(self._core, target, [_source(s) for s in sources],
                                               convert_to_tensor(seed), zero)
             for k, g in enumerate(grads):
                 per_source[k].append(g)
@@ -222,3 +222,17 @@ def _rebuild(structure, values):
     if isinstance(structure, dict):
         return {k: _rebuild(v, values) for k, v in structure.items()}
     return type(structure)(_rebuild(v, values) for v in structure)
+
+
+_NO_GRADIENT = "gradient registry has no entry for: "
+
+
+def _gradient(core, *args):
+    """The tape's gradient; an op without a gradient function is TensorFlow's LookupError."""
+    from . import errors
+    try:
+        return core.gradient_mixed(*args)
+    except errors.NotFoundError as e:
+        if _NO_GRADIENT in e.message:
+            raise LookupError(e.message[e.message.index(_NO_GRADIENT):]) from None
+        raise

@@ -1,5 +1,5 @@
-"""kiln.io: TensorFlow's tf.io, for the parts kiln has: base64 of string tensors, read_file and
-write_file (ops: inside a kiln.function they run on every call), and gfile (python/kiln/_gfile.py)."""
+"""kiln.io: TensorFlow's tf.io, for the parts kiln has: base64 of string tensors, decode_raw,
+read_file and write_file (ops: inside a kiln.function they run on every call), and gfile (python/kiln/_gfile.py)."""
 from . import _dtypes
 from . import raw_ops as _raw
 from ._convert import convert_to_tensor as _t
@@ -15,6 +15,16 @@ def decode_base64(input, name=None):  # noqa: A002
     return _raw.DecodeBase64(input=_t(input, _dtypes.string))
 
 
+def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
+    """Each string's bytes as a vector of `out_type` (all strings of one length): shape
+    input_bytes.shape + [length / element size]."""
+    if fixed_length is not None:
+        raise NotImplementedError("kiln.io.decode_raw: fixed_length (TensorFlow's DecodePaddedRaw) is not "
+                                  "implemented yet; strings of one length decode without it")
+    return _raw.DecodeRaw(bytes=_t(input_bytes, _dtypes.string), out_type=_dtypes.as_dtype(out_type),
+                          little_endian=little_endian)
+
+
 def read_file(filename, name=None):
     """The bytes of a file as a scalar string tensor."""
     return _raw.ReadFile(filename=_t(filename, _dtypes.string))
@@ -27,4 +37,4 @@ def write_file(filename, contents, name=None):
 
 from . import _gfile as gfile  # noqa: E402
 
-__all__ = ["encode_base64", "decode_base64", "read_file", "write_file", "gfile"]
+__all__ = ["encode_base64", "decode_base64", "decode_raw", "read_file", "write_file", "gfile"]

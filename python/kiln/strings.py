@@ -63,7 +63,7 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
 
 
 __all__ = ["join", "length", "upper", "lower", "strip", "substr", "to_number", "as_string", "reduce_join", "split",
-           "bytes_split", "unicode_split"]
+           "bytes_split", "unicode_split", "unicode_decode"]
 
 
 def _pieces(input, cut, name):  # noqa: A002
@@ -101,3 +101,23 @@ def unicode_split(input, input_encoding, errors="replace", replacement_char=6553
     if input_encoding.upper() not in ("UTF-8", "UTF8"):
         raise NotImplementedError("kiln.strings.unicode_split decodes UTF-8 only")
     return _pieces(input, lambda b: [c.encode("utf-8") for c in b.decode("utf-8", "replace")], "unicode_split")
+
+
+def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
+                   replace_control_characters=False, name=None):
+    """The code points (int32) of each string: a vector for a scalar, else a RaggedTensor of shape
+    input.shape + [None]. Encodings: UTF-8, UTF-16-BE, UTF-32-BE, Latin-1."""
+    t = convert_to_tensor(input, _dtypes.string)
+    splits, values = _raw.UnicodeDecode(input=t, input_encoding=input_encoding, errors=errors,
+                                        replacement_char=replacement_char,
+                                        replace_control_characters=replace_control_characters)
+    if t.shape.rank == 0:
+        return values
+    from ._ragged import RaggedTensor
+    dims = t.shape.as_list()
+    nested, rows = [], dims[0]
+    for d in dims[1:]:  # the uniform inner axes of the input, as row splits
+        nested.append(np.arange(0, rows * d + 1, d, dtype=np.int64))
+        rows *= d
+    nested.append(splits.numpy())
+    return RaggedTensor.from_nested_row_splits(values, nested)

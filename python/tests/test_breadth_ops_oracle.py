@@ -54,6 +54,12 @@ CASES = [
     ("Polygamma", dict(a=np.array([0.0, 1, 2, 5]), x=np.linspace(-4.3, 9, 4))),
     ("ReverseV2", dict(tensor=_f32(2, 3, 4), axis=[0, -1])),
     ("ReverseV2", dict(tensor=np.arange(6, dtype=np.int64).reshape(2, 3), axis=np.array([1], np.int64))),
+    ("Roll", dict(input=_f32(2, 3, 5), shift=[1, -7, 2], axis=[0, 2, -1])),
+    ("Roll", dict(input=np.arange(12, dtype=np.int64).reshape(3, 4), shift=np.int64(-5), axis=np.int64(0))),
+    ("Roll", dict(input=np.array([True, False, False]), shift=[2, 4], axis=[0, 0])),
+    ("Roll", dict(input=np.array([b"a", b"bc", b"d"]), shift=1, axis=0)),
+    ("Roll", dict(input=np.complex64([1 + 2j, 3, -1j, 4]).reshape(2, 2), shift=[1], axis=[1])),
+    ("Roll", dict(input=np.zeros([2, 0, 3], np.float32), shift=[1, 2], axis=[1, 2])),
 ] + [(op, dict(images=images, size=size, align_corners=align, half_pixel_centers=half))
      for op in ("ResizeBilinear", "ResizeNearestNeighbor", "ResizeBicubic")
      for images, size in ((_f32(2, 3, 5, 2), [7, 4]), (np.arange(48, dtype=np.int32).reshape(1, 4, 6, 2), [2, 9]))
@@ -106,6 +112,12 @@ BAD = [
     ("DepthwiseConv2dNative", dict(input=_f32(1, 4, 4, 3), filter=_f32(2, 2, 4, 1), strides=[1, 1, 1, 1],
                                    padding="VALID")),
     ("Conv2D", dict(input=_f32(1, 4, 4, 4), filter=_f32(2, 2, 2, 5), strides=[1, 1, 1, 1], padding="VALID")),
+    ("Roll", dict(input=_f32(2, 5), shift=[1, 2], axis=[0])),
+    ("Roll", dict(input=_f32(2, 5), shift=[[1]], axis=[[0]])),
+    ("Roll", dict(input=_f32(2, 5), shift=1, axis=2)),
+    ("Roll", dict(input=_f32(2, 5), shift=1, axis=-3)),
+    ("Roll", dict(input=np.float32(3), shift=1, axis=0)),
+    ("Roll", dict(input=_f32(2, 5), shift=1.0, axis=0)),
 ]
 
 
@@ -135,3 +147,22 @@ def test_empty_and_zero_sized_inputs():
         got = as_list(getattr(kiln.raw_ops, name)(**kwargs))
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_roll_gradient_and_messages_are_tensorflows():
+    x = _f32(3, 4)
+    for m in (tf, kiln):
+        v = m.constant(x)
+        with m.GradientTape() as tape:
+            tape.watch(v)
+            y = m.roll(v, shift=[1, -3], axis=[0, 1]) * np.arange(12, dtype=np.float32).reshape(3, 4)
+        if m is tf:
+            want = tape.gradient(y, v).numpy()
+        else:
+            np.testing.assert_array_equal(tape.gradient(y, v).numpy(), want)
+    for kwargs in (dict(shift=1, axis=2), dict(shift=1, axis=-3), dict(shift=[1, 2], axis=[0])):
+        with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+            tf.raw_ops.Roll(input=x, **kwargs)
+        with pytest.raises(kiln.errors.InvalidArgumentError) as ours:
+            kiln.raw_ops.Roll(input=x, **kwargs)
+        assert ours.value.message in theirs.value.message, (ours.value.message, theirs.value.message)

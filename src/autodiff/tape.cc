@@ -182,8 +182,8 @@ std::vector<Tensor> Tape::gradient(const std::vector<Tensor>& targets, const std
       dx = custom_step(b, e, std::move(dy));
     } else {
       if (!e.op->grad)
-        throw UnimplementedError(std::string("No gradient defined for operation '") + e.op->name +
-                                 "' (op type: " + e.op->name + ")");
+        // TensorFlow's words; its Python raises them as LookupError (kiln's binding does too).
+        throw NotFoundError(std::string("gradient registry has no entry for: ") + e.op->name);
       ops::GradContext c{b, *e.op, e.attrs, e.inputs, e.outputs, dy, needs, std::vector<Tensor>(e.inputs.size())};
       e.op->grad(c);
       dx = std::move(c.dx);

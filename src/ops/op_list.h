@@ -23,7 +23,7 @@
   /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad) X(MirrorPadGrad)                                                                 \
   /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \
   /* space_batch.cc */ X(SpaceToBatchND) X(BatchToSpaceND)                                                \
-  /* one_hot.cc */ X(OneHot) /* reverse.cc */ X(ReverseV2)                \
+  /* one_hot.cc */ X(OneHot) /* reverse.cc */ X(ReverseV2) /* roll.cc */ X(Roll)                \
   /* resize.cc */ X(ResizeBilinear) X(ResizeNearestNeighbor) X(ResizeBicubic) X(ResizeArea) X(ResizeBilinearGrad)          \
     X(ResizeBicubicGrad) X(ResizeNearestNeighborGrad)                                                                             \
   /* shape_ops.cc */ X(Reshape) X(ExpandDims) X(Squeeze) X(Shape) X(Size) X(Rank)                           \
@@ -71,7 +71,8 @@
   /* strings.cc */ X(StringJoin) X(StringLength) X(StringUpper) X(StringLower) X(StringStrip) X(Substr)      \
     X(StringToNumber) X(AsString) X(ReduceJoin) X(EncodeBase64) X(DecodeBase64)                             \
   /* complex.cc */ X(Real) X(Imag) X(Angle) X(ComplexAbs) X(Conj) X(Complex)                               \
-  /* reverse_sequence.cc */ X(ReverseSequence) /* bincount.cc */ X(Bincount)
+  /* reverse_sequence.cc */ X(ReverseSequence) /* bincount.cc */ X(Bincount)                             \
+  /* string_decode.cc */ X(DecodeRaw) X(UnicodeDecode) /* image_adjust.cc */ X(AdjustContrastv2)
 // clang-format on
 
 namespace kiln::ops::op {
