@@ -364,6 +364,45 @@ void log_determinant_grad(GradContext& c) {
   scale = grad::emit1(c.b, op::ExpandDims(), {&scale, &last});
   c.dx[0] = grad::mul(c.b, scale, inv);
 }
+// Solves: X = A^-1 B (adjoint: A^-H B). dB = A^-H dX (adjoint: A^-1 dX); dA = -dB X^H
+// (adjoint: -X dB^H). Real dtypes, so ^H is a transpose.
+void solve_grad(GradContext& c) {
+  const bool adjoint = c.attrs.b(0);
+  const Tensor db = grad::emit1(c.b, op::MatrixSolve(), {&c.x[0], &c.dy[0]}, Attrs{!adjoint});
+  c.dx[1] = db;
+  c.dx[0] = grad::neg(c.b, adjoint ? grad::matmul(c.b, c.y[0], db, false, true, true)
+                                   : grad::matmul(c.b, db, c.y[0], false, true, true));
+}
+
+Tensor band(GradBuilder& b, const Tensor& x, int64_t lower, int64_t upper) {
+  const Tensor lo = grad::int_scalar(b, lower), up = grad::int_scalar(b, upper);
+  return grad::emit1(b, op::MatrixBandPart(), {&x, &lo, &up});
+}
+
+// The same for a triangular A, whose gradient keeps A's triangle.
+void triangular_solve_grad(GradContext& c) {
+  const bool lower = c.attrs.b(0), adjoint = c.attrs.b(1);
+  const Tensor db = grad::emit1(c.b, op::MatrixTriangularSolve(), {&c.x[0], &c.dy[0]}, Attrs{lower, !adjoint});
+  c.dx[1] = db;
+  const Tensor da = grad::neg(c.b, adjoint ? grad::matmul(c.b, c.y[0], db, false, true, true)
+                                           : grad::matmul(c.b, db, c.y[0], false, true, true));
+  c.dx[0] = lower ? band(c.b, da, -1, 0) : band(c.b, da, 0, -1);
+}
+
+// A = L L^T. With M = L^T dL, lower triangle kept and its diagonal halved (Phi), the gradient
+// is the symmetric part of L^-T Phi L^-1 (TensorFlow's formula), written with matmul's
+// transpose flags: 0.5 (L^-T Phi L^-1 + L^-T Phi^T L^-1).
+void cholesky_grad(GradContext& c) {
+  const Tensor& l = c.y[0];
+  Tensor m = grad::matmul(c.b, l, c.dy[0], true, false, true);
+  const Tensor phi = grad::sub(c.b, band(c.b, m, -1, 0), grad::mul(c.b, grad::scalar(c.b, m, 0.5), band(c.b, m, 0, 0)));
+  const Tensor eye = band(c.b, grad::emit1(c.b, op::OnesLike(), {&l}), 0, 0);
+  const Tensor linv = grad::emit1(c.b, op::MatrixTriangularSolve(), {&l, &eye}, Attrs{true, false});
+  const Tensor x = grad::matmul(c.b, grad::matmul(c.b, linv, phi, true, false, true), linv, false, false, true);
+  const Tensor xt = grad::matmul(c.b, grad::matmul(c.b, linv, phi, true, true, true), linv, false, false, true);
+  c.dx[0] = grad::mul(c.b, grad::scalar(c.b, x, 0.5), grad::add(c.b, x, xt));
+}
+
 void band_part_grad(GradContext& c) { c.dx[0] = grad::emit1(c.b, op::MatrixBandPart(), {&c.dy[0], &c.x[1], &c.x[2]}); }
 
 }  // namespace
@@ -386,18 +425,18 @@ const OpDef& op::LogMatrixDeterminant() {
 }
 const OpDef& op::MatrixSolve() {
   static const OpDef def = linalg_row("MatrixSolve", {"matrix", "rhs"}, {"output"}, {bool_attr("adjoint", false)},
-                                      infer_solve, kernels_for<SolveKernel, KILN_FLOATS>(), nullptr);
+                                      infer_solve, kernels_for<SolveKernel, KILN_FLOATS>(), &solve_grad);
   return def;
 }
 const OpDef& op::Cholesky() {
   static const OpDef def = linalg_row("Cholesky", {"input"}, {"output"}, {}, infer_square_to_square,
-                                      kernels_for<CholeskyKernel, KILN_FLOATS>(), nullptr);
+                                      kernels_for<CholeskyKernel, KILN_FLOATS>(), &cholesky_grad);
   return def;
 }
 const OpDef& op::MatrixTriangularSolve() {
   static const OpDef def = linalg_row("MatrixTriangularSolve", {"matrix", "rhs"}, {"output"},
                                       {bool_attr("lower", true), bool_attr("adjoint", false)}, infer_triangular_solve,
-                                      kernels_for<TriangularSolveKernel, KILN_FLOATS>(), nullptr);
+                                      kernels_for<TriangularSolveKernel, KILN_FLOATS>(), &triangular_solve_grad);
   return def;
 }
 const OpDef& op::MatrixBandPart() {

@@ -4,12 +4,14 @@
 // reads the lower triangle; eigenvalues ascending). Singular and eigen vectors are unique only
 // up to sign (and rotation within repeated values): they agree with TensorFlow's as far as the
 // decomposition does. A NaN or infinite input gives NaN decompositions (Svd) or TensorFlow's
-// error (SelfAdjointEigV2), never Eigen's unset results. No gradients yet.
+// error (SelfAdjointEigV2), never Eigen's unset results. SelfAdjointEigV2 has TensorFlow's
+// gradient; Svd and Qr have none yet.
 #include <algorithm>
 #include <limits>
 #include <string>
 
 #include "ops/eigen_matrices.h"
+#include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -181,6 +183,39 @@ struct EigKernel {
   }
 };
 
+Tensor band(GradBuilder& b, const Tensor& x, int64_t lower, int64_t upper) {
+  const Tensor lo = grad::int_scalar(b, lower), up = grad::int_scalar(b, upper);
+  return grad::emit1(b, op::MatrixBandPart(), {&x, &lo, &up});
+}
+
+// A = V diag(e) V^T. With F[i][j] = 1 / (e[j] - e[i]) off the diagonal and 0 on it, and
+// K = diag(de) + F o (V^T dV), the gradient is V K V^T symmetrized onto the lower triangle the
+// kernel reads, its diagonal halved (TensorFlow's formula). K + K^T = 2 diag(de) +
+// F o (V^T dV - dV^T V), since F^T = -F, so no transpose is needed.
+void eig_grad(GradContext& c) {
+  if (!c.attrs.b(kEigComputeV))
+    throw InvalidArgumentError(
+        "SelfAdjointEigV2 gradient is not implemented when compute_v is False (TensorFlow's rule: use "
+        "compute_v=True)");
+  const Tensor &e = c.y[0], &v = c.y[1];
+  // An output nothing flowed to has no upstream gradient: zeros.
+  const Tensor de = c.dy[0].defined() ? c.dy[0] : grad::zeros_like(c.b, e);
+  const Tensor dv = c.dy[1].defined() ? c.dy[1] : grad::zeros_like(c.b, v);
+  const Tensor eye = band(c.b, grad::emit1(c.b, op::OnesLike(), {&v}), 0, 0);
+  const Tensor last = grad::int_scalar(c.b, -1), second = grad::int_scalar(c.b, -2);
+  const Tensor row = grad::emit1(c.b, op::ExpandDims(), {&e, &second});  // e[j] along columns
+  const Tensor col = grad::emit1(c.b, op::ExpandDims(), {&e, &last});    // e[i] along rows
+  const Tensor one = grad::scalar(c.b, e, 1.0);
+  const Tensor f = grad::div(c.b, grad::sub(c.b, one, eye), grad::add(c.b, grad::sub(c.b, row, col), eye));
+  const Tensor vt_dv = grad::matmul(c.b, v, dv, true, false, true);
+  const Tensor dvt_v = grad::matmul(c.b, dv, v, true, false, true);
+  const Tensor de_row = grad::emit1(c.b, op::ExpandDims(), {&de, &second});
+  const Tensor diag = grad::mul(c.b, grad::mul(c.b, grad::scalar(c.b, e, 2.0), eye), de_row);
+  const Tensor k = grad::add(c.b, diag, grad::mul(c.b, f, grad::sub(c.b, vt_dv, dvt_v)));
+  const Tensor s = grad::matmul(c.b, grad::matmul(c.b, v, k, false, false, true), v, false, true, true);
+  c.dx[0] = grad::sub(c.b, band(c.b, s, -1, 0), grad::mul(c.b, grad::scalar(c.b, s, 0.5), band(c.b, s, 0, 0)));
+}
+
 }  // namespace
 
 const OpDef& op::Svd() {
@@ -196,7 +231,7 @@ const OpDef& op::Qr() {
 }
 const OpDef& op::SelfAdjointEigV2() {
   static const OpDef def = linalg_row("SelfAdjointEigV2", {"input"}, {"e", "v"}, {bool_attr("compute_v", true)},
-                                      infer_eig, kernels_for<EigKernel, KILN_FLOATS>());
+                                      infer_eig, kernels_for<EigKernel, KILN_FLOATS>(), &eig_grad);
   return def;
 }
 
