@@ -40,8 +40,19 @@ _by_id = {}  # id(obj) -> (serial, weakref): the entry dies with its object
 _by_value = {}  # objects that take no weak reference but hash: by value (as TF's Literal)
 
 
+def _value_key(value):
+    serial = _by_value.get(value)
+    if serial is None:
+        serial = _by_value[value] = next(_serials)
+    return serial
+
+
 def object_key(obj):
-    """A number for `obj` that no other object, alive or later, ever gets."""
+    """A number for `obj` that no other object, alive or later, ever gets; for an object with
+    `__tf_tracing_type__` (tf.types.experimental.SupportsTracingProtocol), the number of its
+    trace type, so objects of equal trace types share a trace."""
+    if hasattr(type(obj), "__tf_tracing_type__"):
+        return _value_key(obj.__tf_tracing_type__(None))
     entry = _by_id.get(id(obj))
     if entry is not None and entry[1]() is obj:
         return entry[0]
@@ -50,10 +61,7 @@ def object_key(obj):
         ref = weakref.ref(obj, lambda _, i=i: _by_id.pop(i, None))
     except TypeError:
         try:
-            serial = _by_value.get(obj)
-            if serial is None:
-                serial = _by_value[obj] = next(_serials)
-            return serial
+            return _value_key(obj)
         except TypeError:
             raise TypeError("kiln.function cannot key an argument of type %s: it takes no weak reference and is "
                             "not hashable. Pass tensors, Python literals, or objects that can be weakly "
@@ -255,6 +263,7 @@ class ConcreteFunction:
         self._structure = structure
         self._single = single
         self._core = None
+        self._inference_name = None
 
     def _attach(self, core):
         self._core = core
@@ -301,6 +310,12 @@ class ConcreteFunction:
     @property
     def captured_inputs(self):
         return list(self._core.captured_inputs())
+
+    @property
+    def inference_fn(self):
+        """The graph alone (tf.types.experimental.AtomicFunction): called with the flat tensor
+        arguments, it returns the structured result."""
+        return _AtomicFunction(self)
 
     @property
     def function_type(self):
@@ -374,6 +389,33 @@ class ConcreteFunction:
 
     def __str__(self):
         return "ConcreteFunction " + self.pretty_printed_signature()
+
+
+_atomic_numbers = itertools.count(1)
+
+
+class _AtomicFunction:
+    """A concrete function's graph, called with flat tensors (ConcreteFunction.inference_fn)."""
+
+    def __init__(self, concrete):
+        self._concrete = concrete
+
+    @property
+    def name(self):
+        c = self._concrete
+        if c._inference_name is None:  # TensorFlow's form, numbered in order of asking
+            c._inference_name = "__inference_%s_%d" % (c.name, next(_atomic_numbers))
+        return c._inference_name.encode()
+
+    def __call__(self, *tensors):
+        tensors = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in tensors]
+        return self._concrete._rebuild(self._concrete._core.call(tensors))
+
+    def __str__(self):
+        specs = self._concrete._core.input_specs()
+        params = ", ".join("%s: %r" % (name or "arg%d" % i, TensorSpec(_shape_of(dims), dtype))
+                           for i, (dims, dtype, name) in enumerate(specs))
+        return "<AtomicFunction> %s(%s) -> %s" % (self.name.decode(), params, self._concrete._output_text())
 
 
 class _FunctionType:
