@@ -63,7 +63,7 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
 
 
 __all__ = ["join", "length", "upper", "lower", "strip", "substr", "to_number", "as_string", "reduce_join", "split",
-           "bytes_split", "unicode_split", "unicode_decode"]
+           "bytes_split", "unicode_split", "unicode_decode", "to_hash_bucket_fast"]
 
 
 def _pieces(input, cut, name):  # noqa: A002
@@ -121,3 +121,9 @@ def unicode_decode(input, input_encoding, errors="replace", replacement_char=655
         rows *= d
     nested.append(splits.numpy())
     return RaggedTensor.from_nested_row_splits(values, nested)
+
+
+def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
+    """Each string's bucket in [0, num_buckets): its 64-bit fingerprint (TensorFlow's) modulo
+    num_buckets, so strings land in the buckets TensorFlow puts them in."""
+    return _raw.StringToHashBucketFast(input=convert_to_tensor(input, _dtypes.string), num_buckets=num_buckets)

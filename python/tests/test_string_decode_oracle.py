@@ -158,3 +158,21 @@ def test_a_number_tensor_is_not_bytes():
     with pytest.raises(kiln.errors.InvalidArgumentError) as ours:
         kiln.raw_ops.DecodeRaw(bytes=kiln.constant(1), out_type=kiln.uint8)
     assert ours.value.message.split(" [Op:")[0] in theirs.value.message
+
+
+def test_hash_buckets_are_tensorflows():
+    """Every length class of the fingerprint (0-3, 4-7, 8-16, 17-32, 33-64, the 64-byte loop
+    and its tail), random bytes and text, eager and traced, against TensorFlow's buckets."""
+    rng = np.random.default_rng(9)
+    strings = [bytes(rng.integers(0, 256, n, dtype=np.uint8)) for n in list(range(0, 140)) + [255, 256, 1000, 4097]]
+    strings += ["Duck".encode(), "アヒル 🦆".encode(), b"hello world" * 20]
+    x = np.array(strings, dtype=object)
+    for buckets in (1, 7, 1 << 40):
+        want = tf.strings.to_hash_bucket_fast(tf.constant(x), buckets).numpy()
+        np.testing.assert_array_equal(kiln.strings.to_hash_bucket_fast(kiln.constant(x), buckets).numpy(), want)
+        traced = kiln.function(lambda s: kiln.strings.to_hash_bucket_fast(s, buckets))
+        np.testing.assert_array_equal(traced(kiln.constant(x.reshape(-1, 1))).numpy(), want.reshape(-1, 1))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.raw_ops.StringToHashBucketFast(input=["a"], num_buckets=0)
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="must be at least minimum 1"):
+        kiln.raw_ops.StringToHashBucketFast(input=np.array([b"a"], dtype=object), num_buckets=0)
