@@ -60,6 +60,7 @@ from . import math, nn, random, debugging, experimental, config, autograph, dtyp
 from . import types  # noqa: E402
 from . import raw_ops, image, bitwise, strings, io, nest, linalg, signal  # noqa: E402
 from .strings import as_string  # noqa: E402
+from .linalg import norm  # noqa: E402  (tf.norm is tf.linalg.norm)
 from ._ops_complex import complex  # noqa: E402,A004
 from ._ops_composite import meshgrid  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401

@@ -57,6 +57,7 @@ CASES = [
     ("matvec", lambda m, a, b: m.linalg.matvec(a, b), [RNG.standard_normal((2, 3, 4)), RNG.standard_normal((2, 4))]),
     ("norm", lambda m, a: m.linalg.norm(a), [RNG.standard_normal((3, 4))]),
     ("norm_axis", lambda m, a: m.linalg.norm(a, ord=1, axis=1), [RNG.standard_normal((3, 4))]),
+    ("top_level_norm", lambda m, a: m.norm(a, ord="fro", axis=[-2, -1]), [RNG.standard_normal((2, 3, 4))]),
     ("float32_inv", lambda m, a: m.linalg.inv(a), [_general(3, dtype=np.float32)]),
     # Singular and eigen vectors are unique up to sign: compared as absolute values, and the
     # products as they are.
