@@ -1,5 +1,5 @@
 """Gradients of the linear-algebra ops kiln differentiates (solve, triangular_solve, cholesky,
-eigh, inv, det), compared with TensorFlow's in the same test, eagerly and traced."""
+eigh, qr, inv, det), compared with TensorFlow's in the same test, eagerly and traced."""
 import numpy as np
 import pytest
 
@@ -32,6 +32,9 @@ CASES = {
     "eigh_values": (lambda m, a: m.linalg.eigh(a)[0], lambda: [_spd(4)]),
     "eigh_both": (lambda m, a: m.linalg.eigh(a)[0] + m.reduce_sum(m.abs(m.linalg.eigh(a)[1]), axis=-2),
                   lambda: [_spd(3, (2,))]),
+    "qr_square": (lambda m, a: m.linalg.qr(a)[0] * 2.0 + m.linalg.qr(a)[1], lambda: [RNG.standard_normal((3, 3))]),
+    "qr_tall_batch": (lambda m, a: m.linalg.qr(a)[1], lambda: [RNG.standard_normal((2, 5, 3))]),
+    "qr_q_only": (lambda m, a: m.linalg.qr(a)[0], lambda: [RNG.standard_normal((4, 2))]),
     "inv": (lambda m, a: m.linalg.inv(a), lambda: [_spd(3)]),
     "det": (lambda m, a: m.linalg.det(a), lambda: [_spd(3, (2,))]),
 }

@@ -4,8 +4,8 @@
 // reads the lower triangle; eigenvalues ascending). Singular and eigen vectors are unique only
 // up to sign (and rotation within repeated values): they agree with TensorFlow's as far as the
 // decomposition does. A NaN or infinite input gives NaN decompositions (Svd) or TensorFlow's
-// error (SelfAdjointEigV2), never Eigen's unset results. SelfAdjointEigV2 has TensorFlow's
-// gradient; Svd and Qr have none yet.
+// error (SelfAdjointEigV2), never Eigen's unset results. SelfAdjointEigV2 and Qr (reduced, rows
+// >= columns) have TensorFlow's gradients; Svd has none yet.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -216,6 +216,45 @@ void eig_grad(GradContext& c) {
   c.dx[0] = grad::sub(c.b, band(c.b, s, -1, 0), grad::mul(c.b, grad::scalar(c.b, s, 0.5), band(c.b, s, 0, 0)));
 }
 
+// The last two axes swapped (a matrix's transpose: real dtypes, so its adjoint).
+Tensor adjoint(GradBuilder& b, const Tensor& x, const char* op) {
+  Dims d;
+  if (!grad::static_dims(x, &d))
+    throw UnimplementedError(std::string("the gradient of ") + op + " needs its input's rank while tracing");
+  std::vector<int64_t> perm(d.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return grad::transpose(b, x, perm);
+}
+
+// x R^-T for an upper triangular R, as (R^-1 x^T)^T.
+Tensor right_solve_upper(GradBuilder& b, const Tensor& x, const Tensor& r) {
+  const Tensor xt = adjoint(b, x, "Qr");
+  return adjoint(b, grad::emit1(b, op::MatrixTriangularSolve(), {&r, &xt}, Attrs{false, false}), "Qr");
+}
+
+// A = Q R (reduced, rows >= columns): TensorFlow's formula. With M = Q^T dQ and N = R dR^T,
+// dA = Q (dR + tril(M - M^T + N - N^T) R^-T) + (dQ - Q M) R^-T.
+void qr_grad(GradContext& c) {
+  const Tensor &q = c.y[0], &r = c.y[1];
+  Dims qd, rd;
+  if (!grad::static_dims(q, &qd) || !grad::static_dims(r, &rd) || qd[qd.size() - 2] < 0 || rd[rd.size() - 1] < 0 ||
+      qd[qd.size() - 2] < rd[rd.size() - 1] || c.attrs.b(kQrFull))
+    throw UnimplementedError(
+        "The gradient of Qr is implemented for full_matrices=False and at least as many rows as columns, known "
+        "while tracing (TensorFlow's NotImplementedError cases aside)");
+  const Tensor dq = c.dy[0].defined() ? c.dy[0] : grad::zeros_like(c.b, q);
+  const Tensor dr = c.dy[1].defined() ? c.dy[1] : grad::zeros_like(c.b, r);
+  const Tensor m = grad::matmul(c.b, q, dq, true, false, true);
+  const Tensor n = grad::matmul(c.b, r, dr, false, true, true);
+  const Tensor m_skew = grad::sub(c.b, m, adjoint(c.b, m, "Qr"));
+  const Tensor n_skew = grad::sub(c.b, n, adjoint(c.b, n, "Qr"));
+  const Tensor tril = band(c.b, grad::add(c.b, m_skew, n_skew), -1, 0);
+  const Tensor from_r = grad::matmul(c.b, q, grad::add(c.b, dr, right_solve_upper(c.b, tril, r)), false, false, true);
+  const Tensor from_q = right_solve_upper(c.b, grad::sub(c.b, dq, grad::matmul(c.b, q, m, false, false, true)), r);
+  c.dx[0] = grad::add(c.b, from_r, from_q);
+}
+
 }  // namespace
 
 const OpDef& op::Svd() {
@@ -226,7 +265,7 @@ const OpDef& op::Svd() {
 }
 const OpDef& op::Qr() {
   static const OpDef def = linalg_row("Qr", {"input"}, {"q", "r"}, {bool_attr("full_matrices", false)}, infer_qr,
-                                      kernels_for<QrKernel, KILN_FLOATS>());
+                                      kernels_for<QrKernel, KILN_FLOATS>(), &qr_grad);
   return def;
 }
 const OpDef& op::SelfAdjointEigV2() {
