@@ -125,5 +125,9 @@ def unicode_decode(input, input_encoding, errors="replace", replacement_char=655
 
 def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """Each string's bucket in [0, num_buckets): its 64-bit fingerprint (TensorFlow's) modulo
-    num_buckets, so strings land in the buckets TensorFlow puts them in."""
+    num_buckets, so strings land in the buckets TensorFlow puts them in. A RaggedTensor gives a
+    RaggedTensor of the same rows."""
+    from ._ragged import RaggedTensor
+    if isinstance(input, RaggedTensor):
+        return input.with_flat_values(to_hash_bucket_fast(input.flat_values, num_buckets))
     return _raw.StringToHashBucketFast(input=convert_to_tensor(input, _dtypes.string), num_buckets=num_buckets)

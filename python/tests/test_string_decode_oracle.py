@@ -176,3 +176,9 @@ def test_hash_buckets_are_tensorflows():
         tf.raw_ops.StringToHashBucketFast(input=["a"], num_buckets=0)
     with pytest.raises(kiln.errors.InvalidArgumentError, match="must be at least minimum 1"):
         kiln.raw_ops.StringToHashBucketFast(input=np.array([b"a"], dtype=object), num_buckets=0)
+
+
+def test_hash_buckets_of_a_ragged_tensor_keep_its_rows():
+    words = [["What", "makes", "you"], [], ["a", "witch?"]]
+    want = tf.strings.to_hash_bucket_fast(tf.ragged.constant(words), 1000).to_list()
+    assert kiln.strings.to_hash_bucket_fast(kiln.ragged.constant(words), 1000).to_list() == want
