@@ -9,6 +9,7 @@ namedtuples; Python values pass through) become the concrete function's structur
 import collections
 import functools
 import inspect
+import atexit
 import itertools
 import logging
 import sys
@@ -38,6 +39,13 @@ if not _logger.handlers:
 _serials = itertools.count(1)
 _by_id = {}  # id(obj) -> (serial, weakref): the entry dies with its object
 _by_value = {}  # objects that take no weak reference but hash: by value (as TF's Literal)
+
+
+@atexit.register
+def _forget_values():
+    # The values (trace types hold the user's objects, and through them tensors) are released
+    # while the interpreter still runs, not left to module teardown after kiln's types are gone.
+    _by_value.clear()
 
 
 def _value_key(value):
