@@ -6,10 +6,10 @@ function and runs it. On a miss the core calls `_trace` here: the Python functio
 with placeholders in place of its tensor arguments, its ops recorded into a graph by the same
 C++ trace context as C++ code, and its outputs (any nesting of tuples, lists, dicts and
 namedtuples; Python values pass through) become the concrete function's structure."""
+import atexit
 import collections
 import functools
 import inspect
-import atexit
 import itertools
 import logging
 import sys
