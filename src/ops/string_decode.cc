@@ -66,6 +66,7 @@ void decode_raw(KernelContext& c) {
   TensorImpl* out = detail::make_concrete(t, dims);
   c.outputs[0] = out;
   auto* dst = static_cast<unsigned char*>(out->data);
+  if (length == 0) return;  // nothing to copy (an empty string's data may be null)
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * length, str_at(in, i).data(), static_cast<size_t>(length));
   // Byte order: each element (each part of a complex one) is reversed when the data's order
   // is not this machine's.
