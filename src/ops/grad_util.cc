@@ -46,6 +46,21 @@ Tensor transpose(GradBuilder& b, const Tensor& x, const std::vector<int64_t>& pe
   return emit1(b, op::Transpose(), {&x, &p});
 }
 
+Tensor band(GradBuilder& b, const Tensor& x, int64_t lower, int64_t upper) {
+  const Tensor lo = int_scalar(b, lower), up = int_scalar(b, upper);
+  return emit1(b, op::MatrixBandPart(), {&x, &lo, &up});
+}
+
+Tensor matrix_transpose(GradBuilder& b, const Tensor& x, const char* op) {
+  Dims d;
+  if (!static_dims(x, &d) || d.size() < 2)
+    throw UnimplementedError(std::string("the gradient of ") + op + " needs its input's rank while tracing");
+  std::vector<int64_t> perm(d.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return transpose(b, x, perm);
+}
+
 Tensor scalar(GradBuilder& b, const Tensor& like, double v) {
   Tensor t(detail::make_concrete(like.dtype(), Dims{}));
   visit_dtype(like.dtype(), [&](auto z) { *t.impl()->as<decltype(z)>() = static_cast<decltype(z)>(v); });

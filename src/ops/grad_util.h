@@ -37,6 +37,11 @@ Tensor sum(GradBuilder& b, const Tensor& x, const std::vector<int64_t>& axes, bo
 Tensor reshape_like(GradBuilder& b, const Tensor& x, const Tensor& like);
 Tensor broadcast_like(GradBuilder& b, const Tensor& x, const Tensor& like);
 Tensor shape(GradBuilder& b, const Tensor& x);
+// MatrixBandPart(x, lower, upper): the band of each matrix (-1 keeps a whole triangle).
+Tensor band(GradBuilder& b, const Tensor& x, int64_t lower, int64_t upper);
+// The last two axes swapped (a real matrix's adjoint); UnimplementedError naming `op` when
+// x's rank is unknown while tracing.
+Tensor matrix_transpose(GradBuilder& b, const Tensor& x, const char* op);
 
 // The gradient `g` of a broadcast result, summed back to the shape of operand `x`.
 Tensor sum_to(GradBuilder& b, const Tensor& g, const Tensor& x);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/object_value.h"
 #include "core/tls.h"
 
 namespace kiln::ops {
@@ -149,6 +150,14 @@ std::array<KernelFn, kNumDTypes> string_kernel(KernelFn k) {
   std::array<KernelFn, kNumDTypes> t{};
   t[static_cast<int>(DType::String)] = k;
   return t;
+}
+
+std::string_view str_at(const TensorImpl& t, int64_t i) { return detail::string_of(t.as<detail::ObjectValue*>()[i]); }
+
+void require_string_input(const InferContext& c, int i) {
+  if (c.in(i).dtype != DType::String)
+    c.fail(std::string("cannot compute ") + c.op.name + " as input #" + std::to_string(i) +
+           "(zero-based) was expected to be a string tensor but is a " + tf_type_name(c.in(i).dtype) + " tensor");
 }
 
 }  // namespace kiln::ops

@@ -3,6 +3,7 @@
 #pragma once
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,11 @@ std::array<KernelFn, kNumDTypes> kernels_for() {
 }
 // A kernel table with one kernel, for string inputs.
 std::array<KernelFn, kNumDTypes> string_kernel(KernelFn k);
+// Element i of a string tensor.
+std::string_view str_at(const TensorImpl& t, int64_t i);
+// Requires input #i to be a string tensor: TensorFlow's "cannot compute X as input #0
+// (zero-based) was expected to be a string tensor but is a int32 tensor".
+void require_string_input(const InferContext& c, int i);
 
 // The real dtype of a complex one's parts: complex64 -> float32, complex128 -> float64.
 inline DType real_of(DType complex) { return complex == DType::Complex64 ? DType::Float32 : DType::Float64; }

@@ -374,11 +374,6 @@ void solve_grad(GradContext& c) {
                                    : grad::matmul(c.b, db, c.y[0], false, true, true));
 }
 
-Tensor band(GradBuilder& b, const Tensor& x, int64_t lower, int64_t upper) {
-  const Tensor lo = grad::int_scalar(b, lower), up = grad::int_scalar(b, upper);
-  return grad::emit1(b, op::MatrixBandPart(), {&x, &lo, &up});
-}
-
 // The same for a triangular A, whose gradient keeps A's triangle.
 void triangular_solve_grad(GradContext& c) {
   const bool lower = c.attrs.b(0), adjoint = c.attrs.b(1);
@@ -386,7 +381,7 @@ void triangular_solve_grad(GradContext& c) {
   c.dx[1] = db;
   const Tensor da = grad::neg(c.b, adjoint ? grad::matmul(c.b, c.y[0], db, false, true, true)
                                            : grad::matmul(c.b, db, c.y[0], false, true, true));
-  c.dx[0] = lower ? band(c.b, da, -1, 0) : band(c.b, da, 0, -1);
+  c.dx[0] = lower ? grad::band(c.b, da, -1, 0) : grad::band(c.b, da, 0, -1);
 }
 
 // A = L L^T. With M = L^T dL, lower triangle kept and its diagonal halved (Phi), the gradient
@@ -395,8 +390,9 @@ void triangular_solve_grad(GradContext& c) {
 void cholesky_grad(GradContext& c) {
   const Tensor& l = c.y[0];
   Tensor m = grad::matmul(c.b, l, c.dy[0], true, false, true);
-  const Tensor phi = grad::sub(c.b, band(c.b, m, -1, 0), grad::mul(c.b, grad::scalar(c.b, m, 0.5), band(c.b, m, 0, 0)));
-  const Tensor eye = band(c.b, grad::emit1(c.b, op::OnesLike(), {&l}), 0, 0);
+  const Tensor phi =
+      grad::sub(c.b, grad::band(c.b, m, -1, 0), grad::mul(c.b, grad::scalar(c.b, m, 0.5), grad::band(c.b, m, 0, 0)));
+  const Tensor eye = grad::band(c.b, grad::emit1(c.b, op::OnesLike(), {&l}), 0, 0);
   const Tensor linv = grad::emit1(c.b, op::MatrixTriangularSolve(), {&l, &eye}, Attrs{true, false});
   const Tensor x = grad::matmul(c.b, grad::matmul(c.b, linv, phi, true, false, true), linv, false, false, true);
   const Tensor xt = grad::matmul(c.b, grad::matmul(c.b, linv, phi, true, true, true), linv, false, false, true);

@@ -183,11 +183,6 @@ struct EigKernel {
   }
 };
 
-Tensor band(GradBuilder& b, const Tensor& x, int64_t lower, int64_t upper) {
-  const Tensor lo = grad::int_scalar(b, lower), up = grad::int_scalar(b, upper);
-  return grad::emit1(b, op::MatrixBandPart(), {&x, &lo, &up});
-}
-
 // A = V diag(e) V^T. With F[i][j] = 1 / (e[j] - e[i]) off the diagonal and 0 on it, and
 // K = diag(de) + F o (V^T dV), the gradient is V K V^T symmetrized onto the lower triangle the
 // kernel reads, its diagonal halved (TensorFlow's formula). K + K^T = 2 diag(de) +
@@ -201,7 +196,7 @@ void eig_grad(GradContext& c) {
   // An output nothing flowed to has no upstream gradient: zeros.
   const Tensor de = c.dy[0].defined() ? c.dy[0] : grad::zeros_like(c.b, e);
   const Tensor dv = c.dy[1].defined() ? c.dy[1] : grad::zeros_like(c.b, v);
-  const Tensor eye = band(c.b, grad::emit1(c.b, op::OnesLike(), {&v}), 0, 0);
+  const Tensor eye = grad::band(c.b, grad::emit1(c.b, op::OnesLike(), {&v}), 0, 0);
   const Tensor last = grad::int_scalar(c.b, -1), second = grad::int_scalar(c.b, -2);
   const Tensor row = grad::emit1(c.b, op::ExpandDims(), {&e, &second});  // e[j] along columns
   const Tensor col = grad::emit1(c.b, op::ExpandDims(), {&e, &last});    // e[i] along rows
@@ -213,24 +208,14 @@ void eig_grad(GradContext& c) {
   const Tensor diag = grad::mul(c.b, grad::mul(c.b, grad::scalar(c.b, e, 2.0), eye), de_row);
   const Tensor k = grad::add(c.b, diag, grad::mul(c.b, f, grad::sub(c.b, vt_dv, dvt_v)));
   const Tensor s = grad::matmul(c.b, grad::matmul(c.b, v, k, false, false, true), v, false, true, true);
-  c.dx[0] = grad::sub(c.b, band(c.b, s, -1, 0), grad::mul(c.b, grad::scalar(c.b, s, 0.5), band(c.b, s, 0, 0)));
-}
-
-// The last two axes swapped (a matrix's transpose: real dtypes, so its adjoint).
-Tensor adjoint(GradBuilder& b, const Tensor& x, const char* op) {
-  Dims d;
-  if (!grad::static_dims(x, &d))
-    throw UnimplementedError(std::string("the gradient of ") + op + " needs its input's rank while tracing");
-  std::vector<int64_t> perm(d.size());
-  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
-  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-  return grad::transpose(b, x, perm);
+  c.dx[0] =
+      grad::sub(c.b, grad::band(c.b, s, -1, 0), grad::mul(c.b, grad::scalar(c.b, s, 0.5), grad::band(c.b, s, 0, 0)));
 }
 
 // x R^-T for an upper triangular R, as (R^-1 x^T)^T.
 Tensor right_solve_upper(GradBuilder& b, const Tensor& x, const Tensor& r) {
-  const Tensor xt = adjoint(b, x, "Qr");
-  return adjoint(b, grad::emit1(b, op::MatrixTriangularSolve(), {&r, &xt}, Attrs{false, false}), "Qr");
+  const Tensor xt = grad::matrix_transpose(b, x, "Qr");
+  return grad::matrix_transpose(b, grad::emit1(b, op::MatrixTriangularSolve(), {&r, &xt}, Attrs{false, false}), "Qr");
 }
 
 // A = Q R (reduced, rows >= columns): TensorFlow's formula. With M = Q^T dQ and N = R dR^T,
@@ -247,9 +232,9 @@ void qr_grad(GradContext& c) {
   const Tensor dr = c.dy[1].defined() ? c.dy[1] : grad::zeros_like(c.b, r);
   const Tensor m = grad::matmul(c.b, q, dq, true, false, true);
   const Tensor n = grad::matmul(c.b, r, dr, false, true, true);
-  const Tensor m_skew = grad::sub(c.b, m, adjoint(c.b, m, "Qr"));
-  const Tensor n_skew = grad::sub(c.b, n, adjoint(c.b, n, "Qr"));
-  const Tensor tril = band(c.b, grad::add(c.b, m_skew, n_skew), -1, 0);
+  const Tensor m_skew = grad::sub(c.b, m, grad::matrix_transpose(c.b, m, "Qr"));
+  const Tensor n_skew = grad::sub(c.b, n, grad::matrix_transpose(c.b, n, "Qr"));
+  const Tensor tril = grad::band(c.b, grad::add(c.b, m_skew, n_skew), -1, 0);
   const Tensor from_r = grad::matmul(c.b, q, grad::add(c.b, dr, right_solve_upper(c.b, tril, r)), false, false, true);
   const Tensor from_q = right_solve_upper(c.b, grad::sub(c.b, dq, grad::matmul(c.b, q, m, false, false, true)), r);
   c.dx[0] = grad::add(c.b, from_r, from_q);

@@ -17,21 +17,12 @@
 namespace kiln::ops {
 namespace {
 
-std::string_view str_at(const TensorImpl& t, int64_t i) { return detail::string_of(t.as<detail::ObjectValue*>()[i]); }
-
-void require_string_input(const InferContext& c) {
-  if (c.in(0).dtype != DType::String)
-    c.fail(std::string("cannot compute ") + c.op.name +
-           " as input #0(zero-based) was expected to be a string tensor but is a " + tf_type_name(c.in(0).dtype) +
-           " tensor");
-}
-
 // ---- DecodeRaw(bytes; out_type, little_endian): each string's bytes as elements of out_type;
 // output shape: bytes.shape + [length / element size]. Every string has one length.
 enum DecodeRawAttr { kOutType, kLittleEndian };
 
 void infer_decode_raw(InferContext& c) {
-  require_string_input(c);
+  require_string_input(c, 0);
   const DType t = c.attrs.type(kOutType);
   require_type_in(
       c, "out_type", t,
@@ -108,7 +99,7 @@ void check_unicode_decode_attrs(const Attrs& a, const std::function<void(const s
 }
 
 void infer_unicode_decode(InferContext& c) {
-  require_string_input(c);
+  require_string_input(c, 0);
   require_string_in(c, "errors", c.attrs.s(kErrors), {"strict", "replace", "ignore"});
   require_type_in(c, "Tsplits", c.attrs.type(kSplits), {DType::Int32, DType::Int64});
   check_unicode_decode_attrs(c.attrs, [&](const std::string& m) { c.fail(m); });

@@ -12,10 +12,7 @@ namespace kiln::ops {
 namespace {
 
 void infer_hash_bucket(InferContext& c) {
-  if (c.in(0).dtype != DType::String)
-    c.fail(std::string("cannot compute StringToHashBucketFast as input #0(zero-based) was expected to be a string "
-                       "tensor but is a ") +
-           tf_type_name(c.in(0).dtype) + " tensor");
+  require_string_input(c, 0);
   if (c.attrs.i(0) < 1)
     c.fail("Value for attr 'num_buckets' of " + std::to_string(c.attrs.i(0)) + " must be at least minimum 1");
   c.kernel_dtype = DType::String;
@@ -28,8 +25,7 @@ void hash_bucket(KernelContext& c) {
   const TensorImpl& in = c.in(0);
   int64_t* out = c.out(0).as<int64_t>();
   for (int64_t i = 0; i < in.num_elements; ++i)
-    out[i] =
-        static_cast<int64_t>(kernels::fingerprint64(detail::string_of(in.as<detail::ObjectValue*>()[i])) % buckets);
+    out[i] = static_cast<int64_t>(kernels::fingerprint64(str_at(in, i)) % buckets);
 }
 
 }  // namespace

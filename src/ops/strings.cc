@@ -25,14 +25,7 @@ namespace {
 
 using detail::ObjectValue;
 
-std::string_view str_at(const TensorImpl& t, int64_t i) { return detail::string_of(t.as<ObjectValue*>()[i]); }
 void set_str(TensorImpl& t, int64_t i, std::string s) { t.as<ObjectValue*>()[i] = detail::make_string(std::move(s)); }
-
-void require_string(const InferContext& c, int i) {
-  if (c.in(i).dtype != DType::String)
-    c.fail(std::string("cannot compute ") + c.op.name + " as input #" + std::to_string(i) +
-           "(zero-based) was expected to be a string tensor but is a " + tf_type_name(c.in(i).dtype) + " tensor");
-}
 
 bool is_utf8_continuation(unsigned char ch) { return (ch & 0xC0) == 0x80; }
 int64_t utf8_length(std::string_view s) {
@@ -42,7 +35,7 @@ int64_t utf8_length(std::string_view s) {
 }
 
 void infer_same_shape_string(InferContext& c) {
-  require_string(c, 0);
+  require_string_input(c, 0);
   c.kernel_dtype = DType::String;
   c.out(0).dtype = DType::String;
   c.out(0).shape = shape_of(c.in(0));
@@ -55,7 +48,7 @@ void infer_string_join(InferContext& c) {
   TensorShape shape = TensorShape(Dims{});
   bool have = false;
   for (int i = 0; i < c.num_inputs; ++i) {
-    require_string(c, i);
+    require_string_input(c, i);
     const InputInfo& x = c.in(i);
     if (!x.unknown_rank && x.dims->empty()) continue;
     const TensorShape s = shape_of(x);
@@ -137,7 +130,7 @@ void string_strip(KernelContext& c) {
 // input's. pos may be negative (from the end); len past the end (or negative) takes the rest.
 void infer_substr(InferContext& c) {
   require_string_in(c, "unit", c.attrs.s(0), {"BYTE", "UTF8_CHAR"});
-  require_string(c, 0);
+  require_string_input(c, 0);
   const DType t = c.in(1).dtype;
   require_type_in(c, "T", t, {DType::Int32, DType::Int64});
   require_same_dtypes(c, 1, 2);
@@ -342,7 +335,7 @@ std::vector<int64_t> reduce_join_axes(const std::vector<int64_t>& raw, int64_t r
   return axes;
 }
 void infer_reduce_join(InferContext& c) {
-  require_string(c, 0);
+  require_string_input(c, 0);
   if (c.in(1).dtype != DType::Int32)
     c.fail(
         std::string("cannot compute ReduceJoin as input #1(zero-based) was expected to be a int32 tensor but is a ") +
