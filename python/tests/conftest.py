@@ -57,6 +57,23 @@ def as_list(out):
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
+def raw_op_outputs(name, kwargs, traced):
+    """Raw op `name` run by kiln (eagerly, or inside a kiln.function when `traced`) and by
+    TensorFlow on the same arguments: [(kiln's output, TensorFlow's)] as numpy arrays, after
+    checking that the two have the same number of outputs and each the same dtype and shape."""
+    import kiln
+    import tensorflow as tf
+
+    want = as_list(getattr(tf.raw_ops, name)(**raw_ops_kwargs_for_tf(kwargs)))
+    fn = getattr(kiln.raw_ops, name)
+    got = as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
+    assert len(got) == len(want), (len(got), len(want))
+    pairs = [(g.numpy(), w.numpy()) for g, w in zip(got, want)]
+    for g, w in pairs:
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+    return pairs
+
+
 def _ulp_distance(a, b):
     """Per element, how many representable floats lie between a and b (NaNs equal each other)."""
     a = np.asarray(a)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import kiln
-from conftest import as_list
+from conftest import raw_op_outputs, raw_ops_kwargs_for_tf
 
 tf = pytest.importorskip("tensorflow")
 
@@ -51,14 +51,7 @@ ADJUST_CONTRAST = [
 
 
 def _compare(name, kwargs, traced):
-    want = as_list(getattr(tf.raw_ops, name)(**{k: (tf.as_dtype(v.name) if isinstance(v, kiln.DType) else v)
-                                                for k, v in kwargs.items()}))
-    fn = getattr(kiln.raw_ops, name)
-    got = as_list(kiln.function(lambda: fn(**kwargs))() if traced else fn(**kwargs))
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = g.numpy(), w.numpy()
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+    for g, w in raw_op_outputs(name, kwargs, traced):
         if g.dtype.kind == "f":
             np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-6, atol=1e-6)
         else:
@@ -89,11 +82,8 @@ BAD = [
 
 @pytest.mark.parametrize("name,kwargs", BAD, ids=[c[0] + str(i) for i, c in enumerate(BAD)])
 def test_bad_arguments_are_tensorflows_errors(name, kwargs):
-    def tf_kwargs():
-        return {k: (tf.as_dtype(v.name) if isinstance(v, kiln.DType) else v) for k, v in kwargs.items()}
-
     with pytest.raises(Exception) as theirs:
-        getattr(tf.raw_ops, name)(**tf_kwargs())
+        getattr(tf.raw_ops, name)(**raw_ops_kwargs_for_tf(kwargs))
     with pytest.raises(Exception) as ours:
         getattr(kiln.raw_ops, name)(**kwargs)
     assert type(ours.value).__name__ == type(theirs.value).__name__, (ours.value, theirs.value)
