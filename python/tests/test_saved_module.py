@@ -145,6 +145,55 @@ def test_a_function_with_an_input_signature_is_traced_for_it(tf, tmp_path):
         assert loaded.signatures["serving_default"](x=lib.constant(x))["output_0"].numpy().tolist() == [4., 8., 20.]
 
 
+def _lazy_mlp(m):
+    """core/mlp_core's export: layers make their variables (random initial values) on their
+    first call, inside a nested function, and the model is saved before it was ever called."""
+    class Dense(m.Module):
+        def __init__(self, out_dim):
+            self.out_dim, self.built = out_dim, False
+
+        def __call__(self, x):
+            if not self.built:
+                self.w = m.Variable(m.random.uniform((x.shape[1], self.out_dim), -1.0, 1.0, seed=22))
+                self.b = m.Variable(m.zeros((self.out_dim,)))
+                self.built = True
+            return m.nn.relu(m.matmul(x, self.w) + self.b)
+
+    class MLP(m.Module):
+        def __init__(self, layers):
+            self.layers = layers
+
+        @m.function
+        def __call__(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    class Export(m.Module):
+        def __init__(self, model):
+            self.model = model
+
+        @m.function(input_signature=[m.TensorSpec([None, 6], m.uint8)])
+        def __call__(self, x):
+            return m.argmax(self.model(m.cast(x, m.float32) / 255), axis=1)
+
+    return Export(MLP([Dense(5), Dense(3)]))
+
+
+def test_variables_made_in_a_nested_function_at_save_are_saved(tf, tmp_path):
+    x = RNG.integers(0, 256, (4, 6)).astype(np.uint8)
+    shapes = {}
+    for lib in (tf, kiln):
+        path = str(tmp_path / lib.__name__)
+        export = _lazy_mlp(lib)
+        lib.saved_model.save(export, path)  # the first trace makes the variables, and runs their initializers
+        shapes[lib] = [v.shape.as_list() for v in export.model.layers[0].trainable_variables]
+        want = export(lib.constant(x)).numpy()
+        loaded = lib.saved_model.load(path)
+        assert loaded(lib.constant(x)).numpy().tolist() == want.tolist()
+    assert shapes[kiln] == shapes[tf] == [[5], [6, 5]]  # by attribute name: b, w
+
+
 def test_bad_objects_and_calls(tf, tmp_path):
     module = _custom_module(kiln)
     module(kiln.constant(0.))

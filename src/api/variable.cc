@@ -42,9 +42,9 @@ Variable::Variable(Tensor initial_value, std::string name) {
   bool from_inputs = false;
   if (initial_value.is_symbolic()) {
     try {
-      initial_value = trace::evaluate_constant(initial_value);
+      initial_value = trace::evaluate_lifted(initial_value);
     } catch (const FailedPreconditionError&) {
-      from_inputs = true;  // depends on the function's inputs (or on state): runs in the graph
+      from_inputs = true;  // depends on the function's inputs: runs in the graph
     }
   }
   if (!from_inputs) {

@@ -238,3 +238,34 @@ TEST(Variable, LiftedInitializerNeedsAStaticShape) {
       {.input_signature = std::vector<TensorSpec>{TensorSpec{{-1}, DType::Float32}}});
   expect_error<InvalidArgumentError>([&] { (void)f(constant<float>({1, 2})); }, "needs a static shape");
 }
+
+// An initial value from random ops (or reads of other variables) and no input is lifted out of
+// the function as TensorFlow lifts it: it runs once, at the trace, so a function traced and
+// never called (a SavedModel's signature) already has its variables.
+TEST(Variable, InitializerWithoutInputsRunsAtTheTrace) {
+  std::optional<Variable> w, twice_w;
+  auto f = function([&](Tensor x) {
+    if (!w) {
+      w.emplace(random_uniform({2}, -1.0, 1.0), "w");  // no seed: a stateful op
+      twice_w.emplace(w->read() * 2.0f, "twice_w");
+    }
+    return x + w->read();
+  });
+  ConcreteFunction cf = f.get_concrete_function(TensorSpec{{2}, DType::Float32});  // traced, never called
+  const std::vector<float> value = w->read().to_vector<float>();
+  ASSERT_EQ(value.size(), 2u);
+  for (float e : value) EXPECT_TRUE(e >= -1.0f && e < 1.0f) << e;
+  EXPECT_EQ(twice_w->read().to_vector<float>(), (std::vector<float>{value[0] * 2, value[1] * 2}));
+  EXPECT_EQ(cf(constant<float>({0, 0}))[0].to_vector<float>(), value);  // the call does not re-initialize
+  EXPECT_EQ(cf(constant<float>({1, 1}))[0].to_vector<float>(), (std::vector<float>{value[0] + 1, value[1] + 1}));
+}
+
+// A condition that depends on a random draw is not known while tracing: it is never folded.
+TEST(Variable, RandomConditionsAreNotFoldedAtTheTrace) {
+  auto f = function([] {
+    return cond(
+        random_uniform({}, 0.0, 1.0) < constant(0.5f), [] { return constant(1); }, [] { return constant(2); });
+  });
+  const std::string text = f.get_concrete_function().as_graph_def().str();
+  EXPECT_NE(text.find("If\""), std::string::npos) << text;  // If or StatelessIf
+}
