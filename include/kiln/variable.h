@@ -8,6 +8,7 @@
 
 namespace kiln {
 
+struct Resource;
 namespace detail {
 struct VariableHandle;
 }
@@ -49,6 +50,9 @@ class Variable {
   const std::shared_ptr<detail::VariableHandle>& handle() const { return handle_; }
   // The variable's identity: equal for every handle on the same variable.
   const void* identity() const;
+  // The resource its ops name: what a traced function reads and writes (a Python function
+  // traced with one variable argument is rebound to another's).
+  std::shared_ptr<Resource> resource() const;
 
  private:
   Tensor read_for_dtype() const;  // a concrete tensor of the variable's dtype (for numbers)

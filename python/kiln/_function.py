@@ -22,6 +22,7 @@ from . import _dtypes
 from . import _nest
 from ._convert import convert_to_tensor
 from ._spec import TensorSpec
+from ._variable import Variable as _Variable
 
 Tensor = _core.Tensor
 _P = inspect.Parameter
@@ -81,6 +82,7 @@ def object_key(obj):
 
 _core._set_function_hooks(TensorSpec, object_key, np.ndarray, np.generic, convert_to_tensor, __import__(
     "kiln._spec", fromlist=["spec_fields"]).spec_fields)
+_core._set_variable_type(_Variable)  # keyed by spec, not identity: one trace serves many variables
 
 
 # -- structures: the same walk as the C++ key (python/src/function.cc) -----------------------
@@ -116,18 +118,25 @@ def _flatten_outputs(result):
 
 # -- printing signatures as TensorFlow does --------------------------------------------------
 
-def _type_text(x):
+def _type_text(x, aliases=None):
+    """TensorFlow's text of a trace type; `aliases` numbers the variables of one signature."""
+    aliases = {} if aliases is None else aliases
     if isinstance(x, TensorSpec):
         return repr(x)
+    if isinstance(x, _Variable):
+        alias = aliases.setdefault(id(x), len(aliases))
+        return "VariableSpec(shape=%s, dtype=%r, trainable=%s, alias_id=%d)" % (
+            x.shape, x.dtype, x.trainable, alias)
     t = type(x)
     if t is tuple:
-        return "Tuple[%s]" % ", ".join(_type_text(v) for v in x)
+        return "Tuple[%s]" % ", ".join(_type_text(v, aliases) for v in x)
     if t is list:
-        return "List[%s]" % ", ".join(_type_text(v) for v in x)
+        return "List[%s]" % ", ".join(_type_text(v, aliases) for v in x)
     if t is dict:
-        return "Dict[%s]" % ", ".join("[%r, %s]" % (k, _type_text(v)) for k, v in x.items())
+        return "Dict[%s]" % ", ".join("[%r, %s]" % (k, _type_text(v, aliases)) for k, v in x.items())
     if _is_namedtuple(x):
-        return "%s[%s]" % (t.__name__, ", ".join("[%r, %s]" % (f, _type_text(v)) for f, v in zip(x._fields, x)))
+        return "%s[%s]" % (t.__name__, ", ".join("[%r, %s]" % (f, _type_text(v, aliases))
+                                                 for f, v in zip(x._fields, x)))
     if x is None or isinstance(x, (bool, int, float, str)):
         return "Literal[%r]" % (x,)
     return "Weakref[%s]" % t.__name__ if hasattr(t, "__weakref__") else "Literal[%r]" % (x,)
@@ -328,7 +337,8 @@ class ConcreteFunction:
     @property
     def function_type(self):
         """Prints as TensorFlow's FunctionType: (a: TensorSpec(...), b: Literal[2]) -> ..."""
-        params = ", ".join("%s: %s" % (p.name, _type_text(_unnamed(value)))
+        aliases = {}
+        params = ", ".join("%s: %s" % (p.name, _type_text(_unnamed(value), aliases))
                            for p, value in zip(self._function._params, self._structured_input))
         return _FunctionType("(%s) -> %s" % (params, self._output_text()))
 
@@ -339,8 +349,9 @@ class ConcreteFunction:
     def pretty_printed_signature(self, verbose=True):
         del verbose
         lines = ["Input Parameters:"]
+        aliases = {}
         for p, value in zip(self._function._params, self._structured_input):
-            lines.append("  %s (%s): %s" % (p.name, p.kind.name, _type_text(_unnamed(value))))
+            lines.append("  %s (%s): %s" % (p.name, p.kind.name, _type_text(_unnamed(value), aliases)))
         lines.append("Output Type:")
         lines.append("  " + self._output_text())
         lines.append("Captures:")
@@ -354,9 +365,11 @@ class ConcreteFunction:
     def __call__(self, *args, **kwargs):
         expected = self._core.input_specs()
         tensors = []
+        core = self._core
         try:
             canonical = self._function._canonicalize(args, kwargs)
             self._check_python_values(canonical, args, kwargs)
+            core = self._for_variables(canonical)
             _map_leaves(canonical, lambda x: tensors.append(x if isinstance(x, Tensor) else convert_to_tensor(x)))
         except TypeError:
             # A concrete function takes its tensor arguments alone, as TensorFlow's does: the
@@ -376,7 +389,39 @@ class ConcreteFunction:
             if not _shape_of(dims).is_compatible_with(t.shape):
                 raise TypeError("%s: argument %s must be %r, got a tensor of dtype %s and shape %s"
                                 % (self.name, name, TensorSpec(_shape_of(dims), dtype), t.dtype.name, t.shape))
-        return _rebuild(self._structure, self._core.call(tensors))
+        return _rebuild(self._structure, core.call(tensors))
+
+    def _for_variables(self, canonical):
+        """The core that runs a call: this trace, or (variables passed in place of those it was
+        traced with, of the same specs) a copy rebound to them, as kiln.function's call does."""
+        from . import nest
+        given, traced = nest.flatten(canonical), nest.flatten(self._structured_input)
+        if len(given) != len(traced):
+            return self._core
+        pairs = [(s, v) for v, s in zip(given, traced) if isinstance(s, _Variable)]
+        if all(v is s for s, v in pairs):
+            return self._core
+        binding = {}
+        for s, v in pairs:
+            if (not isinstance(v, _Variable) or v.dtype != s.dtype or v.shape != s.shape or v.trainable != s.trainable
+                    or binding.setdefault(s._core._id(), v._core._id()) != v._core._id()):
+                raise TypeError("Binding inputs to kiln.function failed due to `Can not cast %r to %s`."
+                                % (v, _type_text(s)))
+        if len(set(binding.values())) != len(binding):  # two traced variables, one given: aliasing differs
+            raise TypeError("Binding inputs to kiln.function failed: the variables passed alias each other "
+                            "differently from those it was traced with")
+        pairs = [(s, v) for s, v in pairs if v is not s]
+        key = tuple(v._core._id() for _, v in pairs)
+        rebound = self.__dict__.setdefault("_rebound", collections.OrderedDict())
+        core = rebound.get(key)
+        if core is None:
+            core = _core.rebind_variables(self._core, [s._core for s, _ in pairs], [v._core for _, v in pairs])
+            rebound[key] = core
+            if len(rebound) > 8:  # the oldest goes (and holds its variables no more)
+                rebound.popitem(last=False)
+        else:
+            rebound.move_to_end(key)
+        return core
 
     def _check_python_values(self, canonical, args, kwargs):
         """A Python value the function was traced with must be passed as it was (or left out)."""

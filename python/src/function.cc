@@ -4,13 +4,16 @@
 //
 // The key follows TensorFlow's trace types: tensors and numpy arrays by dtype and shape,
 // bool/int/float/str/None by type and value, tuples, lists, dicts (sorted keys) and
-// namedtuples by structure, TensorSpecs as the tensors they stand for, any other object by
-// identity through the Python layer (a weak reference: a deleted object never matches again).
+// namedtuples by structure, TensorSpecs as the tensors they stand for, kiln.Variables by dtype,
+// shape, trainability and aliasing (TensorFlow's VariableSpec: a trace serves every variable
+// of that spec, rebound to the call's), any other object by identity through the Python
+// layer (a weak reference: a deleted object never matches again).
 #include "kiln/function.h"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -36,6 +39,7 @@ enum PyKeyTag : uint64_t {
   kKeyNamedTuple,
   kKeyObject,
   kKeyBigInt,
+  kKeyVariable,
 };
 
 // What walks the arguments: the key and the tensors to feed always; the signature (names,
@@ -45,17 +49,20 @@ struct Walk {
   detail::ArgTensors& tensors;
   detail::CallSignature* sig;  // null on the hot path
   bool specs_allowed;          // get_concrete_function: TensorSpecs stand for tensors
-  int leaf = 0;                // tensor leaves so far: names the nested ones
-  int depth = 0;               // nesting of the value being walked
+  // The states of the kiln.Variable arguments, each once, in walk order.
+  std::vector<std::shared_ptr<Resource>> variables = {};
+  int leaf = 0;   // tensor leaves so far: names the nested ones
+  int depth = 0;  // nesting of the value being walked
 };
 
 struct Hooks2 {
-  nb::object spec_type;     // kiln.TensorSpec
-  nb::object object_key;    // object_key(obj) -> int, unique for the object's lifetime
-  nb::object ndarray;       // numpy.ndarray
-  nb::object numpy_scalar;  // numpy.generic: numpy scalars are tensors too
-  nb::object as_tensor;     // convert_to_tensor
-  nb::object spec_fields;   // spec -> (dims tuple or None, dtype enum, name or None)
+  nb::object spec_type;      // kiln.TensorSpec
+  nb::object object_key;     // object_key(obj) -> int, unique for the object's lifetime
+  nb::object ndarray;        // numpy.ndarray
+  nb::object numpy_scalar;   // numpy.generic: numpy scalars are tensors too
+  nb::object as_tensor;      // convert_to_tensor
+  nb::object spec_fields;    // spec -> (dims tuple or None, dtype enum, name or None)
+  nb::object variable_type;  // kiln.Variable (its _core is a kiln::Variable)
 };
 Hooks2& hooks2() {
   static Hooks2* h = new Hooks2();  // never destroyed (Python objects outlive no interpreter)
@@ -108,6 +115,28 @@ TensorSpec spec_of(nb::handle spec) {
 }
 
 void walk(Walk& w, nb::handle obj, const std::string& name, bool top);
+
+// A kiln.Variable: keyed by dtype, shape and trainability, and by which earlier variable
+// argument of this call it is, if any (f(a, a) and f(a, b) are traced apart, as TensorFlow's
+// alias ids make them).
+void variable_leaf(Walk& w, nb::handle obj, const std::string& name) {
+  const Variable& v = nb::cast<const Variable&>(obj.attr("_core"));
+  std::shared_ptr<Resource> state = v.resource();
+  std::vector<std::shared_ptr<Resource>>& seen = w.variables;
+  uint64_t alias = 0;
+  while (alias < seen.size() && seen[alias] != state) ++alias;
+  w.key.word(kKeyVariable);
+  w.key.word(static_cast<uint64_t>(v.dtype()));
+  const TensorShape shape = v.shape();
+  w.key.word(static_cast<uint64_t>(shape.rank()));
+  if (shape.rank() > 0)
+    for (int64_t d : shape.dims()) w.key.word(static_cast<uint64_t>(d));
+  w.key.word(v.trainable());
+  w.key.word(alias == seen.size() ? ~uint64_t{0} : alias);
+  if (alias == seen.size()) seen.push_back(std::move(state));
+  if (w.sig)
+    value_entry(w, name, nb::cast<std::string>(nb::repr(obj)), nb::cast<std::string>(obj.type().attr("__name__")));
+}
 
 void walk_sequence(Walk& w, nb::handle seq, uint64_t tag, const std::string& name, const char* what) {
   const size_t n = nb::len(seq);
@@ -210,6 +239,8 @@ void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
     }
   } else if (nb::isinstance(obj, hooks2().ndarray) || nb::isinstance(obj, hooks2().numpy_scalar)) {
     tensor_leaf(w, nb::cast<Tensor>(hooks2().as_tensor(obj)), name, top);
+  } else if (hooks2().variable_type.is_valid() && nb::isinstance(obj, hooks2().variable_type)) {
+    variable_leaf(w, obj, name);
   } else {
     w.key.word(kKeyObject);
     w.key.word(nb::cast<uint64_t>(hooks2().object_key(obj)));
@@ -218,11 +249,54 @@ void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
   }
 }
 
+// A trace rebound to other variable arguments than it was traced with, most recent last.
+struct Rebinds {
+  static constexpr size_t kMax = 8;  // past it the oldest goes (and holds its variables no more)
+  struct Entry {
+    std::vector<const Resource*> variables;
+    std::shared_ptr<detail::ConcreteImpl> impl;
+  };
+  std::vector<Entry> entries;
+};
+
 // One traced concrete function as the Python layer sees it.
 struct Record {
   nb::object record;  // kiln._function.ConcreteFunction
   bool single = false;
+  // The variable arguments it was traced with, and its copies for others (guarded by the GIL).
+  std::vector<std::shared_ptr<Resource>> variables = {};
+  std::shared_ptr<Rebinds> rebinds = {};
 };
+
+bool same_variables(const std::vector<std::shared_ptr<Resource>>& a, const std::vector<std::shared_ptr<Resource>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// The trace `cf` (its record r) for a call whose variable arguments are `variables`: itself
+// when they are the ones it was traced with, else a copy rebound to them (made once, kept).
+std::shared_ptr<detail::ConcreteImpl> for_variables(const std::shared_ptr<detail::ConcreteImpl>& cf, const Record& r,
+                                                    const std::vector<std::shared_ptr<Resource>>& variables) {
+  if (same_variables(variables, r.variables)) return cf;
+  if (variables.size() != r.variables.size() || !r.rebinds)
+    throw InternalError("kiln.function: a trace keyed by variable arguments has no record of them");
+  std::vector<const Resource*> key;
+  for (const auto& v : variables) key.push_back(v.get());
+  auto& entries = r.rebinds->entries;
+  for (auto it = entries.begin(); it != entries.end(); ++it)
+    if (it->variables == key) {
+      std::rotate(it, it + 1, entries.end());  // most recent last
+      return entries.back().impl;
+    }
+  std::vector<const Resource*> from;
+  for (const auto& v : r.variables) from.push_back(v.get());
+  auto impl = detail::rebind_resources(*cf, from, variables);
+  if (entries.size() == Rebinds::kMax) entries.erase(entries.begin());
+  entries.push_back(Rebinds::Entry{.variables = std::move(key), .impl = impl});
+  return impl;
+}
 
 class PyFunction {
  public:
@@ -245,9 +319,10 @@ class PyFunction {
     Walk w{.key = key, .tensors = tensors, .sig = nullptr, .specs_allowed = false};
     walk_args(w, args, names);
     std::shared_ptr<detail::ConcreteImpl> cf = detail::cached_concrete(*core_, key);
-    if (!cf) cf = miss(key, args, names, false);
+    if (!cf) cf = miss(key, args, names, false, w.variables);
     // Taken before the GIL is released: a prune (another thread's trace) cannot take it away.
     const Record r = record_for(cf.get());
+    if (!w.variables.empty()) cf = for_variables(cf, r, w.variables);
     std::vector<Tensor> outs;
     {
       InterruptibleCall interruptible;  // Ctrl-C stops the graph (kiln/limits.h)
@@ -265,7 +340,7 @@ class PyFunction {
     Walk w{.key = key, .tensors = tensors, .sig = nullptr, .specs_allowed = true};
     walk_args(w, args, names);
     std::shared_ptr<detail::ConcreteImpl> cf = detail::cached_concrete(*core_, key);
-    if (!cf) cf = miss(key, args, names, true);
+    if (!cf) cf = miss(key, args, names, true, w.variables);
     return record_for(cf.get()).record;
   }
 
@@ -315,8 +390,10 @@ class PyFunction {
     for (size_t i = 0; i < n; ++i) walk(w, args[i], nb::cast<std::string>(names[i]), true);
   }
 
+  // `variables`: this call's variable arguments, which a trace it makes is traced with.
   std::shared_ptr<detail::ConcreteImpl> miss(const detail::KeyBuilder& key, nb::tuple args, nb::tuple names,
-                                             bool specs_allowed) {
+                                             bool specs_allowed,
+                                             const std::vector<std::shared_ptr<Resource>>& variables) {
     detail::CallSignature sig;
     {
       detail::KeyBuilder scratch;
@@ -342,7 +419,10 @@ class PyFunction {
     }
     if (traced.is_valid()) {
       const bool single = nb::cast<bool>(traced.attr("_single"));
-      records_[cf.get()] = Record{.record = traced, .single = single};
+      records_[cf.get()] = Record{.record = traced,
+                                  .single = single,
+                                  .variables = variables,
+                                  .rebinds = variables.empty() ? nullptr : std::make_shared<Rebinds>()};
       traced.attr("_attach")(nb::cast(ConcreteFunction(cf)));
       if (records_.size() > kPruneAbove && records_.size() > 2 * detail::concrete_functions(*core_).size())
         prune_records();
@@ -395,8 +475,22 @@ void bind_function(nb::module_& m) {
                       .ndarray = ndarray,
                       .numpy_scalar = numpy_scalar,
                       .as_tensor = as_tensor,
-                      .spec_fields = spec_fields};
+                      .spec_fields = spec_fields,
+                      .variable_type = hooks2().variable_type};
   });
+  // A concrete function called with other variables than it was traced with (same specs).
+  m.def(
+      "rebind_variables",
+      [](const ConcreteFunction& cf, const std::vector<const Variable*>& traced,
+         const std::vector<const Variable*>& given) {
+        std::vector<const Resource*> from;
+        std::vector<std::shared_ptr<Resource>> to;
+        for (const Variable* v : traced) from.push_back(v->resource().get());
+        for (const Variable* v : given) to.push_back(v->resource());
+        return ConcreteFunction(detail::rebind_resources(*cf.impl(), from, to));
+      },
+      nb::arg("concrete"), nb::arg("traced"), nb::arg("given"));
+  m.def("_set_variable_type", [](nb::object variable_type) { hooks2().variable_type = variable_type; });
   m.def("run_functions_eagerly", &config::run_functions_eagerly, nb::arg("enabled"));
   m.def("functions_run_eagerly", &config::functions_run_eagerly);
   m.def("call_directly_now", &detail::call_directly_now);

@@ -82,6 +82,7 @@ Tensor Variable::read() const {
 Tensor Variable::read_for_dtype() const { return handle_->state->read(); }
 
 const void* Variable::identity() const { return handle_->state.get(); }
+std::shared_ptr<Resource> Variable::resource() const { return handle_->state; }
 
 namespace {
 void write(const std::shared_ptr<detail::VariableHandle>& h, const ops::OpDef& op, const Tensor& v) {

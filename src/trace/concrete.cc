@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "graph/library.h"
 #include "optimize/pass.h"
 
 namespace kiln {
@@ -50,6 +51,47 @@ void ConcreteImpl::compile(const OptimizerOptions& options) {
   optimized = graph->clone(std::move(library));
   for (const auto& s : optimize::optimize(*optimized, options)) optimization_report.push_back(s.str());
   plan = std::make_unique<exec::Plan>(*optimized);
+}
+
+namespace {
+void rebind(graph::Graph& g, const std::vector<const Resource*>& from,
+            const std::vector<std::shared_ptr<Resource>>& to) {
+  for (const auto& n : g.nodes())
+    for (int k = 0; k < n->attrs.size(); ++k)
+      if (auto* r = std::get_if<ops::ResourceRef>(&n->attrs[k]))
+        for (size_t i = 0; i < from.size(); ++i)
+          if (r->resource.get() == from[i]) {
+            r->resource = to[i];
+            break;
+          }
+}
+
+// A copy of `g` and its library, every body rebound too.
+std::unique_ptr<graph::Graph> rebound_clone(const graph::Graph& g, const std::vector<const Resource*>& from,
+                                            const std::vector<std::shared_ptr<Resource>>& to) {
+  auto library = g.library().clone();
+  for (const auto& body : library->bodies()) rebind(*body, from, to);
+  auto copy = g.clone(std::move(library));
+  rebind(*copy, from, to);
+  return copy;
+}
+}  // namespace
+
+std::shared_ptr<ConcreteImpl> rebind_resources(const ConcreteImpl& cf, const std::vector<const Resource*>& from,
+                                               const std::vector<std::shared_ptr<Resource>>& to) {
+  if (from.size() != to.size()) throw InternalError("rebind_resources: from and to differ in length");
+  if (!cf.graph || !cf.optimized) throw InternalError("rebind_resources: the function has no traced graph");
+  auto out = std::make_shared<ConcreteImpl>();
+  out->name = cf.name;
+  out->signature = cf.signature;
+  out->optimization_report = cf.optimization_report;
+  out->captures = cf.captures;
+  out->inputs = cf.inputs;
+  out->outputs = cf.outputs;
+  out->graph = rebound_clone(*cf.graph, from, to);
+  out->optimized = rebound_clone(*cf.optimized, from, to);
+  out->plan = std::make_unique<exec::Plan>(*out->optimized);
+  return out;
 }
 
 namespace {

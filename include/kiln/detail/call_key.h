@@ -28,6 +28,7 @@ namespace kiln {
 
 struct FunctionOptions;
 class ConcreteFunction;
+struct Resource;
 namespace detail {
 class ConcreteImpl;
 class FunctionCore;
@@ -392,6 +393,11 @@ std::shared_ptr<ConcreteImpl> cached_concrete(FunctionCore& core, const KeyBuild
 std::shared_ptr<ConcreteImpl> concrete_for(FunctionCore& core, const KeyBuilder& key, const SignatureBuilder& signature,
                                            const TraceBody& body);
 std::vector<Tensor> call_concrete(const ConcreteImpl& cf, const ArgTensors& tensors);
+// A copy of `cf` that reads and writes to[i] wherever it used from[i]: a function traced with
+// some variables as arguments, called with others of the same dtypes and shapes (no retrace:
+// the graph as optimized, rebound, with a plan of its own).
+std::shared_ptr<ConcreteImpl> rebind_resources(const ConcreteImpl& cf, const std::vector<const Resource*>& from,
+                                               const std::vector<std::shared_ptr<Resource>>& to);
 int tracing_count(const FunctionCore& core);
 std::vector<ConcreteFunction> concrete_functions(const FunctionCore& core);
 std::string pretty_printed_signatures(const FunctionCore& core);
