@@ -22,6 +22,7 @@ from . import _dtypes
 from . import _nest
 from ._convert import convert_to_tensor
 from ._spec import TensorSpec
+from ._mirrored import _local as _replica_local, running as _REPLICAS_RUNNING
 from ._variable import Variable as _Variable
 
 Tensor = _core.Tensor
@@ -545,6 +546,8 @@ class Function:
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        if _REPLICAS_RUNNING[0] and _replica_local.__dict__.get("replica") is not None:
+            return self._call_in_replica(args, kwargs)
         if not kwargs and len(args) == self._fast_arity:
             result = self._core.call(args, self._names)
         else:
@@ -555,6 +558,19 @@ class Function:
         if result is NotImplemented:
             return self._call_directly(args, kwargs)
         return result
+
+    def _call_in_replica(self, args, kwargs):
+        """A MirroredStrategy's replica: its variables' local copies and its replica id are Python
+        state, so the function runs directly (TensorFlow traces it once per replica). It is also
+        traced once outside the replica (the first copies, no replica id), as TensorFlow saves
+        a function used in replicas: what a SavedModel of it holds."""
+        replica = _replica_local.replica
+        _replica_local.replica = None
+        try:
+            self.get_concrete_function(*args, **kwargs)
+        finally:
+            _replica_local.replica = replica
+        return self._python_function(*args, **kwargs)
 
     def _call_directly(self, args, kwargs):
         """Functions run eagerly, or this call is inside another trace (inlined there, converted

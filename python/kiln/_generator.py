@@ -79,11 +79,15 @@ class Generator:
 
     def __init__(self, copy_from=None, state=None, alg=None):
         from ._variable import Variable
+        from ._mirrored import has_strategy, get_strategy
+
+        # Made under a strategy, each replica draws from its own stream (TensorFlow's rule).
+        self._strategy = get_strategy() if has_strategy() else None
         if copy_from is not None:
             if state is not None or alg is not None:
                 raise ValueError("Generator: give copy_from, or state and alg, not both")
             self._alg = copy_from.algorithm
-            self._state_var = Variable(copy_from.state.read_value(), trainable=False)
+            self._state_var = Variable(copy_from.state.read_value(), trainable=False, name="StateVar")
             return
         if state is None or alg is None:
             raise ValueError("Generator needs state and alg (or use from_seed, from_state, "
@@ -96,7 +100,7 @@ class Generator:
         else:
             state = self._state_tensor(state)
             self._check_shape(state.shape, size)
-            self._state_var = Variable(state, trainable=False)
+            self._state_var = Variable(state, trainable=False, name="StateVar")  # TensorFlow's name
 
     @staticmethod
     def _state_tensor(state):
@@ -155,17 +159,34 @@ class Generator:
         return self._state_var.read_value()[-1]
 
     def skip(self, delta):
-        """Advances the state as drawing `delta` numbers does; returns the state before."""
+        """Advances the state as drawing `delta` numbers does; returns the state before. Outside
+        a replica context every replica's copy of a mirrored state advances."""
         from ._ops import cast
-        return raw_ops.RngReadAndSkip(resource=self._state_var, alg=convert_to_tensor(np.int32(self._alg)),
-                                      delta=cast(convert_to_tensor(delta), _dtypes.uint64))
+        from ._mirrored import current_replica
+
+        alg, delta = convert_to_tensor(np.int32(self._alg)), cast(convert_to_tensor(delta), _dtypes.uint64)
+        copies = getattr(self._state_var, "_components", None)
+        if copies is None or current_replica() is not None:
+            return raw_ops.RngReadAndSkip(resource=self._state_var, alg=alg, delta=delta)
+        return [raw_ops.RngReadAndSkip(resource=c, alg=alg, delta=delta) for c in copies][0]
 
     def _prepare_key_counter(self, shape):
         from ._ops import reduce_prod
         counter_key = self.skip(reduce_prod(shape))
         counter = raw_ops.Bitcast(input=counter_key[:2], type=_dtypes.uint64)
         key = raw_ops.Bitcast(input=counter_key[2:3], type=_dtypes.uint64)
-        return key, counter
+        return self._replica_key(key), counter
+
+    def _replica_key(self, key):
+        """In a replica context of the strategy it was made under, the key hashed with the
+        replica id (counter [id, 0]): each replica's own stream, as TensorFlow derives it."""
+        from ._mirrored import current_replica
+        replica = current_replica()
+        if self._strategy is None or replica is None:
+            return key
+        counter = convert_to_tensor(np.array([replica._replica_id, 0], np.uint64))
+        return raw_ops.StatelessRandomUniformFullIntV2(shape=[1], key=key, counter=counter, alg=self._alg,
+                                                       dtype=_dtypes.uint64)
 
     def _shape(self, shape):
         from .random import _shape

@@ -35,6 +35,15 @@ class Variable:
     __array_priority__ = 100
     __array_ufunc__ = None
 
+    def __new__(cls, *args, **kwargs):
+        # In a MirroredStrategy's scope a variable is mirrored: one copy per replica.
+        if cls is Variable:
+            from ._mirrored import scope_strategy
+
+            if scope_strategy() is not None:
+                cls = MirroredVariable
+        return object.__new__(cls)
+
     def __init__(self, initial_value=None, trainable=None, validate_shape=True, name=None, dtype=None, shape=None,
                  **kwargs):
         del validate_shape, kwargs
@@ -193,6 +202,69 @@ class Variable:
 
     def __format__(self, spec):
         return format(self.read_value(), spec)
+
+
+class MirroredVariable(Variable):
+    """A variable made in a MirroredStrategy's scope: one copy per replica. In a replica context
+    reads and writes use that replica's copy; elsewhere reads use the first, and writes go to
+    every copy (as TensorFlow's MirroredVariable, which a checkpoint saves once)."""
+
+    def __init__(self, *args, **kwargs):
+        from ._mirrored import scope_strategy
+
+        strategy = scope_strategy()
+        first = Variable._plain(*args, **kwargs)
+        self._components = [first] + [Variable._plain(first.read_value(), trainable=first.trainable,
+                                                      name="%s/replica_%d" % (first._name[:-2], i))
+                                      for i in range(1, strategy.num_replicas_in_sync)]
+        self._strategy = strategy
+        self._name = first._name
+        self._trainable = first._trainable
+        for c in self._components:
+            _BY_ID[c._core._id()] = self
+
+    @property
+    def _core(self):
+        from ._mirrored import replica_index
+
+        return self._components[replica_index(self._strategy)]._core
+
+    @property
+    def values(self):
+        return tuple(self._components)
+
+    def _write(self, method, value, read_value):
+        from ._mirrored import current_replica
+
+        targets = self._components if current_replica() is None else [self._components[
+            current_replica()._replica_id if current_replica().strategy is self._strategy else 0]]
+        for c in targets:
+            getattr(Variable, method)(c, value, read_value=False)
+        return self._unread() if read_value else None
+
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        return self._write("assign", value, read_value)
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        return self._write("assign_add", delta, read_value)
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        return self._write("assign_sub", delta, read_value)
+
+    def __repr__(self):
+        return "MirroredVariable:{\n%s\n}" % ",\n".join("  %d: %r" % (i, c) for i, c in enumerate(self._components))
+
+    __str__ = __repr__
+
+
+def _plain(*args, **kwargs):
+    """A kiln.Variable that is never mirrored (a MirroredVariable's copies)."""
+    v = object.__new__(Variable)
+    v.__init__(*args, **kwargs)
+    return v
+
+
+Variable._plain = staticmethod(_plain)
 
 
 def _text(dims):

@@ -7,7 +7,8 @@ from . import _threading as threading
 
 __all__ = ["run_functions_eagerly", "functions_run_eagerly", "threading", "run_limits", "list_physical_devices",
            "list_logical_devices", "get_visible_devices", "set_visible_devices", "experimental",
-           "PhysicalDevice", "LogicalDevice"]
+           "PhysicalDevice", "LogicalDevice", "LogicalDeviceConfiguration",
+           "set_logical_device_configuration", "get_logical_device_configuration"]
 
 PhysicalDevice = collections.namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = collections.namedtuple("LogicalDevice", ["name", "device_type"])
@@ -19,8 +20,38 @@ def list_physical_devices(device_type=None):
     return [_CPU] if device_type in (None, "CPU") else []
 
 
+LogicalDeviceConfiguration = collections.namedtuple("LogicalDeviceConfiguration",
+                                                    ["memory_limit", "experimental_priority",
+                                                     "experimental_device_ordinal"], defaults=[None, None, 0])
+_logical_cpus = [1]  # how many logical devices the CPU is split into (virtual devices)
+
+
 def list_logical_devices(device_type=None):
-    return [LogicalDevice(name="/device:CPU:0", device_type="CPU")] if device_type in (None, "CPU") else []
+    if device_type not in (None, "CPU"):
+        return []
+    return [LogicalDevice(name="/device:CPU:%d" % i, device_type="CPU") for i in range(_logical_cpus[0])]
+
+
+def set_logical_device_configuration(device, logical_devices):
+    """Splits the CPU into len(logical_devices) logical devices (a MirroredStrategy's replicas
+    on one machine). They share kiln's threads: the split names devices, it adds no cores."""
+    if getattr(device, "device_type", None) != "CPU":
+        raise ValueError("kiln has only the CPU: cannot configure %r" % (device,))
+    if logical_devices is None:
+        _logical_cpus[0] = 1
+        return
+    if not isinstance(logical_devices, (list, tuple)) or not logical_devices:
+        raise ValueError("logical_devices must be a non-empty list of LogicalDeviceConfiguration")
+    for c in logical_devices:
+        if not isinstance(c, LogicalDeviceConfiguration):
+            raise TypeError("logical_devices must hold LogicalDeviceConfiguration objects, got %r" % (c,))
+    _logical_cpus[0] = len(logical_devices)
+
+
+def get_logical_device_configuration(device):
+    if _logical_cpus[0] == 1:
+        return None
+    return [LogicalDeviceConfiguration() for _ in range(_logical_cpus[0])]
 
 
 def get_visible_devices(device_type=None):
@@ -48,6 +79,16 @@ class experimental:  # noqa: N801 (tf.config.experimental, a namespace)
     @staticmethod
     def list_physical_devices(device_type=None):
         return list_physical_devices(device_type)
+
+    VirtualDeviceConfiguration = LogicalDeviceConfiguration
+
+    @staticmethod
+    def set_virtual_device_configuration(device, logical_devices):
+        set_logical_device_configuration(device, logical_devices)
+
+    @staticmethod
+    def get_virtual_device_configuration(device):
+        return get_logical_device_configuration(device)
 
     @staticmethod
     def enable_op_determinism():

@@ -1,6 +1,7 @@
 """kiln.distribute: data-parallel training over MPI with Horovod's TensorFlow API, so that a
 Horovod script runs with `import kiln.distribute as hvd` (and `import kiln as tf`). Launch
-with `mpirun -np N python script.py`.
+with `mpirun -np N python script.py`. Also tf.distribute's MirroredStrategy over one process's
+logical CPUs (kiln/_mirrored.py).
 
 The collectives are kiln ops (CollectiveReduceV2, CollectiveGatherV2, KilnBroadcast): eagerly
 they run at once, inside a kiln.function they are part of the traced step, in program order.
@@ -13,7 +14,10 @@ import sys
 
 from . import _core
 from ._convert import convert_to_tensor
-from ._variable import Variable
+from ._mirrored import (DistributedValues, MirroredStrategy, PerReplica, ReduceOp, ReplicaContext,  # noqa: F401
+                        get_cross_replica_context, get_replica_context, get_strategy, has_strategy,
+                        in_cross_replica_context)
+from ._variable import MirroredVariable, Variable  # noqa: F401
 
 Average = _core.ReduceOp.Average
 Sum = _core.ReduceOp.Sum
@@ -37,7 +41,9 @@ FUSION_THRESHOLD_BYTES = 64 << 20
 __all__ = ["init", "shutdown", "is_initialized", "mpi_built", "mpi_enabled", "rank", "size", "local_rank",
            "local_size", "allreduce", "grouped_allreduce", "allgather", "broadcast", "broadcast_variables",
            "DistributedGradientTape", "Average", "Sum", "Min", "Max", "timeout_seconds", "set_timeout_seconds",
-           "collective_calls"]
+           "collective_calls", "MirroredStrategy", "ReduceOp", "PerReplica", "DistributedValues", "ReplicaContext",
+           "MirroredVariable", "get_strategy", "has_strategy", "get_replica_context", "get_cross_replica_context",
+           "in_cross_replica_context"]
 
 
 def init(comm=None):
