@@ -201,3 +201,12 @@ def test_an_assignment_returns_the_unread_variable(tf):
         second = repr(v.assign_add([1, 1, 1]))
         return [first, second, repr(v.assign_sub([1, 1, 1], read_value=False)), repr(v)]
     assert [t.replace("kiln.", "tf.") for t in texts(kiln)] == texts(tf)
+
+
+def test_an_extension_type_is_refused_by_name():
+    # tf.experimental.ExtensionType is not implemented: defining one says so at once.
+    import kiln
+
+    for base in (kiln.experimental.ExtensionType, kiln.experimental.BatchableExtensionType):
+        with pytest.raises(NotImplementedError, match="ExtensionType is not implemented in kiln"):
+            type("MaskedTensor", (base,), {"__annotations__": {"values": kiln.Tensor}})
