@@ -1,5 +1,5 @@
 """Gradients of the linear-algebra ops kiln differentiates (solve, triangular_solve, cholesky,
-eigh, qr, inv, det), compared with TensorFlow's in the same test, eagerly and traced."""
+eigh, qr, svd, inv, det), compared with TensorFlow's in the same test, eagerly and traced."""
 import numpy as np
 import pytest
 
@@ -16,6 +16,17 @@ def _spd(n, batch=()):
 
 def _lower(n, batch=()):
     return np.tril(RNG.standard_normal(batch + (n, n))) + 3 * np.eye(n)
+
+
+def _svd_products(m, a, full=False):
+    """s, and U diag(s^2) V^T, U o U and V o V (first columns): every output used, no sign seen."""
+    s, u, v = m.linalg.svd(a, full_matrices=full)
+    k = s.shape[-1]
+    uk, vk = u[..., :k], v[..., :k]
+    recon = m.matmul(uk * (s * s)[..., None, :], vk, adjoint_b=True)
+    return m.concat([m.reduce_sum(recon, axis=-1), m.reduce_sum(u * u * m.range(1.0, u.shape[-1] + 1.0, dtype=u.dtype),
+                                                                 axis=-1),
+                     m.reduce_sum(v * v * m.range(1.0, v.shape[-1] + 1.0, dtype=v.dtype), axis=-1), s], axis=-1)
 
 
 CASES = {
@@ -35,6 +46,14 @@ CASES = {
     "qr_square": (lambda m, a: m.linalg.qr(a)[0] * 2.0 + m.linalg.qr(a)[1], lambda: [RNG.standard_normal((3, 3))]),
     "qr_tall_batch": (lambda m, a: m.linalg.qr(a)[1], lambda: [RNG.standard_normal((2, 5, 3))]),
     "qr_q_only": (lambda m, a: m.linalg.qr(a)[0], lambda: [RNG.standard_normal((4, 2))]),
+    # Losses of U and V that do not depend on the signs Eigen and TensorFlow may choose.
+    "svd_values": (lambda m, a: m.linalg.svd(a, compute_uv=False), lambda: [RNG.standard_normal((2, 4, 3))]),
+    "svd_square": (lambda m, a: _svd_products(m, a), lambda: [RNG.standard_normal((3, 3))]),
+    "svd_wide": (lambda m, a: _svd_products(m, a), lambda: [RNG.standard_normal((2, 3, 5))]),
+    "svd_tall": (lambda m, a: _svd_products(m, a), lambda: [RNG.standard_normal((5, 3))]),
+    "svd_full_wide": (lambda m, a: _svd_products(m, a, full=True), lambda: [RNG.standard_normal((3, 4))]),
+    "svd_full_tall": (lambda m, a: _svd_products(m, a, full=True), lambda: [RNG.standard_normal((2, 4, 3))]),
+    "svd_full_square": (lambda m, a: _svd_products(m, a, full=True), lambda: [RNG.standard_normal((4, 4))]),
     "inv": (lambda m, a: m.linalg.inv(a), lambda: [_spd(3)]),
     "det": (lambda m, a: m.linalg.det(a), lambda: [_spd(3, (2,))]),
 }
@@ -73,3 +92,15 @@ def test_eigh_without_vectors_has_no_gradient_as_tensorflow():
         e = kiln.raw_ops.SelfAdjointEigV2(input=a, compute_v=False)[0]
     with pytest.raises(kiln.errors.InvalidArgumentError, match="compute_v"):
         tape.gradient(e, a)
+
+
+def test_svd_full_matrices_far_from_square_has_no_gradient_as_tensorflow():
+    # TensorFlow raises NotImplementedError; kiln the UnimplementedError of its gradient registry.
+    for m, error in ((tf, NotImplementedError), (kiln, kiln.errors.UnimplementedError)):
+        a = m.constant(RNG.standard_normal((5, 2)))
+        with m.GradientTape() as tape:
+            tape.watch(a)
+            s, u, v = m.linalg.svd(a, full_matrices=True)
+            loss = m.reduce_sum(u * u) + m.reduce_sum(s)
+        with pytest.raises(error, match="abs\\(m - n\\) > 1"):
+            tape.gradient(loss, a)

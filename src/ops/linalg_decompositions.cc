@@ -5,7 +5,8 @@
 // up to sign (and rotation within repeated values): they agree with TensorFlow's as far as the
 // decomposition does. A NaN or infinite input gives NaN decompositions (Svd) or TensorFlow's
 // error (SelfAdjointEigV2), never Eigen's unset results. SelfAdjointEigV2 and Qr (reduced, rows
-// >= columns) have TensorFlow's gradients; Svd has none yet.
+// >= columns) and Svd (compute_uv, or not; full_matrices when rows and columns differ by at
+// most one) have TensorFlow's gradients.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -240,12 +241,102 @@ void qr_grad(GradContext& c) {
   c.dx[0] = grad::add(c.b, from_r, from_q);
 }
 
+// s as diagonal matrices, `eye` the identity of their size: eye * s[..., None, :].
+Tensor diag_of(GradBuilder& b, const Tensor& s, const Tensor& eye) {
+  const Tensor second = grad::int_scalar(b, -2);
+  return grad::mul(b, eye, grad::emit1(b, op::ExpandDims(), {&s, &second}));
+}
+
+// TensorFlow's safe reciprocal x / (x^2 + 1e-20): finite (0) where x is 0.
+Tensor safe_reciprocal(GradBuilder& b, const Tensor& x) {
+  return grad::div(b, x, grad::add(b, grad::mul(b, x, x), grad::scalar(b, x, 1e-20)));
+}
+
+// Columns [from, from + count) of every matrix of x (rank `rank`).
+Tensor columns(GradBuilder& b, const Tensor& x, size_t rank, int64_t from, int64_t count) {
+  std::vector<int64_t> begin(rank, 0), size(rank, -1);
+  begin[rank - 1] = from;
+  size[rank - 1] = count;
+  const Tensor bt = grad::ints(b, begin), st = grad::ints(b, size);
+  return grad::emit1(b, op::Slice(), {&x, &bt, &st});
+}
+
+// A = U diag(s) V^T: TensorFlow's formula (Giles; Townsend for the reduced case), for A
+// with rows m <= columns n (a taller A is differentiated through its transpose). With
+// F[i][j] = 1 / (s[j]^2 - s[i]^2) off the diagonal (0 on it) and V1 the first m columns of V,
+// dA = U (diag(ds) + (F o U^T dU + its transpose) S + S (F o V1^T dV1 + its transpose)) V1^T
+//      + U S^-1 (dV1^T - dV1^T V1 V1^T - [full] V1^T dV2 V2^T)   (the last line when m < n).
+void svd_grad(GradContext& c) {
+  const Tensor& a = c.x[0];
+  Dims ad;
+  if (!grad::static_dims(a, &ad) || ad[ad.size() - 2] < 0 || ad[ad.size() - 1] < 0)
+    throw UnimplementedError("SVD gradient has not been implemented for input with unknown inner matrix shape.");
+  const size_t rank = ad.size();
+  const Tensor ds = c.dy[0].defined() ? c.dy[0] : grad::zeros_like(c.b, c.y[0]);
+  if (!c.attrs.b(kSvdComputeUv)) {  // dA = U diag(ds) V^T, with U and V computed now
+    const Tensor* in[] = {&a};
+    const std::vector<Tensor> usv = c.b.emit(op::Svd(), in, 1, Attrs{true, false});
+    const Tensor eye = grad::band(c.b, grad::emit1(c.b, op::OnesLike(), {&usv[1]}), 0, 0);
+    const Tensor small_eye = grad::matmul(c.b, eye, eye, true, false, true);  // [.., p, p]
+    c.dx[0] = grad::matmul(c.b, usv[1], grad::matmul(c.b, diag_of(c.b, ds, small_eye), usv[2], false, true, true),
+                           false, false, true);
+    return;
+  }
+  const bool full = c.attrs.b(kSvdFull);
+  int64_t m = ad[rank - 2], n = ad[rank - 1];
+  Tensor s = c.y[0], u = c.y[1], v = c.y[2];
+  Tensor du = c.dy[1].defined() ? c.dy[1] : grad::zeros_like(c.b, u);
+  Tensor dv = c.dy[2].defined() ? c.dy[2] : grad::zeros_like(c.b, v);
+  const bool transposed = m > n;  // differentiate A^T = V S U^T
+  if (transposed) {
+    std::swap(m, n);
+    std::swap(u, v);
+    std::swap(du, dv);
+  }
+  if (full && n - m > 1)
+    throw UnimplementedError(
+        "svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True. Received: m=" +
+        std::to_string(m) + " and n=" + std::to_string(n));
+  const Tensor u_du = grad::matmul(c.b, u, du, true, false, true);  // [.., m, m]
+  const Tensor eye = grad::band(c.b, grad::emit1(c.b, op::OnesLike(), {&u_du}), 0, 0);
+  const Tensor s_mat = diag_of(c.b, s, eye);
+  const Tensor s2 = grad::mul(c.b, s, s);
+  const Tensor last = grad::int_scalar(c.b, -1), second = grad::int_scalar(c.b, -2);
+  const Tensor gaps = grad::sub(c.b, grad::emit1(c.b, op::ExpandDims(), {&s2, &second}),
+                                grad::emit1(c.b, op::ExpandDims(), {&s2, &last}));
+  const Tensor f = grad::mul(c.b, safe_reciprocal(c.b, gaps), grad::sub(c.b, grad::scalar(c.b, s, 1.0), eye));
+  const bool split = full && m != n;
+  const Tensor v1 = split ? columns(c.b, v, rank, 0, m) : v, dv1 = split ? columns(c.b, dv, rank, 0, m) : dv;
+  const Tensor f_u = grad::mul(c.b, f, u_du);
+  const Tensor f_v = grad::mul(c.b, f, grad::matmul(c.b, v1, dv1, true, false, true));
+  const Tensor inner = grad::add(
+      c.b,
+      grad::add(
+          c.b, diag_of(c.b, ds, eye),
+          grad::matmul(c.b, grad::add(c.b, f_u, grad::matrix_transpose(c.b, f_u, "Svd")), s_mat, false, false, true)),
+      grad::matmul(c.b, s_mat, grad::add(c.b, f_v, grad::matrix_transpose(c.b, f_v, "Svd")), false, false, true));
+  Tensor g = grad::matmul(c.b, u, grad::matmul(c.b, inner, v1, false, true, true), false, false, true);
+  if (m != n) {
+    const Tensor dv1t = grad::matrix_transpose(c.b, dv1, "Svd");
+    Tensor rest =
+        grad::sub(c.b, dv1t, grad::matmul(c.b, grad::matmul(c.b, dv1t, v1, false, false, true), v1, false, true, true));
+    if (full) {
+      const Tensor v2 = columns(c.b, v, rank, m, n - m), dv2 = columns(c.b, dv, rank, m, n - m);
+      rest =
+          grad::sub(c.b, rest, grad::matmul(c.b, grad::matmul(c.b, v1, dv2, true, false, true), v2, false, true, true));
+    }
+    const Tensor u_s_inv = grad::matmul(c.b, u, diag_of(c.b, safe_reciprocal(c.b, s), eye), false, false, true);
+    g = grad::add(c.b, g, grad::matmul(c.b, u_s_inv, rest, false, false, true));
+  }
+  c.dx[0] = transposed ? grad::matrix_transpose(c.b, g, "Svd") : g;
+}
+
 }  // namespace
 
 const OpDef& op::Svd() {
   static const OpDef def =
       linalg_row("Svd", {"input"}, {"s", "u", "v"}, {bool_attr("compute_uv", true), bool_attr("full_matrices", false)},
-                 infer_svd, kernels_for<SvdKernel, KILN_FLOATS>());
+                 infer_svd, kernels_for<SvdKernel, KILN_FLOATS>(), &svd_grad);
   return def;
 }
 const OpDef& op::Qr() {
