@@ -46,6 +46,10 @@ CASES = {
     "qr_square": (lambda m, a: m.linalg.qr(a)[0] * 2.0 + m.linalg.qr(a)[1], lambda: [RNG.standard_normal((3, 3))]),
     "qr_tall_batch": (lambda m, a: m.linalg.qr(a)[1], lambda: [RNG.standard_normal((2, 5, 3))]),
     "qr_q_only": (lambda m, a: m.linalg.qr(a)[0], lambda: [RNG.standard_normal((4, 2))]),
+    "qr_wide": (lambda m, a: m.linalg.qr(a)[0] * 2.0 + m.linalg.qr(a)[1][..., :3], lambda: [RNG.standard_normal((3, 5))]),
+    "qr_wide_full_batch": (lambda m, a: m.reduce_sum(m.linalg.qr(a, full_matrices=True)[1], axis=-2),
+                           lambda: [RNG.standard_normal((2, 2, 4))]),
+    "qr_square_full": (lambda m, a: m.linalg.qr(a, full_matrices=True)[0], lambda: [RNG.standard_normal((3, 3))]),
     # Losses of U and V that do not depend on the signs Eigen and TensorFlow may choose.
     "svd_values": (lambda m, a: m.linalg.svd(a, compute_uv=False), lambda: [RNG.standard_normal((2, 4, 3))]),
     "svd_square": (lambda m, a: _svd_products(m, a), lambda: [RNG.standard_normal((3, 3))]),
@@ -92,6 +96,17 @@ def test_eigh_without_vectors_has_no_gradient_as_tensorflow():
         e = kiln.raw_ops.SelfAdjointEigV2(input=a, compute_v=False)[0]
     with pytest.raises(kiln.errors.InvalidArgumentError, match="compute_v"):
         tape.gradient(e, a)
+
+
+def test_qr_full_matrices_of_a_tall_matrix_has_no_gradient_as_tensorflow():
+    for m, error in ((tf, NotImplementedError), (kiln, kiln.errors.UnimplementedError)):
+        a = m.constant(RNG.standard_normal((4, 2)))
+        with m.GradientTape() as tape:
+            tape.watch(a)
+            q, r = m.linalg.qr(a, full_matrices=True)
+            loss = m.reduce_sum(q) + m.reduce_sum(r)
+        with pytest.raises(error, match="nrows > ncols"):
+            tape.gradient(loss, a)
 
 
 def test_svd_full_matrices_far_from_square_has_no_gradient_as_tensorflow():

@@ -4,9 +4,10 @@
 // reads the lower triangle; eigenvalues ascending). Singular and eigen vectors are unique only
 // up to sign (and rotation within repeated values): they agree with TensorFlow's as far as the
 // decomposition does. A NaN or infinite input gives NaN decompositions (Svd) or TensorFlow's
-// error (SelfAdjointEigV2), never Eigen's unset results. SelfAdjointEigV2 and Qr (reduced, rows
-// >= columns) and Svd (compute_uv, or not; full_matrices when rows and columns differ by at
-// most one) have TensorFlow's gradients.
+// error (SelfAdjointEigV2), never Eigen's unset results. The gradients are TensorFlow's:
+// SelfAdjointEigV2 (with vectors), Qr (reduced with rows >= columns, or fewer rows in either
+// mode) and Svd (with or without U and V; full_matrices when rows and columns differ by at
+// most one).
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -213,32 +214,60 @@ void eig_grad(GradContext& c) {
       grad::sub(c.b, grad::band(c.b, s, -1, 0), grad::mul(c.b, grad::scalar(c.b, s, 0.5), grad::band(c.b, s, 0, 0)));
 }
 
+// Columns [from, from + count) of every matrix of x (rank `rank`).
+Tensor columns(GradBuilder& b, const Tensor& x, size_t rank, int64_t from, int64_t count) {
+  std::vector<int64_t> begin(rank, 0), size(rank, -1);
+  begin[rank - 1] = from;
+  size[rank - 1] = count;
+  const Tensor bt = grad::ints(b, begin), st = grad::ints(b, size);
+  return grad::emit1(b, op::Slice(), {&x, &bt, &st});
+}
+
 // x R^-T for an upper triangular R, as (R^-1 x^T)^T.
 Tensor right_solve_upper(GradBuilder& b, const Tensor& x, const Tensor& r) {
   const Tensor xt = grad::matrix_transpose(b, x, "Qr");
   return grad::matrix_transpose(b, grad::emit1(b, op::MatrixTriangularSolve(), {&r, &xt}, Attrs{false, false}), "Qr");
 }
 
-// A = Q R (reduced, rows >= columns): TensorFlow's formula. With M = Q^T dQ and N = R dR^T,
-// dA = Q (dR + tril(M - M^T + N - N^T) R^-T) + (dQ - Q M) R^-T.
+// A = Q R with rows >= columns (R square): TensorFlow's formula. With M = Q^T dQ and
+// N = R dR^T, dA = Q (dR + tril(M - M^T + N - N^T) R^-T) + (dQ - Q M) R^-T.
+Tensor qr_grad_deep(GradBuilder& b, const Tensor& q, const Tensor& r, const Tensor& dq, const Tensor& dr) {
+  const Tensor m = grad::matmul(b, q, dq, true, false, true);
+  const Tensor n = grad::matmul(b, r, dr, false, true, true);
+  const Tensor m_skew = grad::sub(b, m, grad::matrix_transpose(b, m, "Qr"));
+  const Tensor n_skew = grad::sub(b, n, grad::matrix_transpose(b, n, "Qr"));
+  const Tensor tril = grad::band(b, grad::add(b, m_skew, n_skew), -1, 0);
+  const Tensor from_r = grad::matmul(b, q, grad::add(b, dr, right_solve_upper(b, tril, r)), false, false, true);
+  const Tensor from_q = right_solve_upper(b, grad::sub(b, dq, grad::matmul(b, q, m, false, false, true)), r);
+  return grad::add(b, from_r, from_q);
+}
+
+// Qr's gradient, TensorFlow's cases: rows >= columns (reduced), or fewer rows than columns
+// (either mode: Q is square). There A = [X Y] with X square and R = [U V]: X = Q U, Y = Q V, so
+// dY = Q dV and dX is the square case's with dQ + Y dV^T for dQ.
 void qr_grad(GradContext& c) {
   const Tensor &q = c.y[0], &r = c.y[1];
   Dims qd, rd;
-  if (!grad::static_dims(q, &qd) || !grad::static_dims(r, &rd) || qd[qd.size() - 2] < 0 || rd[rd.size() - 1] < 0 ||
-      qd[qd.size() - 2] < rd[rd.size() - 1] || c.attrs.b(kQrFull))
-    throw UnimplementedError(
-        "The gradient of Qr is implemented for full_matrices=False and at least as many rows as columns, known "
-        "while tracing (TensorFlow's NotImplementedError cases aside)");
+  if (!grad::static_dims(q, &qd) || !grad::static_dims(r, &rd) || rd[rd.size() - 2] < 0 || rd[rd.size() - 1] < 0 ||
+      qd[qd.size() - 2] < 0)
+    throw UnimplementedError("QrGrad not implemented with dynamic shapes.");
+  const size_t rank = rd.size();
+  const int64_t rows = qd[rank - 2], cols = rd[rank - 1];
+  if (rd[rank - 2] > cols)
+    throw UnimplementedError("QrGrad not implemented when nrows > ncols and full_matrices is true.");
   const Tensor dq = c.dy[0].defined() ? c.dy[0] : grad::zeros_like(c.b, q);
   const Tensor dr = c.dy[1].defined() ? c.dy[1] : grad::zeros_like(c.b, r);
-  const Tensor m = grad::matmul(c.b, q, dq, true, false, true);
-  const Tensor n = grad::matmul(c.b, r, dr, false, true, true);
-  const Tensor m_skew = grad::sub(c.b, m, grad::matrix_transpose(c.b, m, "Qr"));
-  const Tensor n_skew = grad::sub(c.b, n, grad::matrix_transpose(c.b, n, "Qr"));
-  const Tensor tril = grad::band(c.b, grad::add(c.b, m_skew, n_skew), -1, 0);
-  const Tensor from_r = grad::matmul(c.b, q, grad::add(c.b, dr, right_solve_upper(c.b, tril, r)), false, false, true);
-  const Tensor from_q = right_solve_upper(c.b, grad::sub(c.b, dq, grad::matmul(c.b, q, m, false, false, true)), r);
-  c.dx[0] = grad::add(c.b, from_r, from_q);
+  if (rows >= cols) {
+    c.dx[0] = qr_grad_deep(c.b, q, r, dq, dr);
+    return;
+  }
+  const Tensor y = columns(c.b, c.x[0], rank, rows, cols - rows), u = columns(c.b, r, rank, 0, rows);
+  const Tensor dv = columns(c.b, dr, rank, rows, cols - rows), du = columns(c.b, dr, rank, 0, rows);
+  const Tensor dy = grad::matmul(c.b, q, dv, false, false, true);
+  const Tensor dx = qr_grad_deep(c.b, q, u, grad::add(c.b, dq, grad::matmul(c.b, y, dv, false, true, true)), du);
+  const Tensor axis = grad::int_scalar(c.b, -1);
+  const Tensor* parts[] = {&dx, &dy, &axis};
+  c.dx[0] = c.b.emit(op::ConcatV2(), parts, 3, Attrs{int64_t{2}})[0];  // N = 2
 }
 
 // s as diagonal matrices, `eye` the identity of their size: eye * s[..., None, :].
@@ -250,15 +279,6 @@ Tensor diag_of(GradBuilder& b, const Tensor& s, const Tensor& eye) {
 // TensorFlow's safe reciprocal x / (x^2 + 1e-20): finite (0) where x is 0.
 Tensor safe_reciprocal(GradBuilder& b, const Tensor& x) {
   return grad::div(b, x, grad::add(b, grad::mul(b, x, x), grad::scalar(b, x, 1e-20)));
-}
-
-// Columns [from, from + count) of every matrix of x (rank `rank`).
-Tensor columns(GradBuilder& b, const Tensor& x, size_t rank, int64_t from, int64_t count) {
-  std::vector<int64_t> begin(rank, 0), size(rank, -1);
-  begin[rank - 1] = from;
-  size[rank - 1] = count;
-  const Tensor bt = grad::ints(b, begin), st = grad::ints(b, size);
-  return grad::emit1(b, op::Slice(), {&x, &bt, &st});
 }
 
 // A = U diag(s) V^T: TensorFlow's formula (Giles; Townsend for the reduced case), for A
