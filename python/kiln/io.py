@@ -17,10 +17,12 @@ def decode_base64(input, name=None):  # noqa: A002
 
 def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
     """Each string's bytes as a vector of `out_type` (all strings of one length): shape
-    input_bytes.shape + [length / element size]."""
+    input_bytes.shape + [length / element size]. With `fixed_length`, each string's first
+    fixed_length bytes, zero-padded (DecodePaddedRaw): strings may differ in length."""
     if fixed_length is not None:
-        raise NotImplementedError("kiln.io.decode_raw: fixed_length (TensorFlow's DecodePaddedRaw) is not "
-                                  "implemented yet; strings of one length decode without it")
+        return _raw.DecodePaddedRaw(input_bytes=_t(input_bytes, _dtypes.string),
+                                    fixed_length=_t(fixed_length, _dtypes.int32), out_type=_dtypes.as_dtype(out_type),
+                                    little_endian=little_endian)
     return _raw.DecodeRaw(bytes=_t(input_bytes, _dtypes.string), out_type=_dtypes.as_dtype(out_type),
                           little_endian=little_endian)
 

@@ -41,6 +41,15 @@ UNICODE_DECODE = [
     dict(input=np.array([b"\xe0\x80\x80", b"\xe2\x82\xac"], dtype=object), input_encoding="UTF-8"),
 ]
 
+DECODE_PADDED_RAW = [
+    dict(input_bytes=np.array([b"abc", b"defgh"], dtype=object), fixed_length=np.int32(4), out_type=kiln.int16),
+    dict(input_bytes=np.array([[b"abcd", b""], [b"\x01\x02\x03\x04\x05\x06\x07\x08", b"x"]], dtype=object),
+         fixed_length=np.int32(8), out_type=kiln.float32, little_endian=False),
+    dict(input_bytes=np.array([b"\xff\x00\x01"], dtype=object), fixed_length=np.int32(3), out_type=kiln.uint8),
+    dict(input_bytes=np.array([b"\x00\x3c\x00\xc0"], dtype=object), fixed_length=np.int32(4), out_type=kiln.bfloat16),
+    dict(input_bytes=np.zeros([0, 2], dtype=object), fixed_length=np.int32(8), out_type=kiln.int64),
+]
+
 ADJUST_CONTRAST = [
     dict(images=np.float32([[[0.5, 0.0, 0.0]]]), contrast_factor=np.float32(0.1)),
     dict(images=np.arange(12, dtype=np.float32).reshape(2, 2, 3), contrast_factor=np.float32(2.0)),
@@ -59,7 +68,8 @@ def _compare(name, kwargs, traced):
 
 
 @pytest.mark.parametrize("traced", [False, True])
-@pytest.mark.parametrize("name,kwargs", [("DecodeRaw", k) for k in DECODE_RAW] + [("UnicodeDecode", k) for k in
+@pytest.mark.parametrize("name,kwargs", [("DecodeRaw", k) for k in DECODE_RAW] +
+                         [("DecodePaddedRaw", k) for k in DECODE_PADDED_RAW] + [("UnicodeDecode", k) for k in
                                                                                     UNICODE_DECODE] +
                          [("AdjustContrastv2", k) for k in ADJUST_CONTRAST])
 def test_values_are_tensorflows(name, kwargs, traced):
@@ -67,6 +77,13 @@ def test_values_are_tensorflows(name, kwargs, traced):
 
 
 BAD = [
+    ("DecodePaddedRaw", dict(input_bytes=np.array([b"abc"], dtype=object), fixed_length=np.int32(3), out_type=kiln.int16)),
+    ("DecodePaddedRaw", dict(input_bytes=np.array([b"abc"], dtype=object), fixed_length=np.int32(0), out_type=kiln.int16)),
+    ("DecodePaddedRaw", dict(input_bytes=np.array([b"abc"], dtype=object), fixed_length=np.int32([4]),
+                             out_type=kiln.int16)),
+    ("DecodePaddedRaw", dict(input_bytes=np.array([b"abc"], dtype=object), fixed_length=np.int32(4), out_type=kiln.bool)),
+    ("DecodePaddedRaw", dict(input_bytes=np.array([b"abcd"], dtype=object), fixed_length=np.int32(4),
+                             out_type=kiln.float16)),
     ("DecodeRaw", dict(bytes=np.array([b"abcd", b"efg"], dtype=object), out_type=kiln.int16)),
     ("DecodeRaw", dict(bytes=np.array([b"abc", b"efg"], dtype=object), out_type=kiln.int16)),
     ("DecodeRaw", dict(bytes=np.array([b"abcdefgh"], dtype=object), out_type=kiln.uint64)),

@@ -72,7 +72,7 @@
     X(StringToNumber) X(AsString) X(ReduceJoin) X(EncodeBase64) X(DecodeBase64)                             \
   /* complex.cc */ X(Real) X(Imag) X(Angle) X(ComplexAbs) X(Conj) X(Complex)                               \
   /* reverse_sequence.cc */ X(ReverseSequence) /* bincount.cc */ X(Bincount)                             \
-  /* string_decode.cc */ X(DecodeRaw) X(UnicodeDecode) /* image_adjust.cc */ X(AdjustContrastv2)                 \
+  /* string_decode.cc */ X(DecodeRaw) X(DecodePaddedRaw) X(UnicodeDecode) /* image_adjust.cc */ X(AdjustContrastv2)                 \
   /* string_hash.cc */ X(StringToHashBucketFast)
 // clang-format on
 

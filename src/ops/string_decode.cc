@@ -70,6 +70,74 @@ void decode_raw(KernelContext& c) {
     for (int64_t k = 0; k < n * length; ++k) dst[k] = dst[k] != 0;
 }
 
+// ---- DecodePaddedRaw(input_bytes, fixed_length; out_type, little_endian): each string's first
+// fixed_length bytes (zero-padded when shorter) as elements of out_type; output shape
+// input_bytes.shape + [fixed_length / element size]. Strings may differ in length.
+void check_fixed_length(int64_t fixed_length, int64_t size, const std::function<void(const std::string&)>& fail) {
+  if (fixed_length <= 0) fail("fixed_length (" + std::to_string(fixed_length) + ") must be greater than zero.");
+  if (fixed_length % size != 0)
+    fail("fixed_length (" + std::to_string(fixed_length) + ") must be a multiple of the size of out_type (" +
+         std::to_string(size) + ")");
+}
+
+void infer_decode_padded_raw(InferContext& c) {
+  require_string_input(c, 0);
+  const DType t = c.attrs.type(kOutType);
+  require_type_in(c, "out_type", t,
+                  {DType::Float16, DType::Float32, DType::Float64, DType::Int32, DType::UInt16, DType::UInt8,
+                   DType::Int16, DType::Int8, DType::Int64, DType::BFloat16});
+  if (t == DType::Float16)  // in TensorFlow's OpDef, but it registers no kernel for it
+    throw NotFoundError(
+        "Could not find device for node: {{node DecodePaddedRaw}} = DecodePaddedRaw[out_type=DT_HALF]: TensorFlow "
+        "registers kernels for out_type float, double, int32, uint16, uint8, int16, int8, int64, bfloat16");
+  if (c.in(1).dtype != DType::Int32)
+    c.fail(std::string("cannot compute DecodePaddedRaw as input #1(zero-based) was expected to be a int32 tensor but "
+                       "is a ") +
+           tf_type_name(c.in(1).dtype) + " tensor");
+  if (!c.in(1).unknown_rank && !c.in(1).dims->empty())
+    c.fail("k must be scalar, got shape " + dims_text(*c.in(1).dims));
+  c.kernel_dtype = DType::String;
+  c.out(0).dtype = t;
+  if (c.in(0).unknown_rank) {
+    c.out(0).shape = TensorShape::unknown();
+    return;
+  }
+  Dims dims = *c.in(0).dims;
+  std::vector<int64_t> fixed;
+  const auto size = static_cast<int64_t>(dtype_size(t));
+  if (known_ints(c.in(1), &fixed) && fixed.size() == 1) {
+    check_fixed_length(fixed[0], size, [&](const std::string& m) { c.fail(m); });
+    dims.push_back(fixed[0] / size);
+  } else {
+    dims.push_back(-1);
+  }
+  c.out(0).shape = TensorShape(dims);
+}
+
+void decode_padded_raw(KernelContext& c) {
+  const TensorImpl& in = c.in(0);
+  const DType t = c.attrs.type(kOutType);
+  const auto size = static_cast<int64_t>(dtype_size(t));
+  const int64_t fixed_length = *c.in(1).as<int32_t>();
+  check_fixed_length(fixed_length, size, [&](const std::string& m) { c.fail(m); });
+  const int64_t n = in.num_elements;
+  Dims dims = in.dims;
+  dims.push_back(fixed_length / size);
+  TensorImpl* out = detail::make_concrete(t, dims);
+  c.outputs[0] = out;
+  auto* dst = static_cast<unsigned char*>(out->data);
+  if (n == 0) return;
+  std::memset(dst, 0, static_cast<size_t>(n * fixed_length));
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string_view s = str_at(in, i);
+    const auto take = std::min<int64_t>(fixed_length, static_cast<int64_t>(s.size()));
+    if (take > 0) std::memcpy(dst + i * fixed_length, s.data(), static_cast<size_t>(take));
+  }
+  const bool machine_little = std::endian::native == std::endian::little;
+  if (machine_little != c.attrs.b(kLittleEndian) && size > 1)
+    for (int64_t k = 0; k < n * fixed_length; k += size) std::reverse(dst + k, dst + k + size);
+}
+
 // ---- UnicodeDecode(input; input_encoding, errors, replacement_char,
 // replace_control_characters, Tsplits) -> (row_splits, char_values): the code points of all
 // strings in order, and where each string's begin. A malformed sequence (the maximal part of
@@ -229,6 +297,20 @@ const OpDef& op::DecodeRaw() {
                             .attr_specs = {type_attr("out_type"), bool_attr("little_endian", true)},
                             .infer = infer_decode_raw,
                             .kernels = string_kernel(&decode_raw),
+                            .type_attr = nullptr,
+                            .grad = &no_gradient};
+  return def;
+}
+
+const OpDef& op::DecodePaddedRaw() {
+  static const OpDef def = {.name = "DecodePaddedRaw",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .input_args = {"input_bytes", "fixed_length"},
+                            .traits = kOwnOutputs,
+                            .attr_specs = {type_attr("out_type"), bool_attr("little_endian", true)},
+                            .infer = infer_decode_padded_raw,
+                            .kernels = string_kernel(&decode_padded_raw),
                             .type_attr = nullptr,
                             .grad = &no_gradient};
   return def;
