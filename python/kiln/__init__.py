@@ -79,3 +79,5 @@ def __getattr__(name):
         raise AttributeError(name)
     raise AttributeError("module 'kiln' has no attribute '%s' (TensorFlow's tf.%s is not implemented in kiln)"
                          % (name, name))
+from ._initializers import (zeros_initializer, ones_initializer, constant_initializer,  # noqa: E402
+                            random_normal_initializer, random_uniform_initializer)
