@@ -81,3 +81,5 @@ def __getattr__(name):
                          % (name, name))
 from ._initializers import (zeros_initializer, ones_initializer, constant_initializer,  # noqa: E402
                             random_normal_initializer, random_uniform_initializer)
+from ._ragged import install_dispatch as _install_ragged_dispatch  # noqa: E402
+_install_ragged_dispatch(_sys.modules[__name__], math, nn, dtypes)  # elementwise functions keep ragged rows

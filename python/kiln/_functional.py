@@ -9,6 +9,9 @@ from ._convert import convert_to_tensor
 
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False, infer_shape=True,
            name=None, fn_output_signature=None):
+    from ._ragged import RaggedTensor
+    if isinstance(elems, RaggedTensor):
+        return _map_rows(fn, elems, fn_output_signature if fn_output_signature is not None else dtype)
     flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
     if not flat:
         raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors. Got %s" % (elems,))
@@ -31,6 +34,23 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
         stacked = [stack(list(values)) for values in per_output]
         return nest.pack_sequence_as(structure, stacked)
     return _while_map(fn, element, flat, signature)
+
+
+def _map_rows(fn, rt, signature):
+    """map_fn over a RaggedTensor's rows (eagerly): a RaggedTensor of the results, as TensorFlow's
+    default output signature (the input's) gives, or a dense stack for a dtype signature."""
+    from ._ops import concat, stack
+    from ._ragged import RaggedTensor
+    results = [convert_to_tensor(fn(row)) for row in rt]
+    if signature is not None and not isinstance(signature, (list, tuple, dict)) and \
+            not isinstance(signature, type(rt)) and not hasattr(signature, "ragged_rank"):
+        return stack(results) if results else _empty_result([rt.flat_values], signature)
+    if any(r.shape.rank == 0 for r in results):
+        raise ValueError("The output of map_fn over a RaggedTensor's rows is ragged unless fn_output_signature "
+                         "names a dtype: fn returned a scalar")
+    lengths = [int(r.shape[0]) for r in results]
+    values = concat(results, 0) if results else rt.flat_values[:0]
+    return RaggedTensor.from_row_lengths(values, lengths)
 
 
 def _empty_result(flat, signature):

@@ -65,9 +65,19 @@ def _one_axis(axis, default=0):
     return a[0]
 
 
+# kiln.RaggedTensor, set by kiln/_ragged.py: elementwise functions (tf.add, tf.math.square, ...)
+# map over its values, as TensorFlow's ragged dispatch does.
+_ragged_type = [None]
+
+
 def _binary(fn, op_name):
     def op(x, y, name=None):
         del name
+        ragged = _ragged_type[0]
+        if ragged is not None and (type(x) is ragged or type(y) is ragged):
+            if type(x) is ragged:
+                return x._binary(y, lambda a, b: fn(*convert_pair(a, b, op_name)))
+            return y._binary(x, lambda a, b: fn(*convert_pair(b, a, op_name)))
         return fn(*convert_pair(x, y, op_name))
 
     return op
@@ -110,6 +120,8 @@ def logical_xor(x, y, name=None):
 def _unary(fn):
     def op(x, name=None):
         del name
+        if type(x) is _ragged_type[0]:
+            return x.with_flat_values(fn(_t(x.flat_values)))
         return fn(_t(x))
 
     return op
@@ -252,6 +264,11 @@ def transpose(a, perm=None, conjugate=False, name=None):
 
 
 def concat(values, axis, name=None):
+    ragged = _ragged_type[0]
+    if ragged is not None and any(type(v) is ragged for v in values):
+        from ._ragged import concat as ragged_concat
+
+        return ragged_concat(values, _one_axis(axis))
     return _core.concat([_t(v) for v in values], _one_axis(axis))
 
 
@@ -295,6 +312,10 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 
 
 def tile(input, multiples, name=None):  # noqa: A002
+    if type(input) is _ragged_type[0]:
+        from ._ragged import tile as ragged_tile
+
+        return ragged_tile(input, _ints(multiples, "multiples"))
     return _core.tile(_t(input), _ints(multiples, "multiples"))
 
 

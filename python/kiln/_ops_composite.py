@@ -127,6 +127,9 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
         params = params[0]
     if max_norm is not None:
         raise NotImplementedError("kiln.nn.embedding_lookup(max_norm=...) is not implemented")
+    from ._ragged import RaggedTensor
+    if isinstance(ids, RaggedTensor):  # one embedding per id, in the ids' rows
+        return ids.with_flat_values(gather(params, ids.flat_values))
     return gather(params, ids)
 
 

@@ -241,7 +241,10 @@ class RaggedTensor:
             if not rest:
                 return row
             if isinstance(key[0], slice):
-                raise NotImplementedError("kiln.RaggedTensor: slicing rows and then within them is not supported")
+                if len(rest) == 1 and isinstance(rest[0], slice) and not isinstance(row._values, RaggedTensor):
+                    return row._slice_within_rows(rest[0])
+                raise NotImplementedError("kiln.RaggedTensor: slicing rows and then within them takes one slice "
+                                          "of a 2-D ragged tensor's rows (rt[a:b, c:d])")
             return row[rest if len(rest) > 1 else rest[0]]
         if isinstance(key, slice):
             start, stop, step = key.indices(self.nrows_int())
@@ -255,6 +258,19 @@ class RaggedTensor:
             raise IndexError("Index %d is out of bounds for a RaggedTensor with %d rows" % (i, n))
         i %= n if n else 1
         return self._values[int(self._splits[i]):int(self._splits[i + 1])]
+
+    def _slice_within_rows(self, key):
+        """rt[:, key] for a slice `key`: each row sliced as a Python list is (a step included)."""
+        splits = self._splits
+        order, lengths = [], []
+        for i in range(self.nrows_int()):
+            lo, hi = int(splits[i]), int(splits[i + 1])
+            picked = range(lo, hi)[key]
+            order.extend(picked)
+            lengths.append(len(picked))
+        from ._ops import gather
+        return RaggedTensor.from_row_lengths(gather(self._values, np.array(order, np.int64)),
+                                             np.array(lengths, np.int64))
 
     def __iter__(self):
         return iter(self._rows())
@@ -316,8 +332,8 @@ class RaggedTensor:
             if kind == "mean":
                 return _math.reduce_mean(self.flat_values)
             return whole[kind](self.flat_values)
-        if axis not in (1, -1) or isinstance(self._values, RaggedTensor) or self._values.shape.rank != 1 or keepdims:
-            raise NotImplementedError("kiln.RaggedTensor reduces over its rows (axis=1 of a 2-D ragged tensor) only")
+        if axis != 1 or isinstance(self._values, RaggedTensor) or keepdims:
+            raise NotImplementedError("kiln.RaggedTensor reduces over its rows (axis=1, ragged rank 1) only")
         ids, n = self.value_rowids(), self.nrows_int()
         if kind == "sum":
             return _math.unsorted_segment_sum(self._values, ids, n)
@@ -325,9 +341,10 @@ class RaggedTensor:
             return _math.unsorted_segment_max(self._values, ids, n)
         if kind == "min":
             return _math.unsorted_segment_min(self._values, ids, n)
-        from ._ops import cast
+        from ._ops import cast, reshape
         total = _math.unsorted_segment_sum(self._values, ids, n)
-        return total / cast(self.row_lengths(), total.dtype)
+        counts = cast(self.row_lengths(), total.dtype)
+        return total / reshape(counts, [n] + [1] * (total.shape.rank - 1))
 
     def __repr__(self):
         # TensorFlow's text: numpy's printing of numpy(), commas between elements, every nested
@@ -370,6 +387,111 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, 
     values = convert_to_tensor(flat if flat else np.zeros([0]), dtype=dtype) if flat or dtype is not None else \
         convert_to_tensor(np.zeros([0], np.float32))
     return RaggedTensor.from_nested_row_splits(values, all_splits)
+
+
+def _as_ragged(v, dtype):
+    """v as a 2-D RaggedTensor (a dense tensor or nested list becomes one row per row)."""
+    if isinstance(v, RaggedTensor):
+        return v
+    if isinstance(v, (list, tuple)):
+        return constant(v, dtype=dtype)
+    t = convert_to_tensor(v, dtype=dtype)
+    if t.shape.rank != 2:
+        raise NotImplementedError("kiln.concat of RaggedTensors takes 2-D tensors with them, got rank %s"
+                                  % t.shape.rank)
+    return RaggedTensor.from_tensor(t)
+
+
+def concat(values, axis):
+    """tf.concat of 2-D ragged tensors (and dense ones): axis 0 stacks their rows, axis 1 joins
+    each row's values (every input has as many rows)."""
+    dtype = next(v.dtype for v in values if isinstance(v, RaggedTensor))
+    parts = [_as_ragged(v, dtype) for v in values]
+    for p in parts:
+        if p.ragged_rank != 1:
+            raise NotImplementedError("kiln.concat of RaggedTensors: ragged rank 1 only")
+    lengths = [p.row_lengths().numpy() for p in parts]
+    if axis in (0, -2):
+        lengths = np.concatenate(lengths)
+    elif axis in (1, -1):
+        if len({len(n) for n in lengths}) != 1:
+            raise ValueError("Input tensors at index 0 (=x) and 1 (=y) must have the same number of rows")
+        lengths = np.sum(lengths, axis=0)
+    else:
+        raise ValueError("axis=%d out of bounds: expected -2<=axis<2" % axis)
+    from ._ops import concat as dense_concat, gather
+    flat = dense_concat([p.values for p in parts], 0)
+    return RaggedTensor.from_row_lengths(gather(flat, _concat_order(parts, axis)), lengths.astype(np.int64))
+
+
+def _concat_order(parts, axis):
+    offsets = np.cumsum([0] + [int(p.values.shape[0]) for p in parts])
+    splits = [p.row_splits.numpy() for p in parts]
+    if axis in (0, -2):
+        return np.arange(offsets[-1], dtype=np.int64)
+    order = []
+    for i in range(parts[0].nrows_int()):
+        for k, s in enumerate(splits):
+            order.extend(range(offsets[k] + s[i], offsets[k] + s[i + 1]))
+    return np.array(order, np.int64)
+
+
+def tile(rt, multiples):
+    """tf.tile of a 2-D ragged tensor: rows repeated multiples[0] times, each row's values
+    multiples[1] times."""
+    if rt.ragged_rank != 1 or rt.values.shape.rank != 1 or len(multiples) != 2:
+        raise NotImplementedError("kiln.tile of a RaggedTensor: 2-D ragged tensors only")
+    rows_rep, cols_rep = multiples
+    splits = rt.row_splits.numpy()
+    order = []
+    lengths = []
+    for _ in range(rows_rep):
+        for i in range(rt.nrows_int()):
+            row = list(range(splits[i], splits[i + 1]))
+            order.extend(row * cols_rep)
+            lengths.append(len(row) * cols_rep)
+    from ._ops import gather
+    return RaggedTensor.from_row_lengths(gather(rt.values, np.array(order, np.int64)) if order else rt.values[:0],
+                                         np.array(lengths, np.int64))
+
+
+def _register():
+    from . import _ops
+    _ops._ragged_type[0] = RaggedTensor
+
+
+_register()
+
+# Elementwise functions of one tensor that are not built by _ops._unary: each maps over a
+# RaggedTensor's values (TensorFlow's ragged dispatch). Installed by kiln/__init__.py.
+_ELEMENTWISE_UNARY = ("abs", "acos", "acosh", "angle", "asin", "asinh", "atan", "atanh", "conj", "cos", "cosh",
+                      "digamma", "erf", "erfc", "erfinv", "expm1", "imag", "is_finite", "is_inf", "is_nan", "lgamma",
+                      "log1p", "log_sigmoid", "real", "rint", "sin", "sinh", "softplus", "softsign", "tan", "elu",
+                      "selu", "gelu", "silu", "leaky_relu", "cast", "saturate_cast", "sign", "reciprocal")
+
+
+def install_dispatch(*modules):
+    """Wraps each module's elementwise functions of one tensor so a RaggedTensor keeps its rows."""
+    import functools
+
+    def wrap(fn):
+        if getattr(fn, "_kiln_ragged_dispatch", False):
+            return fn
+
+        @functools.wraps(fn)
+        def dispatch(x, *args, **kwargs):
+            if type(x) is RaggedTensor:
+                return x.with_flat_values(fn(x.flat_values, *args, **kwargs))
+            return fn(x, *args, **kwargs)
+
+        dispatch._kiln_ragged_dispatch = True
+        return dispatch
+
+    for module in modules:
+        for name in _ELEMENTWISE_UNARY:
+            fn = getattr(module, name, None)
+            if callable(fn):
+                setattr(module, name, wrap(fn))
 
 
 def map_flat_values(op, *args, **kwargs):

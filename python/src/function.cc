@@ -268,18 +268,11 @@ struct Record {
   std::shared_ptr<Rebinds> rebinds = {};
 };
 
-bool same_variables(const std::vector<std::shared_ptr<Resource>>& a, const std::vector<std::shared_ptr<Resource>>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 // The trace `cf` (its record r) for a call whose variable arguments are `variables`: itself
 // when they are the ones it was traced with, else a copy rebound to them (made once, kept).
 std::shared_ptr<detail::ConcreteImpl> for_variables(const std::shared_ptr<detail::ConcreteImpl>& cf, const Record& r,
                                                     const std::vector<std::shared_ptr<Resource>>& variables) {
-  if (same_variables(variables, r.variables)) return cf;
+  if (variables == r.variables) return cf;  // the very variables it was traced with
   if (variables.size() != r.variables.size() || !r.rebinds)
     throw InternalError("kiln.function: a trace keyed by variable arguments has no record of them");
   std::vector<const Resource*> key;

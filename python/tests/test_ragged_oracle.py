@@ -26,6 +26,50 @@ def _cases(m):
             m.ragged.constant([1, 2])]
 
 
+def _dispatch_cases(m):
+    """TensorFlow's ragged dispatch as the ragged_tensor guide uses it."""
+    digits = m.ragged.constant([[3, 1, 4, 1], [], [5, 9, 2], [6], []])
+    words = m.ragged.constant([["So", "long"], ["thanks", "for", "all", "the", "fish"]])
+    floats = m.ragged.constant([[1.5, -2.0], [], [0.25]])
+    table = m.reshape(m.range(16.0), [8, 2])
+    vectors = m.nn.embedding_lookup(table, m.ragged.constant([[1, 2], [3], [7, 0, 5]]))
+    return [m.add(digits, 3), m.multiply(2, digits), m.maximum(digits, 4), m.math.square(digits), m.abs(floats),
+            m.math.exp(floats), m.negative(floats), m.add(floats, floats), m.equal(digits, 1),
+            m.concat([digits, [[5, 3]]], axis=0), m.concat([words, words], axis=1),
+            m.concat([m.fill([words.nrows(), 1], "#"), words, m.fill([2, 1], "$")], axis=1),
+            m.concat([digits, digits], axis=-1), m.tile(digits, [1, 2]), m.tile(digits, [2, 1]),
+            m.tile(digits, [2, 3]), m.strings.substr(words, 0, 2), m.strings.upper(words), m.strings.length(words),
+            m.strings.join([words[:, :-1], words[:, 1:]], separator="+"), m.map_fn(m.math.square, digits),
+            m.map_fn(m.reduce_sum, digits, fn_output_signature=m.int32), vectors,
+            m.reduce_mean(vectors, axis=1), m.concat([vectors, vectors[:, :1]], axis=1), digits[:, 1:],
+            digits[1:4, :-1], digits[:, ::2], digits[:, ::-1], digits[:, 5:], m.math.sin(floats), m.cast(digits, m.float32),
+            m.math.is_nan(floats), m.nn.relu(floats), m.math.log1p(m.abs(floats))]
+
+
+def test_ragged_dispatch_matches_tensorflow(tf):
+    theirs, ours = _dispatch_cases(tf), _dispatch_cases(kiln)
+    assert len(ours) == len(theirs)
+    for i, (o, t) in enumerate(zip(ours, theirs)):
+        assert isinstance(o, kiln.RaggedTensor) == isinstance(t, tf.RaggedTensor), (i, o, t)
+        if isinstance(t, tf.RaggedTensor):
+            assert repr(o).replace("kiln.", "tf.") == repr(t), (i, o, t)
+            assert o.flat_values.dtype.name == t.flat_values.dtype.name, (i, o, t)
+        else:
+            assert o.dtype.name == t.dtype.name and np.array_equal(o.numpy(), t.numpy()), (i, o, t)
+
+
+def test_ragged_dispatch_refuses_what_it_cannot_do():
+    a = kiln.ragged.constant([[1, 2], [3]])
+    with pytest.raises(ValueError, match="same number of rows"):
+        kiln.concat([a, kiln.ragged.constant([[1]])], axis=1)
+    with pytest.raises(ValueError, match="same rows"):
+        kiln.strings.join([kiln.ragged.constant([["a"], ["b", "c"]]), kiln.ragged.constant([["a", "b"], ["c"]])])
+    with pytest.raises(ValueError, match="fn returned a scalar"):
+        kiln.map_fn(kiln.reduce_sum, a)
+    with pytest.raises(NotImplementedError):
+        kiln.concat([kiln.ragged.constant([[[1]], [[2], [3]]]), kiln.ragged.constant([[[1]], [[2]]])], axis=0)
+
+
 def test_values_and_texts_match_tensorflow(tf):
     theirs, ours = _cases(tf), _cases(kiln)
     assert len(ours) == len(theirs)
