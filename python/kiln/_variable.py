@@ -234,10 +234,10 @@ class MirroredVariable(Variable):
         return tuple(self._components)
 
     def _write(self, method, value, read_value):
-        from ._mirrored import current_replica
+        from ._mirrored import current_replica, replica_index
 
-        targets = self._components if current_replica() is None else [self._components[
-            current_replica()._replica_id if current_replica().strategy is self._strategy else 0]]
+        # In a replica context its own copy; elsewhere every copy, so they stay mirrored.
+        targets = self._components if current_replica() is None else [self._components[replica_index(self._strategy)]]
         for c in targets:
             getattr(Variable, method)(c, value, read_value=False)
         return self._unread() if read_value else None
