@@ -21,6 +21,19 @@ namespace {
 // output shape: bytes.shape + [length / element size]. Every string has one length.
 enum DecodeRawAttr { kOutType, kLittleEndian };
 
+// The raw decoders' output: out_type elements, shape input.shape + [last] (-1: not known yet).
+void set_decoded_shape(InferContext& c, int64_t last) {
+  c.kernel_dtype = DType::String;
+  c.out(0).dtype = c.attrs.type(kOutType);
+  if (c.in(0).unknown_rank) {
+    c.out(0).shape = TensorShape::unknown();
+    return;
+  }
+  Dims dims = *c.in(0).dims;
+  dims.push_back(last);
+  c.out(0).shape = TensorShape(dims);
+}
+
 void infer_decode_raw(InferContext& c) {
   require_string_input(c, 0);
   const DType t = c.attrs.type(kOutType);
@@ -28,15 +41,7 @@ void infer_decode_raw(InferContext& c) {
       c, "out_type", t,
       {DType::Float16, DType::Float32, DType::Float64, DType::Int32, DType::UInt16, DType::UInt8, DType::Int16,
        DType::Int8, DType::Int64, DType::Complex64, DType::Complex128, DType::Bool, DType::BFloat16});
-  c.kernel_dtype = DType::String;
-  c.out(0).dtype = t;
-  if (c.in(0).unknown_rank) {
-    c.out(0).shape = TensorShape::unknown();
-    return;
-  }
-  Dims dims = *c.in(0).dims;
-  dims.push_back(-1);
-  c.out(0).shape = TensorShape(dims);
+  set_decoded_shape(c, -1);
 }
 
 void decode_raw(KernelContext& c) {
@@ -96,22 +101,14 @@ void infer_decode_padded_raw(InferContext& c) {
            tf_type_name(c.in(1).dtype) + " tensor");
   if (!c.in(1).unknown_rank && !c.in(1).dims->empty())
     c.fail("k must be scalar, got shape " + dims_text(*c.in(1).dims));
-  c.kernel_dtype = DType::String;
-  c.out(0).dtype = t;
-  if (c.in(0).unknown_rank) {
-    c.out(0).shape = TensorShape::unknown();
-    return;
-  }
-  Dims dims = *c.in(0).dims;
   std::vector<int64_t> fixed;
   const auto size = static_cast<int64_t>(dtype_size(t));
   if (known_ints(c.in(1), &fixed) && fixed.size() == 1) {
     check_fixed_length(fixed[0], size, [&](const std::string& m) { c.fail(m); });
-    dims.push_back(fixed[0] / size);
+    set_decoded_shape(c, fixed[0] / size);
   } else {
-    dims.push_back(-1);
+    set_decoded_shape(c, -1);
   }
-  c.out(0).shape = TensorShape(dims);
 }
 
 void decode_padded_raw(KernelContext& c) {
