@@ -470,28 +470,31 @@ _ELEMENTWISE_UNARY = ("abs", "acos", "acosh", "angle", "asin", "asinh", "atan", 
                       "selu", "gelu", "silu", "leaky_relu", "cast", "saturate_cast", "sign", "reciprocal")
 
 
-def install_dispatch(*modules):
-    """Wraps each module's elementwise functions of one tensor so a RaggedTensor keeps its rows."""
+def per_value(fn):
+    """fn(x, ...) for an elementwise function of one tensor, extended so that a RaggedTensor x
+    keeps its rows: fn maps over its flat values (TensorFlow's ragged dispatch)."""
     import functools
 
-    def wrap(fn):
-        if getattr(fn, "_kiln_ragged_dispatch", False):
-            return fn
+    if getattr(fn, "_kiln_ragged_dispatch", False):
+        return fn
 
-        @functools.wraps(fn)
-        def dispatch(x, *args, **kwargs):
-            if type(x) is RaggedTensor:
-                return x.with_flat_values(fn(x.flat_values, *args, **kwargs))
-            return fn(x, *args, **kwargs)
+    @functools.wraps(fn)
+    def dispatch(x, *args, **kwargs):
+        if type(x) is RaggedTensor:
+            return x.with_flat_values(fn(x.flat_values, *args, **kwargs))
+        return fn(x, *args, **kwargs)
 
-        dispatch._kiln_ragged_dispatch = True
-        return dispatch
+    dispatch._kiln_ragged_dispatch = True
+    return dispatch
 
+
+def install_dispatch(*modules):
+    """Wraps each module's elementwise functions of one tensor with per_value."""
     for module in modules:
         for name in _ELEMENTWISE_UNARY:
             fn = getattr(module, name, None)
             if callable(fn):
-                setattr(module, name, wrap(fn))
+                setattr(module, name, per_value(fn))
 
 
 def map_flat_values(op, *args, **kwargs):

@@ -4,6 +4,7 @@ from . import _dtypes
 from . import raw_ops as _raw
 from ._convert import convert_to_tensor as _t
 from ._convert import convert_to_tensor
+from ._ragged import per_value  # a RaggedTensor's strings keep its rows
 import numpy as np
 
 
@@ -25,56 +26,42 @@ def join(inputs, separator="", name=None):
     return _raw.StringJoin(inputs=[_s(x) for x in inputs], separator=separator)
 
 
-def _per_string(fn):
-    """fn applied to a RaggedTensor's strings keeps its rows (TensorFlow's ragged dispatch)."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapped(input, *args, **kwargs):  # noqa: A002
-        from ._ragged import RaggedTensor
-        if isinstance(input, RaggedTensor):
-            return input.with_flat_values(fn(input.flat_values, *args, **kwargs))
-        return fn(input, *args, **kwargs)
-
-    return wrapped
-
-
-@_per_string
+@per_value
 def length(input, unit="BYTE", name=None):  # noqa: A002
     """The length of each string, in bytes or ("UTF8_CHAR") Unicode characters."""
     return _raw.StringLength(input=_s(input), unit=unit)
 
 
-@_per_string
+@per_value
 def upper(input, encoding="", name=None):  # noqa: A002
     return _raw.StringUpper(input=_s(input), encoding=encoding)
 
 
-@_per_string
+@per_value
 def lower(input, encoding="", name=None):  # noqa: A002
     return _raw.StringLower(input=_s(input), encoding=encoding)
 
 
-@_per_string
+@per_value
 def strip(input, name=None):  # noqa: A002
     """Leading and trailing ASCII whitespace removed."""
     return _raw.StringStrip(input=_s(input))
 
 
-@_per_string
+@per_value
 def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002
     """Substrings [pos, pos + len) of each string (pos < 0 counts from the end)."""
     pos = _t(pos)
     return _raw.Substr(input=_s(input), pos=pos, len=_t(len, pos.dtype), unit=unit)
 
 
-@_per_string
+@per_value
 def to_number(input, out_type=_dtypes.float32, name=None):  # noqa: A002
     """Each string parsed as a number of `out_type` (float32, float64, int32 or int64)."""
     return _raw.StringToNumber(string_tensor=_s(input), out_type=_dtypes.as_dtype(out_type))
 
 
-@_per_string
+@per_value
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):  # noqa: A002
     """Each element formatted as text (printf's %f/%e/%g for floats, %d for integers)."""
     return _raw.AsString(input=_t(input), precision=precision, scientific=scientific, shortest=shortest,
