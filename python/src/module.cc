@@ -14,6 +14,7 @@ void bind_config(nb::module_& m);
 void bind_checkpoint(nb::module_& m);
 void bind_saved_model(nb::module_& m);
 void bind_distribute(nb::module_& m);
+void bind_data(nb::module_& m);
 }  // namespace kiln::python
 
 NB_MODULE(_core, m) {
@@ -31,6 +32,7 @@ NB_MODULE(_core, m) {
   py::bind_checkpoint(m);
   py::bind_saved_model(m);
   py::bind_distribute(m);
+  py::bind_data(m);
   m.def("_set_hooks", [](py::nb::object dtypes, py::nb::object convert, py::nb::object binary_operand,
                          py::nb::object make_shape, py::nb::object error_classes) {
     py::hooks() = py::Hooks{.dtypes = dtypes,

@@ -1,0 +1,111 @@
+// kiln::data: input pipelines (TensorFlow's tf.data). A Dataset is an immutable description
+// of a sequence of elements (each element a list of tensors, the flattened structure the
+// front end keeps); an Iterator runs it. Map, filter and take_while run traced functions
+// (ConcreteFunction), so a pipeline built of kiln's own datasets runs in C++ threads and
+// never needs a front end's interpreter; a callback source (from_callback) is the one way a
+// front end's code joins a pipeline. Errors surface at the element where they occur, as the
+// exception the stage threw, from Iterator::next on the consumer's thread.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kiln/function.h"
+#include "kiln/shape.h"
+#include "kiln/tensor.h"
+
+namespace kiln::data {
+
+// tf.data's cardinality constants and AUTOTUNE.
+inline constexpr int64_t kInfiniteCardinality = -1;
+inline constexpr int64_t kUnknownCardinality = -2;
+inline constexpr int64_t kAutotune = -1;
+
+namespace detail {
+class DatasetImpl;
+class IteratorImpl;
+}  // namespace detail
+
+// One pass over a dataset. Not thread-safe (one consumer); destroying it stops the threads
+// its stages started, after each finishes the element it is computing.
+class Iterator {
+ public:
+  explicit Iterator(std::unique_ptr<detail::IteratorImpl> impl);
+  ~Iterator();
+  Iterator(Iterator&&) noexcept;
+  Iterator& operator=(Iterator&&) noexcept;
+  // The next element into *element; false at the end (and on every later call).
+  bool next(std::vector<Tensor>* element);
+
+ private:
+  std::unique_ptr<detail::IteratorImpl> impl_;
+};
+
+class Dataset {
+ public:
+  explicit Dataset(std::shared_ptr<const detail::DatasetImpl> impl) : impl_(std::move(impl)) {}
+  // Each component's dtype and shape (-1 where elements differ or it is not known).
+  const std::vector<TensorSpec>& element_spec() const;
+  // The number of elements, kInfiniteCardinality or kUnknownCardinality.
+  int64_t cardinality() const;
+  // TensorFlow's class name of the last stage ("TensorSliceDataset", "MapDataset", ...).
+  const char* kind() const;
+  Iterator make_iterator() const;
+  const std::shared_ptr<const detail::DatasetImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<const detail::DatasetImpl> impl_;
+};
+
+// Sources.
+// Element i is the i-th row of every component (all share the first dimension).
+Dataset from_tensor_slices(std::vector<Tensor> components);
+// One element: the components.
+Dataset from_tensors(std::vector<Tensor> components);
+// start, start + step, ... up to stop (exclusive), as scalars of `dtype` (an integer or
+// floating dtype); step 0 is InvalidArgumentError.
+Dataset range(int64_t start, int64_t stop, int64_t step, DType dtype = DType::Int64);
+// Elements a front end produces: each iterator calls make_source() once and then the
+// source until it returns false. The source runs on whichever thread pulls from it.
+using Source = std::function<bool(std::vector<Tensor>*)>;
+// `cardinality` is what the front end knows of the count (kUnknownCardinality if nothing).
+Dataset from_callback(std::vector<TensorSpec> element_spec, std::function<Source()> make_source,
+                      int64_t cardinality = kUnknownCardinality);
+
+// Transformations. Functions take an element's components as inputs.
+// num_parallel_calls: 0 runs fn on the consumer's thread; n > 0 (or kAutotune, the CPUs
+// available) on that many threads, in input order unless `deterministic` is false.
+Dataset map(const Dataset& input, ConcreteFunction fn, int64_t num_parallel_calls = 0, bool deterministic = true);
+// fn returns a scalar bool: keep the element.
+Dataset filter(const Dataset& input, ConcreteFunction predicate);
+// Elements while fn returns true; the first false ends the dataset.
+Dataset take_while(const Dataset& input, ConcreteFunction predicate);
+// Stacks batch_size consecutive elements (the last batch may be smaller unless
+// drop_remainder); elements of a batch must have equal shapes.
+Dataset batch(const Dataset& input, int64_t batch_size, bool drop_remainder = false);
+// As batch, padding each component to the largest shape in the batch (or to
+// padded_shapes[i] where its dims are not -1) with padding_values[i] (a scalar of the
+// component's dtype).
+Dataset padded_batch(const Dataset& input, int64_t batch_size, std::vector<TensorShape> padded_shapes,
+                     std::vector<Tensor> padding_values, bool drop_remainder = false);
+// The rows of every element (each component's first dimension must agree).
+Dataset unbatch(const Dataset& input);
+// A random permutation within a sliding buffer. seed < 0: nondeterministic. With
+// reshuffle_each_iteration false every iterator gives the same order.
+Dataset shuffle(const Dataset& input, int64_t buffer_size, int64_t seed = -1, bool reshuffle_each_iteration = true);
+// count < 0: forever.
+Dataset repeat(const Dataset& input, int64_t count = -1);
+// count < 0: all.
+Dataset take(const Dataset& input, int64_t count);
+Dataset skip(const Dataset& input, int64_t count);
+// Computes up to buffer_size elements ahead on a thread of its own (kAutotune: a few).
+Dataset prefetch(const Dataset& input, int64_t buffer_size = kAutotune);
+// The elements of the first iteration kept in memory; later iterations read them.
+Dataset cache(const Dataset& input);
+// Components of every input side by side; ends with the shortest.
+Dataset zip(std::vector<Dataset> inputs);
+// a's elements, then b's; dtypes and ranks must agree (shapes become the common ones).
+Dataset concatenate(const Dataset& a, const Dataset& b);
+
+}  // namespace kiln::data

@@ -1,0 +1,661 @@
+"""kiln.data.Dataset: tf.data.Dataset over kiln's C++ pipeline runtime. A Dataset is a C++
+dataset (flat components) plus the structure its elements have in Python (element_spec:
+tuples, dicts and namedtuples of TensorSpecs, as TensorFlow nests them)."""
+import collections.abc
+import os
+import traceback
+
+import numpy as np
+
+from .. import _core, nest
+from .._convert import convert_to_tensor
+from .._dtypes import as_dtype, int64, string
+from .._shape import TensorShape
+from .._spec import TensorSpec
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+def _normalize(value):
+    """A dataset's input as TensorFlow takes it: tuples and dicts nest, everything else (a list
+    included) is one tensor."""
+    if isinstance(value, collections.abc.Mapping):
+        return type(value)((k, _normalize(v)) for k, v in value.items())
+    if _is_namedtuple(value):
+        return type(value)(*[_normalize(v) for v in value])
+    if isinstance(value, tuple):
+        return tuple(_normalize(v) for v in value)
+    if isinstance(value, Dataset):
+        raise TypeError("a Dataset cannot be a component of a dataset's element in kiln yet")
+    kind = type(value).__name__
+    if kind in ("RaggedTensor", "SparseTensor"):
+        raise TypeError("kiln.data does not take a %s component yet; convert it with to_tensor() first" % kind)
+    return convert_to_tensor(value)
+
+
+def _specs_from_core(core_specs):
+    return [TensorSpec(TensorShape(dims), dtype) for dims, dtype in core_specs]
+
+
+def _core_specs(specs):
+    return [(None if s.shape.rank is None else [(-1 if d is None else d) for d in s.shape.as_list()], s.dtype)
+            for s in specs]
+
+
+def _call_with_element(func, element):
+    """TensorFlow's convention: a tuple element is spread over the function's arguments."""
+    if isinstance(element, tuple) and not _is_namedtuple(element):
+        return func(*element)
+    return func(element)
+
+
+def _to_tensors(structure):
+    """A function's result as an element: tensors, nested as returned (lists become tensors)."""
+    if isinstance(structure, (Dataset,)):
+        raise TypeError("a map function must return tensors, not a Dataset (use flat_map or interleave)")
+    return _normalize(structure)
+
+
+def _converted(func):
+    """func as AutoGraph converts it, so `if`/`for` on tensors trace into graph control flow."""
+    from .. import autograph
+    return autograph.to_graph(func)
+
+
+class _Traced:
+    """A Python function over a dataset's elements, traced once into a kiln graph: the C++
+    ConcreteFunction the pipeline runs, and the structure of what it returns."""
+
+    def __init__(self, func, element_spec, what):
+        from .._function import function
+
+        structure = element_spec
+        converted = _converted(func)
+        self.output = None
+
+        def flat(*tensors):
+            element = nest.pack_sequence_as(structure, tensors)
+            result = _to_tensors(_call_with_element(converted, element))
+            self.output = result
+            return nest.flatten(result)
+
+        flat.__name__ = "%s_%s" % (what, getattr(func, "__name__", "fn").replace("<", "").replace(">", ""))
+        self.concrete = function(flat, autograph=False).get_concrete_function(*nest.flatten(element_spec))
+
+    @property
+    def core(self):
+        return self.concrete._core
+
+
+class Options:
+    """tf.data.Options: kept with the dataset; kiln reads `deterministic` (the default of
+    map's `deterministic`) and threading.private_threadpool_size (the threads AUTOTUNE may use)."""
+
+    def __init__(self):
+        self.deterministic = None
+        self.threading = ThreadingOptions()
+        self.experimental_deterministic = None
+        self.experimental_optimization = _Anything()
+        self.experimental_distribute = _Anything()
+        self.autotune = _Anything()
+        self.experimental_slack = False
+        self.experimental_external_state_policy = None
+
+    def merge(self, other):
+        merged = Options()
+        for source in (self, other):
+            for k, v in vars(source).items():
+                if v is not None:
+                    setattr(merged, k, v)
+        return merged
+
+
+class ThreadingOptions:
+    def __init__(self):
+        self.private_threadpool_size = None
+        self.max_intra_op_parallelism = None
+
+
+class _Anything:
+    """An options group kiln accepts and keeps but does not act on."""
+
+
+class Dataset:
+    """tf.data.Dataset: build with the static constructors, transform with the methods, iterate
+    with `for` (eagerly)."""
+
+    def __init__(self, core, structure, kind=None, options=None):
+        self._core_dataset = core
+        self._structure = structure  # nest of TensorSpec
+        self._kind = kind or core.kind
+        self._options = options
+
+    # -- what it is
+    @property
+    def element_spec(self):
+        return self._structure
+
+    def cardinality(self):
+        return convert_to_tensor(self._core_dataset.cardinality(), int64)
+
+    def __len__(self):
+        n = self._core_dataset.cardinality()
+        if n == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if n == UNKNOWN_CARDINALITY:
+            raise TypeError("The dataset length is unknown.")
+        return n
+
+    def __bool__(self):
+        return True
+
+    def __repr__(self):
+        return "<%s element_spec=%r>" % (self._python_name(), self._structure)
+
+    def _python_name(self):
+        cls = type(self).__name__
+        if cls != "Dataset":
+            return cls
+        return _PYTHON_NAMES.get(self._kind, "_" + self._kind)
+
+    def options(self):
+        return self._options or Options()
+
+    def with_options(self, options, name=None):
+        del name
+        merged = options if self._options is None else self._options.merge(options)
+        return Dataset(self._core_dataset, self._structure, self._kind, merged)
+
+    def _derive(self, core, structure=None, kind=None):
+        return Dataset(core, self._structure if structure is None else structure, kind, self._options)
+
+    def _flat_specs(self):
+        return nest.flatten(self._structure)
+
+    # -- sources
+    @staticmethod
+    def from_tensor_slices(tensors, name=None):
+        del name
+        structure = _normalize(tensors)
+        flat = nest.flatten(structure)
+        for t in flat:
+            if t.shape.rank == 0:
+                raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+        first = None
+        for t in flat:
+            if first is not None and t.shape[0] != first:
+                raise ValueError("Dimensions %d and %d are not compatible" % (first, t.shape[0]))
+            first = t.shape[0]
+        core = _core.data_from_tensor_slices(flat)
+        return Dataset(core, nest.pack_sequence_as(structure, _specs_from_core(core.element_spec)))
+
+    @staticmethod
+    def from_tensors(tensors, name=None):
+        del name
+        structure = _normalize(tensors)
+        core = _core.data_from_tensors(nest.flatten(structure))
+        return Dataset(core, nest.pack_sequence_as(structure, _specs_from_core(core.element_spec)))
+
+    @staticmethod
+    def range(*args, output_type=int64, name=None):
+        del name
+        if not 1 <= len(args) <= 3:
+            raise ValueError("Invalid arguments to RangeDataset: %s" % (args,))
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        start, stop, step = (_python_int(v) for v in (start, stop, step))
+        core = _core.data_range(start, stop, step, as_dtype(output_type))
+        return Dataset(core, _specs_from_core(core.element_spec)[0])
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None, name=None):
+        del name
+        if not callable(generator):
+            raise TypeError("`generator` must be a Python callable.")
+        if output_signature is not None:
+            if output_types is not None or output_shapes is not None:
+                raise TypeError("The `output_types` and `output_shapes` arguments can only be used without "
+                                "`output_signature`.")
+            structure = output_signature
+        else:
+            if output_types is None:
+                raise TypeError("To specify the output signature you need to provide either the `output_signature` "
+                                "argument or the `output_types` argument.")
+            if output_shapes is None:
+                output_shapes = nest.map_structure(lambda _: None, output_types)
+            shapes = _flatten_up_to(output_types, output_shapes)
+            structure = nest.pack_sequence_as(
+                output_types, [TensorSpec(TensorShape(s), t) for t, s in zip(nest.flatten(output_types), shapes)])
+        specs = nest.flatten(structure)
+        for s in specs:
+            if not isinstance(s, TensorSpec):
+                raise TypeError("from_generator's output_signature must be TensorSpecs in kiln, got %r" % (s,))
+        call_args = tuple(args) if args is not None else ()
+
+        def make_source():
+            iterator = iter(generator(*[_as_python(a) for a in call_args]))
+
+            def pull():
+                try:
+                    value = next(iterator)
+                except StopIteration:
+                    return None
+                except Exception as e:  # noqa: BLE001 -- TensorFlow reports any error the generator raises
+                    _raise_invalid("%s: %s\nTraceback (most recent call last):\n\n%s"
+                                   % (type(e).__name__, e, "".join(traceback.format_tb(e.__traceback__))))
+                return _generated_element(value, structure, specs)
+
+            return pull
+
+        core = _core.data_from_callback(_core_specs(specs), make_source, UNKNOWN_CARDINALITY)
+        return Dataset(core, structure, kind="FlatMapDataset")
+
+    @staticmethod
+    def zip(*args, datasets=None, name=None):
+        del name
+        if datasets is None:
+            datasets = args[0] if len(args) == 1 else tuple(args)
+        elif args:
+            raise TypeError("Both `*args` and `datasets` cannot be set.")
+        leaves = nest.flatten(datasets)
+        for d in leaves:
+            if not isinstance(d, Dataset):
+                raise TypeError("Invalid `datasets`. `datasets` is expected to be a (nested) structure of "
+                                "`tf.data.Dataset` objects. Encountered object with type %s." % type(d).__name__)
+        core = _core.data_zip([d._core_dataset for d in leaves])
+        structure = nest.pack_sequence_as(datasets, [d._structure for d in leaves])
+        return Dataset(core, structure)
+
+    # -- transformations that run a function
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        del name
+        traced = _Traced(map_func, self._structure, "map")
+        if deterministic is None:
+            deterministic = self.options().deterministic
+        parallel = 0 if num_parallel_calls is None else int(num_parallel_calls)
+        core = _core.data_map(self._core_dataset, traced.core, parallel, True if deterministic is None else
+                              bool(deterministic))
+        structure = nest.pack_sequence_as(traced.output, _specs_from_core(core.element_spec))
+        return self._derive(core, structure, "ParallelMapDataset" if num_parallel_calls is not None else "MapDataset")
+
+    def filter(self, predicate, name=None):
+        del name
+        traced = _Traced(predicate, self._structure, "filter")
+        _check_predicate(traced)
+        return self._derive(_core.data_filter(self._core_dataset, traced.core))
+
+    def take_while(self, predicate, name=None):
+        del name
+        traced = _Traced(predicate, self._structure, "take_while")
+        _check_predicate(traced)
+        return self._derive(_core.data_take_while(self._core_dataset, traced.core))
+
+    # -- transformations of order and grouping
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
+        del num_parallel_calls, deterministic, name
+        core = _core.data_batch(self._core_dataset, int(batch_size), bool(drop_remainder))
+        return self._derive(core, nest.pack_sequence_as(self._structure, _specs_from_core(core.element_spec)))
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
+        del name
+        specs = self._flat_specs()
+        if padded_shapes is None:
+            shapes = [None if s.shape.rank is None else [None] * s.shape.rank for s in specs]
+        else:
+            shapes = [_shape_list(s) for s in _flatten_up_to(self._structure, padded_shapes)]
+        if padding_values is None:
+            values = [convert_to_tensor(b"" if s.dtype == string else 0, s.dtype) for s in specs]
+        else:
+            values = [convert_to_tensor(v, s.dtype) for v, s in zip(_flatten_up_to(self._structure, padding_values),
+                                                                    specs)]
+        core = _core.data_padded_batch(self._core_dataset, int(batch_size), shapes, values, bool(drop_remainder))
+        return self._derive(core, nest.pack_sequence_as(self._structure, _specs_from_core(core.element_spec)))
+
+    def unbatch(self, name=None):
+        del name
+        for s in self._flat_specs():
+            if s.shape.rank == 0:
+                raise ValueError("Cannot unbatch an input with scalar components.")
+        core = _core.data_unbatch(self._core_dataset)
+        return self._derive(core, nest.pack_sequence_as(self._structure, _specs_from_core(core.element_spec)))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None):
+        del name
+        from .._random import get_seed
+
+        s1, s2 = get_seed(seed)
+        combined = -1 if s1 is None and s2 is None else ((int(s1 or 0) << 31) ^ int(s2 or 0)) & _INT64_MAX
+        buffer_size = int(buffer_size)
+        if buffer_size == AUTOTUNE:
+            buffer_size = 1 << 20
+        return self._derive(_core.data_shuffle(self._core_dataset, buffer_size, combined,
+                                               bool(reshuffle_each_iteration)))
+
+    def repeat(self, count=None, name=None):
+        del name
+        return self._derive(_core.data_repeat(self._core_dataset, -1 if count is None else int(count)))
+
+    def take(self, count, name=None):
+        del name
+        return self._derive(_core.data_take(self._core_dataset, int(count)))
+
+    def skip(self, count, name=None):
+        del name
+        return self._derive(_core.data_skip(self._core_dataset, int(count)))
+
+    def prefetch(self, buffer_size, name=None):
+        del name
+        return self._derive(_core.data_prefetch(self._core_dataset, int(buffer_size)), kind="PrefetchDataset")
+
+    def cache(self, filename="", name=None):
+        del name
+        if filename:
+            raise NotImplementedError("kiln.data: cache(filename) (a file cache) is not implemented yet; "
+                                      "cache() keeps the elements in memory")
+        return self._derive(_core.data_cache(self._core_dataset))
+
+    def concatenate(self, dataset, name=None):
+        del name
+        nest.assert_same_structure(self._structure, dataset._structure)
+        for a, b in zip(self._flat_specs(), dataset._flat_specs()):
+            if a.dtype != b.dtype:
+                raise TypeError("Incompatible dataset elements:\n  %r vs.   %r" % (self._structure, dataset._structure))
+        core = _core.data_concatenate(self._core_dataset, dataset._core_dataset)
+        return self._derive(core, nest.pack_sequence_as(self._structure, _specs_from_core(core.element_spec)))
+
+    def enumerate(self, start=0, name=None):
+        del name
+        return Dataset.zip((Dataset.range(int(start), _INT64_MAX), self))
+
+    def apply(self, transformation_func):
+        result = transformation_func(self)
+        if not isinstance(result, Dataset):
+            raise TypeError("`transformation_func` must return a `tf.data.Dataset` object.")
+        return result
+
+    # -- stages that run Python per element (their function makes datasets or carries state)
+    def flat_map(self, map_func, name=None):
+        del name
+        return self.interleave(map_func, cycle_length=1, block_length=1, _kind="FlatMapDataset")
+
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None, deterministic=None,
+                   name=None, _kind=None):
+        del num_parallel_calls, deterministic, name
+        cycle = AUTOTUNE if cycle_length is None else int(cycle_length)
+        if cycle == AUTOTUNE:
+            cycle = len(os.sched_getaffinity(0))  # TensorFlow's default: the CPUs this process may use
+        block = 1 if block_length is None else int(block_length)
+        outer = self
+        probe = _inner_structure(map_func, self)
+        specs = nest.flatten(probe)
+
+        def make_source():
+            # TensorFlow's interleave order: `cycle` slots visited in turn, `block` elements from
+            # each; an empty slot takes the next input element; an exhausted one is dropped and
+            # the turn passes on.
+            elements = iter(outer)
+            slots = [None] * cycle
+            state = {"at": 0, "block": 0, "open": 0, "input_done": False}
+
+            def advance():
+                state["block"] = 0
+                state["at"] = (state["at"] + 1) % cycle
+
+            def pull():
+                while not state["input_done"] or state["open"] > 0:
+                    at = state["at"]
+                    if slots[at] is not None:
+                        try:
+                            value = next(slots[at])
+                        except StopIteration:
+                            slots[at] = None
+                            state["open"] -= 1
+                            advance()
+                            continue
+                        state["block"] += 1
+                        if state["block"] == block:
+                            advance()
+                        return nest.flatten(value)
+                    if not state["input_done"]:
+                        try:
+                            element = next(elements)
+                        except StopIteration:
+                            state["input_done"] = True
+                            continue
+                        inner = _call_with_element(map_func, element)
+                        if not isinstance(inner, Dataset):
+                            raise TypeError("`map_func` must return a `Dataset` object. Got %s" % type(inner).__name__)
+                        slots[at] = iter(inner)
+                        state["open"] += 1
+                    else:
+                        advance()
+                return None
+
+            return pull
+
+        core = _core.data_from_callback(_core_specs(specs), make_source, UNKNOWN_CARDINALITY)
+        return self._derive(core, probe, kind=_kind or "InterleaveDataset")
+
+    def scan(self, initial_state, scan_func, name=None):
+        del name
+        state0 = _normalize(initial_state)
+        outer = self
+        probe_state, probe_out = _scan_structure(scan_func, state0, self._structure)
+        specs = nest.flatten(probe_out)
+
+        def make_source():
+            elements = iter(outer)
+            state = [state0]
+
+            def pull():
+                try:
+                    element = next(elements)
+                except StopIteration:
+                    return None
+                new_state, out = scan_func(state[0], element)
+                state[0] = _normalize(new_state)
+                return nest.flatten(_normalize(out))
+
+            return pull
+
+        del probe_state
+        core = _core.data_from_callback(_core_specs(specs), make_source, self._core_dataset.cardinality())
+        return self._derive(core, probe_out, kind="ScanDataset")
+
+    # -- consuming
+    def __iter__(self):
+        if _core.tracing_active():
+            raise NotImplementedError(
+                "kiln.data: iterating a Dataset inside kiln.function is not implemented yet (TensorFlow turns it "
+                "into a graph loop); iterate outside the function and pass each element in")
+        return Iterator(self)
+
+    def as_numpy_iterator(self):
+        for element in self:
+            yield nest.map_structure(lambda t: t.numpy(), element)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        del name
+        state = _normalize(initial_state)
+        for element in self:
+            state = _normalize(reduce_func(state, element))
+        return state
+
+    def get_single_element(self, name=None):
+        del name
+        it = iter(self.take(2))
+        try:
+            first = next(it)
+        except StopIteration:
+            _raise_invalid("Dataset was empty.")
+        try:
+            next(it)
+        except StopIteration:
+            return first
+        _raise_invalid("Dataset had more than one element.")
+
+
+class Iterator:
+    """tf.data's OwnedIterator: one pass over a dataset, eagerly."""
+
+    def __init__(self, dataset):
+        self._structure = dataset._structure
+        self._it = dataset._core_dataset.make_iterator()
+
+    @property
+    def element_spec(self):
+        return self._structure
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        flat = self._it.next()
+        if flat is None:
+            raise StopIteration
+        return nest.pack_sequence_as(self._structure, flat)
+
+    next = __next__
+
+    def get_next(self):
+        try:
+            return next(self)
+        except StopIteration:
+            from .. import errors
+            raise errors.OutOfRangeError(None, None, "End of sequence") from None
+
+    def get_next_as_optional(self):
+        try:
+            return _Optional(next(self), self._structure)
+        except StopIteration:
+            return _Optional(None, self._structure)
+
+
+class _Optional:
+    """tf.experimental.Optional, as get_next_as_optional returns it eagerly."""
+
+    def __init__(self, value, structure):
+        self._value = value
+        self.element_spec = structure
+
+    def has_value(self):
+        return convert_to_tensor(self._value is not None)
+
+    def get_value(self):
+        if self._value is None:
+            _raise_invalid("The optional does not have a value")
+        return self._value
+
+
+_PYTHON_NAMES = {"CacheDataset": "CacheDataset"}
+
+
+def _raise_invalid(message):
+    from .. import errors
+    raise errors.InvalidArgumentError(None, None, message)
+
+
+def _python_int(value):
+    if isinstance(value, int):
+        return value
+    try:
+        return int(convert_to_tensor(value).numpy())
+    except AttributeError:  # a symbolic tensor has no value
+        raise NotImplementedError("kiln.data: a Dataset made from a symbolic tensor (inside a traced function, such "
+                                  "as a map function returning a dataset) is not implemented yet") from None
+
+
+def _as_python(value):
+    return value.numpy() if isinstance(value, _core.Tensor) else value
+
+
+def _generated_element(value, structure, specs):
+    """A generator's value as the element its signature says: each leaf converted to the
+    spec's dtype and checked against its shape (InvalidArgumentError, as TensorFlow's)."""
+    try:
+        leaves = _flatten_up_to(structure, value, broadcast=False)
+        out = []
+        for leaf, spec in zip(leaves, specs):
+            t = convert_to_tensor(leaf, spec.dtype)
+            if t.dtype != spec.dtype:
+                raise TypeError("%s is not %s" % (t.dtype.name, spec.dtype.name))
+            if not spec.shape.is_compatible_with(t.shape):
+                _raise_invalid("`generator` yielded an element of shape %s where an element of shape %s was "
+                               "expected." % (t.shape, spec.shape))
+            out.append(t)
+        return out
+    except (TypeError, ValueError) as e:
+        _raise_invalid("TypeError: `generator` yielded an element that did not match the expected structure. The "
+                       "expected structure was %r, but the yielded element was %r. (%s)" % (structure, value, e))
+
+
+def _flatten_up_to(structure, value, broadcast=True):
+    """value's parts at structure's leaves (a shape like (2, 3) stays one part where structure
+    has a leaf); a value that is not nested where structure is goes to every leaf below."""
+    if not nest.is_nested(structure):
+        return [value]
+    if isinstance(structure, collections.abc.Mapping):
+        if not isinstance(value, collections.abc.Mapping):
+            if not broadcast:
+                raise ValueError("expected a mapping")
+            return [value for _ in nest.flatten(structure)]
+        return [x for k in sorted(structure) for x in _flatten_up_to(structure[k], value[k], broadcast)]
+    if not isinstance(value, (tuple, list)) or len(value) != len(structure):
+        if not broadcast:
+            raise ValueError("expected a sequence of %d" % len(structure))
+        return [value for _ in nest.flatten(structure)]
+    return [x for sub, v in zip(structure, value) for x in _flatten_up_to(sub, v, broadcast)]
+
+
+def _shape_list(shape):
+    if shape is None:
+        return None
+    s = TensorShape(shape)
+    return None if s.rank is None else [d for d in s.as_list()]
+
+
+def _check_predicate(traced):
+    outs = traced.concrete.outputs
+    if len(outs) != 1 or outs[0].dtype.name != "bool" or outs[0].shape.rank != 0:
+        spec = TensorSpec(outs[0].shape, outs[0].dtype) if len(outs) == 1 else traced.output
+        raise ValueError("Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, but its return "
+                         "type is %r." % (spec,))
+
+
+def _inner_structure(map_func, outer):
+    """The element_spec of the datasets map_func returns, from one call on placeholders of
+    the outer element (TensorFlow traces it; kiln calls it on zeros of the element's spec)."""
+    try:
+        inner = _call_with_element(map_func, nest.map_structure(_zeros_of, outer.element_spec))
+    except Exception:  # noqa: BLE001 -- zeros may not be a valid input (a file name): try a real element
+        inner = None
+        for element in outer.take(1):
+            inner = _call_with_element(map_func, element)
+    if not isinstance(inner, Dataset):
+        raise TypeError("`map_func` must return a `Dataset` object. Got %s" % type(inner).__name__)
+    return inner.element_spec
+
+
+def _scan_structure(scan_func, state, structure):
+    sample = nest.map_structure(_zeros_of, structure)
+    result = scan_func(state, sample)
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise TypeError("The scan function must return a pair comprising the new state and the output value.")
+    new_state, out = _normalize(result[0]), _normalize(result[1])
+    nest.assert_same_structure(state, new_state)
+    return new_state, nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), out)
+
+
+def _zeros_of(spec):
+    dims = [1 if d is None else d for d in (spec.shape.as_list() if spec.shape.rank is not None else [])]
+    if spec.dtype == string:
+        return convert_to_tensor(np.full(dims, b"", dtype=object), string)
+    return convert_to_tensor(np.zeros(dims, dtype=spec.dtype.as_numpy_dtype), spec.dtype)
+
+

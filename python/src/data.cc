@@ -1,0 +1,160 @@
+// kiln.data's C++ half: kiln::data datasets as opaque objects the pure-Python Dataset class
+// composes (python/kiln/data/). Pulling an element releases the GIL, so a pipeline's threads
+// run while Python waits; a Python source (from_generator) takes the GIL for each element.
+#include <kiln/data.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+
+namespace kiln::python {
+namespace {
+
+namespace kd = kiln::data;
+
+// A Python object a pipeline thread may drop: the reference is released under the GIL.
+struct GilObject {
+  nb::object obj;
+  explicit GilObject(nb::object o) : obj(std::move(o)) {}
+  ~GilObject() {
+    if (!Py_IsInitialized()) {
+      obj.release();  // the interpreter is gone: leak rather than touch it
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    obj.reset();
+  }
+};
+
+// (dims or None, dtype) per component -> TensorSpecs.
+std::vector<TensorSpec> specs_from(const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& in) {
+  std::vector<TensorSpec> out;
+  for (const auto& [dims, dtype] : in)
+    out.push_back({.shape = dims ? TensorShape(*dims) : TensorShape::unknown(), .dtype = dtype_from(dtype)});
+  return out;
+}
+
+nb::list specs_to(const std::vector<TensorSpec>& specs) {
+  nb::list out;
+  for (const TensorSpec& s : specs) {
+    nb::object dims = nb::none();
+    if (!s.shape.unknown_rank()) {
+      nb::list d;
+      for (int64_t v : s.shape.dims()) d.append(v < 0 ? nb::none() : nb::int_(v));
+      dims = d;
+    }
+    out.append(nb::make_tuple(dims, dtype_object(s.dtype)));
+  }
+  return out;
+}
+
+// One pass; dropping it (or close()) stops the pipeline's threads with the GIL released, so
+// a thread waiting for the GIL in a Python source can finish.
+struct PyIterator {
+  std::unique_ptr<kd::Iterator> it;
+  explicit PyIterator(kd::Iterator i) : it(std::make_unique<kd::Iterator>(std::move(i))) {}
+  ~PyIterator() { close(); }
+  void close() {
+    if (!it) return;
+    if (PyGILState_Check()) {
+      nb::gil_scoped_release release;
+      it.reset();
+    } else {
+      it.reset();
+    }
+  }
+  // The next element's components, or None at the end.
+  nb::object next() {
+    if (!it) return nb::none();
+    std::vector<Tensor> element;
+    bool more = false;
+    {
+      nb::gil_scoped_release release;
+      try {
+        more = it->next(&element);
+      } catch (...) {
+        it.reset();
+        throw;
+      }
+    }
+    if (!more) {
+      close();
+      return nb::none();
+    }
+    return nb::cast(element);
+  }
+};
+
+}  // namespace
+
+void bind_data(nb::module_& m) {
+  nb::class_<kd::Dataset>(m, "DatasetCore")
+      .def_prop_ro("element_spec", [](const kd::Dataset& d) { return specs_to(d.element_spec()); })
+      .def("cardinality", &kd::Dataset::cardinality)
+      .def_prop_ro("kind", [](const kd::Dataset& d) { return std::string(d.kind()); })
+      .def("make_iterator", [](const kd::Dataset& d) { return new PyIterator(d.make_iterator()); });
+  nb::class_<PyIterator>(m, "DatasetIteratorCore").def("next", &PyIterator::next).def("close", &PyIterator::close);
+
+  m.def("data_from_tensor_slices", &kd::from_tensor_slices);
+  m.def("data_from_tensors", &kd::from_tensors);
+  m.def("data_range", [](int64_t start, int64_t stop, int64_t step, nb::handle dtype) {
+    return kd::range(start, stop, step, dtype_from(dtype));
+  });
+  // make_source() returns a callable that returns a list of tensors, or None at the end.
+  m.def("data_from_callback", [](const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& spec,
+                                 nb::object make_source, int64_t cardinality) {
+    auto maker = std::make_shared<GilObject>(std::move(make_source));
+    return kd::from_callback(
+        specs_from(spec),
+        [maker]() -> kd::Source {
+          std::shared_ptr<GilObject> source;
+          {
+            nb::gil_scoped_acquire gil;
+            source = std::make_shared<GilObject>(maker->obj());
+          }
+          return [source](std::vector<Tensor>* out) {
+            nb::gil_scoped_acquire gil;
+            nb::object r = source->obj();
+            if (r.is_none()) return false;
+            *out = nb::cast<std::vector<Tensor>>(r);
+            return true;
+          };
+        },
+        cardinality);
+  });
+  m.def("data_map", [](const kd::Dataset& d, const ConcreteFunction& fn, int64_t parallel, bool deterministic) {
+    return kd::map(d, fn, parallel, deterministic);
+  });
+  m.def("data_filter", &kd::filter);
+  m.def("data_take_while", &kd::take_while);
+  m.def("data_batch", &kd::batch);
+  m.def("data_padded_batch", [](const kd::Dataset& d, int64_t n,
+                                const std::vector<std::optional<std::vector<std::optional<int64_t>>>>& shapes,
+                                std::vector<Tensor> values, bool drop) {
+    std::vector<TensorShape> padded;
+    for (const auto& s : shapes) {
+      if (!s) {
+        padded.push_back(TensorShape::unknown());
+        continue;
+      }
+      std::vector<int64_t> dims;
+      for (const auto& v : *s) dims.push_back(v ? *v : -1);
+      padded.push_back(TensorShape(dims));
+    }
+    return kd::padded_batch(d, n, std::move(padded), std::move(values), drop);
+  });
+  m.def("data_unbatch", &kd::unbatch);
+  m.def("data_shuffle", &kd::shuffle);
+  m.def("data_repeat", &kd::repeat);
+  m.def("data_take", &kd::take);
+  m.def("data_skip", &kd::skip);
+  m.def("data_prefetch", &kd::prefetch);
+  m.def("data_cache", &kd::cache);
+  m.def("data_zip", &kd::zip);
+  m.def("data_concatenate", &kd::concatenate);
+}
+
+}  // namespace kiln::python

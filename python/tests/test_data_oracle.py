@@ -1,0 +1,234 @@
+"""kiln.data against tf.data: the same pipelines built by both, the same elements in the same
+order (shuffles as multisets), the same element_spec, cardinality and reprs, and the same error
+classes for bad input."""
+import numpy as np
+import pytest
+
+import kiln
+
+tf = pytest.importorskip("tensorflow")
+
+
+def elements(ds, m):
+    """Every element, flattened (dicts in key order, as both nests do), as a tuple of tensors."""
+    return [tuple(m.nest.flatten(e)) for e in ds]
+
+
+def gen3():
+    for i in range(3):
+        yield i, [float(i)] * i
+
+
+PIPELINES = [
+    lambda m: m.data.Dataset.from_tensor_slices([1, 2, 3]),
+    lambda m: m.data.Dataset.from_tensor_slices(np.arange(12, dtype=np.float32).reshape(4, 3)),
+    lambda m: m.data.Dataset.from_tensor_slices(({"a": [1, 2], "b": [[1., 2.], [3., 4.]]}, ["x", "y"])),
+    lambda m: m.data.Dataset.from_tensors(([1, 2], "s")),
+    lambda m: m.data.Dataset.range(5),
+    lambda m: m.data.Dataset.range(2, 11, 3),
+    lambda m: m.data.Dataset.range(5, 0, -2),
+    lambda m: m.data.Dataset.range(3, output_type=m.int32),
+    lambda m: m.data.Dataset.range(3, output_type=m.float32),
+    lambda m: m.data.Dataset.range(0),
+    lambda m: m.data.Dataset.range(10).map(lambda x: x * 2 + 1),
+    lambda m: m.data.Dataset.range(10).map(lambda x: (x, m.cast(x, m.float32) / 2)),
+    lambda m: m.data.Dataset.range(4).map(lambda x: {"sq": x * x, "s": m.strings.as_string(x)}),
+    lambda m: m.data.Dataset.from_tensor_slices(([1, 2], [3, 4])).map(lambda a, b: a + b),
+    lambda m: m.data.Dataset.range(20).map(lambda x: x * 3, num_parallel_calls=m.data.AUTOTUNE),
+    lambda m: m.data.Dataset.range(20).map(lambda x: x - 1, num_parallel_calls=3, deterministic=True),
+    lambda m: m.data.Dataset.range(10).filter(lambda x: x % 3 == 0),
+    lambda m: m.data.Dataset.range(10).take_while(lambda x: x < 4),
+    lambda m: m.data.Dataset.range(10).batch(3),
+    lambda m: m.data.Dataset.range(10).batch(3, drop_remainder=True),
+    lambda m: m.data.Dataset.from_tensor_slices((np.ones((5, 2)), ["a", "b", "c", "d", "e"])).batch(2),
+    lambda m: m.data.Dataset.range(10).batch(4).unbatch(),
+    lambda m: m.data.Dataset.range(6).map(lambda x: m.fill([x], x)).padded_batch(2),
+    lambda m: m.data.Dataset.range(6).map(lambda x: m.fill([x], x)).padded_batch(2, padded_shapes=[6],
+                                                                                   padding_values=m.constant(-1, m.int64)),
+    lambda m: m.data.Dataset.range(4).map(lambda x: m.strings.as_string(m.fill([x], x))).padded_batch(3),
+    lambda m: m.data.Dataset.range(3).repeat(2),
+    lambda m: m.data.Dataset.range(3).repeat(0),
+    lambda m: m.data.Dataset.range(0).repeat(),
+    lambda m: m.data.Dataset.range(3).repeat().take(7),
+    lambda m: m.data.Dataset.range(5).take(2),
+    lambda m: m.data.Dataset.range(5).take(-1),
+    lambda m: m.data.Dataset.range(5).skip(2),
+    lambda m: m.data.Dataset.range(5).skip(9),
+    lambda m: m.data.Dataset.range(5).skip(-1),
+    lambda m: m.data.Dataset.range(5).prefetch(2),
+    lambda m: m.data.Dataset.range(5).prefetch(m.data.AUTOTUNE),
+    lambda m: m.data.Dataset.range(5).cache(),
+    lambda m: m.data.Dataset.zip((m.data.Dataset.range(3), m.data.Dataset.range(5, 10))),
+    lambda m: m.data.Dataset.zip({"a": m.data.Dataset.range(3), "b": m.data.Dataset.from_tensor_slices([b"x", b"y"])}),
+    lambda m: m.data.Dataset.range(3).concatenate(m.data.Dataset.range(7, 9)),
+    lambda m: m.data.Dataset.from_tensor_slices([7, 8]).enumerate(start=5),
+    lambda m: m.data.Dataset.range(3).flat_map(lambda x: m.data.Dataset.from_tensors(x).repeat(2)),
+    lambda m: m.data.Dataset.range(4).interleave(lambda x: m.data.Dataset.from_tensors(x).repeat(3), cycle_length=2,
+                                                 block_length=2),
+    lambda m: m.data.Dataset.range(5).scan(m.constant(0, m.int64), lambda s, x: (s + x, s * 10)),
+    lambda m: m.data.Dataset.from_generator(gen3, output_types=(m.int64, m.float32), output_shapes=((), (None,))),
+    lambda m: m.data.Dataset.from_generator(gen3, output_signature=(m.TensorSpec((), m.int32),
+                                                                    m.TensorSpec((None,), m.float64))),
+    lambda m: m.data.Dataset.from_generator(lambda n: iter(range(n)), output_types=m.int32, args=(4,)),
+    lambda m: m.data.Dataset.range(100).map(lambda x: x * 2, num_parallel_calls=2).batch(16).prefetch(3),
+    lambda m: m.data.Dataset.range(8).apply(lambda d: d.skip(3)),
+    lambda m: m.data.Dataset.range(4).map(lambda x: m.cond(x > 1, lambda: x, lambda: -x)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(PIPELINES)))
+def test_pipelines_give_tensorflows_elements(oracle, case):
+    oracle(lambda m: elements(PIPELINES[case](m), m), where="pipeline %d" % case)
+
+
+@pytest.mark.parametrize("case", range(len(PIPELINES)))
+def test_pipelines_have_tensorflows_spec_cardinality_and_repr(case):
+    k, t = PIPELINES[case](kiln), PIPELINES[case](tf)
+    assert repr(k.element_spec).replace("kiln.", "tf.") == repr(t.element_spec)
+    assert int(k.cardinality()) == int(t.cardinality()), case
+    assert repr(k).replace("kiln.", "tf.") == repr(t), case
+
+
+SHUFFLES = [
+    lambda m: m.data.Dataset.range(50).shuffle(10, seed=3),
+    lambda m: m.data.Dataset.range(50).shuffle(100),
+    lambda m: m.data.Dataset.range(20).shuffle(5).batch(4).unbatch(),
+    lambda m: m.data.Dataset.range(10).repeat(3).shuffle(7, reshuffle_each_iteration=False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SHUFFLES)))
+def test_shuffles_are_tensorflows_as_multisets(case):
+    k = sorted(int(x) for x in SHUFFLES[case](kiln))
+    t = sorted(int(x) for x in SHUFFLES[case](tf))
+    assert k == t
+
+
+def test_shuffle_seeded_repeats_and_reshuffles():
+    ds = kiln.data.Dataset.range(30).shuffle(30, seed=5)
+    a, b = [int(x) for x in ds], [int(x) for x in ds]
+    assert sorted(a) == list(range(30)) and a != list(range(30))
+    assert a != b  # reshuffle_each_iteration: a new order per pass
+    same = kiln.data.Dataset.range(30).shuffle(30, seed=5, reshuffle_each_iteration=False)
+    assert [int(x) for x in same] == [int(x) for x in same]
+    again = kiln.data.Dataset.range(30).shuffle(30, seed=5)
+    assert [int(x) for x in again] == a  # the same seed, the same first pass
+
+
+BAD = [
+    lambda m: m.data.Dataset.from_tensor_slices(([1, 2, 3], [1, 2])),
+    lambda m: m.data.Dataset.from_tensor_slices(1),
+    lambda m: m.data.Dataset.range(3).filter(lambda x: x),
+    lambda m: m.data.Dataset.range(3).batch(0),
+    lambda m: list(m.data.Dataset.range(5).map(lambda x: m.zeros([x])).batch(2)),
+    lambda m: m.data.Dataset.range(3).unbatch(),
+    lambda m: m.data.Dataset.range(3).concatenate(m.data.Dataset.from_tensor_slices(["a"])),
+    lambda m: m.data.Dataset.zip(1),
+    lambda m: list(m.data.Dataset.from_generator(lambda: iter([1, "x"]), output_types=m.int32)),
+    lambda m: list(m.data.Dataset.from_generator(lambda: iter([[1, 2]]), output_signature=m.TensorSpec([3], m.int32))),
+    lambda m: m.data.Dataset.from_generator(lambda: iter([1])),
+    lambda m: list(m.data.Dataset.range(4).map(lambda x: m.debugging.assert_less(x, m.constant(2, m.int64)) or x)),
+    lambda m: m.data.Dataset.range(3).shuffle(0),
+    lambda m: iter(m.data.Dataset.range(1)).get_next() and next(iter(m.data.Dataset.range(0))),
+    lambda m: m.data.Dataset.range(0).get_single_element(),
+    lambda m: len(m.data.Dataset.range(3).repeat()),
+    lambda m: len(m.data.Dataset.range(3).filter(lambda x: x > 0)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BAD)))
+def test_bad_input_raises_tensorflows_error_class(oracle, case):
+    oracle(BAD[case], where="bad %d" % case)
+
+
+def test_generator_error_is_invalid_argument_at_its_element(tf):
+    def gen():
+        yield 1
+        raise ValueError("boom")
+
+    for m in (kiln, tf):
+        it = iter(m.data.Dataset.from_generator(gen, output_signature=m.TensorSpec((), m.int32)).prefetch(2))
+        assert int(next(it)) == 1
+        with pytest.raises(m.errors.InvalidArgumentError, match="ValueError: boom"):
+            next(it)
+
+
+def test_end_of_data_as_tensorflow(tf):
+    for m in (kiln, tf):
+        it = iter(m.data.Dataset.range(1))
+        assert int(it.get_next()) == 0
+        with pytest.raises(m.errors.OutOfRangeError):
+            it.get_next()
+        assert not bool(it.get_next_as_optional().has_value())
+        with pytest.raises(StopIteration):
+            next(it)
+
+
+def test_as_numpy_iterator_and_reduce_are_tensorflows(tf):
+    for pipe in (lambda m: m.data.Dataset.range(4).map(lambda x: (x, m.strings.as_string(x))),):
+        k = list(pipe(kiln).as_numpy_iterator())
+        t = list(pipe(tf).as_numpy_iterator())
+        assert repr(k) == repr(t)
+    assert int(kiln.data.Dataset.range(5).reduce(np.int64(0), lambda s, x: s + x)) == int(
+        tf.data.Dataset.range(5).reduce(np.int64(0), lambda s, x: s + x))
+
+
+def test_map_function_is_traced_once_with_autograph():
+    traces = []
+
+    def f(x):
+        traces.append(1)
+        if x > 2:  # a tensor condition: AutoGraph makes it a cond
+            return x * 10
+        return x
+
+    assert [int(v) for v in kiln.data.Dataset.range(5).map(f)] == [0, 1, 2, 30, 40]
+    assert len(traces) == 1
+
+
+def _os_threads():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
+
+
+def test_dropping_iterators_mid_pipeline_stops_threads():
+    before = _os_threads()
+    for _ in range(20):
+        ds = (kiln.data.Dataset.range(10 ** 9).map(lambda x: x + 1, num_parallel_calls=2).prefetch(4)
+              .map(lambda x: x * 2, num_parallel_calls=kiln.data.AUTOTUNE, deterministic=False))
+        it = iter(ds)
+        next(it)
+        del it
+    assert _os_threads() <= before  # the C++ pipeline threads were joined, not leaked
+
+
+def test_dropping_a_generator_pipeline_does_not_hang():
+    def forever():
+        i = 0
+        while True:
+            i += 1
+            yield i
+
+    for _ in range(10):
+        it = iter(kiln.data.Dataset.from_generator(forever, output_types=kiln.int64).prefetch(8))
+        assert int(next(it)) == 1
+        del it
+
+
+def test_datasets_of_datasets_say_they_are_not_implemented():
+    with pytest.raises(NotImplementedError, match="symbolic tensor"):
+        kiln.data.Dataset.range(3).map(lambda x: kiln.data.Dataset.range(x))
+
+
+def test_iterating_inside_a_function_says_it_is_not_implemented():
+    ds = kiln.data.Dataset.range(3)
+
+    @kiln.function
+    def total():
+        s = kiln.constant(0, kiln.int64)
+        for x in ds:
+            s += x
+        return s
+
+    with pytest.raises(NotImplementedError, match="inside kiln.function"):
+        total()
