@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <map>
 
+#include "core/crc32c.h"
 #include "core/dtype_table.h"
 #include "core/object_value.h"
 #include "core/tensor_impl.h"
 #include "graph/graph_def.h"
 #include "io/bundle.h"
-#include "io/crc32c.h"
 #include "io/files.h"
 #include "io/limits.h"
 #include "io/proto_values.h"
@@ -61,20 +61,20 @@ void append_strings(const std::vector<std::string_view>& values, tensorflow::Bun
     unsigned char fixed[8];
     const size_t width = value.size() > 0xffffffffull ? 8 : 4;
     for (size_t i = 0; i < width; ++i) fixed[i] = static_cast<unsigned char>(uint64_t{value.size()} >> (8 * i));
-    length_crc = io::crc32c_extend(length_crc, fixed, width);
+    length_crc = crc32c_extend(length_crc, fixed, width);
   }
-  const uint32_t masked = io::crc32c_mask(length_crc);
+  const uint32_t masked = crc32c_mask(length_crc);
   unsigned char stored[4];
   for (int i = 0; i < 4; ++i) stored[i] = static_cast<unsigned char>(masked >> (8 * i));
-  uint32_t crc = io::crc32c_extend(length_crc, stored, 4);  // the entry's CRC starts as the lengths'
+  uint32_t crc = crc32c_extend(length_crc, stored, 4);  // the entry's CRC starts as the lengths'
 
   bytes.append(reinterpret_cast<const char*>(stored), 4);
   for (std::string_view value : values) {
-    crc = io::crc32c_extend(crc, value.data(), value.size());
+    crc = crc32c_extend(crc, value.data(), value.size());
     bytes += value;
   }
   e.set_size(static_cast<int64_t>(bytes.size()));
-  e.set_crc32c(io::crc32c_mask(crc));
+  e.set_crc32c(crc32c_mask(crc));
   data += bytes;
 }
 
@@ -107,7 +107,7 @@ BundleFiles build_bundle(const std::vector<std::pair<std::string, Tensor>>& tens
                                    " tensor, which has no stored form");
       const size_t nbytes = static_cast<size_t>(t.num_elements) * dtype_size(t.dtype);
       e.set_size(static_cast<int64_t>(nbytes));
-      e.set_crc32c(io::crc32c_mask(io::crc32c(t.data, nbytes)));
+      e.set_crc32c(crc32c_mask(crc32c(t.data, nbytes)));
       out.data.append(static_cast<const char*>(t.data), nbytes);
     }
     add(name, std::move(e), "write_checkpoint");
@@ -171,7 +171,7 @@ struct CheckpointReader::Impl {
   // The entry's bytes, checksum-verified.
   std::string bytes(const std::string& name, const tensorflow::BundleEntryProto& e) const {
     std::string b = range(e);
-    if (io::crc32c_mask(io::crc32c(b.data(), b.size())) != e.crc32c())
+    if (crc32c_mask(crc32c(b.data(), b.size())) != e.crc32c())
       throw DataLossError(where(name) + ": checksum mismatch (the data file is corrupt)");
     return b;
   }
@@ -295,18 +295,17 @@ std::vector<std::string> CheckpointReader::get_strings(const std::string& name) 
     unsigned char fixed[8];
     const size_t width = v > 0xffffffffull ? 8 : 4;
     for (size_t i = 0; i < width; ++i) fixed[i] = static_cast<unsigned char>(v >> (8 * i));
-    length_crc = io::crc32c_extend(length_crc, fixed, width);
-    entry_crc = io::crc32c_extend(entry_crc, fixed, width);
+    length_crc = crc32c_extend(length_crc, fixed, width);
+    entry_crc = crc32c_extend(entry_crc, fixed, width);
   }
   if (end - p < 4 || static_cast<uint64_t>(end - p - 4) != total)
     throw DataLossError(impl_->where(name) + ": the entry's size does not match its strings");
   const uint32_t stored = io::get_fixed32(p);
-  if (stored != io::crc32c_mask(length_crc))
-    throw DataLossError(impl_->where(name) + ": string length checksum mismatch");
-  entry_crc = io::crc32c_extend(entry_crc, p, 4);
+  if (stored != crc32c_mask(length_crc)) throw DataLossError(impl_->where(name) + ": string length checksum mismatch");
+  entry_crc = crc32c_extend(entry_crc, p, 4);
   p += 4;
-  entry_crc = io::crc32c_extend(entry_crc, p, static_cast<size_t>(total));
-  if (io::crc32c_mask(entry_crc) != e.crc32c()) throw DataLossError(impl_->where(name) + ": checksum mismatch");
+  entry_crc = crc32c_extend(entry_crc, p, static_cast<size_t>(total));
+  if (crc32c_mask(entry_crc) != e.crc32c()) throw DataLossError(impl_->where(name) + ": checksum mismatch");
   std::vector<std::string> out;
   out.reserve(lengths.size());
   for (uint64_t len : lengths) {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "io/crc32c.h"
+#include "core/crc32c.h"
 #include "io/limits.h"
 #include "io/varint.h"
 #include "kiln/errors.h"

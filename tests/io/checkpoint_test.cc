@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/crc32c.h"
+#include "core/crc32c.h"
 #include "io/sstable.h"
 #include "tensor_bundle.pb.h"
 #include "test_util.h"
@@ -45,14 +45,14 @@ void expect_same_bits(const Tensor& got, const Tensor& want) {
 }  // namespace
 
 TEST(Crc32c, CheckValueAndMask) {
-  EXPECT_EQ(io::crc32c("123456789", 9), 0xe3069283u);  // the CRC-32C check value
-  EXPECT_EQ(io::crc32c("", 0), 0u);
+  EXPECT_EQ(crc32c("123456789", 9), 0xe3069283u);  // the CRC-32C check value
+  EXPECT_EQ(crc32c("", 0), 0u);
   // Extending in pieces is the CRC of the whole.
   const std::string text = "kiln writes TensorFlow checkpoints, byte for byte";
   for (size_t cut = 0; cut <= text.size(); ++cut)
-    EXPECT_EQ(io::crc32c_extend(io::crc32c(text.data(), cut), text.data() + cut, text.size() - cut),
-              io::crc32c(text.data(), text.size()));
-  for (uint32_t c : {0u, 1u, 0xe3069283u, 0xffffffffu}) EXPECT_EQ(io::crc32c_unmask(io::crc32c_mask(c)), c);
+    EXPECT_EQ(crc32c_extend(crc32c(text.data(), cut), text.data() + cut, text.size() - cut),
+              crc32c(text.data(), text.size()));
+  for (uint32_t c : {0u, 1u, 0xe3069283u, 0xffffffffu}) EXPECT_EQ(crc32c_unmask(crc32c_mask(c)), c);
 }
 
 TEST(SortedTable, RoundTripAcrossBlocks) {
@@ -160,7 +160,7 @@ TEST(Checkpoint, HostileIndexEntries) {
   good.set_dtype(tensorflow::DT_FLOAT);
   good.mutable_shape()->add_dim()->set_size(2);
   good.set_size(8);
-  good.set_crc32c(io::crc32c_mask(io::crc32c(slurp(prefix + ".data-00000-of-00001").data(), 8)));
+  good.set_crc32c(crc32c_mask(crc32c(slurp(prefix + ".data-00000-of-00001").data(), 8)));
   index_with(header, good);
   EXPECT_EQ(CheckpointReader(prefix).get_tensor("w").to_vector<float>(), (std::vector<float>{1, 2}));
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/crc32c.h"
+#include "core/crc32c.h"
 #include "io/sstable.h"
 #include "test_util.h"
 
@@ -41,10 +41,10 @@ std::string append_block(std::string& file, std::string contents) {
   put_varint(handle, file.size());
   put_varint(handle, contents.size());
   const char type = 0;
-  const uint32_t crc = io::crc32c_extend(io::crc32c(contents.data(), contents.size()), &type, 1);
+  const uint32_t crc = crc32c_extend(crc32c(contents.data(), contents.size()), &type, 1);
   file += contents;
   file.push_back(type);
-  put_fixed32(file, io::crc32c_mask(crc));
+  put_fixed32(file, crc32c_mask(crc));
   return handle;
 }
 

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace kiln::io {
+namespace kiln {
 
 // Extends `crc` (the CRC of earlier bytes; 0 to start) over n more bytes.
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
@@ -17,4 +17,4 @@ inline uint32_t crc32c_unmask(uint32_t masked) {
   return (r >> 17) | (r << 15);
 }
 
-}  // namespace kiln::io
+}  // namespace kiln

@@ -1,4 +1,4 @@
-#include "io/crc32c.h"
+#include "core/crc32c.h"
 
 #include <array>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <nmmintrin.h>
 #endif
 
-namespace kiln::io {
+namespace kiln {
 #if !defined(__SSE4_2__)
 namespace {
 
@@ -63,4 +63,4 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n) {
   return ~c;
 }
 
-}  // namespace kiln::io
+}  // namespace kiln
