@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev        # large float GEMM (loaded at run time; Eigen if absent)
   graphviz               # kiln graph --format svg
   libssl-dev             # SHA-256 checksums of saved files (libcrypto)
+  zlib1g-dev             # GZIP and ZLIB TFRecord files (kiln.data)
   clang libclang-rt-14-dev  # the loader fuzz target (libFuzzer + ASan)
   clang-format           # make format, make format-check (CI)
   openmpi-bin libopenmpi-dev  # kiln.distribute: collectives over MPI, mpirun (kiln builds without them)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/function.h"
@@ -73,6 +74,28 @@ using Source = std::function<bool(std::vector<Tensor>*)>;
 Dataset from_callback(std::vector<TensorSpec> element_spec, std::function<Source()> make_source,
                       int64_t cardinality = kUnknownCardinality);
 
+// Files: one string scalar per TFRecord or per line (without its "\n" or "\r\n"), the files
+// read in order. compression: "", "GZIP" or "ZLIB". A missing file is NotFoundError, a
+// truncated or corrupt record DataLossError, each at the element where the reader meets it.
+Dataset tfrecords(std::vector<std::string> filenames, const std::string& compression = "");
+Dataset text_lines(std::vector<std::string> filenames, const std::string& compression = "");
+
+// Writes a TFRecord file (TensorFlow's framing, masked CRC-32C; "", "GZIP" or "ZLIB").
+class TFRecordWriter {
+ public:
+  explicit TFRecordWriter(const std::string& path, const std::string& compression = "");
+  ~TFRecordWriter();  // closes
+  TFRecordWriter(const TFRecordWriter&) = delete;
+  TFRecordWriter& operator=(const TFRecordWriter&) = delete;
+  void write(const std::string& record);
+  void flush();
+  void close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // Transformations. Functions take an element's components as inputs.
 // num_parallel_calls: 0 runs fn on the consumer's thread; n > 0 (or kAutotune, the CPUs
 // available) on that many threads, in input order unless `deterministic` is false.
@@ -107,5 +130,36 @@ Dataset cache(const Dataset& input);
 Dataset zip(std::vector<Dataset> inputs);
 // a's elements, then b's; dtypes and ranks must agree (shapes become the common ones).
 Dataset concatenate(const Dataset& a, const Dataset& b);
+
+// Datasets as values of traced functions (tf.data inside tf.function). A dataset, an
+// iterator and an optional element are scalar variant tensors; the functions below run
+// eagerly or, inside a trace, add a node (a graph holding them is not saved).
+// The dataset as a scalar variant tensor (what a trace captures).
+Tensor as_variant(const Dataset& dataset);
+// A new pass over the dataset a variant holds (KilnMakeIterator).
+Tensor make_iterator(const Tensor& dataset);
+// The next element of an iterator (KilnIteratorGetNext), whose components have `spec`;
+// OutOfRangeError ("End of sequence") at the end.
+std::vector<Tensor> iterator_get_next(const Tensor& iterator, const std::vector<TensorSpec>& spec);
+// The next element as an optional (KilnIteratorGetNextAsOptional): empty at the end.
+Tensor iterator_get_next_as_optional(const Tensor& iterator);
+Tensor optional_has_value(const Tensor& optional);
+// InvalidArgumentError for an empty optional.
+std::vector<Tensor> optional_get_value(const Tensor& optional, const std::vector<TensorSpec>& spec);
+// tf.io.parse_example / parse_single_example over serialized tf.train.Example protos
+// (KilnParseExample): `serialized` is a string scalar or vector (a batch). Dense features
+// have a spec (int64, float32 or string; a first dim of -1 is a FixedLenSequenceFeature) and a
+// default (an empty tensor: required); sparse ones (VarLenFeature) a dtype and come back as
+// the indices, values and dense_shape of a SparseTensor.
+struct ParsedExamples {
+  std::vector<Tensor> sparse_indices, sparse_values, sparse_shapes, dense_values;
+};
+ParsedExamples parse_example(const Tensor& serialized, const std::vector<std::string>& dense_keys,
+                             const std::vector<Tensor>& dense_defaults, const std::vector<TensorSpec>& dense_specs,
+                             const std::vector<std::string>& sparse_keys, const std::vector<DType>& sparse_types);
+
+// Eagerly, without an op: the next element of a concrete iterator handle, false at the end.
+// Safe to call from several threads (callers take turns).
+bool iterator_next(const Tensor& iterator, std::vector<Tensor>* element);
 
 }  // namespace kiln::data

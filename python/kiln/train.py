@@ -9,8 +9,9 @@ import numpy as np
 
 from . import _core
 from . import _dtypes
+from ._example_proto import BytesList, Example, Feature, Features, FloatList, Int64List
 
-__all__ = ["CheckpointReader", "load_checkpoint", "list_variables", "load_variable", "latest_checkpoint", "Checkpoint",
+__all__ = ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64List", "CheckpointReader", "load_checkpoint", "list_variables", "load_variable", "latest_checkpoint", "Checkpoint",
            "CheckpointManager"]
 
 

@@ -51,39 +51,33 @@ nb::list specs_to(const std::vector<TensorSpec>& specs) {
   return out;
 }
 
-// One pass; dropping it (or close()) stops the pipeline's threads with the GIL released, so
-// a thread waiting for the GIL in a Python source can finish.
+// One pass, held as an iterator handle (a scalar variant) so a traced function the iterator
+// is passed to pulls from the same stream. Dropping it (or close()) releases the handle with
+// the GIL released: when it was the last holder, the pipeline's threads stop, and a thread
+// waiting for the GIL in a Python source can finish first.
 struct PyIterator {
-  std::unique_ptr<kd::Iterator> it;
-  explicit PyIterator(kd::Iterator i) : it(std::make_unique<kd::Iterator>(std::move(i))) {}
+  Tensor handle;
+  explicit PyIterator(Tensor h) : handle(std::move(h)) {}
   ~PyIterator() { close(); }
   void close() {
-    if (!it) return;
+    if (!handle.defined()) return;
     if (PyGILState_Check()) {
       nb::gil_scoped_release release;
-      it.reset();
+      handle = Tensor();
     } else {
-      it.reset();
+      handle = Tensor();
     }
   }
   // The next element's components, or None at the end.
   nb::object next() {
-    if (!it) return nb::none();
+    if (!handle.defined()) return nb::none();
     std::vector<Tensor> element;
     bool more = false;
     {
       nb::gil_scoped_release release;
-      try {
-        more = it->next(&element);
-      } catch (...) {
-        it.reset();
-        throw;
-      }
+      more = kd::iterator_next(handle, &element);
     }
-    if (!more) {
-      close();
-      return nb::none();
-    }
+    if (!more) return nb::none();
     return nb::cast(element);
   }
 };
@@ -95,8 +89,24 @@ void bind_data(nb::module_& m) {
       .def_prop_ro("element_spec", [](const kd::Dataset& d) { return specs_to(d.element_spec()); })
       .def("cardinality", &kd::Dataset::cardinality)
       .def_prop_ro("kind", [](const kd::Dataset& d) { return std::string(d.kind()); })
-      .def("make_iterator", [](const kd::Dataset& d) { return new PyIterator(d.make_iterator()); });
-  nb::class_<PyIterator>(m, "DatasetIteratorCore").def("next", &PyIterator::next).def("close", &PyIterator::close);
+      .def("make_iterator", [](const kd::Dataset& d) { return new PyIterator(kd::make_iterator(kd::as_variant(d))); })
+      .def("variant", [](const kd::Dataset& d) { return kd::as_variant(d); });
+  nb::class_<PyIterator>(m, "DatasetIteratorCore")
+      .def("next", &PyIterator::next)
+      .def("close", &PyIterator::close)
+      .def_prop_ro("handle", [](const PyIterator& it) { return it.handle; });
+  // The dataset ops, eagerly or as nodes of the current trace; specs as element_spec gives them.
+  m.def("data_make_iterator", &kd::make_iterator);
+  m.def("data_iterator_get_next",
+        [](const Tensor& it, const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& spec) {
+          return kd::iterator_get_next(it, specs_from(spec));
+        });
+  m.def("data_iterator_get_next_as_optional", &kd::iterator_get_next_as_optional);
+  m.def("data_optional_has_value", &kd::optional_has_value);
+  m.def("data_optional_get_value",
+        [](const Tensor& opt, const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& spec) {
+          return kd::optional_get_value(opt, specs_from(spec));
+        });
 
   m.def("data_from_tensor_slices", &kd::from_tensor_slices);
   m.def("data_from_tensors", &kd::from_tensors);
@@ -125,6 +135,27 @@ void bind_data(nb::module_& m) {
         },
         cardinality);
   });
+  m.def("data_tfrecords", &kd::tfrecords, nb::arg("filenames"), nb::arg("compression") = "");
+  m.def("data_text_lines", &kd::text_lines, nb::arg("filenames"), nb::arg("compression") = "");
+  nb::class_<kd::TFRecordWriter>(m, "TFRecordWriterCore")
+      .def(nb::init<const std::string&, const std::string&>(), nb::arg("path"), nb::arg("compression") = "")
+      .def("write",
+           [](kd::TFRecordWriter& w, nb::bytes record) { w.write(std::string(record.c_str(), record.size())); })
+      .def("flush", &kd::TFRecordWriter::flush)
+      .def("close", &kd::TFRecordWriter::close);
+  // (dims, dtype) specs as element_spec gives them; returns [indices..., values..., shapes..., dense...].
+  m.def("parse_example",
+        [](const Tensor& serialized, const std::vector<std::string>& dense_keys, const std::vector<Tensor>& defaults,
+           const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& dense_specs,
+           const std::vector<std::string>& sparse_keys, const std::vector<nb::object>& sparse_types) {
+          std::vector<DType> stypes;
+          for (const auto& t : sparse_types) stypes.push_back(dtype_from(t));
+          auto r = kd::parse_example(serialized, dense_keys, defaults, specs_from(dense_specs), sparse_keys, stypes);
+          std::vector<Tensor> out;
+          for (auto* part : {&r.sparse_indices, &r.sparse_values, &r.sparse_shapes, &r.dense_values})
+            out.insert(out.end(), part->begin(), part->end());
+          return out;
+        });
   m.def("data_map", [](const kd::Dataset& d, const ConcreteFunction& fn, int64_t parallel, bool deterministic) {
     return kd::map(d, fn, parallel, deterministic);
   });

@@ -18,8 +18,12 @@ void bind_errors(nb::module_&) {
         PyErr_SetString(PyExc_RuntimeError, e.what());
         return;
       }
-      // TensorFlow's OpError(node_def, op, message, ...).
-      nb::object error = classes[key](nb::none(), nb::none(), e.what());
+      // TensorFlow's OpError(node_def, op, message, ...). A message may quote bytes of a
+      // hostile input that are not UTF-8: they show as \x escapes rather than fail here.
+      const std::string_view what = e.what();
+      nb::object message =
+          nb::steal(PyUnicode_DecodeUTF8(what.data(), static_cast<Py_ssize_t>(what.size()), "backslashreplace"));
+      nb::object error = classes[key](nb::none(), nb::none(), message);
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
     }
   });

@@ -222,8 +222,132 @@ def test_datasets_of_datasets_say_they_are_not_implemented():
         kiln.data.Dataset.range(3).map(lambda x: kiln.data.Dataset.range(x))
 
 
-def test_iterating_inside_a_function_says_it_is_not_implemented():
-    ds = kiln.data.Dataset.range(3)
+def _sum_loop(m, ds):
+    @m.function
+    def total():
+        s = m.constant(0, m.int64)
+        for x in ds:
+            s += x
+        return s
+
+    return [total(), total()]  # each call is a new pass
+
+
+def _sum_of_arg(m):
+    @m.function
+    def total(ds):
+        s = m.constant(0, m.int64)
+        for x in ds:
+            s += x
+        return s
+
+    return [total(m.data.Dataset.range(4)), total(m.data.Dataset.range(10).filter(lambda x: x % 2 == 1))]
+
+
+def _iterator_passed_in(m):
+    it = iter(m.data.Dataset.range(3).map(lambda x: (x, x * 10)))
+
+    @m.function
+    def step(it):
+        a, b = next(it)
+        return a + b
+
+    return [step(it), step(it), step(it)]
+
+
+def _optional_inside(m):
+    ds = m.data.Dataset.range(2)
+
+    @m.function
+    def f():
+        it = iter(ds)
+        out = []
+        for _ in range(3):
+            opt = it.get_next_as_optional()
+            out.append(opt.has_value())
+        return out
+
+    return f()
+
+
+def _training_loop(m):
+    x = np.arange(40, dtype=np.float32).reshape(20, 2) / 40
+    y = (x[:, :1] * 3 - x[:, 1:]).astype(np.float32)
+    ds = m.data.Dataset.from_tensor_slices((x, y)).batch(5)
+    w = m.Variable(np.zeros((2, 1), np.float32))
+
+    @m.function
+    def train():
+        loss = m.constant(0.0)
+        for xb, yb in ds:
+            with m.GradientTape() as tape:
+                loss = m.reduce_mean((m.matmul(xb, w) - yb) ** 2)
+            w.assign_sub(0.5 * tape.gradient(loss, w))
+        return loss
+
+    return [train(), train(), w.read_value()]
+
+
+def _break_out(m):
+    @m.function
+    def f():
+        s = m.constant(0, m.int64)
+        for x in m.data.Dataset.range(100):
+            if x > 4:
+                break
+            s += x
+        return s
+
+    return f()
+
+
+def _dict_elements(m):
+    ds = m.data.Dataset.from_tensor_slices({"a": [1, 2, 3], "b": [10, 20, 30]})
+
+    @m.function
+    def f():
+        s = m.constant(0)
+        for e in ds:
+            s += e["a"] * e["b"]
+        return s
+
+    return f()
+
+
+def _exhausted_inside(m):
+    it = iter(m.data.Dataset.range(1))
+
+    @m.function
+    def f(it):
+        return next(it)
+
+    return [f(it), f(it)]
+
+
+# (program, ulps): the training loop's float sums run in another order than TensorFlow's
+# kernels run them, over 8 steps.
+IN_FUNCTION = [
+    (lambda m: _sum_loop(m, m.data.Dataset.range(5).map(lambda x: x * 2)), 0),
+    (lambda m: _sum_loop(m, m.data.Dataset.range(7).batch(3).map(lambda b: m.reduce_sum(b))), 0),
+    (lambda m: _sum_loop(m, m.data.Dataset.range(0)), 0),
+    (_sum_of_arg, 0),
+    (_iterator_passed_in, 0),
+    (_optional_inside, 0),
+    (_training_loop, 128),
+    (_break_out, 0),
+    (_dict_elements, 0),
+    (_exhausted_inside, 0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(IN_FUNCTION)))
+def test_datasets_inside_functions_are_tensorflows(oracle, case):
+    program, ulps = IN_FUNCTION[case]
+    oracle(program, ulps=ulps, where="in function %d" % case)
+
+
+def test_a_loop_over_a_dataset_is_one_graph_loop():
+    ds = kiln.data.Dataset.range(1000)
 
     @kiln.function
     def total():
@@ -232,5 +356,15 @@ def test_iterating_inside_a_function_says_it_is_not_implemented():
             s += x
         return s
 
-    with pytest.raises(NotImplementedError, match="inside kiln.function"):
-        total()
+    assert int(total()) == sum(range(1000))
+    ops = [op.type for op in total.get_concrete_function().graph.get_operations()]
+    assert "While" in ops and "KilnMakeIterator" in ops
+
+
+def test_datasets_from_symbolic_tensors_say_they_are_not_implemented():
+    @kiln.function
+    def f(x):
+        return kiln.data.Dataset.from_tensor_slices(x)
+
+    with pytest.raises(NotImplementedError, match="symbolic"):
+        f(kiln.constant([1, 2]))

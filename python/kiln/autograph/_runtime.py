@@ -216,6 +216,8 @@ def for_stmt(iterable, extra_test, body, state, names, opts=None):
     if isinstance(iterable, Tensor) and _core.tracing_active():
         t = iterable
         iterable = _TensorRange(_first_dim(t), lambda i: t[i])
+    if _core.tracing_active() and hasattr(iterable, "_kiln_element_stream"):
+        return _dataset_loop(iterable, extra_test, body, state, names)
     if not isinstance(iterable, _TensorRange):
         for item in iterable:
             if extra_test is not None and not _truth(extra_test(*state)):
@@ -240,6 +242,34 @@ def for_stmt(iterable, extra_test, body, state, names, opts=None):
         return [_core.add(i, _core.ones_like(i))], new
 
     return _tensor_loop(test, step, state, names, extra=[i0])
+
+
+def _dataset_loop(iterable, extra_test, body, state, names):
+    """`for x in dataset` (or an iterator) in a trace: a while loop that pulls an optional
+    element per iteration, as TensorFlow's AutoGraph makes it; the loop ends when it is empty."""
+    from .. import nest
+    from ..data._dataset import _core_specs
+
+    handle, structure = iterable._kiln_element_stream()
+    specs = _core_specs(nest.flatten(structure))
+
+    def test(ex, s):
+        (opt,) = ex
+        more = _core.data_optional_has_value(opt)
+        if extra_test is None:
+            return more
+        extra = extra_test(*s)
+        if isinstance(extra, bool):
+            return more if extra else _core.logical_and(more, convert_to_tensor(False))
+        return _core.logical_and(more, _as_tensor(extra))
+
+    def step(ex, s):
+        (opt,) = ex
+        item = nest.pack_sequence_as(structure, _core.data_optional_get_value(opt, specs))
+        new = body(item, *s)
+        return [_core.data_iterator_get_next_as_optional(handle)], new
+
+    return _tensor_loop(test, step, state, names, extra=[_core.data_iterator_get_next_as_optional(handle)])
 
 
 def _first_dim(t):

@@ -4,8 +4,8 @@ prefetch and parallel map on threads of their own, without the GIL; only from_ge
 generator and the function-of-a-dataset stages (flat_map, interleave, scan) run Python per
 element. See docs/data.md."""
 from ._dataset import (AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Iterator, Options,
-                       ThreadingOptions)
+                       TextLineDataset, TFRecordDataset, ThreadingOptions)
 from . import experimental
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "Options",
-           "ThreadingOptions", "experimental"]
+           "TextLineDataset", "TFRecordDataset", "ThreadingOptions", "experimental"]

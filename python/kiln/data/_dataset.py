@@ -185,6 +185,7 @@ class Dataset:
         del name
         structure = _normalize(tensors)
         flat = nest.flatten(structure)
+        _require_concrete(flat)
         for t in flat:
             if t.shape.rank == 0:
                 raise ValueError("Unbatching a tensor is only supported for rank >= 1")
@@ -200,6 +201,7 @@ class Dataset:
     def from_tensors(tensors, name=None):
         del name
         structure = _normalize(tensors)
+        _require_concrete(nest.flatten(structure))
         core = _core.data_from_tensors(nest.flatten(structure))
         return Dataset(core, nest.pack_sequence_as(structure, _specs_from_core(core.element_spec)))
 
@@ -255,6 +257,26 @@ class Dataset:
 
         core = _core.data_from_callback(_core_specs(specs), make_source, UNKNOWN_CARDINALITY)
         return Dataset(core, structure, kind="FlatMapDataset")
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        """The files matching the pattern(s), as a dataset of strings: shuffled unless shuffle=False
+        (TensorFlow's default), sorted otherwise. No match is InvalidArgumentError."""
+        del name
+        import glob
+
+        patterns = file_pattern if isinstance(file_pattern, (list, tuple)) else [file_pattern]
+        patterns = [p.decode() if isinstance(p, bytes) else str(_as_python(p) if isinstance(p, _core.Tensor) else p)
+                    for p in patterns]
+        patterns = [p.decode() if isinstance(p, bytes) else p for p in patterns]
+        matches = sorted(set(f for p in patterns for f in glob.glob(p)))
+        if not matches:
+            _raise_invalid("Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: b'No files "
+                           "matched pattern: %s'" % ", ".join(patterns))
+        ds = Dataset.from_tensor_slices(convert_to_tensor(matches, string))
+        if shuffle is None or shuffle:
+            ds = ds.shuffle(len(matches), seed=seed)
+        return ds
 
     @staticmethod
     def zip(*args, datasets=None, name=None):
@@ -470,11 +492,20 @@ class Dataset:
 
     # -- consuming
     def __iter__(self):
-        if _core.tracing_active():
-            raise NotImplementedError(
-                "kiln.data: iterating a Dataset inside kiln.function is not implemented yet (TensorFlow turns it "
-                "into a graph loop); iterate outside the function and pass each element in")
+        if _core.tracing_active():  # inside kiln.function: a new pass each time the function runs
+            return _GraphIterator(_core.data_make_iterator(self._variant()), self._structure)
         return Iterator(self)
+
+    def _variant(self):
+        """The dataset as a scalar variant tensor (a trace captures it)."""
+        v = self.__dict__.get("_variant_tensor")
+        if v is None:
+            v = self._variant_tensor = self._core_dataset.variant()
+        return v
+
+    def _kiln_element_stream(self):
+        """For AutoGraph's `for x in ds` in a trace: an iterator handle and the element structure."""
+        return _core.data_make_iterator(self._variant()), self._structure
 
     def as_numpy_iterator(self):
         for element in self:
@@ -501,8 +532,58 @@ class Dataset:
         _raise_invalid("Dataset had more than one element.")
 
 
+def _filenames(filenames):
+    if isinstance(filenames, Dataset):
+        return [f.decode() for f in filenames.as_numpy_iterator()]
+    if isinstance(filenames, (str, bytes)):
+        filenames = [filenames]
+    elif isinstance(filenames, _core.Tensor):
+        value = filenames.numpy()
+        filenames = [value] if np.ndim(value) == 0 else list(np.asarray(value).reshape(-1))
+    out = []
+    for f in filenames:
+        if isinstance(f, _core.Tensor):
+            f = f.numpy()
+        out.append(f.decode() if isinstance(f, bytes) else os.fspath(f))
+    return out
+
+
+def _compression(compression_type):
+    if compression_type is None:
+        return ""
+    if isinstance(compression_type, _core.Tensor):
+        compression_type = compression_type.numpy()
+    return compression_type.decode() if isinstance(compression_type, bytes) else str(compression_type)
+
+
+class TFRecordDataset(Dataset):
+    """tf.data.TFRecordDataset: each record of the files (in order) as a string scalar. A
+    truncated or corrupt record is DataLossError at its element."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        del buffer_size, num_parallel_reads, name
+        core = _core.data_tfrecords(_filenames(filenames), _compression(compression_type))
+        super().__init__(core, _specs_from_core(core.element_spec)[0])
+
+    def _python_name(self):
+        return "TFRecordDatasetV2"
+
+
+class TextLineDataset(Dataset):
+    """tf.data.TextLineDataset: each line of the files (in order, without its newline)."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        del buffer_size, num_parallel_reads, name
+        core = _core.data_text_lines(_filenames(filenames), _compression(compression_type))
+        super().__init__(core, _specs_from_core(core.element_spec)[0])
+
+    def _python_name(self):
+        return "TextLineDatasetV2"
+
+
 class Iterator:
-    """tf.data's OwnedIterator: one pass over a dataset, eagerly."""
+    """tf.data's OwnedIterator: one pass over a dataset. Used inside kiln.function (passed in or
+    closed over), its get_next/next become graph ops on the same stream, as TensorFlow's."""
 
     def __init__(self, dataset):
         self._structure = dataset._structure
@@ -516,6 +597,8 @@ class Iterator:
         return self
 
     def __next__(self):
+        if _core.tracing_active():
+            return self._graph().get_next()
         flat = self._it.next()
         if flat is None:
             raise StopIteration
@@ -523,7 +606,15 @@ class Iterator:
 
     next = __next__
 
+    def _graph(self):
+        return _GraphIterator(self._it.handle, self._structure)
+
+    def _kiln_element_stream(self):
+        return self._it.handle, self._structure
+
     def get_next(self):
+        if _core.tracing_active():
+            return self._graph().get_next()
         try:
             return next(self)
         except StopIteration:
@@ -531,10 +622,57 @@ class Iterator:
             raise errors.OutOfRangeError(None, None, "End of sequence") from None
 
     def get_next_as_optional(self):
+        if _core.tracing_active():
+            return self._graph().get_next_as_optional()
         try:
             return _Optional(next(self), self._structure)
         except StopIteration:
             return _Optional(None, self._structure)
+
+
+class _GraphIterator:
+    """An iterator inside a trace: its handle is a tensor of the graph (made there, or the
+    captured handle of an eager Iterator); each call adds a node that pulls when the function
+    runs. The end of data is OutOfRangeError at run time, as in TensorFlow's functions."""
+
+    def __init__(self, handle, structure):
+        self._handle = handle
+        self._structure = structure
+
+    @property
+    def element_spec(self):
+        return self._structure
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self.get_next()
+
+    def _kiln_element_stream(self):
+        return self._handle, self._structure
+
+    def get_next(self):
+        flat = _core.data_iterator_get_next(self._handle, _core_specs(nest.flatten(self._structure)))
+        return nest.pack_sequence_as(self._structure, flat)
+
+    def get_next_as_optional(self):
+        return _GraphOptional(_core.data_iterator_get_next_as_optional(self._handle), self._structure)
+
+
+class _GraphOptional:
+    """tf.experimental.Optional inside a trace: a variant tensor of the graph."""
+
+    def __init__(self, variant, structure):
+        self._variant = variant
+        self.element_spec = structure
+
+    def has_value(self):
+        return _core.data_optional_has_value(self._variant)
+
+    def get_value(self):
+        flat = _core.data_optional_get_value(self._variant, _core_specs(nest.flatten(self.element_spec)))
+        return nest.pack_sequence_as(self.element_spec, flat)
 
 
 class _Optional:
@@ -559,6 +697,12 @@ _PYTHON_NAMES = {"CacheDataset": "CacheDataset"}
 def _raise_invalid(message):
     from .. import errors
     raise errors.InvalidArgumentError(None, None, message)
+
+
+def _require_concrete(tensors):
+    if any(t.is_symbolic for t in tensors):
+        raise NotImplementedError("kiln.data: a Dataset made from a symbolic tensor (inside a traced function) is "
+                                  "not implemented yet; make it outside the function and use it inside")
 
 
 def _python_int(value):

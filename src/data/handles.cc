@@ -1,0 +1,33 @@
+// A Dataset as the variant value the dataset ops hold (ops/dataset_object.h), and eager
+// pulls from an iterator handle.
+#include "core/tensor_impl.h"
+#include "data/dataset.h"
+#include "ops/dataset_object.h"
+
+namespace kiln::data {
+namespace {
+
+struct Stream final : ops::ElementStream {
+  explicit Stream(std::unique_ptr<IteratorImpl> i) : it(std::move(i)) {}
+  bool next(std::vector<Tensor>* out) override { return it->next(out); }
+  std::unique_ptr<IteratorImpl> it;
+};
+
+struct DatasetHolder final : ops::DatasetObject {
+  explicit DatasetHolder(DatasetPtr d) : ds(std::move(d)) {}
+  std::unique_ptr<ops::ElementStream> open() const override { return std::make_unique<Stream>(ds->make_iterator()); }
+  std::string summary() const override { return ds->kind(); }
+  DatasetPtr ds;
+};
+
+}  // namespace
+
+Tensor as_variant(const Dataset& dataset) { return ops::variant_holding(new DatasetHolder(dataset.impl())); }
+
+bool iterator_next(const Tensor& iterator, std::vector<Tensor>* element) {
+  ops::IteratorObject* it = ops::object_in<ops::IteratorObject>(kiln::detail::concrete(iterator));
+  if (!it) throw InvalidArgumentError("iterator_next: the tensor is not an iterator (a scalar variant holding one)");
+  return it->next(element);
+}
+
+}  // namespace kiln::data
