@@ -59,7 +59,8 @@ def main():
 
     later = ("keras", "data")
     rows = [("all uses", share(lambda n: True)),
-            ("without tf.keras and tf.data", share(lambda n: n.split(".")[0] not in later))]
+            ("without tf.keras and tf.data", share(lambda n: n.split(".")[0] not in later)),
+            ("tf.data alone", share(lambda n: n.split(".")[0] == "data"))]
     print("%d notebooks, %d distinct tf.* names, %d uses" % (notebooks, len(counts), sum(counts.values())))
     print("| uses of tf.* names | kiln has | of | share |")
     print("|---|---|---|---|")
@@ -68,6 +69,9 @@ def main():
     missing = [(n, name) for name, n in counts.items() if not has[name] and name.split(".")[0] not in later]
     print("\nMost used names kiln lacks (without tf.keras and tf.data):")
     print(", ".join("tf.%s (%d)" % (name, n) for n, name in sorted(missing, reverse=True)[:40]))
+    data = sorted(((n, name) for name, n in counts.items() if name.split(".")[0] == "data"), reverse=True)
+    print("\ntf.data names by use (kiln has: yes/no):")
+    print(", ".join("tf.%s (%d, %s)" % (name, n, "yes" if has[name] else "no") for n, name in data))
 
 
 if __name__ == "__main__":

@@ -126,6 +126,13 @@ Dataset skip(const Dataset& input, int64_t count);
 Dataset prefetch(const Dataset& input, int64_t buffer_size = kAutotune);
 // The elements of the first iteration kept in memory; later iterations read them.
 Dataset cache(const Dataset& input);
+// TensorFlow's window: elements become windows of `size` elements (the next window starts
+// `shift` elements later; a window takes every `stride`-th element). Each component of a
+// window element is a scalar variant holding a dataset of that component's values
+// (from_variant reads it); the last windows may be smaller unless drop_remainder.
+Dataset window(const Dataset& input, int64_t size, int64_t shift, int64_t stride = 1, bool drop_remainder = false);
+// The dataset a scalar variant tensor holds (as_variant's, or a window's component).
+Dataset from_variant(const Tensor& variant);
 // Components of every input side by side; ends with the shortest.
 Dataset zip(std::vector<Dataset> inputs);
 // a's elements, then b's; dtypes and ranks must agree (shapes become the common ones).
@@ -157,6 +164,13 @@ struct ParsedExamples {
 ParsedExamples parse_example(const Tensor& serialized, const std::vector<std::string>& dense_keys,
                              const std::vector<Tensor>& dense_defaults, const std::vector<TensorSpec>& dense_specs,
                              const std::vector<std::string>& sparse_keys, const std::vector<DType>& sparse_types);
+
+// tf.io.decode_csv (KilnDecodeCSV): one tensor per column, each of the records' shape and of
+// its default's dtype (int32, int64, float32, float64 or string; an empty default: required).
+// select_cols (ascending) picks the columns to parse; empty: every column.
+std::vector<Tensor> decode_csv(const Tensor& records, const std::vector<Tensor>& record_defaults,
+                               const std::string& field_delim = ",", bool use_quote_delim = true,
+                               const std::string& na_value = "", const std::vector<int64_t>& select_cols = {});
 
 // Eagerly, without an op: the next element of a concrete iterator handle, false at the end.
 // Safe to call from several threads (callers take turns).

@@ -39,9 +39,10 @@ def write_file(filename, contents, name=None):
 
 from . import _gfile as gfile  # noqa: E402
 from ._tfrecord import TFRecordOptions, TFRecordWriter  # noqa: E402
+from ._csv import decode_csv  # noqa: E402
 from ._parse_example import (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, parse_example,  # noqa: E402
                              parse_single_example)
 
 __all__ = ["encode_base64", "decode_base64", "decode_raw", "read_file", "write_file", "gfile", "TFRecordOptions",
            "TFRecordWriter", "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
-           "parse_single_example"]
+           "parse_single_example", "decode_csv"]

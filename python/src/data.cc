@@ -156,6 +156,8 @@ void bind_data(nb::module_& m) {
             out.insert(out.end(), part->begin(), part->end());
           return out;
         });
+  m.def("decode_csv", &kd::decode_csv, nb::arg("records"), nb::arg("record_defaults"), nb::arg("field_delim"),
+        nb::arg("use_quote_delim"), nb::arg("na_value"), nb::arg("select_cols"));
   m.def("data_map", [](const kd::Dataset& d, const ConcreteFunction& fn, int64_t parallel, bool deterministic) {
     return kd::map(d, fn, parallel, deterministic);
   });
@@ -178,6 +180,8 @@ void bind_data(nb::module_& m) {
     return kd::padded_batch(d, n, std::move(padded), std::move(values), drop);
   });
   m.def("data_unbatch", &kd::unbatch);
+  m.def("data_window", &kd::window);
+  m.def("data_from_variant", &kd::from_variant);
   m.def("data_shuffle", &kd::shuffle);
   m.def("data_repeat", &kd::repeat);
   m.def("data_take", &kd::take);

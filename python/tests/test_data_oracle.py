@@ -73,7 +73,22 @@ PIPELINES = [
     lambda m: m.data.Dataset.range(100).map(lambda x: x * 2, num_parallel_calls=2).batch(16).prefetch(3),
     lambda m: m.data.Dataset.range(8).apply(lambda d: d.skip(3)),
     lambda m: m.data.Dataset.range(4).map(lambda x: m.cond(x > 1, lambda: x, lambda: -x)),
+    lambda m: m.data.Dataset.range(7).window(3, 2).flat_map(lambda w: w.batch(3)),
+    lambda m: m.data.Dataset.range(12).window(3, shift=1, stride=2, drop_remainder=True).flat_map(lambda w: w.batch(3)),
+    lambda m: m.data.Dataset.range(10).window(2, shift=4).flat_map(lambda w: w.batch(2)),
+    lambda m: m.data.Dataset.zip((m.data.Dataset.range(5), m.data.Dataset.range(5, 10))).window(2).flat_map(
+        lambda a, b: m.data.Dataset.zip((a.batch(2), b.batch(2)))),
+    lambda m: m.data.Dataset.range(5).map(lambda x: [x, x * 2]),  # a returned list is a tuple
 ]
+
+
+def test_window_elements_are_datasets_as_tensorflows():
+    k, t = kiln.data.Dataset.range(7).window(3, 2), tf.data.Dataset.range(7).window(3, 2)
+    assert repr(k).replace("kiln.", "tf.") == repr(t)
+    assert int(k.cardinality()) == int(t.cardinality())
+    assert [[int(x) for x in w] for w in k] == [[int(x) for x in w] for w in t]
+    with pytest.raises(NotImplementedError, match="flat_map"):
+        k.map(lambda w: w)
 
 
 @pytest.mark.parametrize("case", range(len(PIPELINES)))

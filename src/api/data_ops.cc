@@ -70,4 +70,13 @@ ParsedExamples parse_example(const Tensor& serialized, const std::vector<std::st
   return r;
 }
 
+std::vector<Tensor> decode_csv(const Tensor& records, const std::vector<Tensor>& record_defaults,
+                               const std::string& field_delim, bool use_quote_delim, const std::string& na_value,
+                               const std::vector<int64_t>& select_cols) {
+  std::vector<Tensor> inputs = {records};
+  inputs.insert(inputs.end(), record_defaults.begin(), record_defaults.end());
+  return trace::dispatch_list(ops::op::KilnDecodeCSV(), inputs,
+                              ops::Attrs{field_delim, use_quote_delim, na_value, select_cols}, "DecodeCSV");
+}
+
 }  // namespace kiln::data

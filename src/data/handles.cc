@@ -24,6 +24,13 @@ struct DatasetHolder final : ops::DatasetObject {
 
 Tensor as_variant(const Dataset& dataset) { return ops::variant_holding(new DatasetHolder(dataset.impl())); }
 
+Dataset from_variant(const Tensor& variant) {
+  if (variant.is_symbolic()) throw InvalidArgumentError("from_variant takes a concrete variant tensor");
+  auto* holder = ops::object_in<DatasetHolder>(kiln::detail::concrete(variant));
+  if (!holder) throw InvalidArgumentError("from_variant: the tensor does not hold a dataset");
+  return Dataset(holder->ds);
+}
+
 bool iterator_next(const Tensor& iterator, std::vector<Tensor>* element) {
   ops::IteratorObject* it = ops::object_in<ops::IteratorObject>(kiln::detail::concrete(iterator));
   if (!it) throw InvalidArgumentError("iterator_next: the tensor is not an iterator (a scalar variant holding one)");

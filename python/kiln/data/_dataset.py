@@ -40,6 +40,51 @@ def _normalize(value):
     return convert_to_tensor(value)
 
 
+class DatasetSpec:
+    """tf.data.DatasetSpec: the type of an element component that is itself a dataset (what
+    window gives), with that dataset's element_spec."""
+
+    def __init__(self, element_spec, dataset_shape=()):
+        self._element_spec = element_spec
+        self._dataset_shape = TensorShape(dataset_shape)
+
+    @property
+    def element_spec(self):
+        return self._element_spec
+
+    @property
+    def shape(self):
+        return self._dataset_shape
+
+    @property
+    def dtype(self):  # the component's dtype in the pipeline: a variant holding the dataset
+        from .._dtypes import variant
+        return variant
+
+    def __eq__(self, other):
+        return type(other) is DatasetSpec and repr(self) == repr(other)
+
+    def __hash__(self):
+        return hash(repr(self))
+
+    def __repr__(self):
+        return "DatasetSpec(%r, %r)" % (self._element_spec, self._dataset_shape)
+
+
+def _is_dataset_spec(spec):
+    return isinstance(spec, DatasetSpec)
+
+
+def _pack(structure, flat):
+    """An element from its flat components: a component whose spec is a DatasetSpec is a
+    variant holding a dataset, handed out as a Dataset."""
+    leaves = nest.flatten(structure)
+    if any(_is_dataset_spec(s) for s in leaves):
+        flat = [Dataset(_core.data_from_variant(t), s.element_spec) if _is_dataset_spec(s) else t
+                for s, t in zip(leaves, flat)]
+    return nest.pack_sequence_as(structure, flat)
+
+
 def _specs_from_core(core_specs):
     return [TensorSpec(TensorShape(dims), dtype) for dims, dtype in core_specs]
 
@@ -60,6 +105,10 @@ def _to_tensors(structure):
     """A function's result as an element: tensors, nested as returned (lists become tensors)."""
     if isinstance(structure, (Dataset,)):
         raise TypeError("a map function must return tensors, not a Dataset (use flat_map or interleave)")
+    if isinstance(structure, list):
+        # TensorFlow's rule: a returned list (a py_function's outputs, say) is a tuple of
+        # components, not one tensor to stack; tf.stack it to get one tensor.
+        structure = tuple(structure)
     return _normalize(structure)
 
 
@@ -77,6 +126,9 @@ class _Traced:
         from .._function import function
 
         structure = element_spec
+        if any(_is_dataset_spec(s) for s in nest.flatten(element_spec)):
+            raise NotImplementedError("kiln.data: %s over elements that are datasets (from window) is not "
+                                      "implemented yet; use flat_map (e.g. flat_map(lambda w: w.batch(n)))" % what)
         converted = _converted(func)
         self.output = None
 
@@ -338,6 +390,16 @@ class Dataset:
                                                                     specs)]
         core = _core.data_padded_batch(self._core_dataset, int(batch_size), shapes, values, bool(drop_remainder))
         return self._derive(core, nest.pack_sequence_as(self._structure, _specs_from_core(core.element_spec)))
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of `size` elements; each element is the element structure with every
+        component a Dataset of that component's values (flat_map them, e.g. w.batch(size))."""
+        del name
+        size = int(size)
+        core = _core.data_window(self._core_dataset, size, size if shift is None else int(shift), int(stride),
+                                 bool(drop_remainder))
+        structure = nest.map_structure(lambda s: DatasetSpec(s, TensorShape([])), self._structure)
+        return self._derive(core, structure)
 
     def unbatch(self, name=None):
         del name
@@ -602,7 +664,7 @@ class Iterator:
         flat = self._it.next()
         if flat is None:
             raise StopIteration
-        return nest.pack_sequence_as(self._structure, flat)
+        return _pack(self._structure, flat)
 
     next = __next__
 
@@ -797,6 +859,8 @@ def _scan_structure(scan_func, state, structure):
 
 
 def _zeros_of(spec):
+    if _is_dataset_spec(spec):
+        return Dataset.from_tensors(nest.map_structure(_zeros_of, spec.element_spec)).take(0)
     dims = [1 if d is None else d for d in (spec.shape.as_list() if spec.shape.rank is not None else [])]
     if spec.dtype == string:
         return convert_to_tensor(np.full(dims, b"", dtype=object), string)

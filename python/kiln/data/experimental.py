@@ -1,5 +1,6 @@
 """kiln.data.experimental: the names of tf.data.experimental that programs still reach for."""
 from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
+from .._csv import CsvDataset, make_csv_dataset
 
 
 def cardinality(dataset):
@@ -7,4 +8,5 @@ def cardinality(dataset):
     return dataset.cardinality()
 
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality"]
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality", "CsvDataset",
+           "make_csv_dataset"]
