@@ -47,7 +47,7 @@ from ._tape import GradientTape, UnconnectedGradients  # noqa: E402
 from ._custom_gradient import custom_gradient, recompute_grad, init_scope  # noqa: E402
 from ._tensor_array import TensorArray  # noqa: E402
 from ._functional import map_fn  # noqa: E402
-from ._py_function import py_function  # noqa: E402
+from ._py_function import numpy_function, py_function  # noqa: E402
 from ._ragged import RaggedTensor  # noqa: E402
 from . import ragged  # noqa: E402
 from ._sparse import SparseTensor  # noqa: E402

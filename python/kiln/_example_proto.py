@@ -71,22 +71,11 @@ def _length_delimited(number, payload):
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
-class _List:
-    _name = ""
+class _Message:
+    """What every message class shares: FromString, ByteSize, str as the text format."""
 
-    def __init__(self, value=None):
-        self.value = list(value) if value is not None else []
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self.value == other.value
-
-    def __repr__(self):
-        return "".join("value: %s\n" % self._text(v) for v in self.value)
-
-    __str__ = __repr__
-
-    def ListFields(self):
-        return [("value", self.value)] if self.value else []
+    def __str__(self):
+        return repr(self)
 
     def ByteSize(self):
         return len(self.SerializeToString())
@@ -96,6 +85,20 @@ class _List:
         msg = cls()
         msg.ParseFromString(data)
         return msg
+
+
+class _List(_Message):
+    def __init__(self, value=None):
+        self.value = list(value) if value is not None else []
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.value == other.value
+
+    def __repr__(self):
+        return "".join("value: %s\n" % self._text(v) for v in self.value)
+
+    def ListFields(self):
+        return [("value", self.value)] if self.value else []
 
 
 class BytesList(_List):
@@ -166,7 +169,7 @@ class Int64List(_List):
         return len(data)
 
 
-class Feature:
+class Feature(_Message):
     """One of bytes_list, float_list, int64_list."""
 
     _KINDS = (("bytes_list", BytesList, 1), ("float_list", FloatList, 2), ("int64_list", Int64List, 3))
@@ -199,7 +202,6 @@ class Feature:
         inner = "".join("  " + line + "\n" for line in repr(self._value).splitlines())
         return "%s {\n%s}\n" % (self._kind, inner)
 
-    __str__ = __repr__
 
     def SerializeToString(self):
         for kind, _, number in Feature._KINDS:
@@ -215,14 +217,8 @@ class Feature:
                     self._kind, self._value = kind, cls.FromString(v)
         return len(data)
 
-    @classmethod
-    def FromString(cls, data):
-        msg = cls()
-        msg.ParseFromString(data)
-        return msg
 
-
-class Features:
+class Features(_Message):
     def __init__(self, feature=None):
         self.feature = dict(feature or {})
 
@@ -236,7 +232,6 @@ class Features:
             out += 'feature {\n  key: "%s"\n  value {\n%s  }\n}\n' % (key, body)
         return out
 
-    __str__ = __repr__
 
     def SerializeToString(self):
         out = b""
@@ -262,14 +257,8 @@ class Features:
                 raise DecodeError("A feature key is not valid UTF-8.") from None
         return len(data)
 
-    @classmethod
-    def FromString(cls, data):
-        msg = cls()
-        msg.ParseFromString(data)
-        return msg
 
-
-class Example:
+class Example(_Message):
     def __init__(self, features=None):
         self.features = features if features is not None else Features()
 
@@ -280,7 +269,6 @@ class Example:
         body = "".join("  " + line + "\n" for line in repr(self.features).splitlines())
         return "features {\n%s}\n" % body
 
-    __str__ = __repr__
 
     def SerializeToString(self):
         return _length_delimited(1, self.features.SerializeToString())
@@ -293,9 +281,3 @@ class Example:
             if n == 1 and w == 2:
                 self.features = Features.FromString(v)
         return len(data)
-
-    @classmethod
-    def FromString(cls, data):
-        msg = cls()
-        msg.ParseFromString(data)
-        return msg

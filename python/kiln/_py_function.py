@@ -55,3 +55,28 @@ def py_function(func=None, inp=None, Tout=None, name=None):
 
         return decorate
     return _call(func, inp, Tout)
+
+
+def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):
+    """tf.numpy_function: func(*inp) with numpy arrays (bytes objects for strings), its numpy
+    results converted to Tout; also inside a kiln.function (the same host node as py_function)."""
+    del stateful, name
+    if Tout is None:
+        raise TypeError("Missing required argument: 'Tout'")
+
+    def with_numpy(f):
+        def call(*tensors):
+            return f(*[t.numpy() for t in tensors])
+        return call
+
+    if func is None:
+        def decorate(f):
+            def wrapper(*args):
+                return _call(with_numpy(f), list(args), Tout)
+
+            wrapper.__name__ = getattr(f, "__name__", "numpy_function")
+            wrapper.__wrapped__ = f
+            return wrapper
+
+        return decorate
+    return _call(with_numpy(func), inp, Tout)

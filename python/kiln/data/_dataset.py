@@ -1,8 +1,10 @@
 """kiln.data.Dataset: tf.data.Dataset over kiln's C++ pipeline runtime. A Dataset is a C++
 dataset (flat components) plus the structure its elements have in Python (element_spec:
 tuples, dicts and namedtuples of TensorSpecs, as TensorFlow nests them)."""
+import atexit
 import collections.abc
 import os
+import weakref
 import traceback
 
 import numpy as np
@@ -83,6 +85,49 @@ def _pack(structure, flat):
         flat = [Dataset(_core.data_from_variant(t), s.element_spec) if _is_dataset_spec(s) else t
                 for s, t in zip(leaves, flat)]
     return nest.pack_sequence_as(structure, flat)
+
+
+# The Python callables the C++ pipeline calls (a source's maker and each pass's puller) are
+# held here, by token; C++ holds only a _PythonRef. A callable often reaches the user's module
+# globals (a generator function's __globals__), which hold the dataset, whose C++ stages would
+# otherwise hold the callable: a cycle through C++ that Python's collector cannot see, so the
+# dataset would never be freed (and nanobind would report it at exit).
+_python_callables = {}
+_next_token = [0]
+_live_iterators = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_pipelines():
+    """At exit, while the interpreter still runs threads: close every live iterator (joining its
+    pipeline's threads, which may be waiting for the GIL in a Python source), then drop the
+    callables (and the datasets and iterators they hold) before the module is torn down."""
+    for it in list(_live_iterators):
+        it._it.close()
+    _python_callables.clear()
+
+
+class _PythonRef:
+    __slots__ = ("_token",)
+
+    def __init__(self, fn):
+        self._token = _next_token[0]
+        _next_token[0] += 1
+        _python_callables[self._token] = fn
+
+    def __call__(self):
+        return _python_callables[self._token]()
+
+    def __del__(self):
+        try:
+            _python_callables.pop(self._token, None)
+        except (AttributeError, TypeError):  # the module is being torn down at exit
+            pass
+
+
+def _python_source(specs, make_source, cardinality):
+    """A C++ source dataset whose passes call make_source() once and then its result per element."""
+    return _core.data_from_callback(_core_specs(specs), _PythonRef(lambda: _PythonRef(make_source())), cardinality)
 
 
 def _specs_from_core(core_specs):
@@ -307,7 +352,7 @@ class Dataset:
 
             return pull
 
-        core = _core.data_from_callback(_core_specs(specs), make_source, UNKNOWN_CARDINALITY)
+        core = _python_source(specs, make_source, UNKNOWN_CARDINALITY)
         return Dataset(core, structure, kind="FlatMapDataset")
 
     @staticmethod
@@ -463,6 +508,61 @@ class Dataset:
             raise TypeError("`transformation_func` must return a `tf.data.Dataset` object.")
         return result
 
+    def shard(self, num_shards, index, name=None):
+        """Every num_shards-th element, starting at `index` (TensorFlow's shard)."""
+        del name
+        n, i = int(num_shards), int(index)
+        if n <= 0:
+            _raise_invalid("Number of shards must be greater than zero (currently num_shards = %d)." % n)
+        if not 0 <= i < n:
+            _raise_invalid("Index must be between 0 and %d (currently index = %d)." % (n - 1, i))
+        kept = self.enumerate().filter(lambda k, _: k % n == i).map(lambda _, element: element)
+        return Dataset(kept._core_dataset, self._structure, "ShardDataset", self._options)
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=int64, name=None):
+        """start, start + step, ... forever (tf.data.Dataset.counter / experimental.Counter)."""
+        del name
+        dtype = as_dtype(dtype)
+        first = convert_to_tensor(start, dtype)
+        delta = convert_to_tensor(step, dtype)
+        return Dataset.from_tensors(convert_to_tensor(0, dtype)).repeat().scan(
+            first, lambda state, _: (state + delta, state))
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        """Element k comes from datasets[choice k] (choice_dataset: int64 scalars)."""
+        datasets = list(datasets)
+        if not datasets:
+            raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
+        spec = choice_dataset.element_spec
+        if not isinstance(spec, TensorSpec) or spec.dtype != int64 or spec.shape.rank != 0:
+            raise TypeError("Invalid `choice_dataset`. Elements of `choice_dataset` must be scalar of `tf.int64` "
+                            "dtype, but got %r." % (spec,))
+        return _chosen(datasets, lambda: (int(c) for c in choice_dataset), stop_on_empty_dataset)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        """Each element from a dataset drawn at random by `weights` (uniform by default); an
+        exhausted dataset leaves the draw (or ends it with stop_on_empty_dataset). The draws are
+        kiln's random stream, not TensorFlow's."""
+        del rerandomize_each_iteration
+        datasets = list(datasets)
+        if not datasets:
+            raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
+        w = np.ones(len(datasets)) if weights is None else np.asarray(
+            weights.numpy() if isinstance(weights, _core.Tensor) else weights, dtype=np.float64)
+        if w.shape != (len(datasets),):
+            raise ValueError("`weights` must have one weight per dataset")
+
+        def choices():
+            rng = np.random.default_rng(seed)
+            while True:
+                yield int(rng.choice(len(datasets), p=w / w.sum()))
+
+        return _chosen(datasets, choices, stop_on_empty_dataset, weights=w)
+
     # -- stages that run Python per element (their function makes datasets or carries state)
     def flat_map(self, map_func, name=None):
         del name
@@ -523,7 +623,7 @@ class Dataset:
 
             return pull
 
-        core = _core.data_from_callback(_core_specs(specs), make_source, UNKNOWN_CARDINALITY)
+        core = _python_source(specs, make_source, UNKNOWN_CARDINALITY)
         return self._derive(core, probe, kind=_kind or "InterleaveDataset")
 
     def scan(self, initial_state, scan_func, name=None):
@@ -549,7 +649,7 @@ class Dataset:
             return pull
 
         del probe_state
-        core = _core.data_from_callback(_core_specs(specs), make_source, self._core_dataset.cardinality())
+        core = _python_source(specs, make_source, self._core_dataset.cardinality())
         return self._derive(core, probe_out, kind="ScanDataset")
 
     # -- consuming
@@ -650,6 +750,7 @@ class Iterator:
     def __init__(self, dataset):
         self._structure = dataset._structure
         self._it = dataset._core_dataset.make_iterator()
+        _live_iterators.add(self)
 
     @property
     def element_spec(self):
@@ -754,6 +855,49 @@ class _Optional:
 
 
 _PYTHON_NAMES = {"CacheDataset": "CacheDataset"}
+
+
+def _chosen(datasets, make_choices, stop_on_empty, weights=None):
+    """A dataset whose k-th element comes from datasets[choice k] (Python per element)."""
+    structure = datasets[0].element_spec
+    for d in datasets[1:]:
+        if repr(d.element_spec) != repr(structure):
+            raise TypeError("Invalid `datasets`. `datasets` must have compatible element specs.\n Dataset 0 "
+                            "element_spec=%r.\nDataset element_spec=%r." % (structure, d.element_spec))
+    specs = nest.flatten(structure)
+
+    def make_source():
+        iters = [iter(d) for d in datasets]
+        alive = [True] * len(iters)
+        choices = make_choices()
+        w = None if weights is None else np.array(weights, dtype=np.float64)
+
+        def pull():
+            for choice in choices:
+                if not 0 <= choice < len(iters):
+                    _raise_invalid("Selector index out of range: %d >= %d" % (choice, len(iters)))
+                if not alive[choice]:
+                    if weights is not None:
+                        continue
+                    if stop_on_empty:
+                        return None
+                    continue
+                try:
+                    return nest.flatten(next(iters[choice]))
+                except StopIteration:
+                    alive[choice] = False
+                    if stop_on_empty or not any(alive):
+                        return None
+                    if w is not None:
+                        w[choice] = 0.0
+                        if w.sum() == 0:
+                            return None
+            return None
+
+        return pull
+
+    core = _python_source(specs, make_source, UNKNOWN_CARDINALITY)
+    return Dataset(core, structure, "DirectedInterleaveDataset")
 
 
 def _raise_invalid(message):

@@ -1,6 +1,20 @@
 """kiln.data.experimental: the names of tf.data.experimental that programs still reach for."""
-from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY
+from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from .._csv import CsvDataset, make_csv_dataset
+
+
+def Counter(start=0, step=1, dtype=None):
+    """tf.data.experimental.Counter: start, start + step, ... forever (int64 by default)."""
+    from .._dtypes import int64
+    return Dataset.counter(start, step, int64 if dtype is None else dtype)
+
+
+def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
+    return Dataset.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+    return Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
 
 
 def cardinality(dataset):
@@ -8,5 +22,6 @@ def cardinality(dataset):
     return dataset.cardinality()
 
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality", "CsvDataset",
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality", "Counter", "sample_from_datasets",
+           "choose_from_datasets", "CsvDataset",
            "make_csv_dataset"]
