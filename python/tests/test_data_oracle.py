@@ -87,6 +87,7 @@ def test_window_elements_are_datasets_as_tensorflows():
     assert repr(k).replace("kiln.", "tf.") == repr(t)
     assert int(k.cardinality()) == int(t.cardinality())
     assert [[int(x) for x in w] for w in k] == [[int(x) for x in w] for w in t]
+    assert [repr(w).replace("kiln.", "tf.") for w in k] == [repr(w) for w in t]
     with pytest.raises(NotImplementedError, match="flat_map"):
         k.map(lambda w: w)
 

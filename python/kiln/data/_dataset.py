@@ -82,7 +82,7 @@ def _pack(structure, flat):
     variant holding a dataset, handed out as a Dataset."""
     leaves = nest.flatten(structure)
     if any(_is_dataset_spec(s) for s in leaves):
-        flat = [Dataset(_core.data_from_variant(t), s.element_spec) if _is_dataset_spec(s) else t
+        flat = [Dataset(_core.data_from_variant(t), s.element_spec, "VariantDataset") if _is_dataset_spec(s) else t
                 for s, t in zip(leaves, flat)]
     return nest.pack_sequence_as(structure, flat)
 
