@@ -396,6 +396,19 @@ MORE = [
         [m.data.Dataset.range(3), m.data.Dataset.range(10, 13)],
         m.data.Dataset.from_tensor_slices(np.array([0, 1, 1, 0, 1, 0, 0], np.int64))),
     lambda m: m.data.Dataset.range(4).map(lambda x: m.numpy_function(lambda a: a * 10, [x], m.int64)),
+    lambda m: m.data.Dataset.range(10).group_by_window(key_func=lambda x: x % 3, reduce_func=lambda k, w: w.batch(2),
+                                                       window_size=2),
+    lambda m: m.data.Dataset.range(12).group_by_window(
+        key_func=lambda x: x % 2, reduce_func=lambda k, w: w.batch(5).map(lambda b: b * (k + 1)),
+        window_size_func=lambda k: k + 2),
+    lambda m: m.data.Dataset.range(1, 8).map(lambda x: m.fill([x], x)).bucket_by_sequence_length(
+        lambda e: m.shape(e)[0], [3, 5], [2, 2, 2]),
+    lambda m: m.data.Dataset.range(1, 5).map(lambda x: m.fill([x], x)).bucket_by_sequence_length(
+        lambda e: m.shape(e)[0], [3, 5], [2, 2, 2], pad_to_bucket_boundary=True),
+    lambda m: m.data.Dataset.range(1, 9).map(lambda x: (m.fill([x], x), x)).bucket_by_sequence_length(
+        lambda e, _: m.shape(e)[0], [4], [3, 2], drop_remainder=True),
+    lambda m: m.data.Dataset.range(1, 9).map(lambda x: m.fill([x % 3 + 1], x)).bucket_by_sequence_length(
+        lambda e: m.shape(e)[0], [2], [2, 2], no_padding=True),
 ]
 
 
@@ -404,6 +417,7 @@ def test_more_pipelines_give_tensorflows_elements(oracle, case):
     oracle(lambda m: elements(MORE[case](m), m), where="more %d" % case)
     k, t = MORE[case](kiln), MORE[case](tf)
     if case > 1:  # kiln's shard is a filter: its cardinality is unknown, TensorFlow's is computed
+        assert repr(k.element_spec).replace("kiln.", "tf.") == repr(t.element_spec), case
         assert int(k.cardinality()) == int(t.cardinality()), case
 
 
@@ -422,7 +436,18 @@ BAD_MORE = [
         lambda x: m.cast(x, m.int32))),
     lambda m: list(m.data.Dataset.choose_from_datasets([m.data.Dataset.range(3)], m.data.Dataset.from_tensor_slices(
         np.array([0, 3], np.int64)))),
+    lambda m: m.data.Dataset.range(3).group_by_window(lambda x: x, lambda k, w: w),
+    lambda m: m.data.Dataset.range(3).bucket_by_sequence_length(lambda e: e, [3, 5], [2, 2]),
 ]
+
+
+def test_an_element_past_the_last_bucket_boundary_is_invalid_argument():
+    # TensorFlow reports its assertion inside the grouping function as an InternalError wrapping
+    # INVALID_ARGUMENT; kiln raises the InvalidArgumentError itself.
+    ds = kiln.data.Dataset.range(1, 8).map(lambda x: kiln.fill([x], x)).bucket_by_sequence_length(
+        lambda e: kiln.shape(e)[0], [3, 5], [2, 2, 2], pad_to_bucket_boundary=True)
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="max\\(bucket_boundaries\\)"):
+        list(ds)
 
 
 @pytest.mark.parametrize("case", range(len(BAD_MORE)))

@@ -564,6 +564,110 @@ class Dataset:
         return _chosen(datasets, choices, stop_on_empty_dataset, weights=w)
 
     # -- stages that run Python per element (their function makes datasets or carries state)
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        """Elements grouped by key_func (an int64 scalar); each group of window_size elements (or
+        window_size_func(key)) becomes reduce_func(key, window) (a dataset), whose elements are
+        output; at the end the unfilled groups go out in key order."""
+        del name
+        if (window_size is None) == (window_size_func is None):
+            raise ValueError("Either the `window_size` argument or the `window_size_func` argument must be "
+                             "specified.")
+        size_of = (lambda _: window_size) if window_size_func is None else window_size_func
+
+        def key_of(element):
+            key = convert_to_tensor(_call_with_element(key_func, element))
+            if key.dtype != int64 or key.shape.rank != 0:
+                raise ValueError("`key_func` must return a single tf.int64 scalar tensor. Got type=%s and shape=%s"
+                                 % (key.dtype.name, key.shape))
+            return int(key.numpy())
+
+        return self._grouped(key_of, reduce_func, size_of)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        """Batches of elements of similar length: bucket i holds lengths below
+        bucket_boundaries[i] (and at least the one before), batched bucket_batch_sizes[i] at a
+        time and padded to the longest in the batch (or to the bucket's boundary - 1)."""
+        del name
+        boundaries = [int(b) for b in bucket_boundaries]
+        sizes = [int(b) for b in bucket_batch_sizes]
+        if len(sizes) != len(boundaries) + 1:
+            raise ValueError("len(bucket_batch_sizes) must equal len(bucket_boundaries) + 1")
+        if any(b2 <= b1 for b1, b2 in zip(boundaries, boundaries[1:])):
+            raise ValueError("bucket_boundaries must be sorted in increasing order")
+
+        def key_of(element):
+            length = int(convert_to_tensor(_call_with_element(element_length_func, element)).numpy())
+            if pad_to_bucket_boundary and length >= max(boundaries):
+                _raise_invalid("When pad_to_bucket_boundary=True, elements must have length < "
+                               "max(bucket_boundaries).")
+            return sum(1 for b in boundaries if length >= b)
+
+        def reduce(key, window):
+            key = int(key.numpy())
+            if no_padding:
+                return window.batch(sizes[key], drop_remainder=drop_remainder)
+            shapes = padded_shapes
+            if pad_to_bucket_boundary:
+                fill = boundaries[key] - 1 if key < len(boundaries) else None  # the last bucket holds none
+                base = padded_shapes if padded_shapes is not None else nest.map_structure(
+                    lambda s: s.shape, window.element_spec)
+                shapes = nest.map_structure(
+                    lambda s: [fill if d is None else d for d in TensorShape(s).as_list()], base,
+                    ) if not isinstance(base, TensorShape) else [fill if d is None else d for d in base.as_list()]
+            return window.padded_batch(sizes[key], padded_shapes=shapes, padding_values=padding_values,
+                                       drop_remainder=drop_remainder)
+
+        return self._grouped(key_of, reduce, lambda key: sizes[int(key)], probe_keys=range(len(sizes)))
+
+    def _grouped(self, key_of, reduce_func, size_of, probe_keys=(0,)):
+        outer = self
+        structure = self._structure
+        out_structure = None
+        for key in probe_keys:  # the spec every key's reduced dataset satisfies (TensorFlow traces once)
+            probe = reduce_func(convert_to_tensor(key, int64), _elements_dataset([], structure))
+            if not isinstance(probe, Dataset):
+                raise TypeError("`reduce_func` must return a `Dataset` object. Got %s" % type(probe).__name__)
+            out_structure = probe.element_spec if out_structure is None else nest.map_structure(
+                _common_spec, out_structure, probe.element_spec)
+
+        def make_source():
+            elements = iter(outer)
+            groups = {}
+            state = {"current": None, "input_done": False}
+
+            def reduced(key):
+                window = _elements_dataset(groups.pop(key), structure)
+                return iter(reduce_func(convert_to_tensor(key, int64), window))
+
+            def pull():
+                while True:
+                    if state["current"] is not None:
+                        try:
+                            return nest.flatten(next(state["current"]))
+                        except StopIteration:
+                            state["current"] = None
+                    if not state["input_done"]:
+                        try:
+                            element = next(elements)
+                        except StopIteration:
+                            state["input_done"] = True
+                            continue
+                        key = key_of(element)
+                        groups.setdefault(key, []).append(element)
+                        if len(groups[key]) >= int(convert_to_tensor(size_of(convert_to_tensor(key, int64))).numpy()):
+                            state["current"] = reduced(key)
+                        continue
+                    if not groups:
+                        return None
+                    state["current"] = reduced(min(groups))
+
+            return pull
+
+        core = _python_source(nest.flatten(out_structure), make_source, UNKNOWN_CARDINALITY)
+        return self._derive(core, out_structure, kind="GroupByWindowDataset")
+
     def flat_map(self, map_func, name=None):
         del name
         return self.interleave(map_func, cycle_length=1, block_length=1, _kind="FlatMapDataset")
@@ -855,6 +959,28 @@ class _Optional:
 
 
 _PYTHON_NAMES = {"CacheDataset": "CacheDataset"}
+
+
+def _common_spec(a, b):
+    if a.shape.rank is None or b.shape.rank is None or a.shape.rank != b.shape.rank:
+        return TensorSpec(TensorShape(None), a.dtype)
+    return TensorSpec([x if x == y else None for x, y in zip(a.shape.as_list(), b.shape.as_list())], a.dtype)
+
+
+def _elements_dataset(elements, structure):
+    """A finite dataset of elements already in memory (one group of group_by_window)."""
+    def make_source():
+        it = iter(elements)
+
+        def pull():
+            try:
+                return nest.flatten(next(it))
+            except StopIteration:
+                return None
+
+        return pull
+
+    return Dataset(_python_source(nest.flatten(structure), make_source, len(elements)), structure, "VariantDataset")
 
 
 def _chosen(datasets, make_choices, stop_on_empty, weights=None):
