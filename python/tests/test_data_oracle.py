@@ -409,6 +409,12 @@ MORE = [
         lambda e, _: m.shape(e)[0], [4], [3, 2], drop_remainder=True),
     lambda m: m.data.Dataset.range(1, 9).map(lambda x: m.fill([x % 3 + 1], x)).bucket_by_sequence_length(
         lambda e: m.shape(e)[0], [2], [2, 2], no_padding=True),
+    lambda m: m.data.Dataset.range(10).batch(3).rebatch(2),
+    lambda m: m.data.Dataset.range(10).batch(3).rebatch(4, drop_remainder=True),
+    lambda m: m.data.Dataset.range(10).batch(3).rebatch([1, 2]),
+    lambda m: m.data.Dataset.from_tensor_slices(([[1, 2], [3, 4], [5, 6]], ["a", "b", "c"])).batch(2).rebatch(1),
+    lambda m: m.data.Dataset.from_tensor_slices([1, 2, 1, 3, 2]).unique(),
+    lambda m: m.data.Dataset.from_tensor_slices(["a", "b", "a", ""]).unique(),
 ]
 
 
@@ -438,6 +444,7 @@ BAD_MORE = [
         np.array([0, 3], np.int64)))),
     lambda m: m.data.Dataset.range(3).group_by_window(lambda x: x, lambda k, w: w),
     lambda m: m.data.Dataset.range(3).bucket_by_sequence_length(lambda e: e, [3, 5], [2, 2]),
+    lambda m: m.data.Dataset.from_tensor_slices([1.5]).unique(),
 ]
 
 

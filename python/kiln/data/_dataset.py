@@ -3,6 +3,7 @@ dataset (flat components) plus the structure its elements have in Python (elemen
 tuples, dicts and namedtuples of TensorSpecs, as TensorFlow nests them)."""
 import atexit
 import collections.abc
+import itertools
 import os
 import weakref
 import traceback
@@ -507,6 +508,64 @@ class Dataset:
         if not isinstance(result, Dataset):
             raise TypeError("`transformation_func` must return a `tf.data.Dataset` object.")
         return result
+
+    def rebatch(self, batch_size, drop_remainder=False, name=None):
+        """The batched elements regrouped into batches of batch_size (an int, or a list of sizes
+        used in turn)."""
+        del name
+        if isinstance(batch_size, (list, tuple)) or (isinstance(batch_size, _core.Tensor) and batch_size.shape.rank):
+            sizes = [int(b) for b in (batch_size.numpy() if isinstance(batch_size, _core.Tensor) else batch_size)]
+            return self._rebatch_cycling(sizes, bool(drop_remainder))
+        rows = self.unbatch().batch(int(batch_size), drop_remainder=drop_remainder)
+        return Dataset(rows._core_dataset, rows._structure, "RebatchDataset", self._options)
+
+    def _rebatch_cycling(self, sizes, drop_remainder):
+        from .._ops import stack
+        rows = self.unbatch()
+        structure = nest.map_structure(lambda s: TensorSpec([None] + s.shape.as_list()[1:], s.dtype)
+                                       if s.shape.rank else s, self._structure)
+
+        def make_source():
+            it = iter(rows)
+            turn = itertools.cycle(sizes)
+
+            def pull():
+                want = next(turn)
+                got = list(itertools.islice(it, want))
+                if not got or (drop_remainder and len(got) < want):
+                    return None
+                return [stack(list(column)) for column in zip(*[nest.flatten(e) for e in got])]
+
+            return pull
+
+        return Dataset(_python_source(nest.flatten(structure), make_source, UNKNOWN_CARDINALITY), structure,
+                       "RebatchDataset", self._options)
+
+    def unique(self, name=None):
+        """Each distinct element once, in first-seen order (int32, int64 or string scalars)."""
+        del name
+        spec = self._structure
+        if not isinstance(spec, TensorSpec) or spec.dtype.name not in ("int32", "int64", "string"):
+            raise TypeError("`tf.data.Dataset.unique` does not support type %r -- only `tf.int32`, `tf.int64`, and "
+                            "`tf.string` are supported." % (getattr(spec, "dtype", spec),))
+        outer = self
+
+        def make_source():
+            it = iter(outer)
+            seen = set()
+
+            def pull():
+                for element in it:
+                    key = element.numpy()
+                    key = key.tobytes() if hasattr(key, "tobytes") and not isinstance(key, bytes) else key
+                    if key not in seen:
+                        seen.add(key)
+                        return [element]
+                return None
+
+            return pull
+
+        return Dataset(_python_source([spec], make_source, UNKNOWN_CARDINALITY), spec, "UniqueDataset", self._options)
 
     def shard(self, num_shards, index, name=None):
         """Every num_shards-th element, starting at `index` (TensorFlow's shard)."""
