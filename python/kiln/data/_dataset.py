@@ -906,7 +906,22 @@ class TextLineDataset(Dataset):
         return "TextLineDatasetV2"
 
 
-class Iterator:
+class _IteratorBase:
+    """What an eager and a graph iterator share: the element spec, the iterator protocol, and
+    the handle AutoGraph's `for` loops over (_kiln_element_stream)."""
+
+    @property
+    def element_spec(self):
+        return self._structure
+
+    def __iter__(self):
+        return self
+
+    def _kiln_element_stream(self):
+        return self._stream_handle(), self._structure
+
+
+class Iterator(_IteratorBase):
     """tf.data's OwnedIterator: one pass over a dataset. Used inside kiln.function (passed in or
     closed over), its get_next/next become graph ops on the same stream, as TensorFlow's."""
 
@@ -915,12 +930,8 @@ class Iterator:
         self._it = dataset._core_dataset.make_iterator()
         _live_iterators.add(self)
 
-    @property
-    def element_spec(self):
-        return self._structure
-
-    def __iter__(self):
-        return self
+    def _stream_handle(self):
+        return self._it.handle
 
     def __next__(self):
         if _core.tracing_active():
@@ -934,9 +945,6 @@ class Iterator:
 
     def _graph(self):
         return _GraphIterator(self._it.handle, self._structure)
-
-    def _kiln_element_stream(self):
-        return self._it.handle, self._structure
 
     def get_next(self):
         if _core.tracing_active():
@@ -956,7 +964,7 @@ class Iterator:
             return _Optional(None, self._structure)
 
 
-class _GraphIterator:
+class _GraphIterator(_IteratorBase):
     """An iterator inside a trace: its handle is a tensor of the graph (made there, or the
     captured handle of an eager Iterator); each call adds a node that pulls when the function
     runs. The end of data is OutOfRangeError at run time, as in TensorFlow's functions."""
@@ -965,18 +973,11 @@ class _GraphIterator:
         self._handle = handle
         self._structure = structure
 
-    @property
-    def element_spec(self):
-        return self._structure
-
-    def __iter__(self):
-        return self
+    def _stream_handle(self):
+        return self._handle
 
     def __next__(self):
         return self.get_next()
-
-    def _kiln_element_stream(self):
-        return self._handle, self._structure
 
     def get_next(self):
         flat = _core.data_iterator_get_next(self._handle, _core_specs(nest.flatten(self._structure)))
