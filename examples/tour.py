@@ -132,6 +132,22 @@ for step in range(100):
 print("loss %.6f, w %s, b %.3f, traces %d" % (float(loss), w.numpy().ravel().round(3), float(b),
                                               train_step.experimental_get_tracing_count()))
 
+section("tf.data: an input pipeline run by C++ threads, iterated inside a function")
+ds = (tf.data.Dataset.from_tensor_slices((features, targets)).shuffle(64, seed=1)
+      .map(lambda x, y: (x * 1.0, y), num_parallel_calls=tf.data.AUTOTUNE).batch(16).prefetch(tf.data.AUTOTUNE))
+print(ds)
+
+
+@tf.function
+def train_epoch():
+    total = tf.constant(0.0)
+    for x, y in ds:  # AutoGraph: one While loop over the dataset in the graph
+        total += train_step(x, y)
+    return total / 4
+
+
+print("mean loss over one epoch, as one graph: %.6f" % float(train_epoch()))
+
 section("Limits for a server (kiln's own): a deadline stops a loop that never ends")
 
 

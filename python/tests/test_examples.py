@@ -1,4 +1,4 @@
-"""The Python tour and the benchmark script run to the end (so neither rots)."""
+"""The Python tour and the benchmark scripts run to the end (so none rots)."""
 import os
 import subprocess
 import sys
@@ -38,3 +38,10 @@ def test_peers_bench_runs_quick(tmp_path):
     r = run("bench/python/bench_peers.py", "--quick", "--json", str(tmp_path / "peers.json"))
     assert r.returncode == 0, r.stderr
     assert "power(x,100) int32 10x10" in r.stdout and (tmp_path / "peers.json").exists()
+
+
+def test_data_bench_runs_quick():
+    pytest.importorskip("tensorflow")
+    r = run("bench/python/bench_data.py", "--quick")
+    assert r.returncode == 0, r.stderr
+    assert "slices-map-batch" in r.stdout and "tfrecord-parse" in r.stdout and "MLP step" in r.stdout
