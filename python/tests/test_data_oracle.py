@@ -463,8 +463,8 @@ def test_more_bad_input_raises_tensorflows_error_class(oracle, case):
 
 
 def test_exiting_with_live_pipelines_is_clean(tmp_path):
-    """A program that ends holding iterators over threaded pipelines with Python sources exits
-    with status 0, no abort and no leak report."""
+    """A program that ends holding iterators over threaded pipelines with Python sources (one
+    captured by a traced function) exits with status 0, no abort and no leak report."""
     import subprocess
     import sys
 
@@ -478,6 +478,10 @@ def test_exiting_with_live_pipelines_is_clean(tmp_path):
         "it2 = iter(b.prefetch(3))\n"
         "next(it2)\n"
         "c = tf.data.experimental.Counter()\n"
+        "g3 = tf.data.Dataset.from_generator(lambda: iter(range(1000)), output_types=tf.int64)\n"
+        "it3 = iter(g3.map(lambda x: x * 2, num_parallel_calls=2).prefetch(4))\n"
+        "f = tf.function(lambda: next(it3))  # a function captures the iterator: it outlives atexit\n"
+        "f(); f()\n"
         "print('ok')\n")
     env = dict(__import__("os").environ)
     env["PYTHONPATH"] = str(__import__("pathlib").Path(kiln.__file__).parent.parent)

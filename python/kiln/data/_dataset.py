@@ -5,6 +5,7 @@ import atexit
 import collections.abc
 import itertools
 import os
+import time
 import weakref
 import traceback
 
@@ -102,10 +103,16 @@ _live_iterators = weakref.WeakSet()
 def _stop_pipelines():
     """At exit, while the interpreter still runs threads: close every live iterator (joining its
     pipeline's threads, which may be waiting for the GIL in a Python source), then drop the
-    callables (and the datasets and iterators they hold) before the module is torn down."""
+    callables (and the datasets and iterators they hold) before the module is torn down.
+    An iterator a traced function captured outlives this; a pipeline thread of its that is
+    waiting for the GIL gets it during the pause below, finds its callable gone and ends, so no
+    thread is left to take the GIL while the interpreter finalizes (that aborts the process)."""
+    had_sources = bool(_python_callables)
     for it in list(_live_iterators):
         it._it.close()
     _python_callables.clear()
+    if had_sources:
+        time.sleep(0.05)
 
 
 class _PythonRef:
