@@ -74,13 +74,6 @@ void infer_components(InferContext& c) {  // KilnIteratorGetNext, KilnOptionalGe
     c.out(static_cast<int>(i)) = {.dtype = specs[i].dtype, .shape = specs[i].shape};
 }
 
-// Gives `t`'s reference to a kernel output slot.
-TensorImpl* hand_out(const Tensor& t) {
-  TensorImpl* impl = detail::impl_of(t);
-  impl->refs.fetch_add(1, std::memory_order_relaxed);
-  return impl;
-}
-
 // Checks an element against the node's specs (a dataset's elements always match its spec;
 // this guards a graph built against another dataset) and hands out its components.
 void hand_out_element(KernelContext& c, const std::vector<Tensor>& element, int types, int shapes) {

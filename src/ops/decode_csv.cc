@@ -173,11 +173,7 @@ void run_decode_csv(KernelContext& c) {
       }
     }
   }
-  for (int k = 0; k < n; ++k) {
-    TensorImpl* impl = detail::impl_of(out[k]);
-    impl->refs.fetch_add(1, std::memory_order_relaxed);
-    c.outputs[k] = impl;
-  }
+  for (int k = 0; k < n; ++k) c.outputs[k] = hand_out(out[k]);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dtype_table.h"
+#include "core/tensor_impl.h"
 #include "ops/op_def.h"
 #include "ops/widen.h"
 
@@ -109,5 +110,13 @@ void require_int_dtype(const InferContext& c, int input, const char* what);
 
 // Row-major strides.
 Dims strides_of(const Dims& dims);
+
+// For kOwnOutputs kernels: a new reference to `t`'s implementation, which the output slot
+// it is stored in owns (the caller's handle keeps its own).
+inline TensorImpl* hand_out(const Tensor& t) {
+  TensorImpl* impl = detail::impl_of(t);
+  impl->refs.fetch_add(1, std::memory_order_relaxed);
+  return impl;
+}
 
 }  // namespace kiln::ops

@@ -60,11 +60,7 @@ void run_host_function(KernelContext& c) {
     if (!outputs[i].defined() || outputs[i].dtype() != static_cast<DType>(types[i]))
       c.fail("the host function's output " + std::to_string(i) + " is not a " +
              std::string(dtype_name(static_cast<DType>(types[i]))) + " tensor");
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    detail::TensorImpl* impl = const_cast<detail::TensorImpl*>(&detail::concrete(outputs[i]));
-    impl->refs.fetch_add(1, std::memory_order_relaxed);
-    c.outputs[i] = impl;
-  }
+  for (size_t i = 0; i < outputs.size(); ++i) c.outputs[i] = hand_out(outputs[i]);
 }
 
 }  // namespace

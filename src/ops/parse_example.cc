@@ -388,11 +388,7 @@ void run_parse_example(KernelContext& c) {
       }
     }
   }
-  for (size_t k = 0; k < results.size(); ++k) {
-    TensorImpl* impl = detail::impl_of(results[k]);
-    impl->refs.fetch_add(1, std::memory_order_relaxed);
-    c.outputs[k] = impl;
-  }
+  for (size_t k = 0; k < results.size(); ++k) c.outputs[k] = hand_out(results[k]);
 }
 
 }  // namespace

@@ -239,12 +239,6 @@ Tensor new_list_tensor(TensorList** list) {
   detail::impl_of(t)->as<detail::ObjectValue*>()[0] = *list;
   return t;
 }
-// Gives `t`'s reference to a kernel output slot.
-TensorImpl* hand_out(Tensor t) {
-  TensorImpl* impl = detail::impl_of(t);
-  impl->refs.fetch_add(1, std::memory_order_relaxed);
-  return impl;  // `t` drops its own reference as it goes
-}
 
 // A new list tensor holding a copy of `l` (its items shared: they never change).
 Tensor copy_of(const TensorList& l, TensorList** out_list) {

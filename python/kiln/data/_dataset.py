@@ -79,14 +79,20 @@ def _is_dataset_spec(spec):
     return isinstance(spec, DatasetSpec)
 
 
-def _pack(structure, flat):
-    """An element from its flat components: a component whose spec is a DatasetSpec is a
-    variant holding a dataset, handed out as a Dataset."""
+def _unpacker(structure):
+    """A function from an element's flat components to the element: what an iterator calls per
+    element, so the structure is read once here, not per element. A component whose spec is a
+    DatasetSpec is a variant holding a dataset, handed out as a Dataset."""
     leaves = nest.flatten(structure)
     if any(_is_dataset_spec(s) for s in leaves):
-        flat = [Dataset(_core.data_from_variant(t), s.element_spec, "VariantDataset") if _is_dataset_spec(s) else t
-                for s, t in zip(leaves, flat)]
-    return nest.pack_sequence_as(structure, flat)
+        def unpack(flat):
+            flat = [Dataset(_core.data_from_variant(t), s.element_spec, "VariantDataset") if _is_dataset_spec(s)
+                    else t for s, t in zip(leaves, flat)]
+            return nest.pack_sequence_as(structure, flat)
+        return unpack
+    if not nest.is_nested(structure):
+        return lambda flat: flat[0]
+    return lambda flat: nest.pack_sequence_as(structure, flat)
 
 
 # The Python callables the C++ pipeline calls (a source's maker and each pass's puller) are
@@ -935,6 +941,7 @@ class Iterator(_IteratorBase):
     def __init__(self, dataset):
         self._structure = dataset._structure
         self._it = dataset._core_dataset.make_iterator()
+        self._unpack = _unpacker(dataset._structure)
         _live_iterators.add(self)
 
     def _stream_handle(self):
@@ -946,7 +953,7 @@ class Iterator(_IteratorBase):
         flat = self._it.next()
         if flat is None:
             raise StopIteration
-        return _pack(self._structure, flat)
+        return self._unpack(flat)
 
     next = __next__
 
