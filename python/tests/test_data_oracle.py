@@ -489,3 +489,25 @@ def test_exiting_with_live_pipelines_is_clean(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
     assert "leaked" not in result.stderr and "terminate" not in result.stderr, result.stderr
+
+
+# Zero-sized and broadcast shapes through the pipeline and the parsers.
+ZERO_SIZED = [
+    lambda m: [t.shape.as_list() for t in m.io.decode_csv(m.constant([], m.string), [[0], [0.0]])],
+    lambda m: [t.shape.as_list() for t in m.io.decode_csv(m.zeros([2, 0], m.string), [[0]])],
+    lambda m: {k: v.numpy().tolist() for k, v in m.io.parse_example(
+        m.constant([], m.string), {"x": m.io.FixedLenFeature([2], m.float32, [1., 2.])}).items()},
+    lambda m: m.io.parse_single_example(m.train.Example().SerializeToString(),
+                                        {"x": m.io.FixedLenFeature([0], m.float32)}),
+    lambda m: elements(m.data.Dataset.from_tensor_slices(np.zeros([0, 3], np.float32)), m),
+    lambda m: elements(m.data.Dataset.from_tensors(np.zeros([0], np.int32)).repeat(3).batch(2), m),
+    lambda m: elements(m.data.Dataset.from_tensors(np.zeros([0, 2], np.int32)).repeat(3).padded_batch(2), m),
+    lambda m: elements(m.data.Dataset.from_tensors(np.zeros([0, 2])).unbatch(), m),
+    lambda m: elements(m.data.Dataset.from_tensor_slices(np.ones([2, 3], np.float32)).map(
+        lambda x: x + m.constant([[1.], [2.]])), m),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ZERO_SIZED)))
+def test_zero_sized_and_broadcast_shapes_are_tensorflows(oracle, case):
+    oracle(ZERO_SIZED[case], where="zero-sized %d" % case)
