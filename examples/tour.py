@@ -2,6 +2,7 @@
 
 Run it with `make demo` (after the C++ tour) or `.venv/bin/python examples/tour.py`."""
 import sys
+import tempfile
 
 import numpy as np
 
@@ -147,6 +148,12 @@ def train_epoch():
 
 
 print("mean loss over one epoch, as one graph: %.6f" % float(train_epoch()))
+
+# Dataset.save writes TensorFlow's saved-dataset directory: TensorFlow's Dataset.load reads it.
+with tempfile.TemporaryDirectory() as saved:
+    tf.data.Dataset.from_tensor_slices({"x": features[:4], "y": targets[:4]}).save(saved)
+    loaded = tf.data.Dataset.load(saved)
+    print(loaded.element_spec, "->", [float(e["y"][0]) for e in loaded])
 
 section("Limits for a server (kiln's own): a deadline stops a loop that never ends")
 

@@ -96,6 +96,27 @@ class TFRecordWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// Datasets on disk (implemented in the io layer). save writes TensorFlow's saved-dataset
+// directory (Dataset.save: snapshot.metadata, dataset_spec.pb and <run>/<shard>.shard/
+// 00000000.snapshot files of TFRecords, one TensorProto per component), which TensorFlow's
+// Dataset.load reads; load reads TensorFlow's (the shards interleaved one per CPU, as its
+// default reader_func does). Components must be tensors (not variants).
+struct SaveOptions {
+  std::string compression;  // "", "GZIP" or "ZLIB" (the shard files)
+  // The element's structure as kiln::io's JSON form of a StructuredValue; empty: the flat
+  // components (one TensorSpec, or a tuple of them).
+  std::string structure_json;
+  // Each element's first component (an int64 scalar, as shard_func returns) picks the shard
+  // it goes to and is not saved.
+  bool shard_by_first_component = false;
+};
+void save(const Dataset& dataset, const std::string& path, const SaveOptions& options = {});
+// The structure a saved dataset's dataset_spec.pb holds, as JSON; NotFoundError without one.
+std::string saved_structure(const std::string& path);
+// element_spec: the flat components; empty reads them from dataset_spec.pb. A shard whose
+// records are not the spec's tensors is DataLossError or InvalidArgumentError at that element.
+Dataset load(const std::string& path, const std::string& compression = "", std::vector<TensorSpec> element_spec = {});
+
 // Transformations. Functions take an element's components as inputs.
 // num_parallel_calls: 0 runs fn on the consumer's thread; n > 0 (or kAutotune, the CPUs
 // available) on that many threads, in input order unless `deterministic` is false.
@@ -126,6 +147,10 @@ Dataset skip(const Dataset& input, int64_t count);
 Dataset prefetch(const Dataset& input, int64_t buffer_size = kAutotune);
 // The elements of the first iteration kept in memory; later iterations read them.
 Dataset cache(const Dataset& input);
+// With a filename: the first complete pass is written to <filename>.kiln-cache (component
+// records as save writes them) and later iterators (in this or a later process) read the
+// file. A pass that stops early leaves no file.
+Dataset cache(const Dataset& input, const std::string& filename);
 // TensorFlow's window: elements become windows of `size` elements (the next window starts
 // `shift` elements later; a window takes every `stride`-th element). Each component of a
 // window element is a scalar variant holding a dataset of that component's values
@@ -137,6 +162,12 @@ Dataset from_variant(const Tensor& variant);
 Dataset zip(std::vector<Dataset> inputs);
 // a's elements, then b's; dtypes and ranks must agree (shapes become the common ones).
 Dataset concatenate(const Dataset& a, const Dataset& b);
+
+// tf.data.Options.threading for every stage of the pipeline below it: each parallel map runs at
+// most private_threadpool_size worker threads (0: no cap), and with max_intra_op_parallelism 1
+// the pipeline's functions run their kernels single-threaded (0: kiln's default, the intra-op
+// pool). Other values of max_intra_op_parallelism leave kiln's pool as it is.
+Dataset with_threading(const Dataset& input, int private_threadpool_size, int max_intra_op_parallelism);
 
 // Datasets as values of traced functions (tf.data inside tf.function). A dataset, an
 // iterator and an optional element are scalar variant tensors; the functions below run

@@ -187,7 +187,23 @@ void bind_data(nb::module_& m) {
   m.def("data_take", &kd::take);
   m.def("data_skip", &kd::skip);
   m.def("data_prefetch", &kd::prefetch);
-  m.def("data_cache", &kd::cache);
+  m.def("data_cache", [](const kd::Dataset& d) { return kd::cache(d); });
+  m.def("data_cache_file", [](const kd::Dataset& d, const std::string& filename) { return kd::cache(d, filename); });
+  // Saving runs the whole pipeline: without the GIL, so a Python source can take it per element.
+  m.def(
+      "data_save",
+      [](const kd::Dataset& d, const std::string& path, const std::string& compression, const std::string& structure,
+         bool shard_first) {
+        kd::save(d, path,
+                 {.compression = compression, .structure_json = structure, .shard_by_first_component = shard_first});
+      },
+      nb::call_guard<nb::gil_scoped_release>());
+  m.def("data_with_threading", &kd::with_threading);
+  m.def("data_saved_structure", &kd::saved_structure);
+  m.def("data_load", [](const std::string& path, const std::string& compression,
+                        const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& spec) {
+    return kd::load(path, compression, specs_from(spec));
+  });
   m.def("data_zip", &kd::zip);
   m.def("data_concatenate", &kd::concatenate);
 }

@@ -511,3 +511,55 @@ ZERO_SIZED = [
 @pytest.mark.parametrize("case", range(len(ZERO_SIZED)))
 def test_zero_sized_and_broadcast_shapes_are_tensorflows(oracle, case):
     oracle(ZERO_SIZED[case], where="zero-sized %d" % case)
+
+
+# -- Options.threading: applies to the whole pipeline, stages added after with_options too
+def _threaded(m, pool, intra, parallel):
+    options = m.data.Options()
+    if pool is not None:
+        options.threading.private_threadpool_size = pool
+    if intra is not None:
+        options.threading.max_intra_op_parallelism = intra
+    ds = m.data.Dataset.range(40).with_options(options)
+    return ds.map(lambda x: m.reduce_sum(m.ones([64, 64]) * m.cast(x, m.float32)), num_parallel_calls=parallel) \
+        .repeat(2).batch(8)
+
+
+@pytest.mark.parametrize("pool,intra,parallel", [(1, 1, 4), (2, None, -1), (None, 1, None)])
+def test_threading_options_keep_the_elements(pool, intra, parallel):
+    ours = [e.numpy().tolist() for e in _threaded(kiln, pool, intra, parallel)]
+    theirs = [e.numpy().tolist() for e in _threaded(tf, pool, intra, parallel)]
+    assert ours == theirs
+
+
+def test_private_threadpool_size_caps_the_map_threads():
+    import threading
+
+    seen = set()
+
+    def record(x):
+        seen.add(threading.get_ident())
+        return x
+
+    def pipeline(pool):
+        options = kiln.data.Options()
+        options.threading.private_threadpool_size = pool
+        return kiln.data.Dataset.range(64).map(lambda x: kiln.numpy_function(record, [x], kiln.int64),
+                                               num_parallel_calls=4).with_options(options)
+
+    assert sorted(int(x) for x in pipeline(1)) == list(range(64))
+    assert len(seen) == 1
+    seen.clear()
+    assert sorted(int(x) for x in pipeline(0)) == list(range(64))  # 0: no cap
+    assert 1 <= len(seen) <= 4
+
+
+def test_options_merge_threading_field_by_field():
+    a, b = kiln.data.Options(), kiln.data.Options()
+    a.threading.private_threadpool_size = 3
+    b.threading.max_intra_op_parallelism = 1
+    merged = kiln.data.Dataset.range(1).with_options(a).with_options(b).options()
+    assert (merged.threading.private_threadpool_size, merged.threading.max_intra_op_parallelism) == (3, 1)
+    for m in (kiln, tf):
+        with pytest.raises(TypeError):
+            m.data.Options().threading.private_threadpool_size = None

@@ -51,6 +51,26 @@ inline bool next_or_error(IteratorImpl& input, Element* out, std::exception_ptr*
   }
 }
 
+// tf.data.Options.threading of the pipeline whose iterators this thread is making: set by
+// with_threading's iterator while it makes its input's; a stage that makes an input iterator
+// later (repeat, concatenate) re-enters the one it was made under. 0: not set.
+struct Threading {
+  int private_threadpool_size = 0;
+  int max_intra_op_parallelism = 0;
+  bool serial_kernels() const { return max_intra_op_parallelism == 1; }
+};
+const Threading& current_threading();
+class ThreadingScope {
+ public:
+  explicit ThreadingScope(const Threading& t);
+  ~ThreadingScope();
+  ThreadingScope(const ThreadingScope&) = delete;
+  ThreadingScope& operator=(const ThreadingScope&) = delete;
+
+ private:
+  Threading saved_;
+};
+
 // "component 1" style messages share these.
 std::string shape_text(const TensorShape& s);
 // The spec both a and b satisfy: dims that differ become -1, ranks that differ unknown.

@@ -1,8 +1,10 @@
 // The stages that run a traced function per element: map (on the consumer's thread or on
 // workers of its own), filter and take_while.
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/parallel.h"
@@ -47,8 +49,12 @@ class Map final : public DatasetImpl {
 
   const ConcreteFunction& fn() const { return fn_; }
   // No check of the result per element: the stage's spec is fn's output specs, which every
-  // run of fn satisfies.
-  Element apply(const Element& in) const { return fn_(in); }
+  // run of fn satisfies. serial: the pipeline's max_intra_op_parallelism is 1.
+  Element apply(const Element& in, bool serial) const {
+    if (!serial) return fn_(in);
+    SerialKernelsScope one_thread;
+    return fn_(in);
+  }
 
  private:
   DatasetPtr input_;
@@ -61,10 +67,11 @@ struct SerialMapIterator final : IteratorImpl {
   const Map* ds;
   DatasetPtr keep;
   std::unique_ptr<IteratorImpl> input;
+  bool serial_kernels = false;
   bool next(Element* out) override {
     Element in;
     if (!input->next(&in)) return false;
-    *out = ds->apply(in);
+    *out = ds->apply(in, serial_kernels);
     return true;
   }
 };
@@ -75,12 +82,13 @@ struct SerialMapIterator final : IteratorImpl {
 class ParallelMapIterator final : public IteratorImpl {
  public:
   ParallelMapIterator(const Map* ds, DatasetPtr keep, std::unique_ptr<IteratorImpl> input, int threads,
-                      bool deterministic)
+                      bool deterministic, bool serial_kernels)
       : ds_(ds),
         keep_(std::move(keep)),
         input_(std::move(input)),
         threads_(threads),
         deterministic_(deterministic),
+        serial_kernels_(serial_kernels),
         capacity_(static_cast<size_t>(2 * threads)) {}
 
   ~ParallelMapIterator() override {
@@ -161,7 +169,7 @@ class ParallelMapIterator final : public IteratorImpl {
         slots_.push_back(slot);
       }
       try {
-        slot->out = ds_->apply(in);
+        slot->out = ds_->apply(in, serial_kernels_);
       } catch (...) {
         slot->error = std::current_exception();
       }
@@ -178,6 +186,7 @@ class ParallelMapIterator final : public IteratorImpl {
   std::unique_ptr<IteratorImpl> input_;
   const int threads_;
   const bool deterministic_;
+  const bool serial_kernels_;
   const size_t capacity_;
   std::mutex input_mu_;  // one worker at a time pulls from input_
   std::mutex mu_;
@@ -188,12 +197,17 @@ class ParallelMapIterator final : public IteratorImpl {
 };
 
 std::unique_ptr<IteratorImpl> Map::make_iterator() const {
-  if (threads_ > 0)
-    return std::make_unique<ParallelMapIterator>(this, shared_from_this(), input_->make_iterator(), threads_,
-                                                 deterministic_);
+  const detail::Threading& options = detail::current_threading();
+  if (threads_ > 0) {
+    const int threads =
+        options.private_threadpool_size > 0 ? std::min(threads_, options.private_threadpool_size) : threads_;
+    return std::make_unique<ParallelMapIterator>(this, shared_from_this(), input_->make_iterator(), threads,
+                                                 deterministic_, options.serial_kernels());
+  }
   auto it = std::make_unique<SerialMapIterator>();
   it->ds = this;
   it->keep = shared_from_this();
+  it->serial_kernels = options.serial_kernels();
   it->input = input_->make_iterator();
   return it;
 }
@@ -211,10 +225,13 @@ class Predicate final : public DatasetImpl {
       const Predicate* ds;
       DatasetPtr keep;
       std::unique_ptr<IteratorImpl> input;
+      bool serial_kernels = false;
       bool next(Element* out) override {
         for (;;) {
           out->clear();
           if (!input->next(out)) return false;
+          std::optional<SerialKernelsScope> one_thread;
+          if (serial_kernels) one_thread.emplace();
           std::vector<Tensor> r = ds->fn_(*out);
           if (r.at(0).item<bool>()) return true;
           if (ds->stop_at_false_) return false;
@@ -224,6 +241,7 @@ class Predicate final : public DatasetImpl {
     auto it = std::make_unique<It>();
     it->ds = this;
     it->keep = shared_from_this();
+    it->serial_kernels = detail::current_threading().serial_kernels();
     it->input = input_->make_iterator();
     return it;
   }

@@ -26,11 +26,13 @@ class Repeat final : public DatasetImpl {
       int64_t left;  // passes still to start (< 0: forever)
       std::unique_ptr<IteratorImpl> current;
       bool produced = false;  // by the current pass
+      detail::Threading options = detail::current_threading();
       bool next(Element* out) override {
         for (;;) {
           if (!current) {
             if (left == 0) return false;
             if (left > 0) --left;
+            detail::ThreadingScope scope(options);
             current = input->make_iterator();
             produced = false;
           }
@@ -158,11 +160,13 @@ class Concatenate final : public DatasetImpl {
     struct It final : IteratorImpl {
       std::unique_ptr<IteratorImpl> current;
       DatasetPtr second;
+      detail::Threading options = detail::current_threading();
       bool next(Element* out) override {
         for (;;) {
           if (!current) return false;
           if (current->next(out)) return true;
           out->clear();
+          detail::ThreadingScope scope(options);
           current = second ? second->make_iterator() : nullptr;
           second = nullptr;
         }

@@ -1,11 +1,13 @@
 #include "io/proto_values.h"
 
 #include <cstring>
+#include <vector>
 
 #include "core/dtype_table.h"
 #include "core/object_value.h"
 #include "core/tensor_impl.h"
 #include "io/limits.h"
+#include "io/varint.h"
 
 namespace kiln::io {
 
@@ -66,14 +68,45 @@ void fill_bits(detail::TensorImpl& t, const google::protobuf::RepeatedField<int3
     out[i] = H::from_bits(static_cast<uint16_t>(vals.Get(static_cast<int>(std::min<int64_t>(i, vals.size() - 1)))));
 }
 
+// TensorFlow's encoded string list in tensor_content (how Tensor::AsProtoTensorContent writes
+// strings, as a saved dataset's snapshot files hold them): every string's length as a varint32,
+// then their bytes back to back. The lengths must account for every byte.
+Tensor strings_from_content(const std::string& content, const TensorShape& shape, uint64_t elements,
+                            const std::string& where) {
+  const auto* p = reinterpret_cast<const unsigned char*>(content.data());
+  const auto* end = p + content.size();
+  if (elements > content.size())  // each string needs at least its one-byte length
+    throw InvalidArgumentError(where + ": tensor_content is too short for " + std::to_string(elements) + " strings");
+  std::vector<uint64_t> lengths(elements);
+  uint64_t total = 0;
+  for (uint64_t& n : lengths) {
+    if (!get_varint64(p, end, &n) || n > 0xffffffffu)
+      throw InvalidArgumentError(where + ": a string length in tensor_content is malformed");
+    total += n;
+  }
+  if (total != static_cast<uint64_t>(end - p))
+    throw InvalidArgumentError(where + ": tensor_content's string lengths add up to " + std::to_string(total) +
+                               " bytes; it holds " + std::to_string(end - p));
+  detail::TensorImpl* impl = detail::make_concrete(DType::String, shape.dims());
+  Tensor t(impl);
+  auto** out = impl->as<detail::ObjectValue*>();
+  for (uint64_t i = 0; i < elements; ++i) {
+    out[i] = detail::make_string(std::string_view(reinterpret_cast<const char*>(p), lengths[i]));
+    p += lengths[i];
+  }
+  return t;
+}
+
 // string_val holds one entry per element (TensorFlow repeats the last for a shorter list, as
-// for numbers); tensor_content is never used for strings.
+// for numbers), or tensor_content the encoded list.
 Tensor strings_from_proto(const tensorflow::TensorProto& p, const TensorShape& shape, uint64_t elements,
                           const std::string& where) {
   const auto& vals = p.string_val();
   const uint64_t count = static_cast<uint64_t>(vals.size());
-  if (!p.tensor_content().empty())
-    throw InvalidArgumentError(where + ": a string tensor stores its values in string_val, not tensor_content");
+  if (!p.tensor_content().empty()) {
+    if (count > 0) throw InvalidArgumentError(where + ": a string tensor has both string_val and tensor_content");
+    return strings_from_content(p.tensor_content(), shape, elements, where);
+  }
   if (count > elements || (count == 0 && elements > 0))
     throw InvalidArgumentError(where + ": tensor has " + std::to_string(count) + " values for " +
                                std::to_string(elements) + " elements");

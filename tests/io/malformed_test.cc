@@ -3,6 +3,8 @@
 // kiln saved (control flow, variables, constants) one field at a time.
 #include <filesystem>
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 #include "graph.pb.h"
 #include "io/proto_values.h"
@@ -149,6 +151,31 @@ TEST_F(Malformed, DimsDtypesAndTensorSizes) {
   value->set_tensor_content(std::string(7, 'x'));
   value->mutable_tensor_shape()->add_dim()->set_size(2);
   expect_graph_rejected(def, "tensor_content has 7 bytes; dtype and shape need 8");
+  // A string tensor's encoded list (lengths, then bytes) must account for every byte, and a
+  // forged length or count may not make kiln allocate before the bytes are checked.
+  for (const auto& [content, dims, message] : std::vector<std::tuple<std::string, int64_t, std::string>>{
+           {std::string("\x02\x02"
+                        "abc",
+                        5),
+            2, "add up to 4 bytes; it holds 3"},
+           {std::string("\x05\x01"
+                        "abc",
+                        5),
+            2, "add up to 6 bytes; it holds 3"},
+           {std::string("\xff\xff\xff\xff\xff\xff", 6), 1, "string length in tensor_content is malformed"},
+           {std::string("\x01"
+                        "a",
+                        2),
+            int64_t{1} << 30, "too short for 1073741824 strings"}}) {
+    def = graph();
+    value = (*node_of(main_function(def), "Const")->mutable_attr())["value"].mutable_tensor();
+    value->set_dtype(tensorflow::DT_STRING);
+    value->clear_float_val();
+    value->set_tensor_content(content);
+    value->clear_tensor_shape();
+    value->mutable_tensor_shape()->add_dim()->set_size(dims);
+    expect_graph_rejected(def, message);
+  }
   def = graph();  // a small value asking for a huge tensor is refused before allocating
   value = (*node_of(main_function(def), "Const")->mutable_attr())["value"].mutable_tensor();
   value->mutable_tensor_shape()->add_dim()->set_size(int64_t{1} << 31);

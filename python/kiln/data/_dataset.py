@@ -2,6 +2,8 @@
 dataset (flat components) plus the structure its elements have in Python (element_spec:
 tuples, dicts and namedtuples of TensorSpecs, as TensorFlow nests them)."""
 import atexit
+import collections
+import json
 import collections.abc
 import itertools
 import os
@@ -207,7 +209,8 @@ class _Traced:
 
 class Options:
     """tf.data.Options: kept with the dataset; kiln reads `deterministic` (the default of
-    map's `deterministic`) and threading.private_threadpool_size (the threads AUTOTUNE may use)."""
+    map's `deterministic`) and `threading` (private_threadpool_size caps each parallel map's
+    threads; max_intra_op_parallelism=1 runs the pipeline's kernels single-threaded)."""
 
     def __init__(self):
         self.deterministic = None
@@ -223,15 +226,33 @@ class Options:
         merged = Options()
         for source in (self, other):
             for k, v in vars(source).items():
-                if v is not None:
+                if isinstance(v, ThreadingOptions):  # merged field by field, as TensorFlow does
+                    for field, value in vars(v).items():
+                        setattr(merged.threading, field, value)
+                elif v is not None:
                     setattr(merged, k, v)
         return merged
 
 
+def _int_option(name):
+    """An option that holds an int once set (None until then), refusing other types as
+    TensorFlow's options do."""
+    def get(self):
+        return self.__dict__.get(name)
+
+    def set(self, value):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError("Property \"%s\" must be of type %s, got: %s (type: %s)" % (name, int, value, type(value)))
+        self.__dict__[name] = value
+
+    return property(get, set)
+
+
 class ThreadingOptions:
-    def __init__(self):
-        self.private_threadpool_size = None
-        self.max_intra_op_parallelism = None
+    """tf.data.ThreadingOptions (Options.threading)."""
+
+    private_threadpool_size = _int_option("private_threadpool_size")
+    max_intra_op_parallelism = _int_option("max_intra_op_parallelism")
 
 
 class _Anything:
@@ -283,6 +304,16 @@ class Dataset:
         del name
         merged = options if self._options is None else self._options.merge(options)
         return Dataset(self._core_dataset, self._structure, self._kind, merged)
+
+    def _pipeline(self):
+        """The C++ dataset to iterate: under the options' threading, which (as in TensorFlow)
+        apply to every stage of the pipeline, those added after with_options too."""
+        threading = self._options.threading if self._options is not None else None
+        pool = getattr(threading, "private_threadpool_size", None)
+        intra = getattr(threading, "max_intra_op_parallelism", None)
+        if not pool and not intra:
+            return self._core_dataset
+        return _core.data_with_threading(self._core_dataset, int(pool or 0), int(intra or 0))
 
     def _derive(self, core, structure=None, kind=None):
         return Dataset(core, self._structure if structure is None else structure, kind, self._options)
@@ -498,10 +529,40 @@ class Dataset:
 
     def cache(self, filename="", name=None):
         del name
-        if filename:
-            raise NotImplementedError("kiln.data: cache(filename) (a file cache) is not implemented yet; "
-                                      "cache() keeps the elements in memory")
+        filename = _filenames(filename)[0] if not isinstance(filename, str) else filename
+        if filename:  # written by the first complete pass to <filename>.kiln-cache, then read
+            return self._derive(_core.data_cache_file(self._core_dataset, filename))
         return self._derive(_core.data_cache(self._core_dataset))
+
+    # -- on disk: TensorFlow's saved-dataset directory, which either library loads
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None):
+        if checkpoint_args is not None:
+            raise NotImplementedError("kiln.data: Dataset.save(checkpoint_args=...) (a resumable save) is not "
+                                      "implemented; save without it")
+        for spec in self._flat_specs():
+            if _is_dataset_spec(spec):
+                raise ValueError("Dataset.save: elements that hold datasets (%r) cannot be saved" % (spec,))
+        structure = json.dumps(_structure_json(self._structure))
+        dataset, tagged = self, False
+        if shard_func is not None:
+            dataset, tagged = self.map(_ShardTagger(shard_func)), True
+        _core.data_save(dataset._pipeline(), os.fspath(path), _compression(compression), structure, tagged)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None, wait=False):
+        del wait  # a save kiln reads has finished (its metadata says so)
+        if reader_func is not None:
+            raise NotImplementedError("kiln.data: Dataset.load(reader_func=...) is not implemented; kiln reads the "
+                                      "shards as TensorFlow's default reader_func does")
+        path = os.fspath(path)
+        if element_spec is None:
+            element_spec = _structure_from_json(json.loads(_core.data_saved_structure(path)))
+        flat = nest.flatten(element_spec)
+        for spec in flat:
+            if not isinstance(spec, TensorSpec):
+                raise TypeError("Dataset.load: element_spec must be a structure of tf.TensorSpec, got %r" % (spec,))
+        core = _core.data_load(path, _compression(compression), _core_specs(flat))
+        return Dataset(core, element_spec)
 
     def concatenate(self, dataset, name=None):
         del name
@@ -838,7 +899,7 @@ class Dataset:
         """The dataset as a scalar variant tensor (a trace captures it)."""
         v = self.__dict__.get("_variant_tensor")
         if v is None:
-            v = self._variant_tensor = self._core_dataset.variant()
+            v = self._variant_tensor = self._pipeline().variant()
         return v
 
     def _kiln_element_stream(self):
@@ -868,6 +929,60 @@ class Dataset:
         except StopIteration:
             return first
         _raise_invalid("Dataset had more than one element.")
+
+
+class _ShardTagger:
+    """save's shard_func as a map function: the element becomes (shard index, element)."""
+
+    def __init__(self, shard_func):
+        self.shard_func = shard_func
+        self.__name__ = "shard_" + getattr(shard_func, "__name__", "func").replace("<", "").replace(">", "")
+
+    def __call__(self, *args):
+        from .._ops import cast
+
+        index = self.shard_func(*args)
+        index = cast(index, int64) if isinstance(index, _core.Tensor) else convert_to_tensor(index, int64)
+        if index.shape.rank != 0:
+            raise ValueError("shard_func must return a 0-dimension tensor containing an int64 (got shape %s)"
+                             % (index.shape,))
+        return index, (args[0] if len(args) == 1 else args)
+
+
+def _structure_json(structure):
+    """element_spec as kiln::io's JSON form of a StructuredValue (what dataset_spec.pb holds)."""
+    if isinstance(structure, TensorSpec):
+        shape = None if structure.shape.rank is None else structure.shape.as_list()
+        return {"tensor": {"name": "", "shape": shape, "dtype": structure.dtype.name}}
+    if _is_namedtuple(structure):
+        return {"named_tuple": [type(structure).__name__,
+                                [[k, _structure_json(v)] for k, v in zip(structure._fields, structure)]]}
+    if isinstance(structure, tuple):
+        return {"tuple": [_structure_json(v) for v in structure]}
+    if isinstance(structure, list):
+        return {"list": [_structure_json(v) for v in structure]}
+    if isinstance(structure, dict):
+        return {"dict": {str(k): _structure_json(v) for k, v in structure.items()}}
+    raise ValueError("Dataset.save: cannot save an element of %r" % (structure,))
+
+
+def _structure_from_json(s):
+    """dataset_spec.pb's structure back as Python values (a named tuple as a namedtuple class of
+    that name and fields, as TensorFlow rebuilds it)."""
+    if s is None:
+        return None
+    (kind, value), = s.items()
+    if kind == "tensor":
+        return TensorSpec(value["shape"], as_dtype(value["dtype"]), name=value["name"] or None)
+    if kind == "named_tuple":
+        cls = collections.namedtuple(value[0], [k for k, _ in value[1]])
+        return cls(*[_structure_from_json(v) for _, v in value[1]])
+    if kind in ("tuple", "list"):
+        items = [_structure_from_json(v) for v in value]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "dict":
+        return {k: _structure_from_json(v) for k, v in value.items()}
+    raise ValueError("Dataset.load: the saved element_spec holds a %s, which kiln does not read" % kind)
 
 
 def _filenames(filenames):
@@ -940,7 +1055,7 @@ class Iterator(_IteratorBase):
 
     def __init__(self, dataset):
         self._structure = dataset._structure
-        self._it = dataset._core_dataset.make_iterator()
+        self._it = dataset._pipeline().make_iterator()
         self._unpack = _unpacker(dataset._structure)
         _live_iterators.add(self)
 

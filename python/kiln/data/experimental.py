@@ -22,6 +22,16 @@ def cardinality(dataset):
     return dataset.cardinality()
 
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality", "Counter", "sample_from_datasets",
+def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None):
+    """tf.data.experimental.save: Dataset.save."""
+    return dataset.save(path, compression, shard_func, checkpoint_args)
+
+
+def load(path, element_spec=None, compression=None, reader_func=None):
+    """tf.data.experimental.load: Dataset.load."""
+    return Dataset.load(path, element_spec, compression, reader_func)
+
+
+__all__ = ["save", "load", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality", "Counter", "sample_from_datasets",
            "choose_from_datasets", "CsvDataset",
            "make_csv_dataset"]
