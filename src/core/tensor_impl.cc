@@ -101,6 +101,17 @@ TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
   return t;
 }
 
+TensorImpl* make_view(const TensorImpl* src, const Dims& dims, int64_t first) {
+  auto* t = new TensorImpl;
+  t->dtype = src->dtype;
+  t->dims = dims;
+  t->num_elements = checked_num_elements(dims.data(), dims.size());
+  buffer_retain(src->buffer);
+  t->buffer = src->buffer;
+  t->data = static_cast<unsigned char*>(src->data) + first * static_cast<int64_t>(dtype_size(src->dtype));
+  return t;
+}
+
 TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index,
                           uint64_t graph_serial) {
   auto* t = new TensorImpl;  // no value-initialization: inline_data is written by the kernel

@@ -73,6 +73,10 @@ inline TensorImpl* make_concrete(DType dtype, const Dims& dims) {
 TensorImpl* make_concrete_checked(DType dtype, const int64_t* dims, size_t rank, int64_t n, int64_t bytes);
 // A concrete tensor sharing `src`'s data with new dims (same element count).
 TensorImpl* make_alias(const TensorImpl* src, const Dims& dims);
+// A concrete tensor of `dims` over src's elements from `first` on, sharing src's buffer (no
+// copy): src holds plain values (not objects) in a buffer, and the view fits inside it. Its
+// data is aligned to the element size only, as adopted external memory is.
+TensorImpl* make_view(const TensorImpl* src, const Dims& dims, int64_t first);
 // A new symbolic tensor.
 TensorImpl* make_symbolic(DType dtype, const Dims& dims, bool unknown_rank, graph::Node* node, int index,
                           uint64_t graph_serial);

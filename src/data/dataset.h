@@ -29,6 +29,11 @@ class DatasetImpl : public std::enable_shared_from_this<DatasetImpl> {
   const std::vector<TensorSpec>& element_spec() const { return spec_; }
   int64_t cardinality() const { return cardinality_; }
   virtual std::unique_ptr<IteratorImpl> make_iterator() const = 0;
+  // A source whose elements are the rows of tensors it holds (from_tensor_slices) says so,
+  // and gives batch a run of them at once: each component's rows [begin, end) as one tensor
+  // (begin < end <= cardinality). Batch stacks the elements of any other input.
+  virtual bool holds_rows() const { return false; }
+  virtual void rows(int64_t begin, int64_t end, Element* out) const { (void)begin, (void)end, (void)out; }
 
  private:
   const char* kind_;

@@ -41,8 +41,12 @@ class PrefetchIterator final : public IteratorImpl {
     }
     *out = std::move(queue_.front());
     queue_.pop_front();
+    // A waiting producer is woken once the buffer is down to its low-water mark, not for every
+    // element taken: a consumer slower than the pipeline (a training step) then pays one wake-up
+    // per few elements, and the producer refills in a burst.
+    const bool wake = producer_waiting_ && queue_.size() <= low_water();
     lock.unlock();
-    for_producer_.notify_one();
+    if (wake) for_producer_.notify_one();
     return true;
   }
 
@@ -51,7 +55,11 @@ class PrefetchIterator final : public IteratorImpl {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        for_producer_.wait(lock, [&] { return cancelled_ || queue_.size() < capacity_; });
+        if (!cancelled_ && queue_.size() >= capacity_) {
+          producer_waiting_ = true;
+          for_producer_.wait(lock, [&] { return cancelled_ || queue_.size() <= low_water(); });
+          producer_waiting_ = false;
+        }
         if (cancelled_) return;
       }
       Element e;
@@ -69,6 +77,8 @@ class PrefetchIterator final : public IteratorImpl {
     }
   }
 
+  size_t low_water() const { return capacity_ / 2; }
+
   DatasetPtr keep_;
   std::unique_ptr<IteratorImpl> input_;
   const size_t capacity_;
@@ -76,6 +86,7 @@ class PrefetchIterator final : public IteratorImpl {
   std::condition_variable for_consumer_, for_producer_;
   std::deque<Element> queue_;
   bool ended_ = false, cancelled_ = false;
+  bool producer_waiting_ = false;  // guarded by mu_: the producer sleeps until low_water()
   std::exception_ptr error_;
   std::thread producer_;  // joined by the destructor, before any member dies
 };

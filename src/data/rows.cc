@@ -56,10 +56,30 @@ void copy_padded(DType dtype, const unsigned char* src, const std::vector<int64_
 Tensor row_of(const Tensor& t, int64_t i) {
   const TensorImpl& src = kiln::detail::concrete(t);
   kiln::Dims dims(src.dims.begin() + 1, src.dims.end());
+  const int64_t row = src.dims[0] == 0 ? 0 : src.num_elements / src.dims[0];
+  if (src.buffer && !kiln::detail::holds_objects(src.dtype) &&
+      static_cast<size_t>(row) * dtype_size(src.dtype) > kiln::detail::kInlineBytes)
+    return kiln::detail::wrap(kiln::detail::make_view(&src, dims, i * row));  // a view: no copy
   TensorImpl* out = kiln::detail::make_concrete(src.dtype, dims);
   Tensor result = kiln::detail::wrap(out);
   const int64_t n = out->num_elements;
   copy_elements(src.dtype, static_cast<const unsigned char*>(src.data) + i * n * dtype_size(src.dtype), out->data, n);
+  return result;
+}
+
+Tensor rows_of(const Tensor& t, int64_t begin, int64_t end) {
+  const TensorImpl& src = kiln::detail::concrete(t);
+  kiln::Dims dims(src.dims.begin(), src.dims.end());
+  const int64_t row = dims[0] == 0 ? 0 : src.num_elements / dims[0];
+  dims[0] = end - begin;
+  const int64_t n = dims[0] * row;
+  if (src.buffer && !kiln::detail::holds_objects(src.dtype) &&
+      static_cast<size_t>(n) * dtype_size(src.dtype) > kiln::detail::kInlineBytes)
+    return kiln::detail::wrap(kiln::detail::make_view(&src, dims, begin * row));
+  TensorImpl* out = kiln::detail::make_concrete(src.dtype, dims);
+  Tensor result = kiln::detail::wrap(out);
+  copy_elements(src.dtype, static_cast<const unsigned char*>(src.data) + begin * row * dtype_size(src.dtype),
+                out->data, n);
   return result;
 }
 

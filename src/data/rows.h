@@ -9,8 +9,12 @@
 
 namespace kiln::data::detail {
 
-// Row i of t (t's first dimension), as a new tensor of t's shape without that dimension.
+// Row i of t (t's first dimension), as a tensor of t's shape without that dimension: a view
+// of t's memory where t holds plain values in a buffer and the row outgrows a tensor's inline
+// bytes (no copy), else a copy.
 Tensor row_of(const Tensor& t, int64_t i);
+// Rows [begin, end) of t as one tensor, a view or a copy as row_of decides.
+Tensor rows_of(const Tensor& t, int64_t begin, int64_t end);
 // The rows stacked along a new first dimension; all must have the same dtype and shape
 // (InvalidArgumentError naming `component` otherwise).
 Tensor stack_rows(const std::vector<Tensor>& rows, int component);

@@ -39,6 +39,10 @@ class TensorSlices final : public DatasetImpl {
     it->keep = shared_from_this();
     return it;
   }
+  bool holds_rows() const override { return true; }
+  void rows(int64_t begin, int64_t end, Element* out) const override {
+    for (const Tensor& c : components_) out->push_back(detail::rows_of(c, begin, end));
+  }
 
  private:
   std::vector<Tensor> components_;

@@ -1,4 +1,5 @@
 // The stages that reorder, cut and regroup elements without running a function.
+#include <algorithm>
 #include <mutex>
 
 #include "data/dataset.h"
@@ -286,6 +287,7 @@ class Batch final : public DatasetImpl {
         return true;
       }
     };
+    if (padding_.empty() && input_->holds_rows()) return row_runs();
     auto it = std::make_unique<It>();
     it->ds = this;
     it->keep = shared_from_this();
@@ -294,6 +296,27 @@ class Batch final : public DatasetImpl {
   }
 
  private:
+  // A batch of a source that holds its elements as rows: each component's run of rows at once.
+  std::unique_ptr<IteratorImpl> row_runs() const {
+    struct It final : IteratorImpl {
+      const Batch* ds;
+      std::shared_ptr<const DatasetImpl> keep;
+      int64_t at = 0;
+      bool next(Element* out) override {
+        const int64_t total = ds->input_->cardinality();
+        const int64_t end = std::min(total, at + ds->batch_);
+        if (end <= at || (ds->drop_remainder_ && end - at < ds->batch_)) return false;
+        ds->input_->rows(at, end, out);
+        at = end;
+        return true;
+      }
+    };
+    auto it = std::make_unique<It>();
+    it->ds = this;
+    it->keep = shared_from_this();
+    return it;
+  }
+
   static std::vector<TensorSpec> padded_spec(const std::vector<TensorSpec>& spec,
                                              const std::vector<TensorShape>& padded, int64_t batch, bool drop) {
     if (padded.empty()) return batched_spec(spec, batch, drop);

@@ -4,6 +4,7 @@
 #include <kiln/data.h>
 
 #include <atomic>
+#include <utility>
 
 #include "test_util.h"
 
@@ -55,6 +56,34 @@ TEST(Data, SlicesBatchAndUnbatchEveryDtype) {
   EXPECT_EQ(back, (std::vector<std::string>{"a", "", "ccc"}));
   EXPECT_THROW(kd::from_tensor_slices({constant(1.0f)}), InvalidArgumentError);
   EXPECT_THROW(kd::from_tensor_slices({zeros({3}), zeros({2})}), InvalidArgumentError);
+}
+
+// Rows and batches of from_tensor_slices are views of the source's memory: they outlive the
+// dataset and the source, and an op that reuses a view's memory for its result (an
+// exclusively owned operand) writes only the view's own rows (ASan checks the bounds).
+TEST(Data, RowViewsOutliveTheirSourceAndStayInBounds) {
+  std::vector<float> values(1000 * 20);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  std::vector<Tensor> batches, rows;
+  {
+    Tensor source = constant<float>(values, {1000, 20});
+    auto ds = kd::from_tensor_slices({source});
+    auto it = kd::batch(ds, 128, /*drop_remainder=*/false).make_iterator();
+    std::vector<Tensor> e;
+    while (it.next(&e)) batches.push_back(std::exchange(e, {})[0]);
+    auto one = ds.make_iterator();
+    for (int i = 0; i < 3 && one.next(&e); ++i) rows.push_back(std::exchange(e, {})[0]);
+  }
+  ASSERT_EQ(batches.size(), 8u);  // 7 of 128 and the last of 104
+  EXPECT_EQ(batches.back().shape().dims(), (Dims{104, 20}));
+  EXPECT_EQ(batches[7].to_vector<float>()[0], 896.0f * 20);
+  EXPECT_EQ(rows[2].to_vector<float>()[19], 59.0f);
+  Tensor last = std::move(batches.back());
+  batches.pop_back();
+  Tensor doubled = last * constant(2.0f);  // may write over `last`'s rows, and only those
+  last = Tensor();
+  EXPECT_EQ(doubled.to_vector<float>().back(), 2.0f * (values.size() - 1));
+  EXPECT_EQ(batches[6].to_vector<float>().back(), 896.0f * 20 - 1);
 }
 
 TEST(Data, PaddedBatchOfStringsKeepsEmptyStringsAndPads) {

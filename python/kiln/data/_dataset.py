@@ -94,6 +94,8 @@ def _unpacker(structure):
         return unpack
     if not nest.is_nested(structure):
         return lambda flat: flat[0]
+    if type(structure) is tuple and not any(nest.is_nested(s) for s in structure):
+        return tuple  # (x, y): the common element, without a walk of the structure
     return lambda flat: nest.pack_sequence_as(structure, flat)
 
 
