@@ -158,6 +158,15 @@ Dataset cache(const Dataset& input, const std::string& filename);
 Dataset window(const Dataset& input, int64_t size, int64_t shift, int64_t stride = 1, bool drop_remainder = false);
 // The dataset a scalar variant tensor holds (as_variant's, or a window's component).
 Dataset from_variant(const Tensor& variant);
+// TensorFlow's interleave (flat_map: cycle_length 1): up to cycle_length inner datasets open
+// at once, each made by make_inner from the next input element; block_length elements are
+// taken from each in turn, and an exhausted one's place goes to the next input element. With
+// prefetch > 0 every open inner dataset runs ahead of its turn on a thread of its own, by up
+// to that many elements (num_parallel_calls: the inner pipelines run in parallel, in the same
+// order). element_spec: the inner datasets' (their elements' dtypes are checked against it).
+using DatasetMaker = std::function<Dataset(const std::vector<Tensor>&)>;
+Dataset interleave(const Dataset& input, DatasetMaker make_inner, std::vector<TensorSpec> element_spec,
+                   int64_t cycle_length, int64_t block_length, int64_t prefetch = 0);
 // Components of every input side by side; ends with the shortest.
 Dataset zip(std::vector<Dataset> inputs);
 // a's elements, then b's; dtypes and ranks must agree (shapes become the common ones).

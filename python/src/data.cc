@@ -135,6 +135,19 @@ void bind_data(nb::module_& m) {
         },
         cardinality);
   });
+  // make_inner(list of tensors) returns the inner dataset (a core Dataset) for an input element.
+  m.def("data_interleave", [](const kd::Dataset& input, nb::object make_inner,
+                              const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& spec,
+                              int64_t cycle, int64_t block, int64_t prefetch) {
+    auto maker = std::make_shared<GilObject>(std::move(make_inner));
+    return kd::interleave(
+        input,
+        [maker](const std::vector<Tensor>& element) {
+          nb::gil_scoped_acquire gil;
+          return nb::cast<kd::Dataset>(maker->obj(element));
+        },
+        specs_from(spec), cycle, block, prefetch);
+  });
   m.def("data_tfrecords", &kd::tfrecords, nb::arg("filenames"), nb::arg("compression") = "");
   m.def("data_text_lines", &kd::text_lines, nb::arg("filenames"), nb::arg("compression") = "");
   nb::class_<kd::TFRecordWriter>(m, "TFRecordWriterCore")

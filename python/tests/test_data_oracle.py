@@ -65,6 +65,12 @@ PIPELINES = [
     lambda m: m.data.Dataset.range(3).flat_map(lambda x: m.data.Dataset.from_tensors(x).repeat(2)),
     lambda m: m.data.Dataset.range(4).interleave(lambda x: m.data.Dataset.from_tensors(x).repeat(3), cycle_length=2,
                                                  block_length=2),
+    lambda m: m.data.Dataset.range(6).interleave(lambda x: m.data.Dataset.range(x * 10, x * 10 + x % 4),
+                                                 cycle_length=3, block_length=2, num_parallel_calls=2),
+    lambda m: m.data.Dataset.range(5).interleave(lambda x: m.data.Dataset.range(x).map(lambda y: (y, x)),
+                                                 cycle_length=4, num_parallel_calls=m.data.AUTOTUNE),
+    lambda m: m.data.Dataset.range(4).flat_map(lambda x: m.data.Dataset.from_tensors(m.range(x))),
+    lambda m: m.data.Dataset.range(3).flat_map(lambda x: m.data.Dataset.range(0)),
     lambda m: m.data.Dataset.range(5).scan(m.constant(0, m.int64), lambda s, x: (s + x, s * 10)),
     lambda m: m.data.Dataset.from_generator(gen3, output_types=(m.int64, m.float32), output_shapes=((), (None,))),
     lambda m: m.data.Dataset.from_generator(gen3, output_signature=(m.TensorSpec((), m.int32),
@@ -563,3 +569,31 @@ def test_options_merge_threading_field_by_field():
     for m in (kiln, tf):
         with pytest.raises(TypeError):
             m.data.Options().threading.private_threadpool_size = None
+
+
+def test_parallel_interleave_of_tfrecord_files_as_tensorflow(tmp_path):
+    files = []
+    for i in range(4):
+        path = str(tmp_path / ("f%d.tfrecord" % i))
+        with tf.io.TFRecordWriter(path) as w:
+            for j in range(i * 3 + 1):
+                w.write(b"%d-%d" % (i, j))
+        files.append(path)
+
+    def pipeline(m):
+        return m.data.Dataset.from_tensor_slices(files).interleave(
+            m.data.TFRecordDataset, cycle_length=2, block_length=3, num_parallel_calls=m.data.AUTOTUNE)
+
+    ours, theirs = pipeline(kiln), pipeline(tf)
+    assert [x.numpy() for x in ours] == [x.numpy() for x in theirs]
+    assert repr(ours).replace("kiln.", "tf.") == repr(theirs)
+
+
+def test_interleave_map_func_errors():
+    ds = kiln.data.Dataset.range(3).interleave(lambda x: kiln.data.Dataset.range(x) if x < 5 else x)
+    assert sorted(int(v) for v in ds) == [0, 0, 1]
+    bad = kiln.data.Dataset.range(3).interleave(
+        lambda x: kiln.data.Dataset.from_tensors(kiln.cast(x, kiln.float32)) if x.numpy() < 1 else
+        kiln.data.Dataset.from_tensors(x), num_parallel_calls=2)
+    with pytest.raises(kiln.errors.InvalidArgumentError):
+        list(bad)

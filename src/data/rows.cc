@@ -78,8 +78,8 @@ Tensor rows_of(const Tensor& t, int64_t begin, int64_t end) {
     return kiln::detail::wrap(kiln::detail::make_view(&src, dims, begin * row));
   TensorImpl* out = kiln::detail::make_concrete(src.dtype, dims);
   Tensor result = kiln::detail::wrap(out);
-  copy_elements(src.dtype, static_cast<const unsigned char*>(src.data) + begin * row * dtype_size(src.dtype),
-                out->data, n);
+  copy_elements(src.dtype, static_cast<const unsigned char*>(src.data) + begin * row * dtype_size(src.dtype), out->data,
+                n);
   return result;
 }
 

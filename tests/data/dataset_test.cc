@@ -154,3 +154,41 @@ TEST(Data, MapChecksItsFunctionAgainstTheElement) {
 }
 
 }  // namespace
+
+namespace {
+
+// range(x * 10, x * 10 + x) for each input x: inner datasets of different lengths (0 for x = 0).
+kd::Dataset tens(const std::vector<Tensor>& element) {
+  const int64_t x = element.at(0).item<int64_t>();
+  return kd::range(x * 10, x * 10 + x, 1);
+}
+
+const std::vector<TensorSpec> kScalarInt64 = {{.shape = TensorShape(std::vector<int64_t>{}), .dtype = DType::Int64}};
+
+TEST(Data, InterleaveOrderSerialAndParallel) {
+  // cycle 2, block 2 over inputs 0..3: slots [0: empty -> 1: {10}] then 2 {20, 21}, 3 {30, 31, 32}.
+  const std::vector<int64_t> expected = {10, 20, 21, 30, 31, 32};
+  EXPECT_EQ(ints(kd::interleave(kd::range(0, 4, 1), tens, kScalarInt64, 2, 2)), expected);
+  for (int round = 0; round < 20; ++round)  // the threads never change the order
+    EXPECT_EQ(ints(kd::interleave(kd::range(0, 4, 1), tens, kScalarInt64, 2, 2, /*prefetch=*/2)), expected);
+  EXPECT_EQ(ints(kd::interleave(kd::range(0, 3, 1), tens, kScalarInt64, 1, 1)),
+            (std::vector<int64_t>{10, 20, 21}));  // flat_map
+  EXPECT_THROW(kd::interleave(kd::range(0, 3, 1), tens, kScalarInt64, 0, 1), InvalidArgumentError);
+}
+
+TEST(Data, InterleaveErrorsAndEarlyDrops) {
+  auto failing = [](const std::vector<Tensor>& e) -> kd::Dataset {
+    if (e.at(0).item<int64_t>() == 2) throw InvalidArgumentError("no dataset for 2");
+    return tens(e);
+  };
+  EXPECT_THROW(ints(kd::interleave(kd::range(0, 4, 1), failing, kScalarInt64, 2, 1, 2)), InvalidArgumentError);
+  auto wrong_dtype = [](const std::vector<Tensor>&) { return kd::from_tensors({constant(1.0f)}); };
+  EXPECT_THROW(ints(kd::interleave(kd::range(0, 2, 1), wrong_dtype, kScalarInt64, 2, 1)), InvalidArgumentError);
+  for (int round = 0; round < 20; ++round) {  // a pass dropped while inner pipelines run ahead
+    auto it = kd::interleave(kd::range(0, 50, 1), tens, kScalarInt64, 4, 1, 2).make_iterator();
+    std::vector<Tensor> e;
+    for (int k = 0; k < round; ++k) ASSERT_TRUE(it.next(&e));
+  }
+}
+
+}  // namespace

@@ -133,14 +133,32 @@ class _PythonRef:
         _next_token[0] += 1
         _python_callables[self._token] = fn
 
-    def __call__(self):
-        return _python_callables[self._token]()
+    def __call__(self, *args):
+        return _python_callables[self._token](*args)
 
     def __del__(self):
         try:
             _python_callables.pop(self._token, None)
         except (AttributeError, TypeError):  # the module is being torn down at exit
             pass
+
+
+# Elements each open inner dataset of a parallel interleave computes ahead of its turn.
+_INTERLEAVE_PREFETCH = 2
+
+
+class _InnerMaker:
+    """interleave's map_func as the C++ stage calls it: flat components in, a core dataset out."""
+
+    def __init__(self, map_func, outer_structure):
+        self.map_func = map_func
+        self.unpack = _unpacker(outer_structure)
+
+    def __call__(self, flat):
+        inner = _call_with_element(self.map_func, self.unpack(flat))
+        if not isinstance(inner, Dataset):
+            raise TypeError("`map_func` must return a `Dataset` object. Got %s" % type(inner).__name__)
+        return inner._pipeline()
 
 
 def _python_source(specs, make_source, cardinality):
@@ -809,61 +827,22 @@ class Dataset:
 
     def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None, deterministic=None,
                    name=None, _kind=None):
-        del num_parallel_calls, deterministic, name
+        """TensorFlow's order (`cycle_length` inner datasets visited in turn, `block_length`
+        elements from each), run by a C++ stage: map_func is called (with the GIL) once per
+        input element to make an inner dataset; with num_parallel_calls each open inner
+        dataset runs ahead on a thread of its own, and the order stays the same (a
+        nondeterministic interleave may give any order; kiln gives this one)."""
+        del deterministic, name
         cycle = AUTOTUNE if cycle_length is None else int(cycle_length)
         if cycle == AUTOTUNE:
             cycle = len(os.sched_getaffinity(0))  # TensorFlow's default: the CPUs this process may use
         block = 1 if block_length is None else int(block_length)
-        outer = self
         probe = _inner_structure(map_func, self)
-        specs = nest.flatten(probe)
-
-        def make_source():
-            # TensorFlow's interleave order: `cycle` slots visited in turn, `block` elements from
-            # each; an empty slot takes the next input element; an exhausted one is dropped and
-            # the turn passes on.
-            elements = iter(outer)
-            slots = [None] * cycle
-            state = {"at": 0, "block": 0, "open": 0, "input_done": False}
-
-            def advance():
-                state["block"] = 0
-                state["at"] = (state["at"] + 1) % cycle
-
-            def pull():
-                while not state["input_done"] or state["open"] > 0:
-                    at = state["at"]
-                    if slots[at] is not None:
-                        try:
-                            value = next(slots[at])
-                        except StopIteration:
-                            slots[at] = None
-                            state["open"] -= 1
-                            advance()
-                            continue
-                        state["block"] += 1
-                        if state["block"] == block:
-                            advance()
-                        return nest.flatten(value)
-                    if not state["input_done"]:
-                        try:
-                            element = next(elements)
-                        except StopIteration:
-                            state["input_done"] = True
-                            continue
-                        inner = _call_with_element(map_func, element)
-                        if not isinstance(inner, Dataset):
-                            raise TypeError("`map_func` must return a `Dataset` object. Got %s" % type(inner).__name__)
-                        slots[at] = iter(inner)
-                        state["open"] += 1
-                    else:
-                        advance()
-                return None
-
-            return pull
-
-        core = _python_source(specs, make_source, UNKNOWN_CARDINALITY)
-        return self._derive(core, probe, kind=_kind or "InterleaveDataset")
+        prefetch = 0 if num_parallel_calls is None else _INTERLEAVE_PREFETCH
+        core = _core.data_interleave(self._core_dataset, _PythonRef(_InnerMaker(map_func, self._structure)),
+                                     _core_specs(nest.flatten(probe)), cycle, block, prefetch)
+        return self._derive(core, probe, kind=_kind or ("ParallelInterleaveDataset" if prefetch else
+                                                        "InterleaveDataset"))
 
     def scan(self, initial_state, scan_func, name=None):
         del name
@@ -1296,8 +1275,9 @@ def _check_predicate(traced):
 
 
 def _inner_structure(map_func, outer):
-    """The element_spec of the datasets map_func returns, from one call on placeholders of
-    the outer element (TensorFlow traces it; kiln calls it on zeros of the element's spec)."""
+    """The element_spec of the datasets map_func returns. TensorFlow traces map_func; kiln calls
+    it on zeros of the outer element's spec, and again on ones: a dimension the two inner
+    datasets disagree on depends on the element's value and is None, as a trace would leave it."""
     try:
         inner = _call_with_element(map_func, nest.map_structure(_zeros_of, outer.element_spec))
     except Exception:  # noqa: BLE001 -- zeros may not be a valid input (a file name): try a real element
@@ -1306,7 +1286,14 @@ def _inner_structure(map_func, outer):
             inner = _call_with_element(map_func, element)
     if not isinstance(inner, Dataset):
         raise TypeError("`map_func` must return a `Dataset` object. Got %s" % type(inner).__name__)
-    return inner.element_spec
+    spec = inner.element_spec
+    try:
+        other = _call_with_element(map_func, nest.map_structure(_ones_of, outer.element_spec)).element_spec
+        nest.assert_same_structure(spec, other)
+    except Exception:  # noqa: BLE001 -- ones may not be a valid input either: keep the first spec
+        return spec
+    return nest.map_structure(lambda a, b: _common_spec(a, b) if isinstance(a, TensorSpec) and
+                              isinstance(b, TensorSpec) and a.dtype == b.dtype else a, spec, other)
 
 
 def _scan_structure(scan_func, state, structure):
@@ -1317,6 +1304,13 @@ def _scan_structure(scan_func, state, structure):
     new_state, out = _normalize(result[0]), _normalize(result[1])
     nest.assert_same_structure(state, new_state)
     return new_state, nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), out)
+
+
+def _ones_of(spec):
+    if _is_dataset_spec(spec) or spec.dtype == string or spec.dtype.is_bool:
+        return _zeros_of(spec)
+    dims = [1 if d is None else d for d in (spec.shape.as_list() if spec.shape.rank is not None else [])]
+    return convert_to_tensor(np.ones(dims, dtype=spec.dtype.as_numpy_dtype), spec.dtype)
 
 
 def _zeros_of(spec):
