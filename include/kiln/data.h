@@ -212,6 +212,13 @@ std::vector<Tensor> decode_csv(const Tensor& records, const std::vector<Tensor>&
                                const std::string& field_delim = ",", bool use_quote_delim = true,
                                const std::string& na_value = "", const std::vector<int64_t>& select_cols = {});
 
+// An iterator's state as a checkpoint keeps it: the elements it has handed out (eagerly and
+// through the ops alike). Restoring starts a new pass over its dataset and replays that many
+// elements, so the handle (and every function that captured it) continues from there; exact
+// for a pass that repeats itself (no unseeded shuffle, no generator with outside state).
+int64_t iterator_position(const Tensor& iterator);
+void iterator_restore(const Tensor& iterator, int64_t position);
+
 // Eagerly, without an op: the next element of a concrete iterator handle, false at the end.
 // Safe to call from several threads (callers take turns).
 bool iterator_next(const Tensor& iterator, std::vector<Tensor>* element);

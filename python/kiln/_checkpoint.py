@@ -6,7 +6,8 @@ graph: each object is the child of the first object that reaches it breadth-firs
 variable is saved under its path, "model/layer/w/.ATTRIBUTES/VARIABLE_VALUE". The graph is
 written beside the tensors (C++ kiln::write_object_checkpoint), so TensorFlow restores what
 kiln saves and kiln restores what TensorFlow saves, matching objects by name from the root.
-What kiln does not do: deferred restoration (a variable created after restore() stays as it
+A tf.data iterator is saved as its position (the elements it handed out) and restored by
+replaying a new pass to it. What kiln does not do: deferred restoration (a variable created after restore() stays as it
 is; restore when the objects exist), and slot variables of optimizers."""
 import collections
 import os
@@ -17,6 +18,15 @@ from ._module import Module
 from ._variable import Variable
 
 _VALUE = "VARIABLE_VALUE"
+# A tf.data iterator's state in kiln's checkpoints: the elements it has handed out (an int64),
+# restored by replaying them. TensorFlow saves ITERATOR_STATE, a serialized variant neither
+# library reads from the other.
+_ITERATOR_POSITION = "KILN_ITERATOR_POSITION"
+
+
+def _is_iterator(value):
+    from .data._dataset import Iterator
+    return isinstance(value, Iterator)
 
 
 def _escape(name):
@@ -24,14 +34,14 @@ def _escape(name):
 
 
 def _trackable(value):
-    return _children_of(value) is not None or isinstance(value, Variable)
+    return _children_of(value) is not None or isinstance(value, Variable) or _is_iterator(value)
 
 
 def _children_of(obj):
     """[(local name, child)] of a trackable object; None when obj is not a container."""
     if isinstance(obj, Checkpoint):
         return obj._children()
-    if isinstance(obj, Variable):
+    if isinstance(obj, Variable) or _is_iterator(obj):
         return []
     from ._generator import Generator
     if isinstance(obj, Generator):
@@ -158,6 +168,12 @@ class Checkpoint:
                 key = paths[i] + "/.ATTRIBUTES/" + _VALUE
                 values.append((_VALUE, obj.name.rsplit(":", 1)[0], key))
                 tensors.append((key, obj.read_value()))
+            elif _is_iterator(obj):
+                from . import _dtypes
+                from ._convert import convert_to_tensor
+                key = paths[i] + "/.ATTRIBUTES/" + _ITERATOR_POSITION
+                values.append((_ITERATOR_POSITION, "", key))
+                tensors.append((key, convert_to_tensor(obj._position(), _dtypes.int64)))
             nodes.append((graph[i], values))
         _core.write_object_checkpoint(file_prefix, nodes, tensors)
         return file_prefix
@@ -214,10 +230,14 @@ class Checkpoint:
                     obj.assign(reader.get_tensor(key))
                     restored.add(id(obj))
                     matched += 1
+                elif _is_iterator(obj) and attr == _ITERATOR_POSITION:
+                    obj._restore_position(int(reader.get_tensor(key)))
+                    restored.add(id(obj))
+                    matched += 1
             if obj is None:
                 unmatched.append("%s: %s" % (names.get(node, "node %d" % node),
                                               ", ".join(key for _, _, key in values) or "no values"))
-        unrestored = [o for o in objects if isinstance(o, Variable) and id(o) not in restored]
+        unrestored = [o for o in objects if (isinstance(o, Variable) or _is_iterator(o)) and id(o) not in restored]
         return _Status(unmatched, unrestored, matched)
 
 

@@ -102,6 +102,9 @@ void bind_data(nb::module_& m) {
           return kd::iterator_get_next(it, specs_from(spec));
         });
   m.def("data_iterator_get_next_as_optional", &kd::iterator_get_next_as_optional);
+  m.def("data_iterator_position", &kd::iterator_position);
+  // Replaying runs the pipeline: without the GIL, so a Python source can take it.
+  m.def("data_iterator_restore", &kd::iterator_restore, nb::call_guard<nb::gil_scoped_release>());
   m.def("data_optional_has_value", &kd::optional_has_value);
   m.def("data_optional_get_value",
         [](const Tensor& opt, const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& spec) {

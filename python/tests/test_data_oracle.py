@@ -597,3 +597,31 @@ def test_interleave_map_func_errors():
         kiln.data.Dataset.from_tensors(x), num_parallel_calls=2)
     with pytest.raises(kiln.errors.InvalidArgumentError):
         list(bad)
+
+
+# -- tf.train.Checkpoint of an iterator (the data guide's program), kiln against TensorFlow
+def _checkpointed_iterator_program(m, directory):
+    ds = m.data.Dataset.range(20).map(lambda x: x * 3).batch(2)
+    iterator = iter(ds)
+    ckpt = m.train.Checkpoint(step=m.Variable(0), iterator=iterator)
+    manager = m.train.CheckpointManager(ckpt, directory, max_to_keep=3)
+
+    @m.function
+    def pull():
+        return next(iterator)  # in a function: counts toward the saved position too
+
+    seen = [next(iterator).numpy().tolist() for _ in range(2)] + [pull().numpy().tolist()]
+    manager.save()
+    seen += [next(iterator).numpy().tolist() for _ in range(2)]
+    ckpt.restore(manager.latest_checkpoint)
+    seen += [next(iterator).numpy().tolist() for _ in range(3)]
+    fresh = iter(ds)  # a new iterator restored from the same checkpoint continues there too
+    m.train.Checkpoint(iterator=fresh).restore(manager.latest_checkpoint).expect_partial()
+    seen += [next(fresh).numpy().tolist()]
+    return seen
+
+
+def test_checkpointed_iterators_continue_where_they_were_saved(tmp_path):
+    ours = _checkpointed_iterator_program(kiln, str(tmp_path / "k"))
+    theirs = _checkpointed_iterator_program(tf, str(tmp_path / "t"))
+    assert ours == theirs

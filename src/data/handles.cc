@@ -31,10 +31,25 @@ Dataset from_variant(const Tensor& variant) {
   return Dataset(holder->ds);
 }
 
-bool iterator_next(const Tensor& iterator, std::vector<Tensor>* element) {
+namespace {
+ops::IteratorObject& iterator_of(const Tensor& iterator, const char* what) {
   ops::IteratorObject* it = ops::object_in<ops::IteratorObject>(kiln::detail::concrete(iterator));
-  if (!it) throw InvalidArgumentError("iterator_next: the tensor is not an iterator (a scalar variant holding one)");
-  return it->next(element);
+  if (!it)
+    throw InvalidArgumentError(std::string(what) + ": the tensor is not an iterator (a scalar variant holding one)");
+  return *it;
+}
+}  // namespace
+
+bool iterator_next(const Tensor& iterator, std::vector<Tensor>* element) {
+  return iterator_of(iterator, "iterator_next").next(element);
+}
+
+int64_t iterator_position(const Tensor& iterator) { return iterator_of(iterator, "iterator_position").position(); }
+
+void iterator_restore(const Tensor& iterator, int64_t position) {
+  if (position < 0)
+    throw InvalidArgumentError("iterator_restore: a position is non-negative, got " + std::to_string(position));
+  iterator_of(iterator, "iterator_restore").restore(position);
 }
 
 }  // namespace kiln::data

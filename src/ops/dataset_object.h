@@ -26,16 +26,48 @@ struct DatasetObject : detail::ObjectValue {
 };
 
 struct IteratorObject final : detail::ObjectValue {
-  explicit IteratorObject(std::unique_ptr<ElementStream> s) : stream(std::move(s)) {}
+  // A pass over `ds` (the iterator holds a reference to it, to start the pass again).
+  explicit IteratorObject(const DatasetObject* ds) : dataset(ds), stream(ds->open()) {
+    detail::object_retain(const_cast<DatasetObject*>(dataset));
+  }
+  ~IteratorObject() override {
+    stream.reset();  // the stream's threads stop before the dataset they run may go
+    detail::object_release(const_cast<DatasetObject*>(dataset));
+  }
+  IteratorObject(const IteratorObject&) = delete;
+  IteratorObject& operator=(const IteratorObject&) = delete;
   const char* type_name() const override { return "tensorflow::data::Iterator"; }
   std::string summary() const override { return "Iterator"; }
   // The next element, false at the end (and ever after); an error also ends the stream.
   bool next(std::vector<Tensor>* out) {
     std::lock_guard<std::mutex> lock(mu);
+    return next_locked(out);
+  }
+  // Elements handed out so far: the iterator's state as a checkpoint records it.
+  int64_t position() {
+    std::lock_guard<std::mutex> lock(mu);
+    return handed_out;
+  }
+  // Back to `position` elements into a new pass over the dataset (by replaying them: the
+  // state a checkpoint restores, exact for a pass that repeats itself).
+  void restore(int64_t position) {
+    std::lock_guard<std::mutex> lock(mu);
+    stream = dataset->open();
+    handed_out = 0;
+    std::vector<Tensor> skipped;
+    while (handed_out < position && next_locked(&skipped)) {
+    }
+  }
+
+ private:
+  bool next_locked(std::vector<Tensor>* out) {
     if (!stream) return false;
     out->clear();
     try {
-      if (stream->next(out)) return true;
+      if (stream->next(out)) {
+        ++handed_out;
+        return true;
+      }
     } catch (...) {
       stream.reset();
       throw;
@@ -44,9 +76,10 @@ struct IteratorObject final : detail::ObjectValue {
     return false;
   }
 
- private:
+  const DatasetObject* dataset;
   std::mutex mu;
   std::unique_ptr<ElementStream> stream;
+  int64_t handed_out = 0;
 };
 
 struct OptionalObject final : detail::ObjectValue {

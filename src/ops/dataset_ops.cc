@@ -98,7 +98,7 @@ IteratorObject& iterator_in(KernelContext& c) {
 void run_make_iterator(KernelContext& c) {
   const DatasetObject* ds = object_in<DatasetObject>(c.in(0));
   if (!ds) c.fail("the input is not a dataset (a scalar variant holding one)");
-  Tensor t = variant_holding(new IteratorObject(ds->open()));
+  Tensor t = variant_holding(new IteratorObject(ds));
   c.outputs[0] = hand_out(t);
 }
 

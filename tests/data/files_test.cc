@@ -26,6 +26,11 @@ std::vector<std::string> strings(const kd::Dataset& ds) {
   return out;
 }
 
+ConcreteFunction times_two() {
+  auto f = function([](Tensor x) { return x * constant(int64_t{2}); });
+  return f.get_concrete_function(TensorSpec{.shape = TensorShape(std::vector<int64_t>{}), .dtype = DType::Int64});
+}
+
 std::string read_all(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), {});
@@ -103,6 +108,22 @@ TEST(DataFiles, IteratorHandlesAndOptionals) {
   EXPECT_THROW(kd::iterator_get_next(it, spec), OutOfRangeError);
   EXPECT_THROW(kd::make_iterator(constant(1.0f)), InvalidArgumentError);
   EXPECT_THROW(kd::iterator_get_next(ds, spec), InvalidArgumentError);  // a dataset is not an iterator
+}
+
+TEST(DataFiles, IteratorPositionsAndRestores) {
+  Tensor it = kd::make_iterator(kd::as_variant(kd::map(kd::range(0, 10, 1), times_two())));
+  std::vector<Tensor> e;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(kd::iterator_next(it, &e));
+  EXPECT_EQ(kd::iterator_position(it), 3);
+  kd::iterator_restore(it, 1);  // a new pass, replayed to element 1
+  ASSERT_TRUE(kd::iterator_next(it, &e));
+  EXPECT_EQ(e.at(0).item<int64_t>(), 2);
+  EXPECT_EQ(kd::iterator_position(it), 2);
+  kd::iterator_restore(it, 50);  // past the end: the pass is over
+  EXPECT_FALSE(kd::iterator_next(it, &e));
+  EXPECT_EQ(kd::iterator_position(it), 10);
+  EXPECT_THROW(kd::iterator_restore(it, -1), InvalidArgumentError);
+  EXPECT_THROW(kd::iterator_position(constant(1.0f)), InvalidArgumentError);
 }
 
 // Protobuf wire bytes for the test's Examples.

@@ -1056,6 +1056,14 @@ class Iterator(_IteratorBase):
     def _graph(self):
         return _GraphIterator(self._it.handle, self._structure)
 
+    # -- tf.train.Checkpoint: the state is the elements handed out (eagerly or by the
+    # functions that captured this iterator), restored by replaying a new pass to there
+    def _position(self):
+        return _core.data_iterator_position(self._it.handle)
+
+    def _restore_position(self, position):
+        _core.data_iterator_restore(self._it.handle, int(position))
+
     def get_next(self):
         if _core.tracing_active():
             return self._graph().get_next()
