@@ -71,7 +71,8 @@ void on_fatal_signal(int sig) {
 const char* skip_reason(const OpDef& op) {
   if (op.has(kiln::ops::kNoKernel)) return "fed, not run (Placeholder)";
   if (op.has(kiln::ops::kControlFlow)) return "runs function bodies (fuzzed through the loader fuzzer)";
-  if (op.has(kiln::ops::kInternal)) return "made by the optimizer from checked nodes, never by users";
+  if (op.has(kiln::ops::kInternal) && !op.has(kiln::ops::kFuzzedInternal))
+    return "made by the optimizer from checked nodes, never by users";
   if (op.has(kiln::ops::kSideEffect)) return "prints or asserts (its output is the effect)";
   if (std::string_view(op.name) == "ReadFile") return "reads the file system (python/tests/test_file_io_oracle.py)";
   for (const AttrSpec& s : op.attr_specs)

@@ -29,6 +29,9 @@ bool csv_dtype(DType d) {
 }
 
 void infer_decode_csv(InferContext& c) {
+  // The row is variadic (one default per column): the records input is checked to be there
+  // before it is read.
+  if (c.num_inputs < 1) c.fail("decode_csv takes the records and one default per column");
   require_string_input(c, 0);
   if (c.attrs.s(kDelim).size() != 1) c.fail("field_delim should be only 1 char");
   const int n = c.num_inputs - 1;
@@ -183,7 +186,7 @@ const OpDef& op::KilnDecodeCSV() {
                             .num_inputs = -1,
                             .num_outputs = -1,
                             .input_args = {"records", list_arg("record_defaults")},
-                            .traits = kInternal | kOwnOutputs,
+                            .traits = kInternal | kFuzzedInternal | kOwnOutputs,
                             .attr_specs = {string_attr("field_delim", ","), bool_attr("use_quote_delim", true),
                                            string_attr("na_value", ""), int_list_attr("select_cols", {})},
                             .infer = infer_decode_csv,

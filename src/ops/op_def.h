@@ -272,27 +272,29 @@ using ControlFlowFn = void (*)(const Attrs& attrs, const std::vector<Tensor>& in
                                std::vector<Tensor>& outputs);
 
 enum Trait : uint32_t {
-  kPure = 0,                  // no state, same inputs give the same outputs
-  kStateful = 1u << 0,        // reads/writes state or draws random numbers: never folded, merged or pruned
-  kSideEffect = 1u << 1,      // observable effects (print, assert)
-  kCommutative = 1u << 2,     // binary op whose two inputs may swap (CSE normalizes them)
-  kElementwise = 1u << 3,     // output element i depends on input element i (after broadcasting)
-  kNoKernel = 1u << 4,        // Placeholder-like: executors feed it rather than run it
-  kConstValue = 1u << 5,      // Const-like: output 0 is attr kConstValueAttr ("value"), known before running
-  kControlFlow = 1u << 6,     // If/While/Case: the executor runs its function attrs' bodies
-  kForwardsInput = 1u << 7,   // output 0 is input 0 unchanged (Identity): plans alias the slot
-  kShapeOnly = 1u << 8,       // reads only its input's shape (Shape, Size, Rank): folds when it is known
-  kInternal = 1u << 9,        // made by the optimizer, never saved: loaders refuse it
-  kReadsVariable = 1u << 10,  // output 0 is the value of the variable in attr kReadsVariableAttr (tapes watch it)
-  kOwnOutputs = 1u << 11,     // the kernel hands out its outputs (KernelContext::outputs start null,
-                              // it stores owned impls): memory plans leave them alone. A variable
-                              // read shares the variable's immutable value instead of copying it.
-  kLoop = 1u << 12,           // While: attrs cond and body; the executor runs the loop itself,
-                              // keeping both parts' slots and frames across iterations
-  kTfjs = 1u << 13,           // TensorFlow.js's graph-model runtime has the op: export-tfjs may write it
-  kMovesElements = 1u << 14,  // the kernel only moves input elements to outputs (as bytes: Concat,
-                              // Gather, Transpose): it serves String and Variant tensors too, the
-                              // executor taking one reference per moved element (run_moving_objects)
+  kPure = 0,                   // no state, same inputs give the same outputs
+  kStateful = 1u << 0,         // reads/writes state or draws random numbers: never folded, merged or pruned
+  kSideEffect = 1u << 1,       // observable effects (print, assert)
+  kCommutative = 1u << 2,      // binary op whose two inputs may swap (CSE normalizes them)
+  kElementwise = 1u << 3,      // output element i depends on input element i (after broadcasting)
+  kNoKernel = 1u << 4,         // Placeholder-like: executors feed it rather than run it
+  kConstValue = 1u << 5,       // Const-like: output 0 is attr kConstValueAttr ("value"), known before running
+  kControlFlow = 1u << 6,      // If/While/Case: the executor runs its function attrs' bodies
+  kForwardsInput = 1u << 7,    // output 0 is input 0 unchanged (Identity): plans alias the slot
+  kShapeOnly = 1u << 8,        // reads only its input's shape (Shape, Size, Rank): folds when it is known
+  kInternal = 1u << 9,         // made by the optimizer, never saved: loaders refuse it
+  kReadsVariable = 1u << 10,   // output 0 is the value of the variable in attr kReadsVariableAttr (tapes watch it)
+  kOwnOutputs = 1u << 11,      // the kernel hands out its outputs (KernelContext::outputs start null,
+                               // it stores owned impls): memory plans leave them alone. A variable
+                               // read shares the variable's immutable value instead of copying it.
+  kLoop = 1u << 12,            // While: attrs cond and body; the executor runs the loop itself,
+                               // keeping both parts' slots and frames across iterations
+  kTfjs = 1u << 13,            // TensorFlow.js's graph-model runtime has the op: export-tfjs may write it
+  kMovesElements = 1u << 14,   // the kernel only moves input elements to outputs (as bytes: Concat,
+                               // Gather, Transpose): it serves String and Variant tensors too, the
+                               // executor taking one reference per moved element (run_moving_objects)
+  kFuzzedInternal = 1u << 15,  // a kInternal row users reach through kiln's API (a parser, not an
+                               // optimizer's fusion): the kernel fuzzer builds it from the row anyway
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

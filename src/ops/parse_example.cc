@@ -213,7 +213,21 @@ void check_types(const std::vector<int64_t>& types, const std::function<void(con
       fail("Example features are int64, float32 or string");
 }
 
+// The number of elements of an input whose shape is fully known; -1 otherwise.
+int64_t known_elements(const InputInfo& in) {
+  if (in.unknown_rank) return -1;
+  int64_t n = 1;
+  for (int64_t d : *in.dims) {
+    if (d < 0) return -1;
+    n = kiln::checked_mul(n, d, "an input's size");
+  }
+  return n;
+}
+
 void infer_parse_example(InferContext& c) {
+  // The row is variadic (one default per dense key): the three fixed inputs are checked to be
+  // there before they are read.
+  if (c.num_inputs < 3) c.fail("KilnParseExample takes serialized, dense_keys, sparse_keys and the dense defaults");
   require_string_input(c, 0);
   require_string_input(c, 1);
   require_string_input(c, 2);
@@ -224,6 +238,12 @@ void infer_parse_example(InferContext& c) {
   check_types(stypes, fail);
   const auto specs = dense_specs(dtypes, c.attrs.list(kDenseShapes), fail);
   if (c.num_inputs != 3 + static_cast<int>(specs.size())) c.fail("KilnParseExample takes one default per dense key");
+  // Checked here, not only by the kernel, so a graph whose outputs go unused (and whose node is
+  // pruned) fails as the eager op does.
+  const int64_t dense_keys = known_elements(c.in(1)), sparse_keys = known_elements(c.in(2));
+  if ((dense_keys >= 0 && dense_keys != static_cast<int64_t>(specs.size())) ||
+      (sparse_keys >= 0 && sparse_keys != static_cast<int64_t>(stypes.size())))
+    c.fail("the keys do not match dense_types and sparse_types");
   const InputInfo& ser = c.in(0);
   if (!ser.unknown_rank && ser.dims->size() > 1) c.fail("serialized must be a scalar or a vector");
   const bool batched = ser.unknown_rank || ser.dims->size() == 1;
@@ -399,7 +419,7 @@ const OpDef& op::KilnParseExample() {
       .num_inputs = -1,
       .num_outputs = -1,
       .input_args = {"serialized", "dense_keys", "sparse_keys", list_arg("dense_defaults")},
-      .traits = kInternal | kOwnOutputs,
+      .traits = kInternal | kFuzzedInternal | kOwnOutputs,
       .attr_specs = {int_list_attr("dense_types"), int_list_attr("sparse_types"), int_list_attr("dense_shapes")},
       .infer = infer_parse_example,
       .any_dtype_kernel = &run_parse_example,

@@ -9,6 +9,9 @@
 #include <random>
 
 #include "core/crc32c.h"
+#include "core/tensor_impl.h"
+#include "eager/execute.h"
+#include "ops/op_list.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -124,6 +127,17 @@ TEST(DataFiles, IteratorPositionsAndRestores) {
   EXPECT_EQ(kd::iterator_position(it), 10);
   EXPECT_THROW(kd::iterator_restore(it, -1), InvalidArgumentError);
   EXPECT_THROW(kd::iterator_position(constant(1.0f)), InvalidArgumentError);
+}
+
+// The parse and CSV rows are variadic: called with fewer than their fixed inputs (as the kernel
+// fuzzer calls them) they refuse before reading an input that is not there.
+TEST(DataFiles, VariadicParseRowsCheckTheirFixedInputs) {
+  Tensor s = constant("x");
+  const ops::TensorImpl* one[] = {detail::impl_of(s)};
+  const ops::TensorImpl* two[] = {detail::impl_of(s), detail::impl_of(s)};
+  EXPECT_THROW(eager::execute(ops::op::KilnParseExample(), one, 1, {}), InvalidArgumentError);
+  EXPECT_THROW(eager::execute(ops::op::KilnParseExample(), two, 2, {}), InvalidArgumentError);
+  EXPECT_THROW(eager::execute(ops::op::KilnDecodeCSV(), one, 0, {}), InvalidArgumentError);
 }
 
 // Protobuf wire bytes for the test's Examples.
