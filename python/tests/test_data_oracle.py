@@ -71,6 +71,7 @@ PIPELINES = [
                                                  cycle_length=4, num_parallel_calls=m.data.AUTOTUNE),
     lambda m: m.data.Dataset.range(4).flat_map(lambda x: m.data.Dataset.from_tensors(m.range(x))),
     lambda m: m.data.Dataset.range(3).flat_map(lambda x: m.data.Dataset.range(0)),
+    lambda m: m.data.Dataset.from_tensor_slices([1, 2, 3]).batch(2 ** 62),  # a batch larger than any dataset
     lambda m: m.data.Dataset.range(5).scan(m.constant(0, m.int64), lambda s, x: (s + x, s * 10)),
     lambda m: m.data.Dataset.from_generator(gen3, output_types=(m.int64, m.float32), output_shapes=((), (None,))),
     lambda m: m.data.Dataset.from_generator(gen3, output_signature=(m.TensorSpec((), m.int32),
@@ -625,3 +626,9 @@ def test_checkpointed_iterators_continue_where_they_were_saved(tmp_path):
     ours = _checkpointed_iterator_program(kiln, str(tmp_path / "k"))
     theirs = _checkpointed_iterator_program(tf, str(tmp_path / "t"))
     assert ours == theirs
+
+
+def test_a_huge_batch_with_drop_remainder_is_empty():
+    # (TensorFlow 2.21 aborts the process here: std::length_error from a vector::reserve.)
+    for ds in (kiln.data.Dataset.from_tensor_slices([1, 2, 3]), kiln.data.Dataset.range(3)):
+        assert list(ds.batch(2 ** 62, drop_remainder=True)) == []

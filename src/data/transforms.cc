@@ -304,7 +304,7 @@ class Batch final : public DatasetImpl {
       int64_t at = 0;
       bool next(Element* out) override {
         const int64_t total = ds->input_->cardinality();
-        const int64_t end = std::min(total, at + ds->batch_);
+        const int64_t end = at + std::min(total - at, ds->batch_);  // (at + batch_ may overflow)
         if (end <= at || (ds->drop_remainder_ && end - at < ds->batch_)) return false;
         ds->input_->rows(at, end, out);
         at = end;
