@@ -3,9 +3,9 @@ dataset (flat components) plus the structure its elements have in Python (elemen
 tuples, dicts and namedtuples of TensorSpecs, as TensorFlow nests them)."""
 import atexit
 import collections
-import json
 import collections.abc
 import itertools
+import json
 import os
 import time
 import weakref
