@@ -41,8 +41,8 @@ from ._ops_indexing import (  # noqa: E402
     boolean_mask, roll,
     gather_nd, scatter_nd, tensor_scatter_nd_update, tensor_scatter_nd_add, tensor_scatter_nd_sub,
     tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace, reverse_sequence)
-from ._spec import TensorSpec  # noqa: E402
-from ._variable import Variable  # noqa: E402
+from ._spec import TensorSpec, TypeSpec  # noqa: E402
+from ._variable import Variable, VariableAggregation, VariableSynchronization  # noqa: E402
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402
 from ._custom_gradient import custom_gradient, recompute_grad, init_scope  # noqa: E402
 from ._tensor_array import TensorArray  # noqa: E402
@@ -51,6 +51,7 @@ from ._py_function import numpy_function, py_function  # noqa: E402
 from ._ragged import RaggedTensor  # noqa: E402
 from . import ragged  # noqa: E402
 from ._sparse import SparseTensor  # noqa: E402
+from ._indexed_slices import IndexedSlices  # noqa: E402
 from . import sparse  # noqa: E402
 from ._environment import name_scope  # noqa: E402
 from ._module import Module  # noqa: E402
@@ -58,6 +59,7 @@ from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case, group, no_op  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
 from . import types  # noqa: E402
+from . import compat  # noqa: E402
 from . import raw_ops, image, bitwise, strings, io, nest, linalg, signal, autodiff, data  # noqa: E402
 from .strings import as_string  # noqa: E402
 from .linalg import norm  # noqa: E402  (tf.norm is tf.linalg.norm)
@@ -67,6 +69,8 @@ from ._random import set_seed as _set_seed  # noqa: E402,F401
 from ._clip import clip_by_value, clip_by_norm, clip_by_global_norm  # noqa: E402
 from ._environment import executing_eagerly, get_logger, device, is_tensor, bitcast, saturate_cast  # noqa: E402
 from ._environment import _version  # noqa: E402
+from ._tensorflow_alias import install as install_as_tensorflow  # noqa: E402
+from . import _internal_api as __internal__  # noqa: E402
 
 version = _version()
 
@@ -77,6 +81,10 @@ newaxis = None
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "keras":  # imported on first use: Keras is optional and slow to import
+        from ._keras import load
+        globals()["keras"] = load()
+        return globals()["keras"]
     raise AttributeError("module 'kiln' has no attribute '%s' (TensorFlow's tf.%s is not implemented in kiln)"
                          % (name, name))
 from ._initializers import (zeros_initializer, ones_initializer, constant_initializer,  # noqa: E402

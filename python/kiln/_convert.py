@@ -182,7 +182,6 @@ def _reshape_for_constant(t, value, shape):
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """A tensor for `value` (tf.convert_to_tensor): tensors as they are, the rest by constant()."""
-    del name
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != as_dtype(dtype):
             raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype %s: %r"
@@ -191,6 +190,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     convert = getattr(value, "_kiln_tensor", None)  # Variables and other tensor-like objects
     if convert is not None:
         return convert_to_tensor(convert(), dtype=dtype)
+    convert = getattr(type(value), "__tf_tensor__", None)  # TensorFlow's protocol (Keras's variables)
+    if convert is not None:
+        return convert_to_tensor(convert(value, dtype=dtype, name=name), dtype=dtype)
     if dtype is None and dtype_hint is not None:
         try:
             return constant(value, dtype_hint)

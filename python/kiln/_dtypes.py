@@ -4,6 +4,8 @@ import builtins
 import ml_dtypes
 import numpy as np
 
+from . import _public_name
+
 # The order of kiln::DType (include/kiln/dtype.h).
 _NAMES = ("bool", "int32", "int64", "float32", "float64", "uint8", "int8", "int16", "uint16", "uint32", "uint64",
           "variant", "float16", "bfloat16", "string", "complex64", "complex128")
@@ -99,7 +101,7 @@ class DType:
         return hash(("kiln.DType", self._enum))
 
     def __repr__(self):
-        return "kiln." + self.name
+        return _public_name.prefix + "." + self.name
 
     def __str__(self):
         return "<dtype: '%s'>" % self.name

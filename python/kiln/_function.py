@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from . import _core
+from . import _public_name
 from . import _dtypes
 from . import _nest
 from ._convert import convert_to_tensor
@@ -152,7 +153,7 @@ class _GraphTensor:
         self.name, self.shape, self.dtype = name, shape, dtype
 
     def __repr__(self):
-        return "<kiln.Tensor '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
+        return "<%s.Tensor '%s' shape=%s dtype=%s>" % (_public_name.prefix, self.name, self.shape, self.dtype.name)
 
     def __str__(self):
         return 'Tensor("%s", shape=%s, dtype=%s)' % (self.name, self.shape, self.dtype.name)
@@ -183,7 +184,7 @@ class Operation:
         return self.node_def_attrs[name]
 
     def __repr__(self):
-        return "<kiln.Operation '%s' type=%s>" % (self.name, self.type)
+        return "<%s.Operation '%s' type=%s>" % (_public_name.prefix, self.name, self.type)
 
 
 def _output_name(text):

@@ -124,6 +124,14 @@ class _DefaultReplicaContext(ReplicaContext):
     def replica_id_in_sync_group(self):
         return 0  # a Python int here, as TensorFlow's
 
+    def all_reduce(self, reduce_op, value, options=None):
+        """One replica: every reduction of the value is the value (TensorFlow's default context)."""
+        del reduce_op, options
+        return value
+
+    def merge_call(self, merge_fn, args=(), kwargs=None):
+        return merge_fn(self._strategy, *args, **(kwargs or {}))
+
 
 def _device_name(spec, logical):
     text = str(spec).strip()
@@ -137,6 +145,20 @@ def _device_name(spec, logical):
         raise ValueError("Device %r does not exist: kiln has %d logical CPU devices (see "
                          "kiln.config.set_logical_device_configuration)" % (spec, logical))
     return "/job:localhost/replica:0/task:0/device:%s:%d" % (kind, index)
+
+
+class Strategy:
+    """The base of tf.distribute's strategies (for isinstance checks; kiln's strategies are
+    MirroredStrategy and the default one)."""
+
+
+class DistributedDataset:
+    """A dataset split across replicas (tf.distribute.DistributedDataset). The default strategy
+    hands out the dataset itself, as TensorFlow's does."""
+
+
+class DistributedIterator:
+    """An iterator over a DistributedDataset (tf.distribute.DistributedIterator)."""
 
 
 class _Extended:
@@ -154,8 +176,16 @@ class _Extended:
     def _in_multi_worker_mode(self):
         return False
 
+    def colocate_vars_with(self, colocate_with_variable):
+        """Variables made in the block live where `colocate_with_variable` does: kiln's variables
+        all live in host memory, so there is nothing to arrange."""
+        return contextlib.nullcontext()
 
-class MirroredStrategy:
+    def _use_merge_call(self):
+        return False
+
+
+class MirroredStrategy(Strategy):
     """Synchronous replicas on this process's logical devices (tf.distribute.MirroredStrategy)."""
 
     def __init__(self, devices=None, cross_device_ops=None):
@@ -250,9 +280,18 @@ class MirroredStrategy:
     distribute_datasets_from_function = experimental_distribute_dataset
 
 
-class _DefaultStrategy:
+class _DefaultStrategy(Strategy):
     """What tf.distribute.get_strategy() gives outside any scope: one replica, no mirroring."""
     num_replicas_in_sync = 1
+
+    def __init__(self):
+        self.extended = _Extended(self, ("/job:localhost/replica:0/task:0/device:CPU:0",))
+
+    def experimental_distribute_dataset(self, dataset, options=None):
+        return dataset
+
+    def distribute_datasets_from_function(self, dataset_fn, options=None):
+        return dataset_fn(InputContext())
 
     @contextlib.contextmanager
     def scope(self):
@@ -274,6 +313,34 @@ class _DefaultStrategy:
 
 
 _DEFAULT_STRATEGY = _DefaultStrategy()
+
+
+class InputContext:
+    """What a dataset function learns about its input pipeline (tf.distribute.InputContext)."""
+
+    def __init__(self, num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=1):
+        self.num_input_pipelines = num_input_pipelines
+        self.input_pipeline_id = input_pipeline_id
+        self.num_replicas_in_sync = num_replicas_in_sync
+
+    def get_per_replica_batch_size(self, global_batch_size):
+        if global_batch_size % self.num_replicas_in_sync:
+            raise ValueError("The `global_batch_size` %r is not divisible by `num_replicas_in_sync` %r "
+                             % (global_batch_size, self.num_replicas_in_sync))
+        return global_batch_size // self.num_replicas_in_sync
+
+
+def _unavailable_strategy(name, why):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("kiln does not implement tf.distribute.%s: %s" % (name, why))
+    return type(name, (Strategy,), {"__init__": __init__, "__doc__": "Not in kiln: " + why})
+
+
+# Names programs test against (isinstance); kiln's multi-process training is kiln.distribute over MPI.
+MultiWorkerMirroredStrategy = _unavailable_strategy(
+    "MultiWorkerMirroredStrategy", "use kiln.distribute's MPI data parallelism (mpirun) instead")
+TPUStrategy = _unavailable_strategy("TPUStrategy", "kiln runs on CPUs")
+ParameterServerStrategy = _unavailable_strategy("ParameterServerStrategy", "kiln has no parameter servers")
 
 
 def _local_value(v, i):

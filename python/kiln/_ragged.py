@@ -7,6 +7,7 @@ TensorFlow's repr. Eager only: a RaggedTensor cannot cross into a kiln.function 
 import numpy as np
 
 from . import _core, _dtypes
+from . import _public_name
 from ._convert import convert_to_tensor
 from ._shape import TensorShape
 
@@ -350,7 +351,7 @@ class RaggedTensor:
         # TensorFlow's text: numpy's printing of numpy(), commas between elements, every nested
         # array printed the same way (so uniform rows print as a matrix, on several lines).
         with np.printoptions(formatter={"all": _element_text}):
-            return "<kiln.RaggedTensor %s>" % _element_text(self.numpy())
+            return "<%s.RaggedTensor %s>" % (_public_name.prefix, _element_text(self.numpy()))
 
     __str__ = __repr__
 

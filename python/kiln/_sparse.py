@@ -265,3 +265,32 @@ def eye(num_rows, num_columns=None, dtype=None, name=None):
     diagonal = k.range(n, dtype=int64)
     return SparseTensor(k.stack([diagonal, diagonal], axis=1), k.ones([n], as_dtype(dtype or float32)),
                         k.stack([k.cast(num_rows, int64), k.cast(num_columns, int64)]))
+
+
+def _union_pairwise(a, b, op):
+    """op over the union of two SparseTensors' coordinates, a missing element counting as 0
+    (TensorFlow's SparseSparseMaximum/Minimum); row-major order."""
+    k = _ops()
+    if a.dtype != b.dtype:
+        raise TypeError("the operands have different dtypes %s and %s" % (a.dtype.name, b.dtype.name))
+    la, lb = _linear(a.indices, a.dense_shape), _linear(b.indices, b.dense_shape)
+    positions, slots = k.unique(k.concat([la, lb], 0), out_idx=int64)
+    n = k.shape(positions, out_type=int64)[0]
+    na = k.shape(la, out_type=int64)[0]
+    va = k.math.unsorted_segment_sum(a.values, slots[:na], n)
+    vb = k.math.unsorted_segment_sum(b.values, slots[na:], n)
+    order = k.argsort(positions)
+    values = op(k.gather(va, order), k.gather(vb, order))
+    return SparseTensor(_delinear(k.gather(positions, order), a.dense_shape), values, a.dense_shape)
+
+
+def maximum(sp_a, sp_b, name=None):
+    """tf.sparse.maximum: elementwise max over the union of coordinates (absent elements are 0)."""
+    del name
+    return _union_pairwise(sp_a, sp_b, _ops().maximum)
+
+
+def minimum(sp_a, sp_b, name=None):
+    """tf.sparse.minimum: elementwise min over the union of coordinates (absent elements are 0)."""
+    del name
+    return _union_pairwise(sp_a, sp_b, _ops().minimum)

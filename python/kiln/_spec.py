@@ -1,7 +1,14 @@
-"""TensorSpec: the dtype and (possibly partial) shape a tensor argument must have (tf.TensorSpec)."""
+"""TensorSpec: the dtype and (possibly partial) shape a tensor argument must have (tf.TensorSpec),
+and TypeSpec, the interface every spec type (TensorSpec, DatasetSpec, ...) is an instance of."""
+import abc
+
 from . import _core
 from ._dtypes import as_dtype, float32
 from ._shape import TensorShape
+
+
+class TypeSpec(abc.ABC):  # noqa: B024 (an interface marker, as tf.TypeSpec is for isinstance)
+    """The type of a value kiln.function takes (tf.TypeSpec): specs register as its subclasses."""
 
 
 class TensorSpec:
@@ -58,3 +65,6 @@ class TensorSpec:
 def spec_fields(spec):
     """What the C++ call key reads of a spec: (dims or None, dtype number, name or None)."""
     return spec._shape._dims, spec._dtype._enum, spec._name
+
+
+TypeSpec.register(TensorSpec)

@@ -49,6 +49,7 @@ class GradientTape:
         if self._core is None:
             raise ValueError("GradientTape.watch() outside its `with` block")
         for t in _flatten(tensor):
+            t = _variable_stand_in(t)
             if isinstance(t, Variable):
                 self._core.watch_variable(t._core)
             else:
@@ -178,7 +179,16 @@ def _zero_mode(unconnected_gradients):
     return mode == "zero"
 
 
+def _variable_stand_in(s):
+    """The kiln Variable an object standing for one refers to (TensorFlow's rule: an object
+    with `_should_act_as_resource_variable` is its `handle`), or s."""
+    if not isinstance(s, Variable) and getattr(s, "_should_act_as_resource_variable", False):
+        return s.handle
+    return s
+
+
 def _source(s):
+    s = _variable_stand_in(s)
     if isinstance(s, Variable):
         return s._core
     return s if isinstance(s, Tensor) else convert_to_tensor(s)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from . import _core
+from . import _public_name
 from . import errors
 from ._convert import binary_operand, constant
 from ._dtypes import string, variant
@@ -23,15 +24,15 @@ def _numpy_text(t, is_repr):
 
 def _repr(self):
     if self.is_symbolic:
-        return "<kiln.Tensor '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
+        return "<%s.Tensor '%s' shape=%s dtype=%s>" % (_public_name.prefix, self.name, self.shape, self.dtype.name)
     label = "value" if self.dtype == variant else "numpy"
-    return "<kiln.Tensor: shape=%s, dtype=%s, %s=%s>" % (self.shape, self.dtype.name, label, _numpy_text(self, True))
+    return "<%s.Tensor: shape=%s, dtype=%s, %s=%s>" % (_public_name.prefix, self.shape, self.dtype.name, label, _numpy_text(self, True))
 
 
 def _str(self):
     if self.is_symbolic:
         return 'Tensor("%s", shape=%s, dtype=%s)' % (self.name, self.shape, self.dtype.name)
-    return "kiln.Tensor(%s, shape=%s, dtype=%s)" % (_numpy_text(self, False), self.shape, self.dtype.name)
+    return "%s.Tensor(%s, shape=%s, dtype=%s)" % (_public_name.prefix, _numpy_text(self, False), self.shape, self.dtype.name)
 
 
 def _index_value(s):

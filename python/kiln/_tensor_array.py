@@ -10,6 +10,7 @@ concat needs elements of one shape."""
 import numpy as np
 
 from . import _core, _dtypes, errors, raw_ops
+from . import _public_name
 from ._convert import convert_to_tensor
 from ._shape import TensorShape
 
@@ -185,5 +186,5 @@ class TensorArray:
                                                  element_shape=shape, flow=t)
 
     def __repr__(self):
-        return "<kiln.TensorArray dtype=%s size=%s element_shape=%s>" % (
+        return "<%s.TensorArray dtype=%s size=%s element_shape=%s>" % (_public_name.prefix, 
             self._dtype.name, "?" if _core.tracing_active() else int(self.size().numpy()), self._element_shape)

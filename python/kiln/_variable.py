@@ -1,11 +1,13 @@
 """kiln.Variable: mutable state (tf.Variable). Eagerly it holds a value; inside a kiln.function
 it is captured by reference, its reads and writes ops that run on every call, in order."""
+import enum
 import threading
 import weakref
 
 import numpy as np
 
 from . import _core
+from . import _public_name
 from . import errors
 from ._convert import convert_to_tensor
 from ._dtypes import as_dtype
@@ -29,6 +31,32 @@ def variable_of(core):
     return _BY_ID.get(core._id())
 
 
+def _enum_argument(kind, value, what, name):
+    if value is None:
+        return next(iter(kind))  # AUTO, NONE: the first member
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, enum.Enum) and type(value).__name__ == kind.__name__:  # TensorFlow's own enum
+        return kind(value.value)
+    raise ValueError("Invalid variable %s mode: %s for variable: %s" % (what, value, name))
+
+
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable's copies agree (tf.VariableSynchronization); TensorFlow's values."""
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How a distributed variable's updates combine (tf.VariableAggregation); TensorFlow's values."""
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
 class Variable:
     """A tensor-valued variable: `v.assign(x)`, `v.assign_add(x)`, `v.numpy()`, operators."""
 
@@ -45,10 +73,14 @@ class Variable:
         return object.__new__(cls)
 
     def __init__(self, initial_value=None, trainable=None, validate_shape=True, name=None, dtype=None, shape=None,
-                 **kwargs):
+                 synchronization=None, aggregation=None, **kwargs):
         del validate_shape, kwargs
         if initial_value is None:
             raise ValueError("The `initial_value` arg (`None`) must be specified.")
+        synchronization = _enum_argument(VariableSynchronization, synchronization, "synchronization", name)
+        aggregation = _enum_argument(VariableAggregation, aggregation, "aggregation", name)
+        if synchronization is VariableSynchronization.ON_READ and trainable is None:
+            trainable = False  # TensorFlow's default for on-read variables (an explicit True stays)
         if callable(initial_value):
             initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=as_dtype(dtype) if dtype is not None else None)
@@ -69,6 +101,7 @@ class Variable:
             raise ValueError(_SINGLETON_MESSAGE) from None
         self._name = (name or "Variable") + ":0"
         self._trainable = True if trainable is None else bool(trainable)
+        self._synchronization, self._aggregation = synchronization, aggregation
         self._core.trainable = self._trainable  # a tape watches only trainable variables unasked
         _BY_ID[self._core._id()] = self
 
@@ -156,6 +189,25 @@ class Variable:
         return self._trainable
 
     @property
+    def handle(self):
+        """The variable itself: kiln has no separate resource tensor. Objects that stand for a
+        variable (`_should_act_as_resource_variable`, as Keras's) reach it through `handle`."""
+        return self
+
+    @property
+    def _unique_id(self):
+        """A key no other live variable has (TensorFlow's, used by optimizers to index slots)."""
+        return "%s_%d" % (self._name[:-2], self._core._id())
+
+    @property
+    def synchronization(self):
+        return getattr(self, "_synchronization", VariableSynchronization.AUTO)
+
+    @property
+    def aggregation(self):
+        return getattr(self, "_aggregation", VariableAggregation.NONE)
+
+    @property
     def ndim(self):
         return self.shape.rank
 
@@ -171,10 +223,10 @@ class Variable:
 
     def __repr__(self):
         if _core.tracing_active():
-            return "<kiln.Variable '%s' shape=%s dtype=%s>" % (self._name, self.shape, self.dtype.name)
+            return "<%s.Variable '%s' shape=%s dtype=%s>" % (_public_name.prefix, self._name, self.shape, self.dtype.name)
         from ._tensor import _numpy_text
 
-        return "<kiln.Variable '%s' shape=%s dtype=%s, numpy=%s>" % (self._name, self.shape, self.dtype.name,
+        return "<%s.Variable '%s' shape=%s dtype=%s, numpy=%s>" % (_public_name.prefix, self._name, self.shape, self.dtype.name,
                                                                       _numpy_text(self.read_value(), True))
 
     __str__ = __repr__

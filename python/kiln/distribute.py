@@ -14,6 +14,8 @@ import sys
 
 from . import _core
 from ._convert import convert_to_tensor
+from ._mirrored import (DistributedDataset, DistributedIterator, InputContext, MultiWorkerMirroredStrategy,  # noqa: F401
+                        ParameterServerStrategy, Strategy, TPUStrategy)
 from ._mirrored import (DistributedValues, MirroredStrategy, PerReplica, ReduceOp, ReplicaContext,  # noqa: F401
                         get_cross_replica_context, get_replica_context, get_strategy, has_strategy,
                         in_cross_replica_context)
@@ -41,7 +43,8 @@ FUSION_THRESHOLD_BYTES = 64 << 20
 __all__ = ["init", "shutdown", "is_initialized", "mpi_built", "mpi_enabled", "rank", "size", "local_rank",
            "local_size", "allreduce", "grouped_allreduce", "allgather", "broadcast", "broadcast_variables",
            "DistributedGradientTape", "Average", "Sum", "Min", "Max", "timeout_seconds", "set_timeout_seconds",
-           "collective_calls", "MirroredStrategy", "ReduceOp", "PerReplica", "DistributedValues", "ReplicaContext",
+           "collective_calls", "MirroredStrategy", "Strategy", "DistributedDataset", "DistributedIterator", "InputContext",
+           "MultiWorkerMirroredStrategy", "TPUStrategy", "ParameterServerStrategy", "ReduceOp", "PerReplica", "DistributedValues", "ReplicaContext",
            "MirroredVariable", "get_strategy", "has_strategy", "get_replica_context", "get_cross_replica_context",
            "in_cross_replica_context"]
 

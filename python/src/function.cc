@@ -10,6 +10,7 @@
 // layer (a weak reference: a deleted object never matches again).
 #include "kiln/function.h"
 
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -25,6 +27,7 @@
 
 #include "convert.h"
 #include "interrupt.h"
+#include "kiln/graph_scope.h"
 #include "kiln/host_function.h"
 
 namespace kiln::python {
@@ -458,9 +461,46 @@ nb::tuple spec_tuple(const TensorSpec& s) {
   return nb::make_tuple(dims, dtype_object(s.dtype), s.name);
 }
 
+// kiln.__internal__.FuncGraph(...).as_default(): a GraphScope that Python opens and closes
+// explicitly (a `with` block), not when the garbage collector gets to it.
+class PyGraphScope {
+ public:
+  void open() {
+    if (scope_) throw FailedPreconditionError("this graph is already the default graph");
+    scope_ = std::make_unique<GraphScope>();
+  }
+  void close() {
+    if (scope_ && !scope_->innermost())
+      throw FailedPreconditionError("graphs must stop being the default in the reverse order they became it");
+    scope_.reset();
+  }
+  Tensor placeholder(nb::handle dtype, std::optional<std::vector<std::optional<int64_t>>> dims,
+                     const std::string& name) {
+    if (!scope_ || !scope_->innermost())
+      throw FailedPreconditionError(
+          "tf.compat.v1.placeholder() needs a graph: use it inside "
+          "FuncGraph(...).as_default()");
+    TensorShape shape = TensorShape::unknown();
+    if (dims) {
+      std::vector<int64_t> d;
+      for (const auto& v : *dims) d.push_back(v ? *v : -1);
+      shape = TensorShape(d);
+    }
+    return scope_->placeholder(dtype_from(dtype), shape, name);
+  }
+
+ private:
+  std::unique_ptr<GraphScope> scope_;
+};
+
 }  // namespace
 
 void bind_function(nb::module_& m) {
+  nb::class_<PyGraphScope>(m, "_GraphScope")
+      .def(nb::init<>())
+      .def("open", &PyGraphScope::open)
+      .def("close", &PyGraphScope::close)
+      .def("placeholder", &PyGraphScope::placeholder, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"));
   m.def("_set_function_hooks", [](nb::object spec_type, nb::object object_key, nb::object ndarray,
                                   nb::object numpy_scalar, nb::object as_tensor, nb::object spec_fields) {
     hooks2() = Hooks2{.spec_type = spec_type,

@@ -275,7 +275,9 @@ Tensor xor_fn(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
-  nb::class_<Tensor> cls(m, "Tensor");
+  // dynamic_attr: libraries hang attributes on tensors (Keras: _keras_mask, _keras_logits), as
+  // TensorFlow's tensors allow; the dict is made only for a tensor that gets one.
+  nb::class_<Tensor> cls(m, "Tensor", nb::dynamic_attr());
   cls.def_prop_ro("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_prop_ro("_dtype_enum", [](const Tensor& t) { return static_cast<int>(t.dtype()); })
       .def_prop_ro("shape", [](const Tensor& t) { return hooks().make_shape(shape_tuple(t)); })

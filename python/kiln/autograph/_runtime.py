@@ -345,8 +345,10 @@ def zip_(*iterables):
 
 # -- calls: functions called from converted code are converted too ----------------------------
 
+# TensorFlow's list (autograph/core/config.py) and kiln's: libraries whose code runs as written.
 _DO_NOT_CONVERT_MODULES = ("kiln", "numpy", "tensorflow", "jax", "torch", "builtins", "functools", "itertools",
-                           "collections", "abc", "typing", "inspect", "math", "random", "re", "os", "sys")
+                           "collections", "abc", "typing", "inspect", "math", "random", "re", "os", "sys", "keras",
+                           "tf_keras", "matplotlib", "pandas", "PIL", "tensorflow_probability", "optree")
 _converted = {}
 
 

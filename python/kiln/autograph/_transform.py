@@ -467,6 +467,8 @@ def convert(f):
     closure cells, defaults and line numbers), or CannotConvert."""
     if not isinstance(f, types.FunctionType):
         raise CannotConvert("%r is not a Python function" % (f,))
+    if getattr(f, "__kiln_do_not_convert__", False):
+        raise CannotConvert("%r is marked do_not_convert" % (f,))
     if _runtime.is_generator_or_coroutine(f):
         raise CannotConvert("generators and coroutines keep their Python meaning")
     shadowed = tuple(n for n in _SHADOWABLE if n in f.__globals__)

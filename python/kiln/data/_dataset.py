@@ -17,7 +17,7 @@ from .. import _core, nest
 from .._convert import convert_to_tensor
 from .._dtypes import as_dtype, int64, string
 from .._shape import TensorShape
-from .._spec import TensorSpec
+from .._spec import TensorSpec, TypeSpec
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -123,6 +123,9 @@ def _stop_pipelines():
     _python_callables.clear()
     if had_sources:
         time.sleep(0.05)
+
+
+TypeSpec.register(DatasetSpec)
 
 
 class _PythonRef:
@@ -1077,9 +1080,9 @@ class Iterator(_IteratorBase):
         if _core.tracing_active():
             return self._graph().get_next_as_optional()
         try:
-            return _Optional(next(self), self._structure)
+            return Optional(next(self), self._structure)
         except StopIteration:
-            return _Optional(None, self._structure)
+            return Optional(None, self._structure)
 
 
 class _GraphIterator(_IteratorBase):
@@ -1105,8 +1108,53 @@ class _GraphIterator(_IteratorBase):
         return _GraphOptional(_core.data_iterator_get_next_as_optional(self._handle), self._structure)
 
 
-class _GraphOptional:
+class Optional:
+    """tf.experimental.Optional: a value or nothing. Eagerly and inside a trace it holds a Python
+    structure; kiln.function carries it through its results, cond and while_loop as its parts
+    (has_value, value), so an Optional made in a function comes out of it."""
+
+    def __init__(self, value, structure, has=None):
+        self._value = value
+        self._has = has
+        self.element_spec = structure
+
+    @staticmethod
+    def from_value(value):
+        return Optional(value, _structure_of(value))
+
+    @staticmethod
+    def empty(element_spec):
+        return Optional(None, element_spec)
+
+    def has_value(self, name=None):
+        del name
+        return self._has if self._has is not None else convert_to_tensor(self._value is not None)
+
+    def get_value(self, name=None):
+        del name
+        has = self._has
+        if self._value is None or (has is not None and not has.is_symbolic and not bool(has)):
+            _raise_invalid("The optional does not have a value")
+        return self._value
+
+    def _kiln_parts(self):
+        spec = self.element_spec
+        return (self.has_value(), self._value), lambda parts: Optional(parts[1], spec, parts[0])
+
+
+def _structure_of(value):
+    def spec(v):
+        if isinstance(v, _core.Tensor) or hasattr(v, "_kiln_tensor") or hasattr(type(v), "__tf_tensor__"):
+            t = convert_to_tensor(v)
+            return TensorSpec(t.shape, t.dtype)
+        return v
+    return nest.map_structure(spec, value)
+
+
+class _GraphOptional(Optional):
     """tf.experimental.Optional inside a trace: a variant tensor of the graph."""
+
+    _kiln_parts = None  # carried as its variant tensor, a leaf
 
     def __init__(self, variant, structure):
         self._variant = variant
@@ -1118,22 +1166,6 @@ class _GraphOptional:
     def get_value(self):
         flat = _core.data_optional_get_value(self._variant, _core_specs(nest.flatten(self.element_spec)))
         return nest.pack_sequence_as(self.element_spec, flat)
-
-
-class _Optional:
-    """tf.experimental.Optional, as get_next_as_optional returns it eagerly."""
-
-    def __init__(self, value, structure):
-        self._value = value
-        self.element_spec = structure
-
-    def has_value(self):
-        return convert_to_tensor(self._value is not None)
-
-    def get_value(self):
-        if self._value is None:
-            _raise_invalid("The optional does not have a value")
-        return self._value
 
 
 _PYTHON_NAMES = {"CacheDataset": "CacheDataset"}

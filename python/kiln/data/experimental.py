@@ -1,6 +1,25 @@
 """kiln.data.experimental: the names of tf.data.experimental that programs still reach for."""
-from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from ._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Optional
 from .._csv import CsvDataset, make_csv_dataset
+import enum
+
+
+class ExternalStatePolicy(enum.Enum):
+    """What serializing a pipeline does with stateful functions (TensorFlow's values). kiln does
+    not serialize pipelines, so the policy is recorded in Options and has no effect."""
+    WARN = 0
+    IGNORE = 1
+    FAIL = 2
+
+
+class AutoShardPolicy(enum.IntEnum):
+    """How tf.distribute shards a pipeline across workers (TensorFlow's values). kiln's
+    multi-worker training shards explicitly (Dataset.shard); the policy is recorded only."""
+    OFF = -1
+    AUTO = 0
+    FILE = 1
+    DATA = 2
+    HINT = 3
 
 
 def Counter(start=0, step=1, dtype=None):
@@ -32,6 +51,6 @@ def load(path, element_spec=None, compression=None, reader_func=None):
     return Dataset.load(path, element_spec, compression, reader_func)
 
 
-__all__ = ["save", "load", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality", "Counter", "sample_from_datasets",
+__all__ = ["Optional", "ExternalStatePolicy", "AutoShardPolicy", "save", "load", "AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "cardinality", "Counter", "sample_from_datasets",
            "choose_from_datasets", "CsvDataset",
            "make_csv_dataset"]

@@ -1,7 +1,14 @@
 """kiln.experimental."""
 from . import dlpack
 
-__all__ = ["dlpack", "ExtensionType", "BatchableExtensionType"]
+
+def __getattr__(name):
+    if name == "Optional":  # kiln.data imports kiln.experimental: found late to avoid the cycle
+        from ..data._dataset import Optional
+        return Optional
+    raise AttributeError("module 'kiln.experimental' has no attribute '%s'" % name)
+
+__all__ = ["Optional", "dlpack", "ExtensionType", "BatchableExtensionType"]
 
 _EXTENSION_TYPE_MESSAGE = (
     "%s: tf.experimental.ExtensionType is not implemented in kiln (user-defined composite tensors need "

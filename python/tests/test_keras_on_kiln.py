@@ -1,0 +1,215 @@
+"""Keras 3 on kiln (kiln.keras, and `import keras` under kiln.as_tensorflow), unmodified, against
+the same program on TensorFlow. Keras programs run in fresh interpreters (this process has the
+real TensorFlow imported, and Keras would bind to it)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("keras")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), TF_CPP_MIN_LOG_LEVEL="3",
+           KERAS_BACKEND="tensorflow")
+
+
+def _both(tmp_path, text):
+    """(kiln's stdout, TensorFlow's stdout) of one program."""
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent(text))
+    outs = []
+    for prefix in (["-m", "kiln.as_tensorflow"], []):
+        p = subprocess.run([sys.executable] + prefix + [str(script)], env=ENV, capture_output=True, text=True,
+                           timeout=600, cwd=str(tmp_path))
+        assert p.returncode == 0, (prefix, p.stderr[-4000:])
+        outs.append(p.stdout)
+    return outs
+
+
+SEED_001 = """
+import tensorflow as tf
+x = tf.constant([[1.0, 2.0, 3.0]])
+
+class MyModel(tf.keras.Model):
+    def __init__(self, keep_probability=0.2):
+        super(MyModel, self).__init__()
+        self.dense1 = tf.keras.layers.Dense(4)
+        self.dense2 = tf.keras.layers.Dense(5)
+        self.keep_probability = keep_probability
+
+    @tf.function
+    def call(self, inputs, training=True):
+        y = self.dense2(self.dense1(inputs))
+        if training:
+            return tf.nn.dropout(y, self.keep_probability)
+        else:
+            return y
+
+model = MyModel()
+a = model(x, training=True)   # executes a graph, with dropout
+b = model(x, training=False)  # executes a graph, without dropout
+print(isinstance(a, tf.Tensor), a.shape, a.dtype.name, b.shape, b.dtype.name)
+print(len(model.trainable_variables), [tuple(v.shape) for v in model.trainable_variables])
+print(bool(tf.reduce_all(model(x, training=False) == b)))
+print(str(b).startswith("tf.Tensor([["), str(b).endswith("shape=(1, 5), dtype=float32)"))
+"""
+
+
+def test_seed_001_keras_model_runs_unchanged(tmp_path):
+    ours, theirs = _both(tmp_path, SEED_001)
+    assert ours == theirs
+
+
+FIT = """
+import json
+import numpy as np
+import tensorflow as tf
+import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=(96, 6)).astype("float32")
+y = (x @ np.arange(6, dtype="float32")[:, None] > 0).astype("float32")
+init = keras.initializers.Constant(0.05)
+model = tf.keras.Sequential([
+    tf.keras.layers.Input((6,)),
+    tf.keras.layers.Dense(8, activation="relu", kernel_initializer=keras.initializers.RandomNormal(seed=1)),
+    tf.keras.layers.Dense(1, activation="sigmoid", kernel_initializer=init),
+])
+model.compile(optimizer=tf.keras.optimizers.OPTIMIZER, loss="binary_crossentropy", metrics=["accuracy"])
+history = model.fit(x, y, epochs=3, batch_size=32, shuffle=False, verbose=0)
+evaluation = model.evaluate(x, y, verbose=0)
+prediction = model.predict(x[:4], verbose=0)
+print(json.dumps({"loss": history.history["loss"], "accuracy": history.history["accuracy"],
+                  "evaluate": evaluation, "predict": prediction.tolist(),
+                  "weights": [w.tolist() for w in model.get_weights()]}))
+"""
+
+
+@pytest.mark.parametrize("optimizer", ["SGD(0.1)", "Adam(0.01)", "AdamW(0.01)", "RMSprop(0.01)"])
+def test_sequential_fit_evaluate_predict_match_tensorflow(tmp_path, optimizer):
+    ours, theirs = _both(tmp_path, FIT.replace("OPTIMIZER", optimizer))
+    ours, theirs = json.loads(ours.splitlines()[-1]), json.loads(theirs.splitlines()[-1])
+    for key in ("loss", "evaluate", "predict"):
+        np.testing.assert_allclose(np.array(ours[key]), np.array(theirs[key]), rtol=2e-4, atol=2e-5, err_msg=key)
+    assert ours["accuracy"] == theirs["accuracy"]
+    for a, b in zip(ours["weights"], theirs["weights"]):
+        np.testing.assert_allclose(np.array(a), np.array(b), rtol=2e-4, atol=2e-5)
+
+
+def test_kiln_keras_is_keras_on_kiln():
+    """`import kiln as tf; tf.keras` without as_tensorflow: Keras runs on kiln, reprs stay kiln's."""
+    code = ("import kiln as tf, sys; keras = tf.keras; m = keras.Sequential([keras.layers.Dense(2)]); "
+            "print(m(tf.ones([1, 3])).shape, type(m(tf.ones([1, 3]))).__module__, repr(tf.constant(1))[:13], "
+            "sys.modules['tensorflow'] is tf)")
+    p = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip() == "(1, 2) kiln <kiln.Tensor: True"
+
+
+def test_kiln_keras_refuses_next_to_the_real_tensorflow():
+    code = "import tensorflow, kiln; kiln.keras"
+    p = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0 and "ImportError: kiln.keras: Keras would run on the real TensorFlow" in p.stderr
+
+
+def test_func_graph_placeholders_infer_shapes():
+    """tf.__internal__.FuncGraph + tf.compat.v1.placeholder: ops build a graph instead of running."""
+    import kiln
+
+    with kiln.__internal__.FuncGraph("scratch").as_default():
+        x = kiln.compat.v1.placeholder(kiln.float32, [None, 3])
+        y = kiln.matmul(x, kiln.ones([3, 5])) + 1.0
+        assert not kiln.executing_eagerly()
+        assert y.shape.as_list() == [None, 5] and y.dtype == kiln.float32
+        s = kiln.compat.v1.sparse_placeholder(kiln.float32, [4, 2])
+        assert s.dense_shape.numpy().tolist() == [4, 2] if not s.dense_shape.is_symbolic else True
+    assert kiln.executing_eagerly()
+    with pytest.raises(Exception):  # the graph is gone: its tensors cannot be used
+        kiln.add(y, 1.0)
+    with pytest.raises(RuntimeError, match="eager execution"):
+        kiln.compat.v1.placeholder(kiln.float32, [2])
+
+
+def test_func_graphs_nest_and_must_end_in_order():
+    import kiln
+
+    outer, inner = kiln.__internal__.FuncGraph("outer"), kiln.__internal__.FuncGraph("inner")
+    with outer.as_default():
+        a = kiln.compat.v1.placeholder(kiln.int32, [2])
+        with inner.as_default():
+            b = kiln.compat.v1.placeholder(kiln.int32, None)
+            assert (b + 1).shape.rank is None
+        assert (a * 2).shape.as_list() == [2]
+    assert kiln.executing_eagerly()
+
+
+def test_tensors_take_attributes_as_tensorflow_tensors_do():
+    import kiln
+
+    t = kiln.constant([1.0])
+    t._keras_mask = kiln.constant([True])
+    assert t._keras_mask.numpy().tolist() == [True]
+
+
+def test_variable_synchronization_and_aggregation(tf):
+    import kiln
+
+    v = kiln.Variable(1.0, synchronization=kiln.VariableSynchronization.ON_READ,
+                      aggregation=kiln.VariableAggregation.SUM)
+    w = tf.Variable(1.0, synchronization=tf.VariableSynchronization.ON_READ, aggregation=tf.VariableAggregation.SUM)
+    assert v.trainable == w.trainable is False
+    assert v.synchronization.name == w.synchronization.name and v.aggregation.name == w.aggregation.name
+    assert [e.value for e in kiln.VariableAggregation] == [e.value for e in tf.VariableAggregation]
+    assert [e.value for e in kiln.VariableSynchronization] == [e.value for e in tf.VariableSynchronization]
+    for m in (kiln, tf):
+        assert m.Variable(1.0, trainable=True, synchronization=m.VariableSynchronization.ON_READ).trainable
+    kiln_error, tf_error = None, None
+    with pytest.raises(ValueError) as kiln_error:
+        kiln.Variable(1.0, aggregation="sum")
+    with pytest.raises(ValueError) as tf_error:
+        tf.Variable(1.0, aggregation="sum")
+    assert str(kiln_error.value) == str(tf_error.value)
+
+
+def test_optional_comes_out_of_a_function():
+    import kiln
+
+    @kiln.function
+    def f(x):
+        return kiln.experimental.Optional.from_value({"y": x * 2})
+
+    opt = f(kiln.constant(3))
+    assert bool(opt.has_value()) and opt.get_value()["y"].numpy() == 6
+    empty = kiln.experimental.Optional.empty(kiln.TensorSpec([], kiln.int32))
+    assert not bool(empty.has_value())
+    with pytest.raises(kiln.errors.InvalidArgumentError):
+        empty.get_value()
+
+
+def test_indexed_slices_convert_summing_repeated_rows(tf):
+    import kiln
+
+    for m in (kiln, tf):
+        s = m.IndexedSlices(m.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), m.constant([0, 2, 0]),
+                            m.constant([3, 2]))
+        assert m.convert_to_tensor(s).numpy().tolist() == [[6.0, 8.0], [0.0, 0.0], [3.0, 4.0]]
+
+
+def test_sparse_maximum_minimum(tf):
+    import kiln
+
+    def make(m, idx, vals):
+        return m.sparse.SparseTensor(idx, m.constant(vals), [2, 3])
+
+    for op in ("maximum", "minimum"):
+        results = []
+        for m in (kiln, tf):
+            a = make(m, [[0, 0], [1, 2]], [-1.0, 4.0])
+            b = make(m, [[0, 0], [0, 1]], [2.0, -3.0])
+            r = getattr(m.sparse, op)(a, b)
+            results.append((r.indices.numpy().tolist(), r.values.numpy().tolist(), r.dense_shape.numpy().tolist()))
+        assert results[0] == results[1], (op, results)
