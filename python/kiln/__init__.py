@@ -67,7 +67,8 @@ from ._ops_complex import complex  # noqa: E402,A004
 from ._ops_composite import meshgrid  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 from ._clip import clip_by_value, clip_by_norm, clip_by_global_norm  # noqa: E402
-from ._environment import executing_eagerly, get_logger, device, is_tensor, bitcast, saturate_cast  # noqa: E402
+from ._environment import (executing_eagerly, get_logger, device, is_tensor, bitcast, saturate_cast,  # noqa: E402
+                           get_static_value)
 from ._environment import _version  # noqa: E402
 from ._tensorflow_alias import install as install_as_tensorflow  # noqa: E402
 from . import _internal_api as __internal__  # noqa: E402

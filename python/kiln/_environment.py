@@ -94,3 +94,17 @@ class name_scope:  # noqa: N801 (TensorFlow's name)
 
     def __exit__(self, *exc):
         return False
+
+
+def get_static_value(tensor, partial=False):
+    """tf.get_static_value: the value of `tensor` if it is known now, else None. An eager tensor
+    gives its numpy value and a Python or numpy value comes back as it is. Inside a trace kiln
+    folds only what its graph passes fold, after tracing, so a traced tensor gives None (where
+    TensorFlow would evaluate some, such as tf.shape of a fully defined shape)."""
+    del partial
+    from ._core import Tensor
+    if isinstance(tensor, Tensor):
+        return None if tensor.is_symbolic else tensor.numpy()
+    if hasattr(tensor, "_kiln_tensor") or hasattr(type(tensor), "__tf_tensor__"):
+        return None  # a variable: its value can change
+    return tensor

@@ -22,7 +22,7 @@ from . import _public_name
 from . import _dtypes
 from . import _nest
 from ._convert import convert_to_tensor
-from ._spec import TensorSpec
+from ._spec import TensorSpec, TypeSpec
 from ._mirrored import _local as _replica_local, running as _REPLICAS_RUNNING
 from ._variable import Variable as _Variable
 
@@ -94,11 +94,44 @@ _Slot = _nest.Slot
 _rebuild = _nest.rebuild
 
 
+_ITERATOR_TYPES = []  # kiln.data.Iterator, registered by kiln.data (which imports this module)
+
+
+def register_iterator_type(iterator_type, fields):
+    """tf.data iterators are arguments like tensors: `fields(it)` gives (handle, key text)."""
+    _ITERATOR_TYPES.append(iterator_type)
+    _core._set_iterator_hooks(iterator_type, fields)
+
+
 def _map_leaves(x, fn):
-    """x with every tensor-like leaf (tensor, numpy array or scalar, TensorSpec) replaced by
-    fn(leaf), in the order the C++ walk visits them: sequences in order, dicts by sorted key."""
-    tensor_like = (Tensor, np.ndarray, np.generic, TensorSpec)
+    """x with every tensor-like leaf (tensor, numpy array or scalar, TensorSpec, tf.data
+    iterator) replaced by fn(leaf), in the order the C++ walk visits them: sequences in order,
+    dicts by sorted key."""
+    tensor_like = (Tensor, np.ndarray, np.generic, TensorSpec, *_ITERATOR_TYPES)
     return _nest.map_structure(x, lambda v: fn(v) if isinstance(v, tensor_like) else v, sorted_dicts=True)
+
+
+def _leaf_tensor(x):
+    """The tensor a call passes for an argument leaf (an iterator passes its handle)."""
+    if isinstance(x, Tensor):
+        return x
+    if _ITERATOR_TYPES and isinstance(x, tuple(_ITERATOR_TYPES)):
+        return x._it.handle
+    return convert_to_tensor(x)
+
+
+def _traced_leaf(leaf, placeholder):
+    """What the traced body sees for an argument leaf: its placeholder, or for an iterator a
+    graph iterator over the placeholder handle."""
+    if _ITERATOR_TYPES and isinstance(leaf, tuple(_ITERATOR_TYPES)):
+        return leaf._graph_over(placeholder)
+    return placeholder
+
+
+def _input_spec(leaf, placeholder):
+    if _ITERATOR_TYPES and isinstance(leaf, tuple(_ITERATOR_TYPES)):
+        return leaf._type_spec
+    return TensorSpec(placeholder.shape, placeholder.dtype, _placeholder_name(placeholder))
 
 
 def _output_tensor(x):
@@ -123,7 +156,7 @@ def _flatten_outputs(result):
 def _type_text(x, aliases=None):
     """TensorFlow's text of a trace type; `aliases` numbers the variables of one signature."""
     aliases = {} if aliases is None else aliases
-    if isinstance(x, TensorSpec):
+    if isinstance(x, TypeSpec):  # TensorSpec, IteratorSpec, ...
         return repr(x)
     if isinstance(x, _Variable):
         alias = aliases.setdefault(id(x), len(aliases))
@@ -372,7 +405,7 @@ class ConcreteFunction:
             canonical = self._function._canonicalize(args, kwargs)
             self._check_python_values(canonical, args, kwargs)
             core = self._for_variables(canonical)
-            _map_leaves(canonical, lambda x: tensors.append(x if isinstance(x, Tensor) else convert_to_tensor(x)))
+            _map_leaves(canonical, lambda x: tensors.append(_leaf_tensor(x)))
         except TypeError:
             # A concrete function takes its tensor arguments alone, as TensorFlow's does: the
             # Python values it was traced with (get_concrete_function(spec, 4)) are part of it.
@@ -632,8 +665,9 @@ class Function:
     def _trace(self, canonical, placeholders, call_index):
         self._note_trace(call_index)
         it = iter(placeholders)
-        traced = _map_leaves(canonical, lambda _: next(it))
-        structured_input = _map_leaves(traced, lambda t: TensorSpec(t.shape, t.dtype, _placeholder_name(t)))
+        traced = _map_leaves(canonical, lambda leaf: _traced_leaf(leaf, next(it)))
+        it = iter(placeholders)
+        structured_input = _map_leaves(canonical, lambda leaf: _input_spec(leaf, next(it)))
         args, kwargs = self._unbind(traced)
         from ._variable import creation
 
@@ -655,7 +689,7 @@ class Function:
 
         def trace(canonical, placeholders, call_index):
             it = iter(placeholders)
-            args, kwargs = self._unbind(_map_leaves(canonical, lambda _: next(it)))
+            args, kwargs = self._unbind(_map_leaves(canonical, lambda leaf: _traced_leaf(leaf, next(it))))
             creation.forbidden = True
             try:
                 result = self._traced_callable()(*args, **kwargs)

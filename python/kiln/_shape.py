@@ -82,6 +82,36 @@ class TensorShape:
             raise ValueError("Shapes %s and %s are not compatible" % (self, other))
         return TensorShape([a if a is not None else b for a, b in zip(self._dims, other._dims)])
 
+    def with_rank(self, rank):
+        """This shape with rank `rank` (unknown dims filled in), or ValueError (TensorFlow's words)."""
+        if self._dims is None:
+            return TensorShape([None] * rank)
+        if len(self._dims) != rank:
+            raise ValueError("Shape %s must have rank %d" % (self, rank))
+        return self
+
+    def with_rank_at_least(self, rank):
+        if self._dims is not None and len(self._dims) < rank:
+            raise ValueError("Shape %s must have rank at least %d" % (self, rank))
+        return self
+
+    def with_rank_at_most(self, rank):
+        if self._dims is not None and len(self._dims) > rank:
+            raise ValueError("Shape %s must have rank at most %d" % (self, rank))
+        return self
+
+    def assert_has_rank(self, rank):
+        if self._dims is not None and len(self._dims) != rank:
+            raise ValueError("Shape %s must have rank %d" % (self, rank))
+
+    def assert_is_compatible_with(self, other):
+        if not self.is_compatible_with(other):
+            raise ValueError("Shapes %s and %s are incompatible" % (self, other))
+
+    def assert_is_fully_defined(self):
+        if not self.is_fully_defined():
+            raise ValueError("Shape %s is not fully defined" % (self,))
+
     def most_specific_compatible_shape(self, other):
         other = as_shape(other)
         if self._dims is None or other._dims is None or len(self._dims) != len(other._dims):

@@ -294,3 +294,22 @@ def minimum(sp_a, sp_b, name=None):
     """tf.sparse.minimum: elementwise min over the union of coordinates (absent elements are 0)."""
     del name
     return _union_pairwise(sp_a, sp_b, _ops().minimum)
+
+
+def reduce_max(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=None):
+    """The max over the elements present (TensorFlow's SparseReduceMax): implicit zeros take no
+    part, and a slice with no element present gives 0 (or, with output_is_sparse, no element)."""
+    del name
+    k = _ops()
+    dtype = sp_input.dtype
+    lowest = -np.inf if dtype.is_floating else np.iinfo(dtype.as_numpy_dtype).min
+    dense = to_dense(sp_input, default_value=k.cast(lowest, dtype), validate_indices=False)
+    present = to_dense(SparseTensor(sp_input.indices, k.ones_like(sp_input.values, dtype=_dtypes.bool),
+                                    sp_input.dense_shape), default_value=False, validate_indices=False)
+    keep = bool(keepdims)
+    out = k.reduce_max(dense, axis=axis, keepdims=keep)
+    has = k.reduce_any(present, axis=axis, keepdims=keep)
+    if output_is_sparse:
+        where = k.where(has)
+        return SparseTensor(where, k.gather_nd(out, where), k.shape(out, out_type=int64))
+    return k.where(has, out, k.zeros_like(out))

@@ -7,6 +7,8 @@ from ._ops_indexing import top_k  # noqa: F401
 from ._ops_breadth import (elu, selu, leaky_relu, softplus, softsign, gelu, depthwise_conv2d,  # noqa: F401
                            conv2d_transpose, conv3d, max_pool3d, avg_pool3d)
 from ._random import get_seed
+from ._conv_general import (avg_pool, conv1d, conv1d_transpose, conv3d_transpose, conv_transpose,  # noqa: F401
+                            convolution, depth_to_space, max_pool, pool, separable_conv2d, space_to_depth)
 from ._ops_composite import compute_average_loss, scale_regularization_loss  # noqa: F401
 from ._ops_composite import (moments, l2_normalize, sigmoid_cross_entropy_with_logits,  # noqa: F401
                              softmax_cross_entropy_with_logits, embedding_lookup, batch_normalization, silu, swish,
@@ -16,7 +18,8 @@ __all__ = ["relu", "relu6", "sigmoid", "tanh", "softmax", "log_softmax", "sparse
            "bias_add", "conv2d", "max_pool2d", "avg_pool2d", "max_pool", "avg_pool", "elu", "selu", "leaky_relu",
            "softplus", "softsign", "gelu", "depthwise_conv2d", "conv2d_transpose", "conv3d", "max_pool3d", "avg_pool3d",
            "moments", "l2_normalize", "sigmoid_cross_entropy_with_logits", "softmax_cross_entropy_with_logits",
-           "embedding_lookup", "batch_normalization", "silu", "swish", "l2_loss"]
+           "embedding_lookup", "batch_normalization", "silu", "swish", "l2_loss", "convolution", "conv1d", "conv_transpose",
+           "conv1d_transpose", "conv3d_transpose", "pool", "separable_conv2d", "depth_to_space", "space_to_depth"]
 
 
 def _nhwc(data_format):
@@ -25,7 +28,10 @@ def _nhwc(data_format):
 
 
 def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):  # noqa: A002
-    """2-D convolution of NHWC images with [height, width, in, out] filters (tf.nn.conv2d)."""
+    """2-D convolution of NHWC (or NCHW) images with [height, width, in, out] filters (tf.nn.conv2d)."""
+    if data_format == "NCHW":
+        from ._conv_general import convolution
+        return convolution(input, filters, strides, padding, data_format, dilations)
     _nhwc(data_format)
     if not isinstance(padding, str):
         raise NotImplementedError("kiln.nn.conv2d takes padding 'SAME' or 'VALID'")
@@ -41,16 +47,6 @@ def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
 def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
     _nhwc(data_format)
     return _core.avg_pool2d(convert_to_tensor(input), _four(ksize, "ksize"), _four(strides, "strides"), padding)
-
-
-def max_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
-    """tf.nn.max_pool for 4-D (NHWC) inputs."""
-    return max_pool2d(input, ksize, strides, padding, data_format)
-
-
-def avg_pool(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
-    """tf.nn.avg_pool for 4-D (NHWC) inputs."""
-    return avg_pool2d(input, ksize, strides, padding, data_format)
 
 
 def bias_add(value, bias, data_format=None, name=None):

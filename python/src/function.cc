@@ -41,6 +41,7 @@ enum PyKeyTag : uint64_t {
   kKeyDict,
   kKeyNamedTuple,
   kKeyObject,
+  kKeyIterator,
   kKeyBigInt,
   kKeyVariable,
 };
@@ -59,13 +60,15 @@ struct Walk {
 };
 
 struct Hooks2 {
-  nb::object spec_type;      // kiln.TensorSpec
-  nb::object object_key;     // object_key(obj) -> int, unique for the object's lifetime
-  nb::object ndarray;        // numpy.ndarray
-  nb::object numpy_scalar;   // numpy.generic: numpy scalars are tensors too
-  nb::object as_tensor;      // convert_to_tensor
-  nb::object spec_fields;    // spec -> (dims tuple or None, dtype enum, name or None)
-  nb::object variable_type;  // kiln.Variable (its _core is a kiln::Variable)
+  nb::object spec_type;        // kiln.TensorSpec
+  nb::object object_key;       // object_key(obj) -> int, unique for the object's lifetime
+  nb::object ndarray;          // numpy.ndarray
+  nb::object numpy_scalar;     // numpy.generic: numpy scalars are tensors too
+  nb::object as_tensor;        // convert_to_tensor
+  nb::object spec_fields;      // spec -> (dims tuple or None, dtype enum, name or None)
+  nb::object variable_type;    // kiln.Variable (its _core is a kiln::Variable)
+  nb::object iterator_type;    // kiln.data.Iterator
+  nb::object iterator_fields;  // iterator -> (its handle tensor, its element structure as text)
 };
 Hooks2& hooks2() {
   static Hooks2* h = new Hooks2();  // never destroyed (Python objects outlive no interpreter)
@@ -244,6 +247,18 @@ void walk(Walk& w, nb::handle obj, const std::string& name, bool top) {
     tensor_leaf(w, nb::cast<Tensor>(hooks2().as_tensor(obj)), name, top);
   } else if (hooks2().variable_type.is_valid() && nb::isinstance(obj, hooks2().variable_type)) {
     variable_leaf(w, obj, name);
+  } else if (hooks2().iterator_type.is_valid() && nb::isinstance(obj, hooks2().iterator_type)) {
+    // A tf.data iterator: keyed by its element structure (TensorFlow's IteratorSpec) and passed
+    // in as its handle tensor, so one trace serves every iterator of that structure (Keras hands
+    // its train function a new iterator each epoch).
+    nb::tuple f = nb::cast<nb::tuple>(hooks2().iterator_fields(obj));
+    w.key.word(kKeyIterator);
+    std::string spec = nb::cast<std::string>(f[1]);
+    detail::key_string(w.key, spec);
+    // The signature says the structure too: traces are reused by signature, and every
+    // iterator's handle is the same kind of tensor.
+    value_entry(w, name, "IteratorSpec(" + spec + ")", "IteratorSpec");
+    tensor_leaf(w, nb::cast<Tensor>(f[0]), name, top);
   } else {
     w.key.word(kKeyObject);
     w.key.word(nb::cast<uint64_t>(hooks2().object_key(obj)));
@@ -509,7 +524,13 @@ void bind_function(nb::module_& m) {
                       .numpy_scalar = numpy_scalar,
                       .as_tensor = as_tensor,
                       .spec_fields = spec_fields,
-                      .variable_type = hooks2().variable_type};
+                      .variable_type = hooks2().variable_type,
+                      .iterator_type = hooks2().iterator_type,
+                      .iterator_fields = hooks2().iterator_fields};
+  });
+  m.def("_set_iterator_hooks", [](nb::object iterator_type, nb::object iterator_fields) {
+    hooks2().iterator_type = iterator_type;
+    hooks2().iterator_fields = iterator_fields;
   });
   // A concrete function called with other variables than it was traced with (same specs).
   m.def(

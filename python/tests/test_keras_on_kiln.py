@@ -213,3 +213,57 @@ def test_sparse_maximum_minimum(tf):
             r = getattr(m.sparse, op)(a, b)
             results.append((r.indices.numpy().tolist(), r.values.numpy().tolist(), r.dense_shape.numpy().tolist()))
         assert results[0] == results[1], (op, results)
+
+
+@pytest.mark.parametrize("check", ["with_rank(3)", "with_rank_at_least(3)", "with_rank_at_most(1)", "assert_has_rank(3)",
+                                   "assert_is_compatible_with([3, 1])", "assert_is_fully_defined()", "with_rank(2)"])
+def test_tensor_shape_rank_checks_as_tensorflow(tf, check):
+    import kiln
+
+    outcomes = []
+    for m in (kiln, tf):
+        try:
+            outcomes.append(("value", str(eval("s." + check, {"s": m.TensorShape([2, None])}))))
+        except ValueError as e:
+            outcomes.append(("ValueError", str(e)))
+    assert outcomes[0] == outcomes[1]
+    assert str(kiln.TensorShape(None).with_rank(2)) == str(tf.TensorShape(None).with_rank(2))
+
+
+@pytest.mark.parametrize("axis,keepdims,sparse_out", [(None, False, False), (0, False, False), (1, True, False),
+                                                      (1, False, True)])
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_sparse_reduce_max_ignores_implicit_zeros(tf, axis, keepdims, sparse_out, dtype):
+    import kiln
+
+    results = []
+    for m in (kiln, tf):
+        x = m.sparse.SparseTensor([[0, 0], [0, 2]], m.constant([-7, -2], dtype), [2, 3])
+        r = m.sparse.reduce_max(x, axis, keepdims=keepdims, output_is_sparse=sparse_out)
+        results.append([r.indices.numpy().tolist(), r.values.numpy().tolist()] if sparse_out else r.numpy().tolist())
+    assert results[0] == results[1]
+
+
+def test_one_trace_serves_every_iterator_of_a_structure():
+    """An iterator argument is keyed by its element structure (TensorFlow's IteratorSpec): a new
+    iterator each epoch, as Keras's fit passes, does not trace again; another structure does."""
+    import kiln
+
+    ds = kiln.data.Dataset.range(5).map(lambda x: x * 2)
+
+    @kiln.function
+    def step(it):
+        return it.get_next() + 1
+
+    for _ in range(3):
+        it = iter(ds)
+        assert [int(step(it)) for _ in range(3)] == [1, 3, 5]
+    assert step.experimental_get_tracing_count() == 1
+    floats = iter(kiln.data.Dataset.range(5).map(lambda x: kiln.cast(x, kiln.float32)))
+    assert float(step(floats)) == 1.0 and step.experimental_get_tracing_count() == 2
+    it = iter(ds)
+    for _ in range(5):
+        step(it)
+    with pytest.raises(kiln.errors.OutOfRangeError):
+        step(it)
+    assert "IteratorSpec(TensorSpec(shape=(), dtype=kiln.int64" in step.pretty_printed_concrete_signatures()

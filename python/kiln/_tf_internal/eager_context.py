@@ -25,3 +25,10 @@ def async_wait():
 
 def async_clear_error():
     pass
+
+
+def _reset_context():
+    """Forgets the process's device configuration (TensorFlow's test helper: logical devices can
+    then be configured again)."""
+    from .. import config
+    config._logical_cpus[0] = 1

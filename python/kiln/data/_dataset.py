@@ -13,7 +13,7 @@ import traceback
 
 import numpy as np
 
-from .. import _core, nest
+from .. import _core, _function, nest
 from .._convert import convert_to_tensor
 from .._dtypes import as_dtype, int64, string
 from .._shape import TensorShape
@@ -1059,6 +1059,15 @@ class Iterator(_IteratorBase):
     def _graph(self):
         return _GraphIterator(self._it.handle, self._structure)
 
+    def _graph_over(self, handle):
+        """This iterator inside a trace that takes it as an argument: its handle is `handle`, a
+        placeholder fed with the handle of whichever iterator a call passes."""
+        return _GraphIterator(handle, self._structure)
+
+    @property
+    def _type_spec(self):
+        return IteratorSpec(self._structure)
+
     # -- tf.train.Checkpoint: the state is the elements handed out (eagerly or by the
     # functions that captured this iterator), restored by replaying a new pass to there
     def _position(self):
@@ -1083,6 +1092,26 @@ class Iterator(_IteratorBase):
             return Optional(next(self), self._structure)
         except StopIteration:
             return Optional(None, self._structure)
+
+
+class IteratorSpec:
+    """The type of a tf.data iterator argument (tf.data.IteratorSpec): its element structure. A
+    kiln.function traces once per IteratorSpec, not once per iterator."""
+
+    def __init__(self, element_spec):
+        self.element_spec = element_spec
+
+    def __eq__(self, other):
+        return type(other) is IteratorSpec and repr(other.element_spec) == repr(self.element_spec)
+
+    def __hash__(self):
+        return hash(repr(self.element_spec))
+
+    def __repr__(self):
+        return "IteratorSpec(%r)" % (self.element_spec,)
+
+
+TypeSpec.register(IteratorSpec)
 
 
 class _GraphIterator(_IteratorBase):
@@ -1362,3 +1391,8 @@ def _zeros_of(spec):
     return convert_to_tensor(np.zeros(dims, dtype=spec.dtype.as_numpy_dtype), spec.dtype)
 
 
+def _iterator_call_fields(iterator):
+    return iterator._it.handle, repr(iterator._structure)
+
+
+_function.register_iterator_type(Iterator, _iterator_call_fields)
