@@ -193,6 +193,10 @@ Tensor iterator_get_next_as_optional(const Tensor& iterator);
 Tensor optional_has_value(const Tensor& optional);
 // InvalidArgumentError for an empty optional.
 std::vector<Tensor> optional_get_value(const Tensor& optional, const std::vector<TensorSpec>& spec);
+// An optional holding `components` (KilnOptionalFromValue), and an empty one (KilnOptionalNone):
+// tf.experimental.Optional.from_value and .empty.
+Tensor optional_from_value(const std::vector<Tensor>& components);
+Tensor optional_none();
 // tf.io.parse_example / parse_single_example over serialized tf.train.Example protos
 // (KilnParseExample): `serialized` is a string scalar or vector (a batch). Dense features
 // have a spec (int64, float32 or string; a first dim of -1 is a FixedLenSequenceFeature) and a

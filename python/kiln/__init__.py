@@ -41,7 +41,7 @@ from ._ops_indexing import (  # noqa: E402
     boolean_mask, roll,
     gather_nd, scatter_nd, tensor_scatter_nd_update, tensor_scatter_nd_add, tensor_scatter_nd_sub,
     tensor_scatter_nd_max, tensor_scatter_nd_min, sort, argsort, unique, linspace, reverse_sequence)
-from ._spec import TensorSpec, TypeSpec  # noqa: E402
+from ._spec import TensorSpec, TypeSpec, SparseTensorSpec, RaggedTensorSpec  # noqa: E402
 from ._variable import Variable, VariableAggregation, VariableSynchronization  # noqa: E402
 from ._tape import GradientTape, UnconnectedGradients  # noqa: E402
 from ._custom_gradient import custom_gradient, recompute_grad, init_scope  # noqa: E402
@@ -64,7 +64,7 @@ from . import raw_ops, image, bitwise, strings, io, nest, linalg, signal, autodi
 from .strings import as_string  # noqa: E402
 from .linalg import norm  # noqa: E402  (tf.norm is tf.linalg.norm)
 from ._ops_complex import complex  # noqa: E402,A004
-from ._ops_composite import meshgrid  # noqa: E402
+from ._ops_composite import meshgrid, tensordot  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 from ._clip import clip_by_value, clip_by_norm, clip_by_global_norm  # noqa: E402
 from ._environment import (executing_eagerly, get_logger, device, is_tensor, bitcast, saturate_cast,  # noqa: E402

@@ -193,12 +193,42 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     convert = getattr(type(value), "__tf_tensor__", None)  # TensorFlow's protocol (Keras's variables)
     if convert is not None:
         return convert_to_tensor(convert(value, dtype=dtype, name=name), dtype=dtype)
+    if isinstance(value, (list, tuple)) and _holds_symbolic(value):
+        return _autopack(value, as_dtype(dtype) if dtype is not None else _first_dtype(value))
     if dtype is None and dtype_hint is not None:
         try:
             return constant(value, dtype_hint)
         except (TypeError, ValueError):
             return constant(value)
     return constant(value, dtype)
+
+
+def _holds_symbolic(seq):
+    for e in seq:
+        if isinstance(e, Tensor) and e.is_symbolic:
+            return True
+        if isinstance(e, (list, tuple)) and _holds_symbolic(e):
+            return True
+    return False
+
+
+def _first_dtype(seq):
+    for e in seq:
+        if isinstance(e, Tensor):
+            return e.dtype
+        if isinstance(e, (list, tuple)):
+            d = _first_dtype(e)
+            if d is not None:
+                return d
+    return None
+
+
+def _autopack(seq, dtype):
+    """TensorFlow's conversion of a (nested) list holding traced tensors: the elements stacked, in
+    the dtype of the first tensor (Python numbers converted to it; other tensors must match)."""
+    parts = [_autopack(e, dtype) if isinstance(e, (list, tuple)) and _holds_symbolic(e) else
+             convert_to_tensor(e, dtype=dtype) for e in seq]
+    return _core.stack(parts, 0)
 
 
 # TF converts the right operand of these leniently (a dtype hint: 1.5 next to an int32 tensor

@@ -59,6 +59,11 @@ class DType:
         return self._enum == 0
 
     @property
+    def is_numeric(self):
+        """Integers, floats and complex numbers (not bool, string or variant), as TensorFlow's."""
+        return self.is_integer or self.is_floating or self.is_complex
+
+    @property
     def is_numpy_compatible(self):
         return self._enum != _VARIANT
 

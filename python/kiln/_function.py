@@ -143,6 +143,8 @@ def _output_tensor(x):
         return convert_to_tensor(x)
     if hasattr(x, "_kiln_tensor"):  # variables
         return x._kiln_tensor()
+    if hasattr(x, "_kiln_composite"):  # values carried as one tensor (an Optional, a TensorArray)
+        return _nest.Composite(*x._kiln_composite())
     return None
 
 
@@ -679,7 +681,7 @@ class Function:
         if made and self._core.tracing_count() == 0:
             self._trace_again_without_creating(canonical)
         tensors, structure = _flatten_outputs(result)
-        single = type(structure) is _Slot
+        single = type(structure) is _Slot and structure.wrap is None  # a composite result is rebuilt
         return tensors, ConcreteFunction(self, structured_input, structure, single)
 
     def _trace_again_without_creating(self, canonical):

@@ -21,10 +21,6 @@ def map_structure(x, leaf, sorted_dicts=False):
         return {k: out[k] for k in x}
     if is_namedtuple(x):
         return t(*(map_structure(v, leaf, sorted_dicts) for v in x))
-    parts = getattr(t, "_kiln_parts", None)  # a value made of a structure (tf.experimental.Optional)
-    if parts is not None:
-        inner, make = parts(x)
-        return make(map_structure(inner, leaf, sorted_dicts))
     return leaf(x)
 
 

@@ -252,6 +252,9 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
 def _shape_tensor(shape):
     if isinstance(shape, Tensor):
         return shape
+    if isinstance(shape, (list, tuple)) and any(isinstance(d, Tensor) and d.is_symbolic for d in shape):
+        dtype = next(d.dtype for d in shape if isinstance(d, Tensor))
+        return convert_to_tensor(list(shape), dtype=dtype)  # traced dims: stacked, as TensorFlow packs them
     return constant(np.asarray(_ints(shape, "shape"), dtype=np.int32).reshape(-1))
 
 

@@ -245,3 +245,47 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=
     n = cast(convert_to_tensor(num_classes), _dtypes.int64)
     values = ones_like(labels, dtype=dtype) if weights is None else cast(convert_to_tensor(weights), dtype)
     return scatter_nd(stack([labels, predictions], axis=1), values, stack([n, n]))
+
+
+def tensordot(a, b, axes, name=None):
+    """tf.tensordot: sums the products of a's and b's elements over the given axes (an int N:
+    a's last N with b's first N; or two lists of axes), as a transpose, a reshape and a matmul."""
+    del name
+    import kiln as k
+    a, b = k.convert_to_tensor(a), k.convert_to_tensor(b)
+    ra, rb = a.shape.rank, b.shape.rank
+    if ra is None or rb is None:
+        raise ValueError("tensordot needs inputs of known rank")
+    if isinstance(axes, k.Tensor):
+        axes = axes.numpy().tolist()
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError("'axes' must be at least 0.")
+        if axes > min(ra, rb):
+            raise ValueError("'axes' must not be larger than the number of dimensions of tensor %s." % (a,))
+        a_axes, b_axes = list(range(ra - axes, ra)), list(range(axes))
+    else:
+        if len(axes) != 2:
+            raise ValueError("'axes' must be an integer or have length 2.")
+        a_axes, b_axes = axes
+        a_axes = [a_axes] if isinstance(a_axes, int) else list(a_axes)
+        b_axes = [b_axes] if isinstance(b_axes, int) else list(b_axes)
+        if len(a_axes) != len(b_axes):
+            raise ValueError("Different number of contraction axes 'a' and 'b', %d != %d." % (len(a_axes), len(b_axes)))
+    a_axes = [x % ra for x in a_axes]
+    b_axes = [x % rb for x in b_axes]
+    a_free = [i for i in range(ra) if i not in a_axes]
+    b_free = [i for i in range(rb) if i not in b_axes]
+    sa, sb = k.shape(a), k.shape(b)
+    at = k.transpose(a, a_free + a_axes)
+    bt = k.transpose(b, b_axes + b_free)
+    free_a = k.gather(sa, a_free) if a_free else k.zeros([0], k.int32)
+    free_b = k.gather(sb, b_free) if b_free else k.zeros([0], k.int32)
+    inner = k.reduce_prod(k.gather(sa, a_axes)) if a_axes else k.constant(1)
+    a2 = k.reshape(at, k.stack([k.reduce_prod(free_a), inner]))
+    b2 = k.reshape(bt, k.stack([inner, k.reduce_prod(free_b)]))
+    out = k.reshape(k.matmul(a2, b2), k.concat([free_a, free_b], 0))
+    static = [a.shape[i] for i in a_free] + [b.shape[i] for i in b_free]
+    if all(d is not None for d in static):
+        out = k.reshape(out, static)
+    return out

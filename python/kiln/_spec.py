@@ -68,3 +68,60 @@ def spec_fields(spec):
 
 
 TypeSpec.register(TensorSpec)
+
+
+class SparseTensorSpec:
+    """The type of a SparseTensor (tf.SparseTensorSpec): dense shape and values dtype."""
+
+    def __init__(self, shape=None, dtype=float32):
+        self._shape, self._dtype = TensorShape(shape), as_dtype(dtype)
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+
+    @classmethod
+    def from_value(cls, value):
+        return cls(value.shape, value.dtype)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._shape == other._shape and self._dtype == other._dtype
+
+    def __hash__(self):
+        return hash((self._shape, self._dtype))
+
+    def __repr__(self):
+        return "SparseTensorSpec(TensorShape(%s), %r)" % (self._shape.as_list() if self._shape.rank is not None
+                                                          else None, self._dtype)
+
+
+class RaggedTensorSpec:
+    """The type of a RaggedTensor (tf.RaggedTensorSpec)."""
+
+    def __init__(self, shape=None, dtype=float32, ragged_rank=None, row_splits_dtype=None, flat_values_spec=None):
+        from ._dtypes import int64
+        self._shape, self._dtype = TensorShape(shape), as_dtype(dtype)
+        rank = self._shape.rank
+        self._ragged_rank = ragged_rank if ragged_rank is not None else (rank - 1 if rank else 1)
+        self._row_splits_dtype = as_dtype(row_splits_dtype) if row_splits_dtype is not None else int64
+        self._flat_values_spec = flat_values_spec
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    ragged_rank = property(lambda self: self._ragged_rank)
+    row_splits_dtype = property(lambda self: self._row_splits_dtype)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and (self._shape, self._dtype, self._ragged_rank, self._row_splits_dtype) == (
+            other._shape, other._dtype, other._ragged_rank, other._row_splits_dtype)
+
+    def __hash__(self):
+        return hash((self._shape, self._dtype, self._ragged_rank))
+
+    def __repr__(self):
+        return "RaggedTensorSpec(TensorShape(%s), %r, %d, %r)" % (
+            self._shape.as_list() if self._shape.rank is not None else None, self._dtype, self._ragged_rank,
+            self._row_splits_dtype)
+
+
+TypeSpec.register(SparseTensorSpec)
+TypeSpec.register(RaggedTensorSpec)

@@ -115,8 +115,26 @@ def install(reprs_say_tf=True):
         parent_module = _kiln_module(parent[len(_ROOT) + 1:])
         if parent_module is not None and not hasattr(parent_module, child):
             setattr(parent_module, child, importlib.import_module(target))
+    _take_tensorflow_class_paths()
     if reprs_say_tf:
         _public_name.set_prefix("tf")
+
+
+def _take_tensorflow_class_paths():
+    """kiln's tensor, dataset, ragged and sparse classes report TensorFlow's module paths:
+    libraries recognize TensorFlow's types by class name and module (Keras's data adapters test
+    for "tensorflow.python." in a class's module), and in this process those classes are
+    TensorFlow's."""
+    import kiln
+    from .data._dataset import DatasetV2
+    paths = {kiln.Tensor: "tensorflow.python.framework.tensor",
+             DatasetV2: "tensorflow.python.data.ops.dataset_ops",
+             kiln.RaggedTensor: "tensorflow.python.ops.ragged.ragged_tensor",
+             kiln.SparseTensor: "tensorflow.python.framework.sparse_tensor",
+             kiln.Variable: "tensorflow.python.ops.variables",
+             kiln.IndexedSlices: "tensorflow.python.framework.indexed_slices"}
+    for cls, module in paths.items():
+        cls.__module__ = module
 
 
 def _is_ours(module):

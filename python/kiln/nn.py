@@ -50,9 +50,19 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  
 
 
 def bias_add(value, bias, data_format=None, name=None):
-    """value + bias along value's last dimension (NHWC; NCHW is not supported by kiln)."""
-    if data_format not in (None, "NHWC", "N..C"):
-        raise NotImplementedError("kiln.nn.bias_add supports data_format NHWC only, got %r" % (data_format,))
+    """value + bias along the channel dimension: the last one (NHWC, N..C and the other
+    channels-last formats) or the second (NCHW, NC..: the bias broadcast over the rest)."""
+    if data_format is not None and data_format.startswith("NC"):
+        from ._ops import reshape
+        value, bias = convert_to_tensor(value), convert_to_tensor(bias)
+        rank = value.shape.rank
+        if rank is None or rank < 2:
+            raise ValueError("bias_add with data_format %s needs an input of rank 2 or more" % data_format)
+        if bias.shape.rank != 1:
+            raise ValueError("Shape must be rank 1 but is rank %s for bias_add" % bias.shape.rank)
+        return value + reshape(bias, [-1] + [1] * (rank - 2))
+    if data_format not in (None, "NHWC", "N..C", "NWC", "NDHWC"):
+        raise ValueError("Unknown data_format for bias_add: %r" % (data_format,))
     return _core.bias_add(convert_to_tensor(value), convert_to_tensor(bias))
 
 
@@ -81,3 +91,31 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         ret = x / (convert_to_tensor(1, dtype=x.dtype) - rate)
     keep = random.uniform(shape(x), seed=seed, dtype=x.dtype) >= rate
     return where(keep, ret, convert_to_tensor(0, dtype=x.dtype))
+
+def _stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None):
+    """tf.nn.experimental.stateless_dropout: dropout whose mask is a function of `seed` (TensorFlow's
+    rule: keep where stateless_uniform(noise_shape, seed) >= rate, scaling kept values by
+    1 / (1 - rate))."""
+    del name
+    import numbers
+    from . import random
+    from ._ops import shape, where, zeros_like, cast
+    x = convert_to_tensor(x)
+    if not x.dtype.is_floating:
+        raise ValueError("`x.dtype` must be a floating point tensor as `x` will be scaled. Received: x_dtype=%s"
+                         % x.dtype)
+    if isinstance(rate, numbers.Real):
+        if not 0 <= rate < 1:
+            raise ValueError("`rate` must be a scalar tensor or a float in the range [0, 1). Received: rate=%r"
+                             % rate)
+        if rate == 0:
+            return x
+    rate_t = cast(convert_to_tensor(rate), x.dtype)
+    scaled = x * (convert_to_tensor(1, x.dtype) / (convert_to_tensor(1, x.dtype) - rate_t))
+    noise = shape(x) if noise_shape is None else noise_shape
+    keep = random.stateless_uniform(noise, seed, dtype=x.dtype, alg=rng_alg or "auto_select") >= rate_t
+    return where(keep, scaled, zeros_like(scaled))
+
+
+class experimental:  # noqa: N801 (TensorFlow's namespace)
+    stateless_dropout = staticmethod(_stateless_dropout)

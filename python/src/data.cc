@@ -106,6 +106,8 @@ void bind_data(nb::module_& m) {
   // Replaying runs the pipeline: without the GIL, so a Python source can take it.
   m.def("data_iterator_restore", &kd::iterator_restore, nb::call_guard<nb::gil_scoped_release>());
   m.def("data_optional_has_value", &kd::optional_has_value);
+  m.def("data_optional_from_value", &kd::optional_from_value);
+  m.def("data_optional_none", &kd::optional_none);
   m.def("data_optional_get_value",
         [](const Tensor& opt, const std::vector<std::tuple<std::optional<std::vector<int64_t>>, nb::object>>& spec) {
           return kd::optional_get_value(opt, specs_from(spec));

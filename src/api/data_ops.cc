@@ -40,6 +40,14 @@ std::vector<Tensor> optional_get_value(const Tensor& optional, const std::vector
   return trace::dispatch_list(ops::op::KilnOptionalGetValue(), {optional}, spec_attrs(spec), "OptionalGetValue");
 }
 
+Tensor optional_from_value(const std::vector<Tensor>& components) {
+  return trace::dispatch_list(ops::op::KilnOptionalFromValue(), components, trace::no_attrs(), "OptionalFromValue")[0];
+}
+
+Tensor optional_none() {
+  return trace::dispatch_list(ops::op::KilnOptionalNone(), {}, trace::no_attrs(), "OptionalNone")[0];
+}
+
 ParsedExamples parse_example(const Tensor& serialized, const std::vector<std::string>& dense_keys,
                              const std::vector<Tensor>& dense_defaults, const std::vector<TensorSpec>& dense_specs,
                              const std::vector<std::string>& sparse_keys, const std::vector<DType>& sparse_types) {

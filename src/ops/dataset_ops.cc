@@ -4,6 +4,8 @@
 //   KilnIteratorGetNextAsOptional(iterator) -> optional
 //   KilnOptionalHasValue(optional) -> bool
 //   KilnOptionalGetValue(optional) -> components
+//   KilnOptionalFromValue(components) -> optional   an optional holding the components
+//   KilnOptionalNone() -> optional                   an empty optional
 // Datasets, iterators and optionals are scalar variant tensors (ops/dataset_object.h).
 // TensorFlow's rows (AnonymousIteratorV3, IteratorGetNext, ...) pass the iterator as a
 // resource, which kiln holds as a tensor; these rows are kiln's own (kInternal: a graph that
@@ -134,6 +136,27 @@ void run_get_value(KernelContext& c) {
   hand_out_element(c, opt.value, kGetValueTypes, kGetValueShapes);
 }
 
+void infer_optional(InferContext& c) {  // KilnOptionalFromValue, KilnOptionalNone
+  c.out(0) = {.dtype = DType::Variant, .shape = TensorShape()};
+}
+
+void run_optional_from_value(KernelContext& c) {
+  auto* opt = new OptionalObject;
+  Tensor t = variant_holding(opt);
+  opt->has_value = true;
+  for (int i = 0; i < c.num_inputs; ++i) {  // shared, as the element an iterator hands out is
+    auto* impl = const_cast<detail::TensorImpl*>(c.inputs[i]);
+    impl->refs.fetch_add(1, std::memory_order_relaxed);
+    opt->value.emplace_back(impl);
+  }
+  c.outputs[0] = hand_out(t);
+}
+
+void run_optional_none(KernelContext& c) {
+  Tensor t = variant_holding(new OptionalObject);
+  c.outputs[0] = hand_out(t);
+}
+
 }  // namespace
 
 const OpDef& op::KilnMakeIterator() {
@@ -205,6 +228,36 @@ const OpDef& op::KilnOptionalGetValue() {
                             .type_attr = nullptr,
                             .grad = &no_gradient,
                             .output_args = {"components"}};
+  return def;
+}
+
+// Optionals made in a trace (tf.experimental.Optional.from_value / empty) are variant tensors,
+// so they can be loop variables and results like those an iterator makes. Stateful: never
+// folded into a constant (a variant constant cannot be written as one).
+const OpDef& op::KilnOptionalFromValue() {
+  static const OpDef def = {.name = "KilnOptionalFromValue",
+                            .num_inputs = -1,
+                            .num_outputs = 1,
+                            .input_args = {list_arg("components")},
+                            .traits = kStateful | kInternal | kOwnOutputs,
+                            .infer = infer_optional,
+                            .any_dtype_kernel = &run_optional_from_value,
+                            .type_attr = nullptr,
+                            .grad = &no_gradient,
+                            .output_args = {"optional"}};
+  return def;
+}
+
+const OpDef& op::KilnOptionalNone() {
+  static const OpDef def = {.name = "KilnOptionalNone",
+                            .num_inputs = 0,
+                            .num_outputs = 1,
+                            .traits = kStateful | kInternal | kOwnOutputs,
+                            .infer = infer_optional,
+                            .any_dtype_kernel = &run_optional_none,
+                            .type_attr = nullptr,
+                            .grad = &no_gradient,
+                            .output_args = {"optional"}};
   return def;
 }
 

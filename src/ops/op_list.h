@@ -49,7 +49,7 @@
   /* linalg_decompositions.cc */ X(Svd) X(Qr) X(SelfAdjointEigV2)                                          \
   /* fft.cc */ X(FFT) X(IFFT) X(RFFT) X(IRFFT)                                                               \
   /* file_io.cc */ X(ReadFile) X(WriteFile)                                                                  \
-  /* host_function.cc */ X(KilnHostFunction) /* parse_example.cc */ X(KilnParseExample) /* decode_csv.cc */ X(KilnDecodeCSV) /* dataset_ops.cc */ X(KilnMakeIterator) X(KilnIteratorGetNext) X(KilnIteratorGetNextAsOptional) X(KilnOptionalHasValue) X(KilnOptionalGetValue)                                                               \
+  /* host_function.cc */ X(KilnHostFunction) /* parse_example.cc */ X(KilnParseExample) /* decode_csv.cc */ X(KilnDecodeCSV) /* dataset_ops.cc */ X(KilnMakeIterator) X(KilnIteratorGetNext) X(KilnIteratorGetNextAsOptional) X(KilnOptionalHasValue) X(KilnOptionalGetValue) X(KilnOptionalFromValue) X(KilnOptionalNone)                                                               \
   /* print.cc */ X(KilnPrint) X(NoOp) X(KilnAssert)                                                         \
   /* control_flow.cc */ X(If) X(StatelessIf) X(While) X(StatelessWhile) X(Case) X(StatelessCase)            \
   /* variable_ops.cc */ X(ReadVariableOp) X(AssignVariableOp) X(AssignAddVariableOp) X(AssignSubVariableOp) \

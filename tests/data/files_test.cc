@@ -113,6 +113,27 @@ TEST(DataFiles, IteratorHandlesAndOptionals) {
   EXPECT_THROW(kd::iterator_get_next(ds, spec), InvalidArgumentError);  // a dataset is not an iterator
 }
 
+TEST(DataFiles, OptionalsMadeFromValuesAndEmpty) {
+  const std::vector<TensorSpec> spec = {{.shape = TensorShape({2}), .dtype = DType::Float32},
+                                        {.shape = TensorShape(std::vector<int64_t>{}), .dtype = DType::Int64}};
+  Tensor opt = kd::optional_from_value({constant(std::vector<float>{1.0f, 2.0f}), constant(int64_t{7})});
+  EXPECT_TRUE(kd::optional_has_value(opt).item<bool>());
+  const std::vector<Tensor> value = kd::optional_get_value(opt, spec);
+  EXPECT_EQ(value.at(0).to_vector<float>(), (std::vector<float>{1.0f, 2.0f}));
+  EXPECT_EQ(value.at(1).item<int64_t>(), 7);
+  EXPECT_THROW(kd::optional_get_value(opt, {spec[1], spec[0]}), InvalidArgumentError);  // other specs
+  Tensor none = kd::optional_none();
+  EXPECT_FALSE(kd::optional_has_value(none).item<bool>());
+  EXPECT_THROW(kd::optional_get_value(none, spec), InvalidArgumentError);
+  // Traced: the optional is a variant of the graph, its value read back by the function.
+  auto f = function([](const Tensor& x) {
+    Tensor o = kd::optional_from_value({x * x});
+    return kd::optional_get_value(o, {{.shape = TensorShape({3}), .dtype = DType::Float32}}).at(0);
+  });
+  EXPECT_EQ(f(constant(std::vector<float>{1.0f, 2.0f, 3.0f})).to_vector<float>(),
+            (std::vector<float>{1.0f, 4.0f, 9.0f}));
+}
+
 TEST(DataFiles, IteratorPositionsAndRestores) {
   Tensor it = kd::make_iterator(kd::as_variant(kd::map(kd::range(0, 10, 1), times_two())));
   std::vector<Tensor> e;

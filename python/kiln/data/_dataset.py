@@ -282,7 +282,12 @@ class _Anything:
     """An options group kiln accepts and keeps but does not act on."""
 
 
-class Dataset:
+class DatasetV2:
+    """TensorFlow's name for the dataset base class, which libraries look for in a dataset's
+    class hierarchy (Keras's data adapters)."""
+
+
+class Dataset(DatasetV2):
     """tf.data.Dataset: build with the static constructors, transform with the methods, iterate
     with `for` (eagerly)."""
 
@@ -1138,37 +1143,41 @@ class _GraphIterator(_IteratorBase):
 
 
 class Optional:
-    """tf.experimental.Optional: a value or nothing. Eagerly and inside a trace it holds a Python
-    structure; kiln.function carries it through its results, cond and while_loop as its parts
-    (has_value, value), so an Optional made in a function comes out of it."""
+    """tf.experimental.Optional: a value or nothing. Eagerly it holds the Python structure;
+    inside a trace it is a variant tensor (_GraphOptional), so it can be a loop variable, a
+    branch result or a function result, as TensorFlow's is."""
 
-    def __init__(self, value, structure, has=None):
+    def __init__(self, value, structure):
         self._value = value
-        self._has = has
-        self.element_spec = structure
+        self._element_spec = structure
+
+    @property
+    def element_spec(self):
+        return self._element_spec
 
     @staticmethod
     def from_value(value):
-        return Optional(value, _structure_of(value))
+        structure = _structure_of(value)
+        if _core.tracing_active():
+            flat = [convert_to_tensor(v) for v in nest.flatten(value)]
+            return _GraphOptional(_core.data_optional_from_value(flat), structure)
+        return Optional(value, structure)
 
     @staticmethod
     def empty(element_spec):
+        if _core.tracing_active():
+            return _GraphOptional(_core.data_optional_none(), element_spec)
         return Optional(None, element_spec)
 
     def has_value(self, name=None):
         del name
-        return self._has if self._has is not None else convert_to_tensor(self._value is not None)
+        return convert_to_tensor(self._value is not None)
 
     def get_value(self, name=None):
         del name
-        has = self._has
-        if self._value is None or (has is not None and not has.is_symbolic and not bool(has)):
+        if self._value is None:
             _raise_invalid("The optional does not have a value")
         return self._value
-
-    def _kiln_parts(self):
-        spec = self.element_spec
-        return (self.has_value(), self._value), lambda parts: Optional(parts[1], spec, parts[0])
 
 
 def _structure_of(value):
@@ -1181,13 +1190,17 @@ def _structure_of(value):
 
 
 class _GraphOptional(Optional):
-    """tf.experimental.Optional inside a trace: a variant tensor of the graph."""
-
-    _kiln_parts = None  # carried as its variant tensor, a leaf
+    """tf.experimental.Optional as a variant tensor: made inside a trace, or an eager result of
+    a function that returned one. Function results, cond branches and while_loop variables
+    carry it as that tensor (_kiln_composite)."""
 
     def __init__(self, variant, structure):
         self._variant = variant
-        self.element_spec = structure
+        self._element_spec = structure
+
+    def _kiln_composite(self):
+        spec = self._element_spec
+        return self._variant, lambda variant: _GraphOptional(variant, spec)
 
     def has_value(self):
         return _core.data_optional_has_value(self._variant)
