@@ -11,6 +11,8 @@ struct Blas {
   Dgemm dgemm = nullptr;
   const char* core = nullptr;
   bool core_is_pinned() const;
+  // The OpenBLAS core this CPU should run: "SkylakeX", "Haswell", or null (OpenBLAS decides).
+  static const char* core_for_this_cpu();
 };
 
 // The loaded library; members are null when OpenBLAS is unavailable.

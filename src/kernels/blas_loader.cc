@@ -1,8 +1,11 @@
 // Loads OpenBLAS at first use. OpenBLAS picks its core type when it is loaded, reading
 // OPENBLAS_CORETYPE; a value that names an older core (Haswell on an AVX-512 machine)
-// halves its speed. So kiln does not link it: it clears the variable, dlopens the library,
-// and restores the variable. If the process already had OpenBLAS loaded with another core,
-// kiln keeps it only if it reports the core this CPU should use; otherwise it uses Eigen.
+// halves its speed. And its own detection can fail on CPUs newer than the library (Debian
+// 12's OpenBLAS takes some current Xeons for a Prescott, its SSE3 fallback: 4.5x slower than
+// Eigen). So kiln does not link it: it sets the variable to the core this CPU should use
+// (SkylakeX with AVX-512, Haswell with AVX2 and FMA; OpenBLAS's own choice otherwise),
+// dlopens the library, and restores the variable. If the process already had OpenBLAS loaded
+// with another core, kiln keeps it only if it reports that core; otherwise it uses Eigen.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -19,13 +22,20 @@ Blas load() {
   Blas b{};
   const char* old = std::getenv("OPENBLAS_CORETYPE");
   std::string saved = old ? old : "";
-  if (old) unsetenv("OPENBLAS_CORETYPE");
+  const char* wanted = Blas::core_for_this_cpu();
+  if (wanted)
+    setenv("OPENBLAS_CORETYPE", wanted, 1);
+  else if (old)
+    unsetenv("OPENBLAS_CORETYPE");
   void* h = nullptr;
   for (const char* name : {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0"}) {
     h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (h) break;
   }
-  if (old) setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
+  if (old)
+    setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
+  else
+    unsetenv("OPENBLAS_CORETYPE");
   if (!h) return b;
   b.sgemm = reinterpret_cast<Blas::Sgemm>(dlsym(h, "cblas_sgemm"));
   b.dgemm = reinterpret_cast<Blas::Dgemm>(dlsym(h, "cblas_dgemm"));
@@ -43,9 +53,19 @@ Blas load() {
 
 }  // namespace
 
+const char* Blas::core_for_this_cpu() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  return nullptr;
+}
+
 bool Blas::core_is_pinned() const {
-  // A pinned core that is older than what the CPU supports; today: Haswell on AVX-512.
-  return core && strcasecmp(core, "haswell") == 0 && __builtin_cpu_supports("avx512f");
+  // The library reports another core than the one this CPU should use: it was loaded before
+  // kiln (pinned by the process, or detected wrongly), and Eigen is faster than it then.
+  const char* wanted = core_for_this_cpu();
+  return core && wanted && strcasecmp(core, wanted) != 0;
 }
 
 const Blas& blas() {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/parallel.h"
+#include "kernels/blas.h"
 #include "kernels/gemm.h"
 #include "kernels/gemm_short.h"
 #include "test_util.h"
@@ -110,6 +111,18 @@ TEST(MatMul, EigenPathAgrees) {
   check_all_layouts<float>(41, 298, 183);
   set_intra_op_threads(before);
   kernels::use_openblas_for_large_gemms(true);
+}
+
+// OpenBLAS runs the core this CPU should use, whatever OPENBLAS_CORETYPE says and whatever
+// the library's own detection would pick (Debian 12's takes some current Xeons for a Prescott).
+TEST(MatMul, OpenBlasRunsTheCoreThisCpuShouldUse) {
+  const kernels::Blas& b = kernels::blas();
+  if (!b.sgemm) GTEST_SKIP() << "OpenBLAS is not installed (large GEMMs use Eigen)";
+  const char* wanted = kernels::Blas::core_for_this_cpu();
+  if (!wanted) GTEST_SKIP() << "a CPU without AVX2: OpenBLAS chooses its core";
+  ASSERT_NE(b.core, nullptr);
+  EXPECT_STRCASEEQ(b.core, wanted);
+  EXPECT_NE(std::string(kernels::large_gemm_backend()).find(wanted), std::string::npos);
 }
 
 TEST(MatMul, EmptyAndZeroK) {
