@@ -155,6 +155,22 @@ with tempfile.TemporaryDirectory() as saved:
     loaded = tf.data.Dataset.load(saved)
     print(loaded.element_spec, "->", [float(e["y"][0]) for e in loaded])
 
+section("Keras on kiln: tf.keras is Keras 3 over kiln (with the keras package installed)")
+
+try:
+    keras = tf.keras  # Keras's TensorFlow backend, answered by kiln: no TensorFlow needed
+except ImportError as e:
+    print("skipped:", e)
+else:
+    model = keras.Sequential([keras.layers.Input((3,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    history = model.fit(features, targets, epochs=3, batch_size=4, verbose=0)
+    # The train step (forward, gradients, Adam) is one kiln.function, traced once for all epochs.
+    print("fit: 3 epochs, loss %.4f -> %.4f" % (history.history["loss"][0], history.history["loss"][-1]))
+    print("predict:", [round(float(v), 3) for v in model.predict(features[:2], verbose=0).ravel()])
+print("an unchanged TensorFlow script: python -m kiln.as_tensorflow train.py")
+
 section("Limits for a server (kiln's own): a deadline stops a loop that never ends")
 
 

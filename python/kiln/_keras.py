@@ -16,9 +16,9 @@ def load():
     except RuntimeError as e:
         raise ImportError("kiln.keras: Keras would run on the real TensorFlow, which this process has imported. "
                           "Use kiln.keras in a process that does not import tensorflow. (%s)" % e) from None
-    backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    backend = os.environ.get("KERAS_BACKEND")
     if "keras" not in sys.modules:
-        os.environ["KERAS_BACKEND"] = "tensorflow"
+        os.environ["KERAS_BACKEND"] = "tensorflow"  # Keras reads it once, at import
     try:
         import keras
     except ModuleNotFoundError as e:
@@ -26,7 +26,10 @@ def load():
             raise
         raise ImportError("kiln.keras needs the keras package: pip install 'kiln[keras]'") from None
     finally:
-        os.environ["KERAS_BACKEND"] = backend
+        if backend is None:
+            os.environ.pop("KERAS_BACKEND", None)
+        else:
+            os.environ["KERAS_BACKEND"] = backend
     if keras.backend.backend() != "tensorflow":
         raise ImportError("kiln.keras: Keras is already running on its %r backend in this process; kiln needs "
                           "KERAS_BACKEND=tensorflow (set it before anything imports keras)" % keras.backend.backend())

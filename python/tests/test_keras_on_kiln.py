@@ -349,3 +349,39 @@ def test_stateless_dropout_is_tensorflows_bit_for_bit(tf, rate, noise_shape, see
     np.testing.assert_array_equal(ours, theirs)
     with pytest.raises(ValueError):
         kiln.nn.experimental.stateless_dropout(x, 1.0, seed=seed)
+
+
+SAVE = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+import keras
+
+path, mode = sys.argv[1], sys.argv[2]
+x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
+if mode == "save":
+    model = keras.Sequential([keras.layers.Input((3,)), keras.layers.Dense(4, activation="tanh"),
+                              keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, x[:, :2] * 2, epochs=2, batch_size=4, verbose=0)
+    model.save(path)
+else:
+    model = keras.models.load_model(path)
+print(json.dumps(model.predict(x, verbose=0).tolist()))
+"""
+
+
+@pytest.mark.parametrize("saver,loader", [("kiln", "tensorflow"), ("tensorflow", "kiln")])
+def test_keras_files_move_between_tensorflow_and_kiln(tmp_path, saver, loader):
+    """model.save("m.keras") on one library, keras.models.load_model on the other: same predictions."""
+    script = tmp_path / "prog.py"
+    script.write_text(SAVE)
+    path = str(tmp_path / "m.keras")
+    outs = []
+    for who, mode in ((saver, "save"), (loader, "load")):
+        prefix = ["-m", "kiln.as_tensorflow"] if who == "kiln" else []
+        p = subprocess.run([sys.executable] + prefix + [str(script), path, mode], env=ENV, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, (who, mode, p.stderr[-3000:])
+        outs.append(json.loads(p.stdout.splitlines()[-1]))
+    np.testing.assert_allclose(np.array(outs[0]), np.array(outs[1]), rtol=1e-5, atol=1e-6)
