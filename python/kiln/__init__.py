@@ -65,6 +65,12 @@ from .strings import as_string  # noqa: E402
 from .linalg import norm  # noqa: E402  (tf.norm is tf.linalg.norm)
 from ._ops_complex import complex  # noqa: E402,A004
 from ._ops_composite import meshgrid, tensordot  # noqa: E402
+from ._array_helpers import (repeat, sequence_mask, searchsorted, unique_with_counts,  # noqa: E402
+                             broadcast_dynamic_shape, broadcast_static_shape, ensure_shape, Assert)
+from ._functional import scan, vectorized_map, foldl, foldr  # noqa: E402
+from .debugging import (assert_equal, assert_less, assert_greater, assert_less_equal,  # noqa: E402
+                        assert_greater_equal)
+from .math import floor  # noqa: E402
 from ._random import set_seed as _set_seed  # noqa: E402,F401
 from ._clip import clip_by_value, clip_by_norm, clip_by_global_norm  # noqa: E402
 from ._environment import (executing_eagerly, get_logger, device, is_tensor, bitcast, saturate_cast,  # noqa: E402

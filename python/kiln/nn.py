@@ -119,3 +119,9 @@ def _stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None)
 
 class experimental:  # noqa: N801 (TensorFlow's namespace)
     stateless_dropout = staticmethod(_stateless_dropout)
+
+
+def in_top_k(targets, predictions, k, name=None):
+    """tf.nn.in_top_k (TensorFlow 2's argument order): tf.math.in_top_k."""
+    from ._array_helpers import in_top_k as _in_top_k
+    return _in_top_k(targets, predictions, k, name)
