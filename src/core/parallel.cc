@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 #include <unsupported/Eigen/CXX11/ThreadPool>
+#include <utility>
 
 #include "core/run_limits.h"
 #include "core/tls.h"
@@ -38,10 +39,14 @@ Eigen::ThreadPool& pool() {
   return *p;
 }
 
+KILN_TLS thread_local bool t_serial_kernels = false;  // inside an inter-op plan or a parallel chunk
+
 // One parallel_for call: participants grab chunk indices until none are left. A chunk that
 // throws stops the others from starting; the first exception is kept for the caller, so a
 // helper never lets one escape (that would terminate) and the caller always waits for the
-// helpers before unwinding (they use its stack).
+// helpers before unwinding (they use its stack). A chunk runs with intra-op parallelism off:
+// a kernel that calls another parallel kernel per chunk (Conv3D's GEMMs) would otherwise
+// schedule helpers onto a pool whose workers all wait for it, and never finish.
 struct Job {
   const std::function<void(int64_t, int64_t)>* fn;
   int64_t n, chunks;
@@ -51,6 +56,7 @@ struct Job {
   detail::ActiveLimits* limits = nullptr;  // the caller's, which waits for every chunk
   void work() {
     detail::LimitsAdoption adopt(limits);
+    const bool outer_serial = std::exchange(t_serial_kernels, true);
     for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
       const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
       try {
@@ -62,12 +68,11 @@ struct Job {
         if (!error) error = std::current_exception();
       }
     }
+    t_serial_kernels = outer_serial;
   }
 };
 
 }  // namespace
-
-KILN_TLS static thread_local bool t_serial_kernels = false;  // inside an inter-op parallel plan
 
 int configured_threads() { return std::max(1, g_threads.load(std::memory_order_relaxed)); }
 int intra_op_threads() { return t_serial_kernels ? 1 : configured_threads(); }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "kiln/op_registry.h"
 #include "test_util.h"
 
 using namespace kiln;
@@ -68,6 +69,27 @@ TEST(ParallelForSplit, EveryChunkRunsOnceWithoutErrors) {
     for (int64_t i = b; i < e; ++i) seen[i].fetch_add(1);
   });
   for (auto& s : seen) EXPECT_EQ(s.load(), 1);
+}
+
+// A chunk that runs a parallel kernel (Conv3D's GEMM per block) runs it on its own thread:
+// with the pool's workers all inside outer chunks, a nested split used to wait forever.
+TEST(ParallelForSplit, NestedSplitsFinish) {
+  ThreadsScope threads(2);
+  std::atomic<int64_t> sum{0};
+  parallel_for_split(8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      EXPECT_EQ(intra_op_threads(), 1);
+      parallel_for(1000, 2, [&](int64_t lo, int64_t hi) { sum.fetch_add(hi - lo); });
+    }
+  });
+  EXPECT_EQ(sum.load(), 8 * 1000);
+  EXPECT_EQ(intra_op_threads(), configured_threads());  // restored after the split
+  // The case that hung: a large float GEMM inside each chunk of a 3-D convolution.
+  Tensor x = random_uniform({2, 6, 34, 34, 16}, -1, 1, DType::Float32, 1);
+  Tensor w = random_uniform({3, 3, 3, 16, 32}, -1, 1, DType::Float32, 2);
+  Tensor y = execute_op("Conv3D", {x, w},
+                        {{"strides", std::vector<int64_t>{1, 1, 1, 1, 1}}, {"padding", std::string("SAME")}})[0];
+  EXPECT_EQ(y.shape(), TensorShape({2, 6, 34, 34, 32}));
 }
 
 }  // namespace
