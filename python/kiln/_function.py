@@ -651,7 +651,8 @@ class Function:
         def rest(p):  # a parameter past the signature: its default, or nothing for *args/**kwargs
             return () if p.kind is _P.VAR_POSITIONAL else {} if p.kind is _P.VAR_KEYWORD else p.default
 
-        specs = tuple(self._input_signature) + tuple(rest(p) for p in self._params[len(self._input_signature):])
+        grouped = _signature_by_param(self._input_signature, self._params)
+        specs = tuple(g if g is not _NOT_IN_SIGNATURE else rest(p) for g, p in zip(grouped, self._params))
         return self._core.concrete(specs, self._names)
 
     # -- tracing
@@ -814,8 +815,28 @@ def _leaves(x):
         yield x
 
 
+_NOT_IN_SIGNATURE = object()
+
+
+def _signature_by_param(signature, params):
+    """The input_signature's entries per parameter, as TensorFlow binds them: one per positional
+    parameter in order, the rest as a tuple for *args; _NOT_IN_SIGNATURE for the others."""
+    out, at = [], 0
+    for p in params:
+        if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD) and at < len(signature):
+            out.append(signature[at])
+            at += 1
+        elif p.kind is _P.VAR_POSITIONAL and at < len(signature):
+            out.append(tuple(signature[at:]))
+            at = len(signature)
+        else:
+            out.append(_NOT_IN_SIGNATURE)
+    return out
+
+
 def _bind_to_signature(name, signature, canonical, params, specs_ok=False):
     """The flat tensors of a call under an input_signature (TensorFlow's errors when they do not fit)."""
+    grouped = _signature_by_param(signature, params)
     def extra(value, p):  # an argument beyond the signature: neither a default nor an empty *args/**kwargs
         if p.kind is _P.VAR_POSITIONAL:
             return len(value) > 0
@@ -823,8 +844,7 @@ def _bind_to_signature(name, signature, canonical, params, specs_ok=False):
             return bool(value)
         return value is not p.default
 
-    if len(canonical) > len(signature) and any(
-            extra(c, p) for c, p in zip(canonical[len(signature):], params[len(signature):])):
+    if any(g is _NOT_IN_SIGNATURE and extra(c, p) for g, c, p in zip(grouped, canonical, params)):
         raise TypeError("%s has an input_signature of %d arguments; it was called with more" % (name, len(signature)))
     tensors = []
 
@@ -856,8 +876,9 @@ def _bind_to_signature(name, signature, canonical, params, specs_ok=False):
                             % (name, path, t.shape, spec))
         tensors.append(t)
 
-    for p, spec, value in zip(params, signature, canonical):
-        bind(spec, value, p.name)
+    for p, spec, value in zip(params, grouped, canonical):
+        if spec is not _NOT_IN_SIGNATURE:
+            bind(spec, value, p.name)
     return tensors
 
 

@@ -385,3 +385,19 @@ def test_keras_files_move_between_tensorflow_and_kiln(tmp_path, saver, loader):
         assert p.returncode == 0, (who, mode, p.stderr[-3000:])
         outs.append(json.loads(p.stdout.splitlines()[-1]))
     np.testing.assert_allclose(np.array(outs[0]), np.array(outs[1]), rtol=1e-5, atol=1e-6)
+
+
+def test_input_signature_binds_star_args_as_tensorflow(tf):
+    """Keras's export wraps `def serving_fn(*args)` with an input_signature: the entries past the
+    named parameters are *args."""
+    import kiln
+
+    for m in (kiln, tf):
+        spec = [m.TensorSpec([None], m.float32), m.TensorSpec([], m.float32)]
+        f = m.function(lambda *args: args[0] * args[1], input_signature=spec)
+        g = m.function(lambda a, *rest: a * rest[0], input_signature=spec)
+        x, y = m.constant([1.0, 2.0]), m.constant(3.0)
+        assert f(x, y).numpy().tolist() == g(x, y).numpy().tolist() == [3.0, 6.0]
+        assert f.get_concrete_function().structured_outputs.shape.as_list() == [None]
+        with pytest.raises((TypeError, ValueError)):
+            f(x)
