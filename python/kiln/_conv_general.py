@@ -184,37 +184,37 @@ def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding
     return _channels_last(run, x, 2, data_format)
 
 
-def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A002
-    """tf.nn.depth_to_space: moves blocks of depth into block_size x block_size spatial tiles."""
-    del name
-    k = _k()
+def _blocks(input, block_size, data_format, move):  # noqa: A002
+    """depth_to_space/space_to_depth: move(t, b) over the channels-last form of input."""
     x = convert_to_tensor(input)
     b = int(block_size)
     if b < 2:
         raise ValueError("Value for attr 'block_size' of %d must be at least minimum 2" % b)
+    return _channels_last(lambda t: move(_k(), t, b), x, 2, data_format)
 
-    def run(t):
-        s = k.shape(t)
-        y = k.reshape(t, k.stack([s[0], s[1], s[2], b, b, s[3] // (b * b)]))
-        y = k.transpose(y, [0, 1, 3, 2, 4, 5])
-        return k.reshape(y, k.stack([s[0], s[1] * b, s[2] * b, s[3] // (b * b)]))
 
-    return _channels_last(run, x, 2, data_format)
+def _depth_to_space(k, t, b):
+    s = k.shape(t)
+    y = k.reshape(t, k.stack([s[0], s[1], s[2], b, b, s[3] // (b * b)]))
+    y = k.transpose(y, [0, 1, 3, 2, 4, 5])
+    return k.reshape(y, k.stack([s[0], s[1] * b, s[2] * b, s[3] // (b * b)]))
+
+
+def _space_to_depth(k, t, b):
+    s = k.shape(t)
+    y = k.reshape(t, k.stack([s[0], s[1] // b, b, s[2] // b, b, s[3]]))
+    y = k.transpose(y, [0, 1, 3, 2, 4, 5])
+    return k.reshape(y, k.stack([s[0], s[1] // b, s[2] // b, s[3] * b * b]))
+
+
+def depth_to_space(input, block_size, data_format="NHWC", name=None):  # noqa: A002
+    """tf.nn.depth_to_space: moves blocks of depth into block_size x block_size spatial tiles
+    (TensorFlow's DCR order: depth index (row * b + column) * C' + c)."""
+    del name
+    return _blocks(input, block_size, data_format, _depth_to_space)
 
 
 def space_to_depth(input, block_size, data_format="NHWC", name=None):  # noqa: A002
     """tf.nn.space_to_depth: moves block_size x block_size spatial tiles into depth."""
     del name
-    k = _k()
-    x = convert_to_tensor(input)
-    b = int(block_size)
-    if b < 2:
-        raise ValueError("Value for attr 'block_size' of %d must be at least minimum 2" % b)
-
-    def run(t):
-        s = k.shape(t)
-        y = k.reshape(t, k.stack([s[0], s[1] // b, b, s[2] // b, b, s[3]]))
-        y = k.transpose(y, [0, 1, 3, 2, 4, 5])
-        return k.reshape(y, k.stack([s[0], s[1] // b, s[2] // b, s[3] * b * b]))
-
-    return _channels_last(run, x, 2, data_format)
+    return _blocks(input, block_size, data_format, _space_to_depth)
