@@ -18,25 +18,29 @@ namespace {
 // they are memory-bound and thread hand-off costs more than it saves).
 constexpr int64_t kParallelElements = 256 * 1024;
 
-// Integer arithmetic wraps (as TensorFlow's does) instead of being undefined behavior.
+// Integer arithmetic wraps (as TensorFlow's does) instead of being undefined behavior. It is
+// done in an unsigned type of at least int's width: 16-bit operands would otherwise be
+// promoted to int, whose product can overflow (65535 * 65535).
+template <class T>
+using WrapType = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
 template <class T>
 T wrap_add(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+    return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
   else
     return a + b;
 }
 template <class T>
 T wrap_sub(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
+    return static_cast<T>(static_cast<WrapType<T>>(a) - static_cast<WrapType<T>>(b));
   else
     return a - b;
 }
 template <class T>
 T wrap_mul(T a, T b) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) * static_cast<std::make_unsigned_t<T>>(b));
+    return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
   else
     return a * b;
 }
@@ -135,7 +139,8 @@ struct FloorDivF {
     if constexpr (std::is_floating_point_v<T>) {
       return std::floor(a / b);
     } else {
-      if (b == -1) return wrap_sub(T(0), a);  // avoids INT_MIN / -1
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return wrap_sub(T(0), a);  // avoids INT_MIN / -1 (unsigned: -1 would be the max)
       T q = a / b;
       if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
       return q;
@@ -151,7 +156,8 @@ struct FloorModF {
       if (r != 0 && ((r < 0) != (b < 0))) r += b;
       return r;
     } else {
-      if (b == -1) return 0;
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return 0;  // avoids INT_MIN % -1
       T r = a % b;
       if (r != 0 && ((r < 0) != (b < 0))) r += b;
       return r;
@@ -495,16 +501,23 @@ void select_grad(GradContext& c) {
 
 }  // namespace
 
+// TensorFlow registers these for the 8-, 16- and unsigned integer dtypes too (Keras's int8
+// quantization subtracts zero points and scales in them).
 KILN_BINARY_OP_INFER(AddV2, AddF, kEwC | kTfjs, &add_grad, "z", "x", "y", infer_binary, KILN_NUMERIC,
-                     KILN_COMPLEX_TYPES, detail::StringElement)
-KILN_BINARY_OP(Sub, SubF, kEw | kTfjs, KILN_NUMERIC_COMPLEX, &sub_grad, "z")
-KILN_BINARY_OP(Mul, MulF, kEwC | kTfjs, KILN_NUMERIC_COMPLEX, &mul_grad, "z")
+                     KILN_COMPLEX_TYPES, KILN_STORAGE_INTS, detail::StringElement)
+KILN_BINARY_OP_INFER(Sub, SubF, kEw | kTfjs, &sub_grad, "z", "x", "y", infer_binary, KILN_NUMERIC_COMPLEX,
+                     KILN_STORAGE_INTS)
+KILN_BINARY_OP_INFER(Mul, MulF, kEwC | kTfjs, &mul_grad, "z", "x", "y", infer_binary, KILN_NUMERIC_COMPLEX,
+                     KILN_STORAGE_INTS)
 KILN_BINARY_OP(RealDiv, DivF, kEw | kTfjs, KILN_FLOATS_COMPLEX, &div_grad, "z")
-KILN_BINARY_OP(FloorDiv, FloorDivF, kEw | kTfjs, KILN_NUMERIC, &no_gradient, "z")
+KILN_BINARY_OP_INFER(FloorDiv, FloorDivF, kEw | kTfjs, &no_gradient, "z", "x", "y", infer_binary, KILN_NUMERIC,
+                     KILN_STORAGE_INTS)
 KILN_BINARY_OP(FloorMod, FloorModF, kEw | kTfjs, KILN_NUMERIC, &floormod_grad, "z")
 KILN_BINARY_OP(Pow, PowF, kEw | kTfjs, KILN_NUMERIC, &pow_grad, "z")
-KILN_BINARY_OP(Maximum, MaxF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<true>, "z")
-KILN_BINARY_OP(Minimum, MinF, kEwC | kTfjs, KILN_NUMERIC, &extremum_grad<false>, "z")
+KILN_BINARY_OP_INFER(Maximum, MaxF, kEwC | kTfjs, &extremum_grad<true>, "z", "x", "y", infer_binary, KILN_NUMERIC,
+                     KILN_STORAGE_INTS)
+KILN_BINARY_OP_INFER(Minimum, MinF, kEwC | kTfjs, &extremum_grad<false>, "z", "x", "y", infer_binary, KILN_NUMERIC,
+                     KILN_STORAGE_INTS)
 KILN_BINARY_OP(SquaredDifference, SqDiffF, kEwC | kTfjs, KILN_NUMERIC, &sqdiff_grad, "z")
 #define KILN_BITWISE_TYPES int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 KILN_BINARY_OP(BitwiseAnd, BitAndF, kEwC, KILN_BITWISE_TYPES, &no_gradient, "z")
