@@ -86,6 +86,14 @@ TensorImpl* make_alias(const TensorImpl* src, const Dims& dims) {
     }
     return t;
   }
+  if (!src->buffer && src->nbytes() > kInlineBytes) {
+    // Data that is neither in a shared buffer nor inline (a view into another impl's inline
+    // bytes, memory the source manages itself): copy it into a buffer of the alias's own. An
+    // inline copy would overrun the alias's 64 inline bytes.
+    TensorImpl* t = make_concrete(src->dtype, dims);
+    std::memcpy(t->data, src->data, src->nbytes());
+    return t;
+  }
   auto* t = new TensorImpl;  // no value-initialization: inline_data is written by the kernel
   t->dtype = src->dtype;
   t->dims = dims;
