@@ -49,6 +49,7 @@ GROUPS = {
     "callbacks": ["callbacks/early_stopping_test.py", "callbacks/model_checkpoint_test.py",
                   "callbacks/progbar_logger_test.py"],
     "saving": ["saving/saving_api_test.py", "saving/saving_lib_test.py"],
+    "export": ["export/saved_model_test.py", "export/tfsm_layer_test.py"],
 }
 
 

@@ -18,6 +18,7 @@
 #include "kiln/graph_view.h"
 #include "kiln/ops.h"
 #include "kiln/tensor.h"
+#include "kiln/variable.h"
 
 namespace kiln {
 
@@ -92,6 +93,9 @@ class ConcreteFunction {
   std::vector<TensorSpec> input_specs() const;
   std::vector<TensorSpec> output_specs() const;
   std::vector<Tensor> captured_inputs() const;
+  // The variables the graph reads or writes (its control-flow bodies' included), in order of
+  // first use: TensorFlow's ConcreteFunction.variables.
+  std::vector<Variable> variables() const;
   std::string pretty_printed_signature() const;
   // What each optimizer pass did: "constant_folding: 12 -> 7 nodes (3 us)", in run order.
   std::vector<std::string> optimization_report() const;

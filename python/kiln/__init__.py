@@ -53,7 +53,7 @@ from . import ragged  # noqa: E402
 from ._sparse import SparseTensor  # noqa: E402
 from ._indexed_slices import IndexedSlices  # noqa: E402
 from . import sparse  # noqa: E402
-from ._environment import name_scope  # noqa: E402
+from ._environment import get_current_name_scope, name_scope  # noqa: E402
 from ._module import Module  # noqa: E402
 from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case, group, no_op  # noqa: E402

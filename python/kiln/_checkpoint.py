@@ -34,11 +34,34 @@ def _escape(name):
 
 
 def _trackable(value):
-    return _children_of(value) is not None or isinstance(value, Variable) or _is_iterator(value)
+    from ._tracking import Trackable
+
+    # A Trackable is a node even with no children (and asking its children here could loop:
+    # objects may refer to each other).
+    if isinstance(value, (Variable, Trackable, Module, Checkpoint)) or _is_iterator(value):
+        return True
+    return _children_of(value) is not None
 
 
-def _children_of(obj):
-    """[(local name, child)] of a trackable object; None when obj is not a container."""
+def _as_variable(value):
+    """A library's variable that stands for the kiln.Variable it holds (TensorFlow's
+    _should_act_as_resource_variable protocol, as Keras's variables follow it) as that
+    Variable, so checkpoints and SavedModels save the state once, under the holder's name."""
+    if isinstance(value, Variable) or not getattr(type(value), "_should_act_as_resource_variable", False):
+        return value
+    inner = getattr(value, "value", None)
+    return inner if isinstance(inner, Variable) else value
+
+
+def _children_of(obj, save_type="checkpoint"):
+    """[(local name, child)] of a trackable object; None when obj is not a container.
+    save_type ("checkpoint" or "savedmodel") is passed to the objects that ask for it
+    (_tracking.Trackable._trackable_children)."""
+    from ._tracking import Trackable
+
+    if isinstance(obj, Trackable) and not isinstance(obj, Variable):
+        children = [(str(k), _as_variable(v)) for k, v in obj._trackable_children(save_type).items()]
+        return [(k, v) for k, v in children if _trackable(v)]
     if isinstance(obj, Checkpoint):
         return obj._children()
     if isinstance(obj, Variable) or _is_iterator(obj):
@@ -49,10 +72,12 @@ def _children_of(obj):
     if isinstance(obj, Module):
         return [(k, v) for k, v in vars(obj).items() if _trackable(v)]
     if isinstance(obj, (list, tuple)):
-        items = [(str(i), v) for i, v in enumerate(obj) if _trackable(v)]
+        items = [(str(i), _as_variable(v)) for i, v in enumerate(obj)]
+        items = [(k, v) for k, v in items if _trackable(v)]
         return items if items else None
     if isinstance(obj, dict):
-        items = [(str(k), v) for k, v in obj.items() if _trackable(v)]
+        items = [(str(k), _as_variable(v)) for k, v in obj.items()]
+        items = [(k, v) for k, v in items if _trackable(v)]
         return items if items else None
     return None
 

@@ -3,6 +3,7 @@ tf.get_logger, tf.device (a placement scope: kiln runs on the CPU, as TensorFlow
 other device exists), tf.is_tensor, tf.bitcast and tf.dtypes.saturate_cast."""
 import contextlib
 import logging
+import threading
 import types
 
 from . import _core
@@ -76,23 +77,44 @@ def saturate_cast(value, dtype, name=None):
     return cast(value, dtype)
 
 
+_scopes = threading.local()
+
+
+def get_current_name_scope():
+    """tf.get_current_name_scope: the names of the enclosing name_scopes, "a/b" ("" at top)."""
+    return getattr(_scopes, "current", "")
+
+
 class name_scope:  # noqa: N801 (TensorFlow's name)
-    """tf.name_scope(name): `with` gives the scope's name ("name/"). kiln's traced graphs do not
-    prefix node names with it yet."""
+    """tf.name_scope(name): inside `with`, new variables' names start with the scope ("outer/
+    name/kernel:0"); a name ending in "/" is a scope by its full name, and "" returns to the
+    top. `with` gives the scope's full name ("outer/name/"). kiln's traced graphs do not prefix
+    node names with it yet."""
 
     def __init__(self, name):
-        if not name or not isinstance(name, str):
+        if name is None or not isinstance(name, str):
             raise ValueError("name for name_scope must be a string.")
         self._name = name
+        self._previous = []
 
     @property
     def name(self):
         return self._name
 
     def __enter__(self):
-        return self._name + "/"
+        current = get_current_name_scope()
+        if not self._name:
+            full = ""
+        elif self._name.endswith("/"):
+            full = self._name[:-1]
+        else:
+            full = current + "/" + self._name if current else self._name
+        self._previous.append(current)
+        _scopes.current = full
+        return full + "/" if full else ""
 
     def __exit__(self, *exc):
+        _scopes.current = self._previous.pop()
         return False
 
 

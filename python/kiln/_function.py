@@ -366,6 +366,19 @@ class ConcreteFunction:
         return list(self._core.captured_inputs())
 
     @property
+    def variables(self):
+        """The kiln.Variables the graph reads or writes, in order of first use (its
+        control-flow bodies' included)."""
+        from ._variable import Variable, variable_of
+
+        found = [(core, variable_of(core)) for core in self._core.variables()]
+        return tuple(Variable._from_core(core) if v is None else v for core, v in found)
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self.variables if v.trainable)
+
+    @property
     def inference_fn(self):
         """The graph alone (tf.types.experimental.AtomicFunction): called with the flat tensor
         arguments, it returns the structured result."""
@@ -770,6 +783,14 @@ class Function:
             except TypeError:
                 pass  # not weakly referenceable: a fresh Function per access
         return bound
+
+    def _trackable_children(self, save_type="checkpoint", **kwargs):
+        """TensorFlow's tracking protocol: a checkpoint sees nothing below a function; any other
+        save type sees its traces, trace_0, trace_1, ... (what a SavedModel saves of it)."""
+        del kwargs
+        if save_type == "checkpoint":
+            return {}
+        return {"trace_%d" % i: cf for i, cf in enumerate(self._list_all_concrete_functions())}
 
     def __repr__(self):
         return "<kiln.Function %s at 0x%X>" % (self._name, id(self))

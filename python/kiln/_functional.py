@@ -28,7 +28,7 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
         from ._ops import stack
         results = [fn(element(i)) for i in range(n)]
         if n == 0:
-            return _empty_result(flat, signature)
+            return _empty_result(flat, signature, fn, elems)
         structure = results[0]
         per_output = list(zip(*[[convert_to_tensor(r) for r in nest.flatten(res)] for res in results]))
         stacked = [stack(list(values)) for values in per_output]
@@ -53,8 +53,16 @@ def _map_rows(fn, rt, signature):
     return RaggedTensor.from_row_lengths(values, lengths)
 
 
-def _empty_result(flat, signature):
+def _empty_result(flat, signature, fn=None, elems=None):
     from ._ops import zeros
+    if fn is not None and signature is None:
+        # TensorFlow's shapes: fn traced once on an element's spec (as its while loop traces it),
+        # and no row of each of its outputs.
+        from ._function import function
+        from ._spec import TensorSpec
+        specs = nest.pack_sequence_as(elems, [TensorSpec(e.shape[1:], e.dtype) for e in flat])
+        out = function(lambda x: fn(x), autograph=False).get_concrete_function(specs).structured_outputs
+        return nest.map_structure(lambda t: zeros([0] + [d or 0 for d in t.shape.as_list()], t.dtype), out)
     dtype = _dtypes.as_dtype(signature) if signature is not None and not isinstance(signature, (list, tuple)) \
         else flat[0].dtype
     return zeros([0], dtype)
@@ -113,8 +121,9 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
             outs.append(acc)
         if reverse:
             outs = outs[::-1]
-        if not outs:
-            raise ValueError("scan over an empty first dimension needs an initializer (kiln)")
+        if not outs:  # no elements: no accumulators, each shaped as the initializer's part
+            return nest.map_structure(lambda a: k.zeros((0,) + tuple(convert_to_tensor(a).shape),
+                                                        convert_to_tensor(a).dtype), initializer)
         flat_outs = [nest.flatten(o) for o in outs]
         stacked = [k.stack([o[j] for o in flat_outs]) for j in range(len(flat_outs[0]))]
         return nest.pack_sequence_as(acc, stacked)
@@ -125,12 +134,16 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
 def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
     """tf.foldl: the last accumulator of scan."""
     out = scan(fn, elems, initializer)
+    if initializer is not None and nest.flatten(out)[0].shape[0] == 0:
+        return initializer  # no elements: the initial accumulator, as TensorFlow's
     return nest.map_structure(lambda t: t[-1], out)
 
 
 def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
     """tf.foldr: foldl from the end."""
     out = scan(fn, elems, initializer, reverse=True)
+    if initializer is not None and nest.flatten(out)[0].shape[0] == 0:
+        return initializer
     return nest.map_structure(lambda t: t[0], out)
 
 

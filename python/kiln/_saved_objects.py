@@ -95,10 +95,24 @@ def _functions_of(obj):
     return sorted(found.items())
 
 
+def _split_call(params, canonical):
+    """A canonical call as TensorFlow saves a trace's input: [(name, value)] of the positional
+    parameters then of the *args' elements (args_0, args_1, ...), and the **kwargs' entries."""
+    args, kwargs = [], {}
+    for p, v in zip(params, canonical):
+        if p.kind is p.VAR_POSITIONAL:
+            args.extend(("%s_%d" % (p.name, i), x) for i, x in enumerate(v))
+        elif p.kind is p.VAR_KEYWORD:
+            kwargs.update(v)
+        else:
+            args.append((p.name, v))
+    return args, kwargs
+
+
 def _trace_entry(cf, function_index):
-    params = cf._function._params
-    canonical = cf._structured_input
-    inputs = {"tuple": [{"tuple": [_encode(v, p.name) for p, v in zip(params, canonical)]}, {"dict": {}}]}
+    args, kwargs = _split_call(cf._function._params, cf._structured_input)
+    inputs = {"tuple": [{"tuple": [_encode(v, n) for n, v in args]},
+                        {"dict": {str(k): _encode(v, str(k)) for k, v in kwargs.items()}}]}
     specs = [TensorSpec(t.shape, t.dtype) for t in cf.outputs]
     outputs = _encode(cf._rebuild(specs), "output")
     return {"function": function_index, "inputs": inputs, "outputs": outputs}
@@ -109,7 +123,8 @@ class _EmptyRoot:
 
 
 def object_tree(root):
-    """(graph JSON, variable cores, concrete function cores) for kiln::SavedObjects."""
+    """(graph JSON, variable cores, concrete function cores) for kiln::SavedObjects, and the
+    objects walked (breadth-first)."""
     nodes, variables, functions = [], [], []
     ids = {}
 
@@ -121,7 +136,7 @@ def object_tree(root):
         queue.append(obj)
         return ids[id(obj)]
 
-    queue = []
+    queue, objects = [], []
     from ._function import Function
 
     if isinstance(root, (Function, Variable)) or root is None:
@@ -129,6 +144,7 @@ def object_tree(root):
     node_of(root)
     while queue:
         obj = queue.pop(0)
+        objects.append(obj)
         me = ids[id(obj)]
         if isinstance(obj, Variable):
             nodes[me] = {"kind": "variable", "variable": len(variables)}
@@ -144,11 +160,15 @@ def object_tree(root):
                 functions.append(cf._core)
             positional = [p for p in obj._params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
             defaults = [p.default for p in positional if p.default is not p.empty]
-            nodes[me] = {"kind": "function", "args": [p.name for p in positional], "traces": entries,
+            # *args become positional parameters args_0, args_1, ... as many as the traces
+            # passed (TensorFlow's spec of a function whose input_signature fills *args).
+            names = max(([n for n, _ in _split_call(obj._params, cf._structured_input)[0]] for cf in traces),
+                        key=len, default=[p.name for p in positional])
+            nodes[me] = {"kind": "function", "args": names, "traces": entries,
                          "defaults": _encode(tuple(defaults), "default") if defaults else None}
             continue
         children = []
-        for name, child in (_children_of(obj) or []):
+        for name, child in (_children_of(obj, "savedmodel") or []):
             children.append([name, node_of(child)])
         if not isinstance(obj, (list, tuple, dict)):
             for name, f in _functions_of(obj):
@@ -157,7 +177,7 @@ def object_tree(root):
         nodes[me] = {"kind": "object", "children": children,
                      "identifier": "trackable_list_wrapper" if isinstance(obj, (list, tuple))
                      else "trackable_dict_wrapper" if isinstance(obj, dict) else "_generic_user_object"}
-    return json.dumps({"nodes": nodes}), variables, functions
+    return json.dumps({"nodes": nodes}), variables, functions, objects
 
 
 # -- load ----------------------------------------------------------------------------------------
@@ -216,6 +236,20 @@ def _fits(spec, value):
     return (type(value) is type(spec) or (isinstance(spec, float) and isinstance(value, int))) and value == spec, []
 
 
+def _variables_of(cores):
+    """The kiln.Variables of ConcreteFunction cores (each once, in order of first use)."""
+    from ._variable import variable_of
+
+    out, seen = [], set()
+    for core in cores:
+        for v in core.variables():
+            if v._id() not in seen:
+                seen.add(v._id())
+                found = variable_of(v)
+                out.append(Variable._from_core(v) if found is None else found)
+    return tuple(out)
+
+
 class _RestoredFunction:
     """A saved tf.function: calls the first trace its arguments fit."""
 
@@ -244,15 +278,28 @@ class _RestoredFunction:
             raise TypeError("%s() got an unexpected keyword argument '%s'" % (self.__name__, next(iter(kwargs))))
         return tuple(bound)
 
+    def _core_of(self, name):
+        core = self._cores.get(name)
+        if core is None:
+            core = self._cores[name] = self._model.function(name)
+        return core
+
+    @property
+    def variables(self):
+        """The restored kiln.Variables its traces use, in order of first use."""
+        return _variables_of(self._core_of(name) for name, _, _ in self._traces)
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self.variables if v.trainable)
+
     def __call__(self, *args, **kwargs):
         bound = self._bind(args, dict(kwargs))
         for name, (positional, _), outputs in self._traces:
             ok, tensors = _fits(tuple(positional), bound)
             if not ok:
                 continue
-            core = self._cores.get(name)
-            if core is None:
-                core = self._cores[name] = self._model.function(name)
+            core = self._core_of(name)
             results = list(core.call(tensors))
             return _nest.map_structure(outputs, lambda s: results.pop(0) if isinstance(s, TensorSpec) else s)
         options = "\n".join("  Option %d:\n    Positional arguments (%d total):\n%s" % (

@@ -48,9 +48,16 @@ class AutoTrackable(Trackable):
         object.__delattr__(self, name)
 
     def _trackable_children(self, save_type="checkpoint", **kwargs):
+        """Its explicit dependencies, then every attribute that is trackable: a Trackable, a
+        kiln.Variable or Module, or a list, tuple or dict holding one (TensorFlow wraps such
+        containers when they are assigned; kiln looks into them when it walks)."""
+        from ._checkpoint import _trackable
+
         children = super()._trackable_children(save_type, **kwargs)
         for name, value in vars(self).items():
-            if name not in children and isinstance(value, Trackable) and not name.startswith("_kiln_"):
+            if name in children or name.startswith("_kiln_") or name.startswith("_self_"):
+                continue
+            if isinstance(value, Trackable) or _trackable(value):
                 children[name] = value
         return children
 
@@ -68,3 +75,37 @@ def no_automatic_dependency_tracking(method):
             object.__setattr__(self, "_self_setattr_tracking", previous)
 
     return wrapper
+
+
+class TrackableView:
+    """tf.train.TrackableView: the objects reachable from `root` as a checkpoint walks them.
+    children() is a classmethod a subclass may override (Keras's export walks with
+    save_type="savedmodel" that way); descendants() lists root and everything below it,
+    breadth-first, each once."""
+
+    def __init__(self, root):
+        self._root = root
+
+    @property
+    def root(self):
+        return self._root
+
+    @classmethod
+    def children(cls, obj, save_type="checkpoint", **kwargs):
+        from ._checkpoint import _as_variable, _children_of, _trackable
+
+        if isinstance(obj, Trackable):
+            found = ((str(k), _as_variable(v)) for k, v in obj._trackable_children(save_type, **kwargs).items())
+            return {k: v for k, v in found if _trackable(v)}
+        return dict(_children_of(obj, save_type) or [])
+
+    def descendants(self):
+        seen, order = {id(self._root)}, [self._root]
+        i = 0
+        while i < len(order):
+            for child in self.children(order[i]).values():
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    order.append(child)
+            i += 1
+        return order

@@ -27,6 +27,14 @@ _SINGLETON_MESSAGE = ("kiln.function only supports singleton kiln.Variables crea
 _BY_ID = weakref.WeakValueDictionary()
 
 
+def _scoped(name):
+    """The name under the enclosing kiln.name_scopes, as TensorFlow names variables."""
+    from ._environment import get_current_name_scope
+
+    scope = get_current_name_scope()
+    return scope + "/" + name if scope else name
+
+
 def variable_of(core):
     return _BY_ID.get(core._id())
 
@@ -95,11 +103,11 @@ class Variable:
                 raise ValueError(_SINGLETON_MESSAGE)
             creation.count = getattr(creation, "count", 0) + 1
         try:
-            self._core = _core.VariableCore(value, name or "")
+            self._core = _core.VariableCore(value, _scoped(name) if name else "")
         except errors.FailedPreconditionError:
             # TensorFlow's class and words (its check runs at the first call: it traces twice).
             raise ValueError(_SINGLETON_MESSAGE) from None
-        self._name = (name or "Variable") + ":0"
+        self._name = _scoped(name or "Variable") + ":0"
         self._trainable = True if trainable is None else bool(trainable)
         self._synchronization, self._aggregation = synchronization, aggregation
         self._core.trainable = self._trainable  # a tape watches only trainable variables unasked

@@ -21,8 +21,13 @@ _STATELESS_UNIFORM_DTYPES = _UNIFORM_DTYPES + ("uint32", "uint64")
 
 
 def _shape(shape):
-    return shape if hasattr(shape, "dtype") else convert_to_tensor(shape, dtype=_dtypes.int32) \
-        if all(int(d) < 2 ** 31 for d in shape) else convert_to_tensor(shape, dtype=_dtypes.int64)
+    if hasattr(shape, "dtype"):
+        return shape
+    try:
+        big = any(int(d) >= 2 ** 31 for d in shape)
+    except TypeError:  # a traced dimension (tf.shape(x)[0]) among them: packed as int32
+        big = False
+    return convert_to_tensor(shape, dtype=_dtypes.int64 if big else _dtypes.int32)
 
 
 def _check_dtype(dtype, accepted):

@@ -11,7 +11,7 @@ from . import _core
 from . import _dtypes
 from ._example_proto import BytesList, Example, Feature, Features, FloatList, Int64List
 
-__all__ = ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64List", "CheckpointReader", "load_checkpoint", "list_variables", "load_variable", "latest_checkpoint", "Checkpoint",
+__all__ = ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64List", "CheckpointReader", "load_checkpoint", "list_variables", "load_variable", "latest_checkpoint", "Checkpoint", "TrackableView",
            "CheckpointManager"]
 
 
@@ -101,3 +101,4 @@ def load_variable(ckpt_dir_or_file, name):
 
 
 from ._checkpoint import Checkpoint, CheckpointManager  # noqa: E402 (it uses the reader above)
+from ._tracking import TrackableView  # noqa: E402

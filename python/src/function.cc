@@ -628,6 +628,7 @@ void bind_function(nb::module_& m) {
              return l;
            })
       .def("captured_inputs", &ConcreteFunction::captured_inputs)
+      .def("variables", &ConcreteFunction::variables)
       .def("optimization_report", &ConcreteFunction::optimization_report)
       .def("to_dot", &ConcreteFunction::to_dot);
 }

@@ -34,6 +34,18 @@ CASES = {
     "foldr": lambda m: m.foldr(lambda a, x: a - x, M, initializer=m.zeros([5])),
     "vectorized_map": lambda m: m.vectorized_map(lambda r: m.reduce_sum(r * r), M),
     "floor": lambda m: m.floor(M),
+    # Zero-sized inputs.
+    "repeat_empty": lambda m: m.repeat(np.zeros((0, 3), "f"), 2, axis=1),
+    "repeat_zero_counts": lambda m: m.repeat(M, [0, 0, 0, 0], axis=0),
+    "sequence_mask_empty": lambda m: m.sequence_mask(np.zeros([0], "int32"), 4),
+    "searchsorted_empty_values": lambda m: m.searchsorted([[1.0, 2.0]], np.zeros((1, 0), "f")),
+    "reciprocal_empty": lambda m: m.math.reciprocal(np.zeros((0, 2), "f")),
+    "scan_empty_initializer": lambda m: m.scan(lambda a, x: a + x, np.zeros((0, 5), "f"), initializer=m.ones([5])),
+    "foldl_empty_initializer": lambda m: m.foldl(lambda a, x: a + x, np.zeros((0, 5), "f"),
+                                                 initializer=m.ones([5])),
+    "foldr_empty_initializer": lambda m: m.foldr(lambda a, x: a + x, np.zeros((0, 5), "f"),
+                                                 initializer=m.ones([5])),
+    "vectorized_map_empty": lambda m: m.vectorized_map(lambda r: r * 2, np.zeros((0, 3), "f")),
 }
 
 

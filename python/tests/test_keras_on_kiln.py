@@ -401,3 +401,89 @@ def test_input_signature_binds_star_args_as_tensorflow(tf):
         assert f.get_concrete_function().structured_outputs.shape.as_list() == [None]
         with pytest.raises((TypeError, ValueError)):
             f(x)
+
+
+EXPORT = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+import keras
+
+path = sys.argv[1]
+keras.utils.set_random_seed(3)
+x = np.linspace(-1, 1, 40, dtype="float32").reshape(8, 5)
+inputs = keras.Input((5,), name="features")
+h = keras.layers.Dense(6, activation="relu")(inputs)
+h = keras.layers.BatchNormalization()(h)
+h = keras.layers.Dropout(0.3)(h)
+model = keras.Model(inputs, keras.layers.Dense(2)(h))
+model.compile(optimizer="adam", loss="mse")
+model.fit(x, x[:, :2], epochs=2, batch_size=4, verbose=0)
+model.export(path, verbose=False)
+print(json.dumps(model.predict(x, verbose=0).tolist()))
+"""
+
+
+def test_model_export_writes_a_saved_model_tensorflow_serves(tmp_path, tf):
+    """model.export(dir) under kiln: TensorFlow's loader reads it, its `serve` endpoint and its
+    serving_default signature give Keras's predictions, and its signature and variables are
+    named as TensorFlow's export of the same model names them."""
+    script = tmp_path / "prog.py"
+    script.write_text(EXPORT)
+    results = {}
+    for who in ("kiln", "tensorflow"):
+        prefix = ["-m", "kiln.as_tensorflow"] if who == "kiln" else []
+        path = str(tmp_path / who)
+        p = subprocess.run([sys.executable] + prefix + [str(script), path], env=ENV, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, (who, p.stderr[-3000:])
+        predicted = np.array(json.loads(p.stdout.splitlines()[-1]), dtype=np.float32)
+        loaded = tf.saved_model.load(path)
+        x = np.linspace(-1, 1, 40, dtype="float32").reshape(8, 5)
+        np.testing.assert_allclose(loaded.serve(x).numpy(), predicted, rtol=1e-5, atol=1e-6)
+        sig = loaded.signatures["serving_default"]
+        (key,) = sig.structured_input_signature[1]
+        served = sig(**{key: tf.constant(x)})
+        np.testing.assert_allclose(served["output_0"].numpy(), predicted, rtol=1e-5, atol=1e-6)
+        results[who] = (sorted(loaded.signatures), key, sorted(v.name for v in loaded.variables),
+                        sorted(v.name for v in loaded.trainable_variables))
+    assert results["kiln"] == results["tensorflow"]
+
+
+def test_concrete_function_variables_as_tensorflow(tf):
+    """ConcreteFunction.variables / trainable_variables: what the trace reads or writes, its
+    control-flow bodies' included, in order of first use."""
+    import kiln
+
+    for m in (kiln, tf):
+        a, b = m.Variable(1.0, name="a"), m.Variable(2.0, name="b", trainable=False)
+        c = m.Variable(3.0, name="c")
+
+        @m.function
+        def f(x):
+            if x > 0:
+                b.assign_add(1.0)
+            return a * x
+
+        cf = f.get_concrete_function(m.constant(1.0))
+        assert sorted(v.name for v in cf.variables) == ["a:0", "b:0"], m
+        assert [v.name for v in cf.trainable_variables] == ["a:0"], m
+        assert all(v is a or v is b for v in cf.variables)
+        del c
+
+
+def test_variables_are_named_under_name_scopes(tf):
+    import kiln
+
+    names = []
+    for m in (kiln, tf):
+        got = []
+        with m.name_scope("outer") as outer:
+            with m.name_scope("inner") as inner:
+                got += [m.Variable(1.0, name="w").name, m.Variable(1.0).name, m.get_current_name_scope()]
+            with m.name_scope("abs/") as absolute:
+                got += [m.Variable(1.0, name="w").name, absolute]
+            got += [outer, inner]
+        got += [m.Variable(1.0, name="w").name, m.get_current_name_scope()]
+        names.append(got)
+    assert names[0] == names[1]

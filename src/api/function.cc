@@ -2,8 +2,11 @@
 // public face of the trace layer's ConcreteImpl and function settings.
 #include "kiln/function.h"
 
+#include <algorithm>
+#include <set>
 #include <string>
 
+#include "api/variable_handle.h"
 #include "core/shape_fit.h"
 #include "graph/graph_def.h"
 #include "graph/graph_view.h"
@@ -93,6 +96,37 @@ std::string ConcreteFunction::optimized_to_dot() const {
 std::vector<TensorSpec> ConcreteFunction::input_specs() const { return checked(impl_, "input_specs").inputs; }
 std::vector<TensorSpec> ConcreteFunction::output_specs() const { return checked(impl_, "output_specs").outputs; }
 std::vector<Tensor> ConcreteFunction::captured_inputs() const { return checked(impl_, "captured_inputs").captures; }
+namespace {
+// Each variable a graph's nodes name, its bodies' first (depth-first, each body once).
+void collect_variables(const graph::Graph& g, std::set<const graph::Graph*>& seen,
+                       std::vector<std::shared_ptr<ops::VariableState>>& out) {
+  if (!seen.insert(&g).second) return;
+  auto add = [&](const std::shared_ptr<Resource>& r) {
+    auto state = std::dynamic_pointer_cast<ops::VariableState>(r);
+    if (state && std::find(out.begin(), out.end(), state) == out.end()) out.push_back(std::move(state));
+  };
+  for (const auto& n : g.nodes())
+    for (int i = 0; i < n->attrs.size(); ++i) {
+      if (const auto* res = std::get_if<ops::ResourceRef>(&n->attrs[i]); res && res->resource) add(res->resource);
+      if (const auto* ref = std::get_if<ops::FuncRef>(&n->attrs[i]))
+        collect_variables(g.library().get(ref->name), seen, out);
+      if (const auto* refs = std::get_if<std::vector<ops::FuncRef>>(&n->attrs[i]))
+        for (const auto& r : *refs) collect_variables(g.library().get(r.name), seen, out);
+    }
+}
+}  // namespace
+
+std::vector<Variable> ConcreteFunction::variables() const {
+  const detail::ConcreteImpl& impl = checked(impl_, "variables");
+  std::set<const graph::Graph*> seen;
+  std::vector<std::shared_ptr<ops::VariableState>> states;
+  collect_variables(*impl.graph, seen, states);
+  std::vector<Variable> out;
+  for (auto& s : states)
+    out.emplace_back(std::make_shared<detail::VariableHandle>(detail::VariableHandle{std::move(s)}));
+  return out;
+}
+
 std::string ConcreteFunction::pretty_printed_signature() const {
   return checked(impl_, "pretty_printed_signature").pretty_signature();
 }

@@ -269,3 +269,28 @@ TEST(Variable, RandomConditionsAreNotFoldedAtTheTrace) {
   const std::string text = f.get_concrete_function().as_graph_def().str();
   EXPECT_NE(text.find("If\""), std::string::npos) << text;  // If or StatelessIf
 }
+
+// ConcreteFunction::variables: what the graph reads or writes, a branch body's included, each
+// once, in order of first use; an unused variable is not among them.
+TEST(Variable, ConcreteFunctionListsTheVariablesItUses) {
+  Variable a(constant(1.0f), "a"), b(constant(2.0f), "b"), unused(constant(3.0f), "unused");
+  auto f = function([&](Tensor x) {
+    Tensor y = x * a.read();
+    return cond(
+        x > constant(0.0f),
+        [&] {
+          b.assign_add(constant(1.0f));
+          return y + a.read();
+        },
+        [&] { return y; });
+  });
+  const auto vars = f.get_concrete_function(TensorSpec{.shape = {}, .dtype = DType::Float32}).variables();
+  ASSERT_EQ(vars.size(), 2u);
+  EXPECT_EQ(vars[0].identity(), a.identity());
+  EXPECT_EQ(vars[1].identity(), b.identity());
+  EXPECT_EQ(function([](Tensor x) { return x * 2.0f; })
+                .get_concrete_function(TensorSpec{.shape = {}, .dtype = DType::Float32})
+                .variables()
+                .size(),
+            0u);
+}

@@ -10,5 +10,6 @@ MODULES = {
     "tensorflow.python.ops.math_ops": "kiln._tf_internal.math_ops",
     "tensorflow.python.ops.linalg.sparse": "kiln._tf_internal.linalg_sparse",
     "tensorflow.python.framework.config": "kiln._tf_internal.framework_config",
+    "tensorflow.python.framework.tensor_util": "kiln._tf_internal.tensor_util",
     "tensorflow.experimental.dtensor": "kiln._tf_internal.dtensor",
 }

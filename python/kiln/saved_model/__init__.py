@@ -6,10 +6,10 @@ sub-objects, and whose .signatures are called with keyword arguments and return 
 tensors. The objects are in _saved_objects.py."""
 import os
 
-from . import _core
-from ._convert import convert_to_tensor
+from .. import _core
+from .._convert import convert_to_tensor
 
-__all__ = ["load", "save", "DEFAULT_SERVING_SIGNATURE_DEF_KEY", "SaveOptions", "LoadOptions"]
+__all__ = ["experimental", "load", "save", "DEFAULT_SERVING_SIGNATURE_DEF_KEY", "SaveOptions", "LoadOptions"]
 
 DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
 
@@ -53,15 +53,26 @@ class _Signature:
 
     @property
     def structured_input_signature(self):
-        from ._spec import TensorSpec
+        from .._spec import TensorSpec
 
         return (), {n: TensorSpec(shape, dtype, name=n) for n, dtype, shape in self._inputs}
 
     @property
     def structured_outputs(self):
-        from ._spec import TensorSpec
+        from .._spec import TensorSpec
 
         return {n: TensorSpec(shape, dtype, name=n) for n, dtype, shape in self._model.output_specs(self.name)}
+
+    @property
+    def variables(self):
+        """The restored kiln.Variables the signature uses."""
+        from .._saved_objects import _variables_of
+
+        return _variables_of([self._model.signature(self.name)])
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self.variables if v.trainable)
 
     def __call__(self, *args, **kwargs):
         names = [n for n, _, _ in self._inputs]
@@ -95,14 +106,14 @@ def load(export_dir, tags=None, options=None):
     saved attributes of those names. tags and options are accepted for TensorFlow's signature;
     kiln reads the one meta graph TensorFlow 2 writes."""
     del tags, options
-    from ._saved_objects import restore
+    from .._saved_objects import restore
 
     model = _core.load_saved_model(os.fspath(export_dir))
     return restore(model, {name: _Signature(model, name) for name in model.signatures()})
 
 
 def _concrete(name, f):
-    from ._function import ConcreteFunction, Function
+    from .._function import ConcreteFunction, Function
 
     if isinstance(f, Function):
         if f._input_signature is None:
@@ -132,11 +143,14 @@ def _output_names(cf):
 def _default_signature(obj):
     """TensorFlow's rule: the one function attribute with an input_signature whose trace
     returns tensors; none when there is none or more than one."""
-    from ._function import Function
-    from ._saved_objects import _functions_of
+    from .._function import Function
+    from .._saved_objects import _functions_of
 
     if isinstance(obj, Function):
         found = [obj] if obj._input_signature is not None else []
+    elif getattr(obj, "_default_save_signature", None) is not None:
+        # TensorFlow's protocol for objects that know their serving function (Keras models).
+        found = [obj._default_save_signature]
     else:
         found = [f for _, f in _functions_of(obj) if f._input_signature is not None]
     found = [f for f in found if f.get_concrete_function()._core.output_specs()]
@@ -152,12 +166,14 @@ def save(obj, export_dir, signatures=None, options=None):
     others output_0, output_1, ...; variables that no attribute holds are saved at the paths
     their names give."""
     del options
-    from ._checkpoint import Checkpoint
-    from ._function import Function
-    from ._module import Module
-    from ._saved_objects import object_tree
+    from .._checkpoint import Checkpoint
+    from .._function import Function
+    from .._module import Module
+    from .._saved_objects import object_tree
+    from .._tracking import Trackable
+    from .experimental import TrackableResource
 
-    if obj is not None and not isinstance(obj, (Module, Checkpoint, Function)):
+    if obj is not None and not isinstance(obj, (Module, Checkpoint, Function, Trackable)):
         raise ValueError("Expected an object of type `Trackable`, such as `kiln.Module` or a subclass of the "
                          "`Trackable` class, for export. Got %r with type %s." % (obj, type(obj)))
     if signatures is None:
@@ -167,6 +183,13 @@ def save(obj, export_dir, signatures=None, options=None):
         signatures = {"serving_default": signatures}
     concrete = {k: _concrete(k, f) for k, f in signatures.items()}
     names = {k: n for k, n in ((k, _output_names(cf)) for k, cf in concrete.items()) if n is not None}
-    graph, variables, functions = object_tree(obj)
+    graph, variables, functions, objects = object_tree(obj)
+    resources = [o for o in objects if isinstance(o, TrackableResource)]
+    if resources:
+        raise NotImplementedError("kiln.saved_model.save: %r is a TrackableResource, which kiln cannot save yet "
+                                  "(only variables and functions)" % resources[0])
     _core.save_saved_model_objects(os.fspath(export_dir), {k: cf._core for k, cf in concrete.items()}, names,
                                    graph, variables, functions)
+
+
+from . import experimental  # noqa: E402 (tf.saved_model.experimental)
