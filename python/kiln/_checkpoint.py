@@ -59,7 +59,7 @@ def _children_of(obj, save_type="checkpoint"):
     (_tracking.Trackable._trackable_children)."""
     from ._tracking import Trackable
 
-    if isinstance(obj, Trackable) and not isinstance(obj, Variable):
+    if isinstance(obj, Trackable) and not isinstance(obj, (Variable, Module)):
         children = [(str(k), _as_variable(v)) for k, v in obj._trackable_children(save_type).items()]
         return [(k, v) for k, v in children if _trackable(v)]
     if isinstance(obj, Checkpoint):
@@ -70,7 +70,9 @@ def _children_of(obj, save_type="checkpoint"):
     if isinstance(obj, Generator):
         return [("_state_var", obj._state_var)]
     if isinstance(obj, Module):
-        return [(k, v) for k, v in vars(obj).items() if _trackable(v)]
+        from ._module import _attributes
+
+        return [(k, vars(obj)[k]) for k in _attributes(obj) if _trackable(vars(obj)[k])]
     if isinstance(obj, (list, tuple)):
         items = [(str(i), _as_variable(v)) for i, v in enumerate(obj)]
         items = [(k, v) for k, v in items if _trackable(v)]

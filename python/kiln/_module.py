@@ -1,10 +1,13 @@
 """kiln.Module (tf.Module): a container whose variables are found through its attributes."""
+from ._tracking import AutoTrackable
 from ._variable import Variable
 
 
-class Module:
+class Module(AutoTrackable):
     """Tracks the variables and submodules held in attributes (directly, or in lists, tuples
-    and dicts), as tf.Module does: `variables`, `trainable_variables`, `submodules`."""
+    and dicts), as tf.Module does: `variables`, `trainable_variables`, `submodules`. Like
+    TensorFlow's, it is an AutoTrackable (tf.__internal__.tracking), so libraries that track
+    Trackables (Keras's export) accept it."""
 
     def __init__(self, name=None):
         self._name = name or _snake(type(self).__name__)
@@ -40,7 +43,7 @@ class Module:
                 if isinstance(v, kind):
                     found.append(v)
                 if isinstance(v, Module):
-                    for k in sorted(vars(v)):
+                    for k in sorted(_attributes(v)):
                         visit(vars(v)[k])
             elif isinstance(v, dict):
                 for k in sorted(v, key=str):
@@ -49,9 +52,14 @@ class Module:
                 for e in v:
                     visit(e)
 
-        for k in sorted(vars(self)):
+        for k in sorted(_attributes(self)):
             visit(vars(self)[k])
         return found
+
+
+def _attributes(obj):
+    """Its attribute names, without the tracking bookkeeping AutoTrackable keeps beside them."""
+    return [k for k in vars(obj) if not k.startswith("_kiln_") and not k.startswith("_self_")]
 
 
 def _snake(name):

@@ -487,3 +487,23 @@ def test_variables_are_named_under_name_scopes(tf):
         got += [m.Variable(1.0, name="w").name, m.get_current_name_scope()]
         names.append(got)
     assert names[0] == names[1]
+
+
+def test_module_is_an_auto_trackable_as_in_tensorflow(tf):
+    """tf.Module is an AutoTrackable: libraries that accept Trackables accept it, and the
+    tracking bookkeeping does not show among its variables or change their order."""
+    import kiln
+
+    for m in (kiln, tf):
+        class Net(m.Module):
+            def __init__(self):
+                super().__init__()
+                self.z = m.Module()
+                self.z.w = m.Variable(1.0)
+                self.a = m.Variable(2.0)
+                self.layers = [m.Module(), m.Variable(3.0)]
+
+        net = Net()
+        assert isinstance(net, m.__internal__.tracking.AutoTrackable)
+        assert [float(v.numpy()) for v in net.variables] == [2.0, 3.0, 1.0], m
+        assert len(net.submodules) == 2
