@@ -507,3 +507,81 @@ def test_module_is_an_auto_trackable_as_in_tensorflow(tf):
         assert isinstance(net, m.__internal__.tracking.AutoTrackable)
         assert [float(v.numpy()) for v in net.variables] == [2.0, 3.0, 1.0], m
         assert len(net.submodules) == 2
+
+
+APPLICATION = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+import keras
+
+path, mode, name = sys.argv[1], sys.argv[2], sys.argv[3]
+x = np.random.default_rng(0).uniform(0, 255, size=(2, 64, 64, 3)).astype("float32")
+if mode == "build":
+    keras.utils.set_random_seed(7)
+    make = {"MobileNetV2": lambda: keras.applications.MobileNetV2(weights=None, input_shape=(64, 64, 3), alpha=0.35,
+                                                                   classes=10),
+            "ResNet50": lambda: keras.applications.ResNet50(weights=None, input_shape=(64, 64, 3), classes=10),
+            "DenseNet121": lambda: keras.applications.DenseNet121(weights=None, input_shape=(64, 64, 3),
+                                                                   classes=10)}[name]
+    model = make()
+    model.save(path)
+else:
+    model = keras.models.load_model(path)
+print(json.dumps(model.predict(x, verbose=0).tolist()))
+"""
+
+
+@pytest.mark.parametrize("name", ["MobileNetV2", "ResNet50", "DenseNet121"])
+def test_keras_applications_build_and_predict_as_on_tensorflow(tmp_path, name):
+    """keras.applications models build on kiln (weights=None) and, given TensorFlow's weights
+    (the same .keras file), predict what TensorFlow predicts."""
+    script = tmp_path / "prog.py"
+    script.write_text(APPLICATION)
+    outs = {}
+    for who, mode, path in (("kiln", "build", "kiln.keras"), ("tensorflow", "build", "tf.keras"),
+                            ("kiln", "load", "tf.keras")):
+        prefix = ["-m", "kiln.as_tensorflow"] if who == "kiln" else []
+        p = subprocess.run([sys.executable] + prefix + [str(script), str(tmp_path / path), mode, name], env=ENV,
+                           capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, (who, mode, p.stderr[-3000:])
+        outs[who, mode] = np.array(json.loads(p.stdout.splitlines()[-1]))
+    assert outs["kiln", "build"].shape == (2, 10)
+    np.testing.assert_allclose(outs["kiln", "build"].sum(axis=1), 1.0, rtol=1e-5)  # softmax rows
+    np.testing.assert_allclose(outs["kiln", "load"], outs["tensorflow", "build"], rtol=1e-4, atol=1e-5)
+
+
+MIXED = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+import keras
+
+keras.mixed_precision.set_global_policy(sys.argv[1])
+keras.utils.set_random_seed(5)
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 8)).astype("float32")
+y = (x[:, :1] > 0).astype("float32")
+model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
+                          keras.layers.Dense(1, activation="sigmoid", dtype="float32")])
+model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["accuracy"])
+history = model.fit(x, y, epochs=3, batch_size=16, verbose=0)
+print(json.dumps({"compute": model.layers[0].compute_dtype, "variable": model.layers[0].variable_dtype,
+                  "out": str(model(x[:2]).dtype), "loss": history.history["loss"]}))
+"""
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_policies_fit_as_on_tensorflow(tmp_path, policy):
+    script = tmp_path / "prog.py"
+    script.write_text(MIXED)
+    outs = []
+    for prefix in (["-m", "kiln.as_tensorflow"], []):
+        p = subprocess.run([sys.executable] + prefix + [str(script), policy], env=ENV, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, (prefix, p.stderr[-3000:])
+        outs.append(json.loads(p.stdout.splitlines()[-1]))
+    ours, theirs = outs
+    assert (ours["compute"], ours["variable"], ours["out"]) == (theirs["compute"], theirs["variable"], theirs["out"])
+    # Same weights and data; half-precision arithmetic may round differently.
+    np.testing.assert_allclose(ours["loss"], theirs["loss"], rtol=2e-2, atol=2e-3)
