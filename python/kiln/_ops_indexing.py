@@ -3,7 +3,8 @@ tensor_scatter_nd family), top_k, sort and argsort, unique, linspace and where(c
 around kiln.raw_ops, so a traced graph holds the ops TensorFlow's would."""
 import numpy as np
 
-from . import _dtypes
+from . import _core, _dtypes
+from . import errors as _errors
 from . import raw_ops
 from ._convert import convert_to_tensor
 
@@ -65,9 +66,38 @@ def linspace(start, stop, num, name=None, axis=0):
     if start.dtype.is_integer:  # TensorFlow's linspace computes integers in float64
         start = raw_ops.Cast(x=start, DstT=_dtypes.float64)
     stop = raw_ops.Cast(x=_t(stop), DstT=start.dtype)
-    if start.shape.rank != 0 or stop.shape.rank != 0 or axis != 0:
-        raise NotImplementedError("kiln.linspace of non-scalar start or stop (or another axis) is not implemented")
-    return raw_ops.LinSpace(start=start, stop=stop, num=num)
+    static_num = num if isinstance(num, (int, np.integer)) else None
+    if static_num is None and isinstance(num, _core.Tensor) and not num.is_symbolic:
+        static_num = int(num.numpy())
+    if start.shape.rank == 0 and stop.shape.rank == 0 and axis == 0 and (static_num is None or static_num > 0):
+        return raw_ops.LinSpace(start=start, stop=stop, num=num)
+    if static_num is None:
+        raise NotImplementedError("kiln.linspace of non-scalar start or stop (or another axis) needs a num known "
+                                  "when tracing")
+    return _linspace_nd(start, stop, static_num, axis)
+
+
+def _linspace_nd(start, stop, num, axis):
+    """TensorFlow's linspace over broadcast N-D start and stop, `num` values along `axis`, computed
+    as TensorFlow computes them (start + delta * i between the exact endpoints), num = 0 and 1
+    included."""
+    import kiln as k
+    if num < 0:
+        raise _errors.InvalidArgumentError(None, None, "Requires num >= 0: %d" % num)
+    shape = k.broadcast_static_shape(start.shape, stop.shape)
+    start, stop = k.broadcast_to(start, shape), k.broadcast_to(stop, shape)
+    rank = len(shape) + 1
+    if not -rank <= axis < rank:
+        raise ValueError("axis %d is out of range for a result of rank %d" % (axis, rank))
+    axis = axis % rank
+    first, last = k.expand_dims(start, axis), k.expand_dims(stop, axis)
+    steps = max(num - 1, 1)
+    delta = (last - first) / k.cast(steps, first.dtype)
+    filler = [1] * rank
+    filler[axis] = max(num - 2, 0)
+    inner = k.reshape(k.cast(k.range(1, steps, dtype=k.int64), delta.dtype), filler)
+    every = k.concat([first, first + delta * inner, last], axis)
+    return every[tuple(slice(None) if d != axis else slice(0, num) for d in range(rank))]
 
 
 def _sort_last_axis(values, direction, indices):

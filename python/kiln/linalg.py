@@ -10,7 +10,7 @@ from ._clip import global_norm  # noqa: F401
 from ._array_helpers import logdet  # noqa: F401
 from ._ops_composite import l2_normalize  # noqa: F401
 
-__all__ = ["logdet", "matmul", "matvec", "inv", "det", "slogdet", "solve", "cholesky", "cholesky_solve", "triangular_solve",
+__all__ = ["cross", "logdet", "matmul", "matvec", "inv", "det", "slogdet", "solve", "cholesky", "cholesky_solve", "triangular_solve",
            "band_part", "trace", "diag_part", "adjoint", "matrix_transpose", "norm", "eye", "einsum", "global_norm",
            "l2_normalize", "svd", "qr", "eigh", "eigvalsh", "diag"]
 
@@ -140,3 +140,33 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, 
         raise ValueError("diagonal must be at least 1-dim, received shape: %s" % d.shape)
     n = d.shape[-1]
     return expand_dims(d, -1) * eye(n, dtype=d.dtype)
+
+
+_CROSS_TYPES = ("float32", "float64", "int32", "uint8", "int16", "int8", "int64", "bfloat16", "uint16", "float16",
+                "uint32", "uint64")
+
+
+def cross(a, b, name=None):
+    """tf.linalg.cross: the cross product of the 3-element vectors along the last axis of `a` and
+    `b` (same dtype and shape, no broadcasting), computed in their dtype as TensorFlow's Cross
+    (integers wrap)."""
+    del name
+    from . import errors
+    from ._ops import stack
+    from ._ops_breadth import unstack
+
+    a = convert_to_tensor(a)
+    b = convert_to_tensor(b, dtype=a.dtype)
+    if a.dtype.name not in _CROSS_TYPES:
+        names = ", ".join({"float32": "float", "float64": "double", "float16": "half"}.get(t, t) for t in _CROSS_TYPES)
+        raise errors.InvalidArgumentError(None, None, "Value for attr 'T' of %s is not in the list of allowed values: "
+                                                      "%s [Op:Cross]" % (a.dtype.name, names))
+    if a.shape.as_list() != b.shape.as_list():
+        raise errors.InvalidArgumentError(None, None, "Both inputs must be of same shape: [%s] vs. [%s] [Op:Cross]" % (
+            ",".join(str(d) for d in a.shape.as_list()), ",".join(str(d) for d in b.shape.as_list())))
+    if a.shape.rank == 0 or a.shape[-1] != 3:
+        raise errors.FailedPreconditionError(None, None,
+                                             "Cross-products are only defined for 3-element vectors. [Op:Cross]")
+    a0, a1, a2 = unstack(a, axis=-1)
+    b0, b1, b2 = unstack(b, axis=-1)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)

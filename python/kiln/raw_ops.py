@@ -86,6 +86,8 @@ def _make(op):
         inputs.insert(0, (op["variable_arg"], False, _VARIABLE))
     attrs = [(_py_name(api), a, _default(d) if d is not None else None) for a, _, d, api in op["attrs"]
              if a not in number_attrs and a not in op["variable_attrs"]]  # those come from the variable
+    # A type attr also takes a dtype's name ("int32"), as TensorFlow's raw ops do.
+    type_attrs = {a for a, kind, _, _ in op["attrs"] if kind == "type"}
     required = [p for p, _, d in attrs if d is None]
     optional = [(p, d) for p, _, d in attrs if d is not None]
     params = [p for p, _, _ in inputs] + required + [p for p, _ in optional] + ["name"]
@@ -111,7 +113,7 @@ def _make(op):
         for param, attr, _ in attrs:
             v = values[param]
             if v is not _UNSET:
-                attr_values[attr] = _attr(v)
+                attr_values[attr] = as_dtype(v) if attr in type_attrs and isinstance(v, str) else _attr(v)
         out = _core.execute_op(name, flat, attr_values)
         if not outputs:
             return None

@@ -46,6 +46,15 @@ CASES = {
     "foldr_empty_initializer": lambda m: m.foldr(lambda a, x: a + x, np.zeros((0, 5), "f"),
                                                  initializer=m.ones([5])),
     "vectorized_map_empty": lambda m: m.vectorized_map(lambda r: r * 2, np.zeros((0, 3), "f")),
+    "linspace_vectors": lambda m: m.linspace([0.0, 1.0], [1.0, 3.0], 3),
+    "linspace_last_axis": lambda m: m.linspace([0.0, 5.0], [10.0, 40.0], 5, axis=-1),
+    "linspace_broadcast": lambda m: m.linspace([[0.0], [2.0]], [1.0, 3.0, 5.0], 4, axis=1),
+    "linspace_ints": lambda m: m.linspace([1, 2], 9, 5),
+    "linspace_zero": lambda m: m.linspace(0.0, 1.0, 0),
+    "linspace_one": lambda m: m.linspace([1.0, 2.0], 9.0, 1),
+    "cross": lambda m: m.linalg.cross(M[:, :3], M[:, 2:]),
+    "cross_empty": lambda m: m.linalg.cross(np.zeros((0, 3), "f"), np.zeros((0, 3), "f")),
+    "argmin_type_name": lambda m: m.argmin(M, axis=1, output_type="int32"),
 }
 
 
@@ -130,3 +139,25 @@ def test_bad_input():
         kiln.math.invert_permutation([[0, 1]])
     with pytest.raises(ValueError):
         kiln.repeat([1, 2], [[1, 2]])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "int8", "uint8", "int16", "uint16", "int64", "float16",
+                                   "bfloat16", "uint32", "uint64"])
+def test_cross_in_every_dtype_tensorflow_registers(tf, dtype):
+    """Integers wrap as TensorFlow's Cross kernel's do."""
+    values = np.random.default_rng(1).integers(-100, 100, size=(2, 5, 3))
+    ours = kiln.linalg.cross(kiln.cast(values[0], dtype), kiln.cast(values[1], dtype))
+    theirs = tf.linalg.cross(tf.cast(values[0], dtype), tf.cast(values[1], dtype))
+    assert ours.dtype.name == theirs.dtype.name
+    np.testing.assert_array_equal(kiln.cast(ours, "float64").numpy(), tf.cast(theirs, "float64").numpy())
+
+
+@pytest.mark.parametrize("a,b,dtype", [([2, 3], [3], "float32"), ([2, 2], [2, 2], "float32"), ([3], [3], "complex64"),
+                                       ([3], [3], "bool")])
+def test_cross_bad_input_raises_as_tensorflow(tf, a, b, dtype):
+    with pytest.raises(Exception) as theirs:
+        tf.linalg.cross(tf.cast(tf.ones(a), dtype), tf.cast(tf.ones(b), dtype))
+    with pytest.raises(Exception) as ours:
+        kiln.linalg.cross(kiln.cast(kiln.ones(a), dtype), kiln.cast(kiln.ones(b), dtype))
+    assert type(ours.value).__name__ == type(theirs.value).__name__
+    assert str(ours.value).split(" [Op:")[0] in str(theirs.value)
