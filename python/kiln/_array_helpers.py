@@ -169,6 +169,33 @@ def in_top_k(targets, predictions, k, name=None):
     return kk.logical_and(larger < kk.cast(k, kk.int32), finite)
 
 
+def nextafter(x1, x2, name=None):
+    """tf.math.nextafter: the float after x1 in the direction of x2 (float32 or float64, both
+    the same dtype, broadcast), as std::nextafter: x2 where they are equal, NaN where either
+    is NaN, the smallest subnormal of x2's side after a zero. Computed on the bits: one
+    step of the magnitude's integer, up or down."""
+    k = _k()
+    x1 = k.convert_to_tensor(x1)
+    x2 = k.convert_to_tensor(x2, dtype=x1.dtype)
+    if x1.dtype.name not in ("float32", "float64"):
+        raise k.errors.InvalidArgumentError(None, None, "Value for attr 'T' of %s is not in the list of allowed "
+                                                        "values: double, float [Op:NextAfter]" % x1.dtype.name)
+    ints = k.int32 if x1.dtype.name == "float32" else k.int64
+    shape = k.broadcast_dynamic_shape(k.shape(x1), k.shape(x2))
+    x1, x2 = k.broadcast_to(x1, shape), k.broadcast_to(x2, shape)
+    bits = k.bitcast(x1, ints)
+    # Away from zero when x2 is beyond x1 on x1's side of zero: the magnitude grows.
+    away = k.logical_or(k.logical_and(x1 > 0, x2 > x1), k.logical_and(x1 < 0, x2 < x1))
+    one = k.ones_like(bits)
+    stepped = k.bitcast(k.where(away, bits + one, bits - one), x1.dtype)
+    tiny = k.bitcast(one, x1.dtype)  # the smallest subnormal
+    from_zero = k.where(x2 > x1, tiny, -tiny)
+    out = k.where(x1 == 0, from_zero, stepped)
+    out = k.where(x1 == x2, x2, out)
+    nan = k.fill(shape, k.constant(float("nan"), x1.dtype))
+    return k.where(k.logical_or(k.math.is_nan(x1), k.math.is_nan(x2)), nan, out)
+
+
 def logdet(matrix, name=None):
     """tf.linalg.logdet: log(det(matrix)) of Hermitian positive-definite matrices, from the
     Cholesky factor: 2 * sum(log(diag(L)))."""

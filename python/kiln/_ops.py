@@ -165,6 +165,9 @@ def add_n(inputs, name=None):
 
 
 def cast(x, dtype, name=None):
+    from ._sparse import SparseTensor
+    if isinstance(x, SparseTensor):  # its values cast, its structure kept (as TensorFlow's)
+        return x if x.dtype == as_dtype(dtype) else x.with_values(cast(x.values, dtype))
     x = _t(x)
     dtype = as_dtype(dtype)
     return x if x.dtype == dtype else _core.cast(x, dtype)

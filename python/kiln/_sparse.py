@@ -58,13 +58,25 @@ class SparseTensor:
         from ._shape import TensorShape
 
         try:
-            return TensorShape([int(d) for d in self._dense_shape.numpy()])
+            shape = TensorShape([int(d) for d in self._dense_shape.numpy()])
         except (AttributeError, TypeError, ValueError):
             rank = self._dense_shape.shape[0]
-            return TensorShape(None if rank is None else [None] * rank)
+            shape = TensorShape(None if rank is None else [None] * rank)
+        known = self.__dict__.get("_kiln_static_shape")
+        return shape if known is None else shape.merge_with(known)
 
     def get_shape(self):
         return self.shape
+
+    def set_shape(self, shape):
+        """Refines the static shape (TensorFlow's SparseTensor.set_shape): ValueError when
+        `shape` is not compatible with what is known."""
+        from ._shape import TensorShape
+
+        shape = TensorShape(shape)
+        if not self.shape.is_compatible_with(shape):
+            raise ValueError("Shapes %s and %s are not compatible" % (self.shape, shape))
+        self._kiln_static_shape = self.shape.merge_with(shape)
 
     def with_values(self, new_values):
         return SparseTensor(self._indices, new_values, self._dense_shape)

@@ -19,6 +19,6 @@ from ._ops_composite import confusion_matrix  # noqa: E402,F401
 from ._ops_composite import (reduce_variance, reduce_std, reduce_logsumexp, l2_normalize, count_nonzero,  # noqa: E402,F401
                              divide_no_nan, xlogy, log_sigmoid)
 
-from ._array_helpers import reciprocal, invert_permutation, in_top_k  # noqa: E402,F401
+from ._array_helpers import reciprocal, invert_permutation, in_top_k, nextafter  # noqa: E402,F401
 
 __all__ = [n for n in dir() if not n.startswith("_")]

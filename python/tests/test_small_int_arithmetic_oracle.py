@@ -1,6 +1,7 @@
-"""AddV2, Sub, Mul, FloorDiv, Maximum and Minimum over int8, uint8, int16, uint16, uint32 and
-uint64, as TensorFlow registers them: values (wrapping on overflow), broadcasting, division by
-zero, eager and traced."""
+"""Arithmetic (AddV2, Sub, Mul, FloorDiv, Maximum, Minimum, Square), comparisons, Neg/Abs/Sign,
+reductions (Sum, Max, Min, Prod, ArgMax, ArgMin) and scans (Cumsum, Cumprod) over int8, uint8,
+int16, uint16, uint32 and uint64, as TensorFlow registers them: values (wrapping on overflow),
+broadcasting, division by zero, empty inputs, eager and traced."""
 import numpy as np
 import pytest
 
@@ -45,3 +46,57 @@ def test_operators_on_int8_tensors(tf):
         ours = expr(kiln.constant(a), kiln.constant(b))
         theirs = expr(tf.constant(a), tf.constant(b))
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+COMPARISONS = ["Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", COMPARISONS)
+def test_comparisons_match_tensorflow(tf, op, dtype):
+    x, y = _operands(dtype)
+    theirs = getattr(tf.raw_ops, op)(x=tf.constant(x), y=tf.constant(y))
+    ours = getattr(kiln.raw_ops, op)(x=kiln.constant(x), y=kiln.constant(y))
+    assert ours.dtype.name == theirs.dtype.name == "bool"
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["Neg", "Abs", "Sign", "Square"])
+def test_unary_match_tensorflow_where_it_registers_them(tf, op, dtype):
+    x, _ = _operands(dtype)
+    try:
+        theirs = getattr(tf.raw_ops, op)(x=tf.constant(x))
+    except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError):  # not registered for dtype
+        with pytest.raises(kiln.errors.InvalidArgumentError, match="not in the list of allowed values"):
+            getattr(kiln.raw_ops, op)(x=kiln.constant(x))
+        return
+    ours = getattr(kiln.raw_ops, op)(x=kiln.constant(x))
+    assert ours.dtype.name == theirs.dtype.name == dtype
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    traced = kiln.function(lambda a: getattr(kiln.raw_ops, op)(x=a))(kiln.constant(x))
+    np.testing.assert_array_equal(traced.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["Sum", "Max", "Min", "Prod", "ArgMax", "ArgMin", "Cumsum", "Cumprod"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_reductions_and_scans_match_tensorflow(tf, op, dtype, axis):
+    x, _ = _operands(dtype)
+    x = np.concatenate([x, x[::-1] // 3])  # ties and large sums and products (which wrap)
+
+    def run(m, value):
+        if op in ("ArgMax", "ArgMin"):
+            return getattr(m.raw_ops, op)(input=value, dimension=axis)
+        if op in ("Cumsum", "Cumprod"):
+            return getattr(m.raw_ops, op)(x=value, axis=axis)
+        return getattr(m.raw_ops, op)(input=value, axis=axis)
+
+    theirs, ours = run(tf, tf.constant(x)), run(kiln, kiln.constant(x))
+    assert ours.dtype.name == theirs.dtype.name
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    traced = kiln.function(lambda a: run(kiln, a))(kiln.constant(x))
+    np.testing.assert_array_equal(traced.numpy(), theirs.numpy())
+    if op not in ("ArgMax", "ArgMin"):  # over nothing: the identities (TensorFlow's arg ops fail there)
+        empty = np.zeros((0, 3), dtype)
+        np.testing.assert_array_equal(run(kiln, kiln.constant(empty)).numpy(), run(tf, tf.constant(empty)).numpy())

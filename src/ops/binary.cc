@@ -544,12 +544,15 @@ void infer_relu_grad(InferContext& c) {
 }
 KILN_BINARY_OP_INFER(ReluGrad, ReluGradF, kEw, &relu_grad_grad, "backprops", "gradients", "features", infer_relu_grad,
                      KILN_NUMERIC)
-KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC)
-KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC)
-KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC)
-KILN_COMPARE_OP(LessEqual, LessEqualF, kEw | kTfjs, KILN_NUMERIC)
-KILN_COMPARE_OP(Equal, EqualF, kEwC | kTfjs, KILN_ALL_TYPES, KILN_COMPLEX_TYPES, detail::StringElement)
-KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC | kTfjs, KILN_ALL_TYPES, KILN_COMPLEX_TYPES, detail::StringElement)
+// TensorFlow registers the comparisons for the 8-, 16- and unsigned integer dtypes too.
+KILN_COMPARE_OP(Greater, GreaterF, kEw | kTfjs, KILN_NUMERIC, KILN_STORAGE_INTS)
+KILN_COMPARE_OP(GreaterEqual, GreaterEqualF, kEw | kTfjs, KILN_NUMERIC, KILN_STORAGE_INTS)
+KILN_COMPARE_OP(Less, LessF, kEw | kTfjs, KILN_NUMERIC, KILN_STORAGE_INTS)
+KILN_COMPARE_OP(LessEqual, LessEqualF, kEw | kTfjs, KILN_NUMERIC, KILN_STORAGE_INTS)
+KILN_COMPARE_OP(Equal, EqualF, kEwC | kTfjs, KILN_ALL_TYPES, KILN_COMPLEX_TYPES, KILN_STORAGE_INTS,
+                detail::StringElement)
+KILN_COMPARE_OP(NotEqual, NotEqualF, kEwC | kTfjs, KILN_ALL_TYPES, KILN_COMPLEX_TYPES, KILN_STORAGE_INTS,
+                detail::StringElement)
 KILN_COMPARE_OP(LogicalAnd, AndF, kEwC | kTfjs, bool)
 KILN_COMPARE_OP(LogicalOr, OrF, kEwC | kTfjs, bool)
 

@@ -78,6 +78,11 @@ void infer_reduce(InferContext& c) {
   c.out(0).shape = TensorShape(std::move(out));
 }
 
+// Integer sums and products wrap, as TensorFlow's do, computed in an unsigned type at least
+// int's width (16-bit operands would be promoted to int, whose product can overflow).
+template <class T>
+using Wrap = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+
 struct SumR {
   template <class T>
   static T init() {
@@ -86,7 +91,7 @@ struct SumR {
   template <class T>
   static T step(T acc, T x) {
     if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) + static_cast<std::make_unsigned_t<T>>(x));
+      return static_cast<T>(static_cast<Wrap<T>>(acc) + static_cast<Wrap<T>>(x));
     else
       return acc + x;
   }
@@ -109,7 +114,7 @@ struct ProdR {
   template <class T>
   static T step(T acc, T x) {
     if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) * static_cast<std::make_unsigned_t<T>>(x));
+      return static_cast<T>(static_cast<Wrap<T>>(acc) * static_cast<Wrap<T>>(x));
     else
       return acc * x;
   }
@@ -487,11 +492,15 @@ void log_softmax_grad(GradContext& c) {
   }
 }  // namespace
 
-KILN_REDUCE_OP(Sum, SumR, KILN_NUMERIC, &sum_grad)
+// TensorFlow registers Sum, Max, Min, Prod, ArgMax and ArgMin for the 8-, 16- and unsigned
+// integer dtypes too. (Its Mean of those accumulates in a wider type; kiln's does not, so
+// kiln leaves Mean out for them.)
+#define KILN_NUMERIC_INTS KILN_NUMERIC, KILN_STORAGE_INTS
+KILN_REDUCE_OP(Sum, SumR, KILN_NUMERIC_INTS, &sum_grad)
 KILN_REDUCE_OP(Mean, MeanR, KILN_NUMERIC, &mean_grad)
-KILN_REDUCE_OP(Max, MaxR, KILN_NUMERIC, &extremum_grad)
-KILN_REDUCE_OP(Min, MinR, KILN_NUMERIC, &extremum_grad)
-KILN_REDUCE_OP(Prod, ProdR, KILN_NUMERIC, &prod_grad)
+KILN_REDUCE_OP(Max, MaxR, KILN_NUMERIC_INTS, &extremum_grad)
+KILN_REDUCE_OP(Min, MinR, KILN_NUMERIC_INTS, &extremum_grad)
+KILN_REDUCE_OP(Prod, ProdR, KILN_NUMERIC_INTS, &prod_grad)
 
 const OpDef& op::ArgMax() {
   static const OpDef def = {.name = "ArgMax",
@@ -501,7 +510,7 @@ const OpDef& op::ArgMax() {
                             .traits = kPure | kTfjs,
                             .attr_specs = {type_attr("output_type", DType::Int64)},
                             .infer = infer_argmax,
-                            .kernels = kernels_for<ArgExtremumKernel<true>::K, KILN_NUMERIC>(),
+                            .kernels = kernels_for<ArgExtremumKernel<true>::K, KILN_NUMERIC_INTS>(),
                             .index_type_attrs = {{"Tidx", 1}},
                             .grad = &no_gradient};
   return def;
@@ -514,7 +523,7 @@ const OpDef& op::ArgMin() {
                             .traits = kPure | kTfjs,
                             .attr_specs = {type_attr("output_type", DType::Int64)},
                             .infer = infer_argmax,
-                            .kernels = kernels_for<ArgExtremumKernel<false>::K, KILN_NUMERIC>(),
+                            .kernels = kernels_for<ArgExtremumKernel<false>::K, KILN_NUMERIC_INTS>(),
                             .index_type_attrs = {{"Tidx", 1}},
                             .grad = &no_gradient};
   return def;

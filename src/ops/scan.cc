@@ -34,6 +34,11 @@ void infer_scan(InferContext& c) {
     scan_axis([&](const std::string& m) { c.fail(m); }, axis[0], static_cast<int64_t>(c.in(0).dims->size()));
 }
 
+// Integer sums and products wrap, as TensorFlow's do, computed in an unsigned type at least
+// int's width (16-bit operands would be promoted to int, whose product can overflow).
+template <class T>
+using Wrap = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+
 template <bool Sum>
 struct ScanKernel {
   template <class T>
@@ -61,14 +66,12 @@ struct ScanKernel {
             if (exclusive) dst[at] = acc;
             if constexpr (Sum) {
               if constexpr (std::is_integral_v<T>)  // wraps, as TensorFlow's int sums do
-                acc =
-                    static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) + static_cast<std::make_unsigned_t<T>>(v));
+                acc = static_cast<T>(static_cast<Wrap<T>>(acc) + static_cast<Wrap<T>>(v));
               else
                 acc += v;
             } else {
               if constexpr (std::is_integral_v<T>)
-                acc =
-                    static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) * static_cast<std::make_unsigned_t<T>>(v));
+                acc = static_cast<T>(static_cast<Wrap<T>>(acc) * static_cast<Wrap<T>>(v));
               else
                 acc *= v;
             }
@@ -96,20 +99,20 @@ void cumprod_grad(GradContext& c) {
   c.dx[0] = div(c.b, summed, c.x[0]);
 }
 
-#define KILN_SCAN_OP(Name, Sum, Grad)                                                                     \
-  const OpDef& op::Name() {                                                                               \
-    static const OpDef def = {.name = #Name,                                                              \
-                              .num_inputs = 2,                                                            \
-                              .num_outputs = 1,                                                           \
-                              .input_args = {"x", "axis"},                                                \
-                              .traits = kTfjs,                                                            \
-                              .attr_specs = {bool_attr("exclusive", false), bool_attr("reverse", false)}, \
-                              .infer = infer_scan,                                                        \
-                              .kernels = kernels_for<ScanKernel<Sum>::K, KILN_NUMERIC>(),                 \
-                              .index_type_attrs = {{"Tidx", 1}},                                          \
-                              .grad = Grad,                                                               \
-                              .output_args = {"out"}};                                                    \
-    return def;                                                                                           \
+#define KILN_SCAN_OP(Name, Sum, Grad)                                                                        \
+  const OpDef& op::Name() {                                                                                  \
+    static const OpDef def = {.name = #Name,                                                                 \
+                              .num_inputs = 2,                                                               \
+                              .num_outputs = 1,                                                              \
+                              .input_args = {"x", "axis"},                                                   \
+                              .traits = kTfjs,                                                               \
+                              .attr_specs = {bool_attr("exclusive", false), bool_attr("reverse", false)},    \
+                              .infer = infer_scan,                                                           \
+                              .kernels = kernels_for<ScanKernel<Sum>::K, KILN_NUMERIC, KILN_STORAGE_INTS>(), \
+                              .index_type_attrs = {{"Tidx", 1}},                                             \
+                              .grad = Grad,                                                                  \
+                              .output_args = {"out"}};                                                       \
+    return def;                                                                                              \
   }
 }  // namespace
 

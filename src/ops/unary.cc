@@ -59,9 +59,12 @@ struct SignF {
 struct SquareF {
   template <class T>
   static T f(T x) {
-    if constexpr (std::is_integral_v<T>)
-      return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) * static_cast<std::make_unsigned_t<T>>(x));
-    else if constexpr (detail::is_complex_v<T>)
+    if constexpr (std::is_integral_v<T>) {
+      // In an unsigned type at least int's width: 16-bit operands would be promoted to int,
+      // whose product can overflow (65535 * 65535).
+      using W = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+      return static_cast<T>(static_cast<W>(x) * static_cast<W>(x));
+    } else if constexpr (detail::is_complex_v<T>)
       return kernels::complex_mul(x, x);
     else
       return x * x;
@@ -294,7 +297,11 @@ void cast_grad(GradContext& c) {
   }
 }  // namespace
 
-KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC_COMPLEX, &neg_grad, "x", "y")
+// TensorFlow registers Neg, Abs and Sign for int8 and int16 too, and Square for every integer.
+#define KILN_NUMERIC_SMALL_SIGNED KILN_NUMERIC, int8_t, int16_t
+#define KILN_NUMERIC_COMPLEX_INTS KILN_NUMERIC_COMPLEX, KILN_STORAGE_INTS
+#define KILN_NUMERIC_COMPLEX_SMALL_SIGNED KILN_NUMERIC_COMPLEX, int8_t, int16_t
+KILN_UNARY_OP(Neg, NegF, KILN_NUMERIC_COMPLEX_SMALL_SIGNED, &neg_grad, "x", "y")
 const OpDef& op::Invert() {
   static const OpDef def = {.name = "Invert",
                             .num_inputs = 1,
@@ -307,9 +314,9 @@ const OpDef& op::Invert() {
                             .grad = &no_gradient};
   return def;
 }
-KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC, &abs_grad, "x", "y")
-KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC, &no_gradient, "x", "y")
-KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC_COMPLEX, &square_grad, "x", "y")
+KILN_UNARY_OP(Abs, AbsF, KILN_NUMERIC_SMALL_SIGNED, &abs_grad, "x", "y")
+KILN_UNARY_OP(Sign, SignF, KILN_NUMERIC_SMALL_SIGNED, &no_gradient, "x", "y")
+KILN_UNARY_OP(Square, SquareF, KILN_NUMERIC_COMPLEX_INTS, &square_grad, "x", "y")
 KILN_UNARY_OP(Relu, ReluF, KILN_NUMERIC, &relu_grad, "features", "activations")
 KILN_UNARY_OP(Relu6, Relu6F, KILN_NUMERIC, &relu6_grad, "features", "activations")
 KILN_UNARY_OP(Floor, FloorF, KILN_FLOATS, &no_gradient, "x", "y")
