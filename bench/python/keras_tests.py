@@ -1,6 +1,6 @@
 """Keras's own test files on TensorFlow and on kiln: the acceptance table of issue #31.
 
-    PYTHONPATH=python .venv/bin/python bench/python/keras_tests.py [--out DIR] [--timeout S] [FILE_OR_GROUP...]
+    PYTHONPATH=python .venv/bin/python bench/python/keras_tests.py [--out DIR] [--timeout S] [--reuse] [FILE_OR_GROUP...]
 
 Runs each selected test file of the installed keras wheel (keras/src/**/*_test.py, never
 edited) twice in this environment, with KERAS_BACKEND=tensorflow: under TensorFlow
@@ -8,7 +8,8 @@ edited) twice in this environment, with KERAS_BACKEND=tensorflow: under TensorFl
 file, the tests that pass on TensorFlow and how many of those pass on kiln, the total ratio
 (the issue's goal: >= 90%), and the most common first lines of kiln's failures. Results per
 run are kept in DIR (default /tmp/keras-tests) as JUnit XML; TensorFlow's are reused when
-present (delete DIR to rerun them).
+present (delete DIR to rerun them); --reuse also takes kiln's earlier results from DIR (the
+table without running anything that already ran).
 """
 import collections
 import os
@@ -60,10 +61,11 @@ def _select(args):
     return [f for f in files if os.path.exists(os.path.join(KERAS_SRC, f))]
 
 
-def _run(kind, files, out, timeout):
-    """JUnit XML of one pytest run over `files` on `kind` ("tensorflow" or "kiln")."""
+def _run(kind, files, out, timeout, reuse=False):
+    """JUnit XML of one pytest run over `files` on `kind` ("tensorflow" or "kiln"); TensorFlow's
+    (and with `reuse`, kiln's) earlier result when DIR has one."""
     xml = os.path.join(out, "%s-%s.xml" % (kind, "_".join(f.replace("/", ".")[:-3] for f in files)[:150]))
-    if kind == "tensorflow" and os.path.exists(xml):
+    if (kind == "tensorflow" or reuse) and os.path.exists(xml):
         return xml
     env = dict(os.environ, KERAS_BACKEND="tensorflow", PYTHONPATH=os.path.join(ROOT, "python"),
                TF_CPP_MIN_LOG_LEVEL="3")
@@ -95,13 +97,15 @@ def _results(xml):
 
 
 def main(argv):
-    out, timeout, args = "/tmp/keras-tests", 1800, []
+    out, timeout, args, reuse = "/tmp/keras-tests", 1800, [], False
     it = iter(argv)
     for a in it:
         if a == "--out":
             out = next(it)
         elif a == "--timeout":
             timeout = int(next(it))
+        elif a == "--reuse":
+            reuse = True
         else:
             args.append(a)
     os.makedirs(out, exist_ok=True)
@@ -112,7 +116,7 @@ def main(argv):
     causes = collections.Counter()
     for f in files:
         tf_res = _results(_run("tensorflow", [f], out, timeout))
-        kiln_res = _results(_run("kiln", [f], out, timeout))
+        kiln_res = _results(_run("kiln", [f], out, timeout, reuse))
         tf_pass = [k for k, (state, _) in tf_res.items() if state == "passed"]
         kiln_pass = [k for k in tf_pass if kiln_res.get(k, ("missing", ""))[0] == "passed"]
         for k in tf_pass:
