@@ -6,6 +6,7 @@
 #include "kiln/distribute.h"
 #include "kiln/dtype.h"
 #include "kiln/errors.h"
+#include "kiln/frontend.h"
 #include "kiln/function.h"
 #include "kiln/gradient.h"
 #include "kiln/host_function.h"
