@@ -8,7 +8,7 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 # They also build the Python extension into python/kiln, which the venv imports (kiln-dev.pth).
 CMAKE_FLAGS ?= -DKILN_NATIVE=ON -DKILN_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON)
 
-.PHONY: all deps venv build demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
+.PHONY: all deps venv build r demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
 
 all: build
 
@@ -29,13 +29,20 @@ $(BUILD)/Makefile: | $(VENV)/.installed
 build: deps venv $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The guided tours: C++, then Python.
-demo: build
+# The R package (r/): built over this build's libkiln with Rcpp and installed into R's
+# library (R CMD INSTALL's default: the site library), where ctest's testthat run finds it.
+r: build
+	KILN_INCLUDE_DIR=$(CURDIR)/include KILN_LIB_DIR=$(CURDIR)/$(BUILD) MAKEFLAGS=-j$(JOBS) \
+	  R CMD INSTALL --no-test-load --no-docs --no-html --no-multiarch r
+
+# The guided tours: C++, Python, then R.
+demo: build r
 	cd $(BUILD) && ./examples/tour
 	$(PYTHON) examples/tour.py
+	Rscript examples/tour.R
 
 # Every test: ctest (C++), then pytest (Python, with TensorFlow as the oracle).
-test: build
+test: build r
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory pytest
 

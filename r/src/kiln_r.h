@@ -1,0 +1,49 @@
+// The R package's C++ half: R values <-> kiln tensors, and the entry points R's .Call
+// reaches. Every entry point is wrapped in KR_BEGIN/KR_END: a kiln error becomes an R
+// condition of TensorFlow's class only after every C++ frame has unwound, and an R error
+// raised inside a callback (a trace) unwinds C++ first (Rcpp's unwind protection) and then
+// resumes in R.
+#pragma once
+#define RCPP_USE_UNWIND_PROTECT
+#include <Rcpp.h>
+
+#include <string>
+
+#include "kiln/kiln.h"
+
+namespace kr {
+
+// Tensors and variables live in R as external pointers with a class ("kiln_tensor",
+// "kiln_variable"); R's garbage collector frees them.
+SEXP wrap_tensor(kiln::Tensor t);
+bool is_tensor(SEXP x);
+const kiln::Tensor& tensor_of(SEXP x);  // InvalidArgumentError for anything else
+SEXP wrap_variable(kiln::Variable v);
+bool is_variable(SEXP x);
+kiln::Variable& variable_of(SEXP x);
+
+// An R vector (or array, or tensor, or variable) as a tensor. `dtype` < 0: R's own type
+// (double -> float64, integer -> int32, logical -> bool, character -> string), or, with
+// `python_floats`, as TensorFlow's Python API converts the same values (double -> float32).
+kiln::Tensor to_tensor(SEXP x, int dtype, bool python_floats);
+kiln::DType dtype_from(SEXP x);  // a kiln_dtype (its code) or a name ("float64")
+
+// Records an error to raise once C++ has unwound (see KR_END).
+void set_pending(const char* kind, const char* message);
+[[noreturn]] void raise_pending();
+
+}  // namespace kr
+
+#define KR_BEGIN try {
+#define KR_END                                              \
+  }                                                         \
+  catch (Rcpp::LongjumpException & e) {                     \
+    Rcpp::internal::resumeJump(e.token);                    \
+  }                                                         \
+  catch (const kiln::Error& e) {                            \
+    kr::set_pending(kiln::error_code_name(e.code()), e.what()); \
+  }                                                         \
+  catch (const std::exception& e) {                         \
+    kr::set_pending("Error", e.what());                     \
+  }                                                         \
+  kr::raise_pending();
