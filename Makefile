@@ -6,7 +6,7 @@ VENV ?= .venv
 PYTHON := $(CURDIR)/$(VENV)/bin/python
 # Local builds are tuned for this CPU; an installable build (plain cmake, pip install .) is not.
 # They also build the Python extension into python/kiln, which the venv imports (kiln-dev.pth).
-CMAKE_FLAGS ?= -DKILN_NATIVE=ON -DKILN_PYTHON=ON -DPython_EXECUTABLE=$(PYTHON)
+CMAKE_FLAGS ?= -DKILN_NATIVE=ON -DKILN_PYTHON=ON -DKILN_R=ON -DPython_EXECUTABLE=$(PYTHON)
 
 .PHONY: all deps venv build r demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
 
@@ -33,7 +33,7 @@ build: deps venv $(BUILD)/Makefile
 # library (R CMD INSTALL's default: the site library), where ctest's testthat run finds it.
 r: build
 	KILN_INCLUDE_DIR=$(CURDIR)/include KILN_LIB_DIR=$(CURDIR)/$(BUILD) MAKEFLAGS=-j$(JOBS) \
-	  R CMD INSTALL --no-test-load --no-docs --no-html --no-multiarch r
+	  R CMD INSTALL --preclean --no-test-load --no-docs --no-html --no-multiarch r
 
 # The guided tours: C++, Python, then R.
 demo: build r
@@ -106,11 +106,11 @@ fuzz: deps
 	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1
 
 format:
-	clang-format -i $$(git ls-files '*.h' '*.cc')
+	clang-format -i $$(git ls-files '*.h' '*.cc' '*.cpp')
 
 # Fails, listing the places, when a C++ file is not as clang-format (.clang-format) writes it.
 format-check: deps
-	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc')
+	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc' '*.cpp')
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz python/kiln/_core*.so

@@ -26,15 +26,16 @@ namespace kiln {
 class CallArgs {
  public:
   // A tensor argument: keyed by dtype and shape, fed to the graph. It must outlive the call.
-  void tensor(const Tensor& t, const std::string& name);
+  void tensor(const Tensor& t, std::string_view name);
   // Stands for a tensor in get_concrete_function (shapes may be partial).
-  void spec(const TensorSpec& s, const std::string& name);
+  void spec(const TensorSpec& s, std::string_view name);
   // A host value (a number, a string, an R vector): keyed by its type and `key` (equal values
   // must give equal keys), printed as `text` in signatures ("[1.0, -1.0]").
-  void value(std::string_view type, std::string_view key, const std::string& text, const std::string& name);
+  void value(std::string_view type, std::string_view key, std::string_view text, std::string_view name);
   // The start of a nested structure of n elements (a list): keyed by its kind and size.
-  void structure(std::string_view kind, size_t n, const std::string& name);
-  // True while recording a signature: a walker may skip building text when false.
+  void structure(std::string_view kind, size_t n, std::string_view name);
+  // True while recording a signature: a walker may skip building names and text when false
+  // (they are read only then).
   bool recording() const { return sig_ != nullptr; }
 
   CallArgs(detail::KeyBuilder& key, detail::ArgTensors& tensors, detail::CallSignature* sig, bool specs_allowed)

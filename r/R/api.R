@@ -2,8 +2,16 @@
 # Python function over raw ops (tf$maximum is Maximum, tf$reduce_mean is Mean over all axes
 # by default); ops without a Python-level name are reached as tf$raw_ops$<Op>, generated
 # from the registry.
-.op1 <- function(op) function(x, name = NULL) .exec(op, list(x))
-.op2 <- function(op) function(x, y, name = NULL) .exec(op, list(x, y), c(1L, 1L))
+# Each function holds its op's row index, found once when tf is built.
+.op1 <- function(op) {
+  row <- .rows[[op]]
+  function(x, name = NULL) .Call(kr_execute, row, list(x), NULL, NULL)
+}
+.op2 <- function(op) {
+  row <- .rows[[op]]
+  function(x, y, name = NULL) .Call(kr_binary, row, x, y)
+}
+.same_dtype2 <- c(1L, 1L)
 .reduction <- function(op) function(input_tensor, axis = NULL, keepdims = FALSE, name = NULL) {
   .reduce(op, if (.is_tensor(input_tensor)) input_tensor else .to_tensor(input_tensor), axis, keepdims)
 }
@@ -47,7 +55,10 @@ with.kiln_device <- function(data, expr, ...) eval.parent(substitute(expr))
 .cond <- function(pred, true_fn, false_fn, name = NULL) .autograph_cond(pred, true_fn, false_fn)
 
 .build_tf <- function() {
-  env <- as.environment(tf)
+  env <- tf
+  env$raw_ops <- .build_raw_ops()
+  for (o in names(.binary_ops)) assign(o, .rows[[.binary_ops[[o]]]], envir = .binary_rows)
+  assign("neg", .rows[["Neg"]], envir = .binary_rows)
   for (d in .dtype_names) assign(d, .dtype(match(d, .dtype_names) - 1L), envir = env)
   env$float <- env$float32; env$double <- env$float64
   env$dtypes <- .module(list2env(mget(.dtype_names, envir = env)), "dtypes")
@@ -127,13 +138,12 @@ with.kiln_device <- function(data, expr, ...) eval.parent(substitute(expr))
   env$config <- .module(list2env(list(
     run_functions_eagerly = function(run_eagerly) invisible(.Call(kr_run_functions_eagerly, as.logical(run_eagerly))),
     functions_run_eagerly = function() .Call(kr_run_functions_eagerly, NULL))), "config")
-  env$raw_ops <- .build_raw_ops()
   env$executing_eagerly <- function() !.Call(kr_tracing)
   invisible(env)
 }
 
 #' The `tf` object: TensorFlow's API as R tensorflow's `tf$...`.
-tf <- structure(new.env(hash = TRUE, parent = emptyenv()), class = "kiln_module", module_name = "")
+tf <- new.env(hash = TRUE, parent = emptyenv())
 
 #' Environment details, as tensorflow::tf_config() reports them.
 tf_config <- function() {

@@ -11,16 +11,48 @@ tf_function <- function(f, input_signature = NULL, autograph = TRUE, reduce_retr
   signature <- input_signature
   wrapper <- function(...) {
     args <- list(...)
-    args <- .match_args(args, formal_names)
+    nms <- formal_names
+    if (!is.null(names(args)) || length(args) != length(formal_names)) {
+      args <- .match_args(args, formal_names)
+      nms <- names(args)
+    }
     if (!is.null(signature)) args <- .apply_signature(args, signature)
-    nms <- names(args)
-    r <- .Call(kr_function_call, core, args, nms, function(ph) .trace(fg, args, ph))
-    if (.is_tensor(r)) return(r)
+    r <- .Call(kr_function_call, core, args, nms, fg)
+    if (typeof(r) == "externalptr") return(r)
     if (is.symbol(r)) return(do.call(fg, args))  # run eagerly
     .rebuild(r[[2]], r[[1]])
   }
+  if (is.null(signature) && !("..." %in% names(formals(f))) && length(formal_names))
+    wrapper <- .fixed_wrapper(f, fg, core, formal_names)
   structure(wrapper, class = c("kiln_function", "function"), core = core, fg = fg, formal_names = formal_names,
             input_signature = input_signature)
+}
+
+# The wrapper of a function without `...`: f's own formals (R matches the arguments and fills
+# defaults, natively), and a body that hands them to the cache as a list: no `...` to unpack,
+# no names to match in R (a cached call is about 1.5 us faster). Defaults are evaluated in an
+# environment whose parent is f's, as f would evaluate them.
+.fixed_wrapper <- function(f, fg, core, formal_names) {
+  w <- function() NULL
+  formals(w) <- formals(f)
+  args_call <- as.call(c(list(as.name("list")), lapply(formal_names, as.name)))
+  body(w) <- bquote({
+    .kiln_args <- .(args_call)
+    .kiln_r <- .Call(.kiln_function_call, .kiln_core, .kiln_args, .kiln_names, .kiln_fg)
+    if (typeof(.kiln_r) == "externalptr") .kiln_r else .finish_call(.kiln_r, .kiln_fg, .kiln_args)
+  })
+  env <- new.env(parent = environment(f))
+  env$.kiln_function_call <- kr_function_call
+  env$.kiln_core <- core
+  env$.kiln_names <- formal_names
+  env$.kiln_fg <- fg
+  env$.finish_call <- .finish_call
+  environment(w) <- env
+  compiler::cmpfun(w)  # byte code now: R's JIT leaves closures made this way uncompiled
+}
+.finish_call <- function(r, fg, args) {
+  if (is.symbol(r)) return(do.call(fg, args))  # run eagerly
+  .rebuild(r[[2]], r[[1]])
 }
 
 # Arguments by position and name, in f's order (R's own matching, without evaluating anything).
@@ -98,10 +130,10 @@ tf_function <- function(f, input_signature = NULL, autograph = TRUE, reduce_retr
         args <- attr(x, "input_signature")
         names(args) <- attr(x, "formal_names")[seq_along(args)]
       }
-      fg <- attr(x, "fg")
-      .concrete(.Call(kr_function_concrete, core, args, names(args), function(ph) .trace(fg, args, ph)))
+      .concrete(.Call(kr_function_concrete, core, args, names(args), attr(x, "fg")))
     },
-    pretty_printed_concrete_signatures = function(verbose = TRUE) .Call(kr_function_info, core, "signatures"),
+    pretty_printed_concrete_signatures = function(verbose = TRUE)
+      sub("\n+$", "", .Call(kr_function_info, core, "signatures")),
     experimental_get_tracing_count = function() .Call(kr_function_info, core, "tracing_count"),
     trace_log = function() .Call(kr_function_info, core, "trace_log"),
     experimental_clear_cache = function() invisible(.Call(kr_function_info, core, "clear")),

@@ -3,6 +3,8 @@
                  "==" = "Equal", "!=" = "NotEqual", "<" = "Less", ">" = "Greater", "<=" = "LessEqual",
                  ">=" = "GreaterEqual", "&" = "LogicalAnd", "|" = "LogicalOr")
 
+.binary_rows <- new.env(hash = TRUE, parent = emptyenv())  # filled from .binary_ops at load
+
 Ops.kiln_tensor <- function(e1, e2) {
   op <- .Generic
   if (missing(e2)) {
@@ -12,7 +14,7 @@ Ops.kiln_tensor <- function(e1, e2) {
     stop("unary ", op, " is not defined for tensors")
   }
   if (op == "/") return(tf$truediv(e1, e2))
-  .exec(.binary_ops[[op]], list(e1, e2), c(1L, 1L))
+  .Call(kr_binary, .binary_rows[[op]], e1, e2)
 }
 Ops.kiln_variable <- function(e1, e2) {
   if (inherits(e1, "kiln_variable")) e1 <- e1$read_value()
@@ -55,3 +57,14 @@ Summary.kiln_tensor <- function(..., na.rm = FALSE) {
   .reduce(op, x[[1]])
 }
 mean.kiln_tensor <- function(x, ...) .reduce("Mean", x)
+
+# The common operators get methods of their own: R finds a specific method faster than it
+# dispatches the Ops group (about 1.5 us a call).
+`+.kiln_tensor` <- function(e1, e2) if (missing(e2)) e1 else .Call(kr_binary, .binary_rows[["+"]], e1, e2)
+`-.kiln_tensor` <- function(e1, e2) {
+  if (missing(e2)) return(.Call(kr_execute, .binary_rows[["neg"]], list(e1), NULL, NULL))
+  .Call(kr_binary, .binary_rows[["-"]], e1, e2)
+}
+`*.kiln_tensor` <- function(e1, e2) .Call(kr_binary, .binary_rows[["*"]], e1, e2)
+`/.kiln_tensor` <- function(e1, e2) .truediv(e1, e2)
+`^.kiln_tensor` <- function(e1, e2) .Call(kr_binary, .binary_rows[["^"]], e1, e2)

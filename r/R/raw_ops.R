@@ -15,6 +15,15 @@
   formals_list <- rep(list(quote(expr = )), length(params))
   names(formals_list) <- params
   for (a in c(attr_names, "name")) formals_list[a] <- list(NULL)
+  if (!length(counted)) {  # no list inputs: one static call, inputs and attrs by name
+    inputs_call <- as.call(c(list(as.name("list")), lapply(inputs, as.name)))
+    attrs_call <- as.call(c(list(as.name("list")), sapply(attrs, as.name, simplify = FALSE)))
+    f <- function() NULL
+    formals(f) <- formals_list
+    body(f) <- bquote(.Call(kr_execute, .(index), .(inputs_call), NULL, .(attrs_call)))
+    environment(f) <- asNamespace("kiln")
+    return(f)
+  }
   body <- substitute({
     env <- environment()
     ins <- list(); groups <- integer(0)
@@ -41,21 +50,13 @@
   ops <- new.env(hash = TRUE, parent = emptyenv())
   for (row in .Call(kr_op_rows)) {
     assign(row[[1]], row[[8]], envir = .rows)
-    ops[[row[[1]]]] <- .make_raw_op(row)
+    # Made and byte-compiled on first use: a thousand rows, most of them never called.
+    eval(bquote(delayedAssign(.(row[[1]]), compiler::cmpfun(.make_raw_op(.(row))), assign.env = ops)))
   }
   .module(ops, "raw_ops")
 }
 
-.module <- function(env, name) structure(env, class = "kiln_module", module_name = name)
-`$.kiln_module` <- function(x, name) {
-  v <- get0(name, envir = x, inherits = FALSE)
-  if (is.null(v)) stop("AttributeError: module 'tf.", attr(x, "module_name"), "' has no attribute '", name, "'",
-                       call. = FALSE)
-  v
-}
-names.kiln_module <- function(x) sort(ls(x))
-print.kiln_module <- function(x, ...) {
-  cat("Module(", if (attr(x, "module_name") == "") "tensorflow" else paste0("tf.", attr(x, "module_name")),
-      ")\n", sep = "")
-  invisible(x)
-}
+# A module of tf (tf$math, tf$raw_ops, ...): a plain environment, so `tf$add` is one hashed
+# lookup (a classed object would send every `$` through S3 dispatch, which costs more than
+# the op). Like any R environment, a name it lacks reads as NULL.
+.module <- function(env, name) env

@@ -79,12 +79,11 @@ t.kiln_tensor <- function(x) tf$transpose(x)
   begin <- end <- integer(0)
   shrink <- 0L; full <- 0L
   for (k in seq_along(args)) {
-    a <- args[[k]]
-    if (identical(a, quote(expr = ))) {
+    if (is.symbol(args[[k]]) && nchar(as.character(args[[k]])) == 0) {
       begin <- c(begin, 0L); end <- c(end, 0L); full <- bitwOr(full, bitwShiftL(1L, k - 1L))
       next
     }
-    idx <- eval(a, parent.frame())
+    idx <- eval(args[[k]], parent.frame())
     if (length(idx) == 1) {
       begin <- c(begin, as.integer(idx) - 1L); end <- c(end, as.integer(idx))
       shrink <- bitwOr(shrink, bitwShiftL(1L, k - 1L))
@@ -93,7 +92,8 @@ t.kiln_tensor <- function(x) tf$transpose(x)
       begin <- c(begin, as.integer(idx[1]) - 1L); end <- c(end, as.integer(idx[length(idx)]))
     }
   }
-  .exec("StridedSlice", list(x, begin, end, rep(1L, length(begin))), NULL,
+  vec <- function(v) array(as.integer(v), length(v))  # 1-D even when of length 1
+  .exec("StridedSlice", list(x, vec(begin), vec(end), vec(rep(1L, length(begin)))), NULL,
         list(begin_mask = full, end_mask = full, shrink_axis_mask = shrink))
 }
 

@@ -1,7 +1,7 @@
 # Package start-up: kiln's errors become R conditions, and `tf` is built from the op
 # registry and the API table.
 .onLoad <- function(libname, pkgname) {
-  .Call(kr_set_raise, .raise_kiln_error)
+  .Call(kr_set_hooks, .raise_kiln_error, .trace)
   .build_tf()
 }
 

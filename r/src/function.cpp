@@ -59,7 +59,8 @@ kiln::TensorSpec spec_of(SEXP x) {
   } else {
     std::vector<int64_t> dims;
     SEXP d = PROTECT(Rf_coerceVector(shape, REALSXP));
-    for (R_xlen_t i = 0; i < Rf_xlength(d); ++i) dims.push_back(ISNAN(REAL(d)[i]) ? -1 : static_cast<int64_t>(REAL(d)[i]));
+    for (R_xlen_t i = 0; i < Rf_xlength(d); ++i)
+      dims.push_back(ISNAN(REAL(d)[i]) ? -1 : static_cast<int64_t>(REAL(d)[i]));
     UNPROTECT(1);
     s.shape = kiln::TensorShape(dims);
   }
@@ -72,7 +73,7 @@ constexpr int kMaxDepth = 256;
 
 // R arguments, depth first: tensors (and specs) are the graph's inputs, in this order; the
 // R side fills placeholders in by the same walk (.kiln_fill).
-void walk(kiln::CallArgs& a, SEXP x, const std::string& name, int depth) {
+void walk(kiln::CallArgs& a, SEXP x, std::string_view name, int depth) {
   if (depth > kMaxDepth) throw kiln::InvalidArgumentError("an argument nests deeper than 256 levels");
   if (is_tensor(x)) {
     a.tensor(tensor_of(x), name);
@@ -86,12 +87,15 @@ void walk(kiln::CallArgs& a, SEXP x, const std::string& name, int depth) {
     SEXP names = Rf_getAttrib(x, R_NamesSymbol);
     for (R_xlen_t i = 0; i < n; ++i) {
       if (!Rf_isNull(names)) a.value("name", CHAR(STRING_ELT(names, i)), "", name);
-      walk(a, VECTOR_ELT(x, i), name + "_" + std::to_string(i), depth + 1);
+      const std::string element = a.recording() ? std::string(name) + "_" + std::to_string(i) : std::string();
+      walk(a, VECTOR_ELT(x, i), element, depth + 1);
     }
   } else if (TYPEOF(x) == REALSXP || TYPEOF(x) == INTSXP || TYPEOF(x) == LGLSXP || TYPEOF(x) == STRSXP) {
     // By type and value, as R tensorflow's arguments reach TensorFlow (Python values).
-    const char* type = TYPEOF(x) == REALSXP ? "double" : TYPEOF(x) == INTSXP ? "integer"
-                                                        : TYPEOF(x) == LGLSXP ? "logical" : "character";
+    const char* type = TYPEOF(x) == REALSXP  ? "double"
+                       : TYPEOF(x) == INTSXP ? "integer"
+                       : TYPEOF(x) == LGLSXP ? "logical"
+                                             : "character";
     std::string key;
     SEXP dims = Rf_getAttrib(x, R_DimSymbol);
     if (!Rf_isNull(dims)) key.append(reinterpret_cast<const char*>(INTEGER(dims)), Rf_length(dims) * sizeof(int));
@@ -120,17 +124,26 @@ kiln::DynamicFunction::Walker walker(SEXP args, SEXP names) {
   };
 }
 
-// The trace: R's trace_fn(placeholders) returns list(flat tensors, structure).
-kiln::DynamicFunction::Trace tracer(SEXP trace_fn, SEXP* structure) {
-  return [trace_fn, structure](const std::vector<kiln::Tensor>& placeholders) {
+SEXP trace_hook = R_NilValue;
+
+// What a trace needs from the call: f, its arguments, and where to put the structure.
+struct TraceRequest {
+  SEXP f, args;
+  SEXP structure = R_NilValue;
+};
+
+// The trace: R's .trace(f, args, placeholders) returns list(flat tensors, structure). The
+// lambda holds one pointer, so the std::function needs no allocation on the hot path.
+kiln::DynamicFunction::Trace tracer(TraceRequest* req) {
+  return [req](const std::vector<kiln::Tensor>& placeholders) {
     Rcpp::List ph(placeholders.size());
     for (size_t i = 0; i < placeholders.size(); ++i) ph[i] = Rcpp::RObject(wrap_tensor(placeholders[i]));
-    Rcpp::List result = Rcpp::Function(trace_fn)(ph);
+    Rcpp::List result = Rcpp::Function(trace_hook)(req->f, req->args, ph);
     Rcpp::List flat = result[0];
     std::vector<kiln::Tensor> out;
     for (R_xlen_t i = 0; i < flat.size(); ++i) out.push_back(tensor_of(flat[i]));
-    *structure = result[1];
-    R_PreserveObject(*structure);  // released once recorded (below)
+    req->structure = result[1];
+    R_PreserveObject(req->structure);  // released once recorded (below)
     return out;
   };
 }
@@ -141,6 +154,13 @@ SEXP call_directly_marker() {
 }
 
 }  // namespace
+
+void set_trace_hook(SEXP trace) {
+  if (trace_hook != R_NilValue) R_ReleaseObject(trace_hook);
+  R_PreserveObject(trace);
+  trace_hook = trace;
+}
+
 }  // namespace kr
 
 using namespace kr;
@@ -162,12 +182,13 @@ SEXP kr_function_new(SEXP name, SEXP arg_names, SEXP reduce_retracing) {
 
 // A call. Returns the single tensor, list(flat outputs, structure) for anything else, or the
 // symbol .kiln_call_directly when the R function must run as it is (eagerly).
-SEXP kr_function_call(SEXP fp, SEXP args, SEXP names, SEXP trace_fn) {
+SEXP kr_function_call(SEXP fp, SEXP args, SEXP names, SEXP f_r) {
   KR_BEGIN
   if (kiln::DynamicFunction::must_call_directly()) return call_directly_marker();
   RFunction& f = function_of(fp);
-  SEXP structure = R_NilValue;
-  kiln::DynamicFunction::Result r = f.fn.call(walker(args, names), tracer(trace_fn, &structure));
+  TraceRequest req{.f = f_r, .args = args};
+  kiln::DynamicFunction::Result r = f.fn.call(walker(args, names), tracer(&req));
+  SEXP structure = req.structure;
   const void* id = r.concrete.impl().get();
   if (structure != R_NilValue || r.traced) {
     f.structures[id] = Rcpp::RObject(structure);
@@ -177,7 +198,8 @@ SEXP kr_function_call(SEXP fp, SEXP args, SEXP names, SEXP trace_fn) {
   SEXP s = it == f.structures.end() ? R_NilValue : static_cast<SEXP>(it->second);
   if (Rf_isNull(s) && r.outputs.size() == 1) return wrap_tensor(std::move(r.outputs[0]));
   SEXP flat = PROTECT(Rf_allocVector(VECSXP, static_cast<R_xlen_t>(r.outputs.size())));
-  for (size_t i = 0; i < r.outputs.size(); ++i) SET_VECTOR_ELT(flat, static_cast<R_xlen_t>(i), wrap_tensor(r.outputs[i]));
+  for (size_t i = 0; i < r.outputs.size(); ++i)
+    SET_VECTOR_ELT(flat, static_cast<R_xlen_t>(i), wrap_tensor(r.outputs[i]));
   SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
   SET_VECTOR_ELT(out, 0, flat);
   SET_VECTOR_ELT(out, 1, s);
@@ -186,11 +208,12 @@ SEXP kr_function_call(SEXP fp, SEXP args, SEXP names, SEXP trace_fn) {
   KR_END
 }
 
-SEXP kr_function_concrete(SEXP fp, SEXP args, SEXP names, SEXP trace_fn) {
+SEXP kr_function_concrete(SEXP fp, SEXP args, SEXP names, SEXP f_r) {
   KR_BEGIN
   RFunction& f = function_of(fp);
-  SEXP structure = R_NilValue;
-  kiln::DynamicFunction::Result r = f.fn.concrete(walker(args, names), tracer(trace_fn, &structure));
+  TraceRequest req{.f = f_r, .args = args};
+  kiln::DynamicFunction::Result r = f.fn.concrete(walker(args, names), tracer(&req));
+  SEXP structure = req.structure;
   if (r.traced) {
     f.structures[r.concrete.impl().get()] = Rcpp::RObject(structure);
     if (structure != R_NilValue) R_ReleaseObject(structure);

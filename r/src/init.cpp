@@ -4,7 +4,7 @@
 #include "kiln_r.h"
 
 extern "C" {
-SEXP kr_set_raise(SEXP);
+SEXP kr_set_hooks(SEXP, SEXP);
 SEXP kr_as_tensor(SEXP, SEXP, SEXP);
 SEXP kr_is_tensor(SEXP);
 SEXP kr_tensor_info(SEXP);
@@ -21,6 +21,7 @@ SEXP kr_variable_name(SEXP);
 SEXP kr_op_rows();
 SEXP kr_execute(SEXP, SEXP, SEXP, SEXP);
 SEXP kr_print(SEXP);
+SEXP kr_binary(SEXP, SEXP, SEXP);
 SEXP kr_random_uniform(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP kr_eye(SEXP, SEXP);
 SEXP kr_function_new(SEXP, SEXP, SEXP);
@@ -34,18 +35,39 @@ SEXP kr_tracing();
 SEXP kr_cond(SEXP, SEXP, SEXP);
 SEXP kr_while(SEXP, SEXP, SEXP, SEXP);
 
-#define KR_ENTRY(name, n) {#name, reinterpret_cast<DL_FUNC>(&name), n}
-static const R_CallMethodDef entries[] = {
-    KR_ENTRY(kr_set_raise, 1),       KR_ENTRY(kr_as_tensor, 3),         KR_ENTRY(kr_is_tensor, 1),
-    KR_ENTRY(kr_tensor_info, 1),     KR_ENTRY(kr_tensor_values, 1),     KR_ENTRY(kr_tensor_text, 2),
-    KR_ENTRY(kr_dtype_name, 1),      KR_ENTRY(kr_dtype_code, 1),        KR_ENTRY(kr_cast, 2),
-    KR_ENTRY(kr_reshape, 2),         KR_ENTRY(kr_variable, 2),          KR_ENTRY(kr_variable_read, 1),
-    KR_ENTRY(kr_variable_assign, 3), KR_ENTRY(kr_variable_name, 1),     KR_ENTRY(kr_op_rows, 0),
-    KR_ENTRY(kr_execute, 4),         KR_ENTRY(kr_print, 1),             KR_ENTRY(kr_random_uniform, 5),
-    KR_ENTRY(kr_eye, 2),             KR_ENTRY(kr_function_new, 3),      KR_ENTRY(kr_function_call, 4),
-    KR_ENTRY(kr_function_concrete, 4), KR_ENTRY(kr_function_info, 2),   KR_ENTRY(kr_concrete_info, 2),
-    KR_ENTRY(kr_concrete_call, 2),   KR_ENTRY(kr_run_functions_eagerly, 1), KR_ENTRY(kr_tracing, 0),
-    KR_ENTRY(kr_cond, 3),            KR_ENTRY(kr_while, 4),             {nullptr, nullptr, 0}};
+#define KR_ENTRY(name, n) \
+  { #name, reinterpret_cast < DL_FUNC>(&name), n }
+static const R_CallMethodDef entries[] = {KR_ENTRY(kr_set_hooks, 2),
+                                          KR_ENTRY(kr_as_tensor, 3),
+                                          KR_ENTRY(kr_is_tensor, 1),
+                                          KR_ENTRY(kr_tensor_info, 1),
+                                          KR_ENTRY(kr_tensor_values, 1),
+                                          KR_ENTRY(kr_tensor_text, 2),
+                                          KR_ENTRY(kr_dtype_name, 1),
+                                          KR_ENTRY(kr_dtype_code, 1),
+                                          KR_ENTRY(kr_cast, 2),
+                                          KR_ENTRY(kr_reshape, 2),
+                                          KR_ENTRY(kr_variable, 2),
+                                          KR_ENTRY(kr_variable_read, 1),
+                                          KR_ENTRY(kr_variable_assign, 3),
+                                          KR_ENTRY(kr_variable_name, 1),
+                                          KR_ENTRY(kr_op_rows, 0),
+                                          KR_ENTRY(kr_execute, 4),
+                                          KR_ENTRY(kr_print, 1),
+                                          KR_ENTRY(kr_random_uniform, 5),
+                                          KR_ENTRY(kr_eye, 2),
+                                          KR_ENTRY(kr_function_new, 3),
+                                          KR_ENTRY(kr_function_call, 4),
+                                          KR_ENTRY(kr_function_concrete, 4),
+                                          KR_ENTRY(kr_function_info, 2),
+                                          KR_ENTRY(kr_concrete_info, 2),
+                                          KR_ENTRY(kr_concrete_call, 2),
+                                          KR_ENTRY(kr_run_functions_eagerly, 1),
+                                          KR_ENTRY(kr_tracing, 0),
+                                          KR_ENTRY(kr_cond, 3),
+                                          KR_ENTRY(kr_binary, 3),
+                                          KR_ENTRY(kr_while, 4),
+                                          {nullptr, nullptr, 0}};
 
 void R_init_kiln(DllInfo* dll) {
   R_registerRoutines(dll, nullptr, entries, nullptr, nullptr);

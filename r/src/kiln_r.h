@@ -28,6 +28,9 @@ kiln::Variable& variable_of(SEXP x);
 kiln::Tensor to_tensor(SEXP x, int dtype, bool python_floats);
 kiln::DType dtype_from(SEXP x);  // a kiln_dtype (its code) or a name ("float64")
 
+// The R function that traces: .trace(f, args, placeholders) -> list(flat tensors, structure).
+void set_trace_hook(SEXP trace);
+
 // Records an error to raise once C++ has unwound (see KR_END).
 void set_pending(const char* kind, const char* message);
 [[noreturn]] void raise_pending();
@@ -35,15 +38,15 @@ void set_pending(const char* kind, const char* message);
 }  // namespace kr
 
 #define KR_BEGIN try {
-#define KR_END                                              \
-  }                                                         \
-  catch (Rcpp::LongjumpException & e) {                     \
-    Rcpp::internal::resumeJump(e.token);                    \
-  }                                                         \
-  catch (const kiln::Error& e) {                            \
+#define KR_END                                                  \
+  }                                                             \
+  catch (Rcpp::LongjumpException & e) {                         \
+    Rcpp::internal::resumeJump(e.token);                        \
+  }                                                             \
+  catch (const kiln::Error& e) {                                \
     kr::set_pending(kiln::error_code_name(e.code()), e.what()); \
-  }                                                         \
-  catch (const std::exception& e) {                         \
-    kr::set_pending("Error", e.what());                     \
-  }                                                         \
+  }                                                             \
+  catch (const std::exception& e) {                             \
+    kr::set_pending("Error", e.what());                         \
+  }                                                             \
   kr::raise_pending();

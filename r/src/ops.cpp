@@ -66,8 +66,10 @@ SEXP kr_op_rows() {
     std::vector<std::string> inputs, list_inputs, attrs, types, defaults;
     for (const auto& a : r.inputs) {
       inputs.push_back(a.api_name.empty() ? a.name : a.api_name);
-      if (a.list) list_inputs.push_back(a.number_attr);
-      else list_inputs.push_back("");
+      if (a.list)
+        list_inputs.push_back(a.number_attr);
+      else
+        list_inputs.push_back("");
     }
     for (const auto& a : r.attrs) {
       attrs.push_back(a.api_name.empty() ? a.name : a.api_name);
@@ -105,8 +107,10 @@ SEXP kr_execute(SEXP index, SEXP inputs, SEXP groups, SEXP attrs) {
   std::vector<kiln::Tensor> in(static_cast<size_t>(n));
   for (R_xlen_t k = 0; k < n; ++k) {
     SEXP v = VECTOR_ELT(inputs, k);
-    if (is_tensor(v)) in[k] = tensor_of(v);
-    else if (is_variable(v)) in[k] = variable_of(v).read();
+    if (is_tensor(v))
+      in[k] = tensor_of(v);
+    else if (is_variable(v))
+      in[k] = variable_of(v).read();
   }
   for (R_xlen_t k = 0; k < n; ++k) {
     if (in[k].defined()) continue;
@@ -140,9 +144,27 @@ SEXP kr_execute(SEXP index, SEXP inputs, SEXP groups, SEXP attrs) {
   std::vector<kiln::Tensor> out = kiln::execute_op(row.name, in, attr_map);
   if (out.size() == 1 && row.num_outputs == 1) return wrap_tensor(std::move(out[0]));
   SEXP list = PROTECT(Rf_allocVector(VECSXP, static_cast<R_xlen_t>(out.size())));
-  for (size_t k = 0; k < out.size(); ++k) SET_VECTOR_ELT(list, static_cast<R_xlen_t>(k), wrap_tensor(std::move(out[k])));
+  for (size_t k = 0; k < out.size(); ++k)
+    SET_VECTOR_ELT(list, static_cast<R_xlen_t>(k), wrap_tensor(std::move(out[k])));
   UNPROTECT(1);
   return list;
+  KR_END
+}
+
+// The common case of R's operators and tf$add-like functions: two inputs of one dtype attr
+// and no attrs (no list to build on the R side).
+SEXP kr_binary(SEXP index, SEXP x, SEXP y) {
+  KR_BEGIN
+  const int i = Rf_asInteger(index);
+  if (i < 0 || static_cast<size_t>(i) >= rows().size()) throw kiln::InvalidArgumentError("no such op row");
+  const kiln::OpInfo& row = rows()[static_cast<size_t>(i)];
+  const bool xt = is_tensor(x) || is_variable(x), yt = is_tensor(y) || is_variable(y);
+  kiln::Tensor a = xt ? to_tensor(x, -1, true) : kiln::Tensor();
+  kiln::Tensor b = yt ? to_tensor(y, -1, true) : kiln::Tensor();
+  if (!xt) a = to_tensor(x, yt ? static_cast<int>(b.dtype()) : -1, true);
+  if (!yt) b = to_tensor(y, static_cast<int>(a.dtype()), true);
+  std::vector<kiln::Tensor> out = kiln::execute_op(row.name, {a, b});
+  return wrap_tensor(std::move(out[0]));
   KR_END
 }
 
@@ -169,7 +191,8 @@ SEXP kr_random_uniform(SEXP shape, SEXP minval, SEXP maxval, SEXP dtype, SEXP se
   if (!Rf_isNull(seed)) s = static_cast<uint64_t>(Rf_asReal(seed));
   std::vector<int64_t> dims = int_list(shape);
   if (kiln::is_integer(d)) {
-    if (Rf_isNull(maxval)) throw kiln::InvalidArgumentError("Must specify maxval for integer dtype " + std::string(kiln::dtype_name(d)));
+    if (Rf_isNull(maxval))
+      throw kiln::InvalidArgumentError("Must specify maxval for integer dtype " + std::string(kiln::dtype_name(d)));
     return wrap_tensor(kiln::random_uniform_int(dims, static_cast<int64_t>(Rf_asReal(minval)),
                                                 static_cast<int64_t>(Rf_asReal(maxval)), d, s));
   }

@@ -15,6 +15,11 @@ SEXP tensor_class() {
   }();
   return cls;
 }
+SEXP tensor_tag() {
+  static SEXP tag = Rf_install(".kiln_tensor");  // symbols are never collected
+  return tag;
+}
+
 SEXP variable_class() {
   static SEXP cls = [] {
     SEXP c = Rf_mkString("kiln_variable");
@@ -57,15 +62,20 @@ SEXP wrap_tensor(kiln::Tensor t) {
       R_gc();
     }
   }
-  SEXP p = PROTECT(R_MakeExternalPtr(new kiln::Tensor(std::move(t)), R_NilValue, R_NilValue));
+  SEXP p = PROTECT(R_MakeExternalPtr(new kiln::Tensor(std::move(t)), tensor_tag(), R_NilValue));
   R_RegisterCFinalizerEx(p, finalize_tensor, TRUE);
-  Rf_setAttrib(p, R_ClassSymbol, tensor_class());
+  // The class attribute set directly (what class<- does for a one-name class, without its checks).
+  SEXP attrs = Rf_cons(tensor_class(), R_NilValue);
+  SET_TAG(attrs, R_ClassSymbol);
+  SET_ATTRIB(p, attrs);
+  SET_OBJECT(p, 1);
   UNPROTECT(1);
   return p;
 }
 
+// By the pointer's tag, which only wrap_tensor sets: a pointer compare, no class strings.
 bool is_tensor(SEXP x) {
-  return TYPEOF(x) == EXTPTRSXP && Rf_inherits(x, "kiln_tensor") && R_ExternalPtrAddr(x) != nullptr;
+  return TYPEOF(x) == EXTPTRSXP && R_ExternalPtrTag(x) == tensor_tag() && R_ExternalPtrAddr(x) != nullptr;
 }
 
 const kiln::Tensor& tensor_of(SEXP x) {
@@ -181,8 +191,7 @@ void set_pending(const char* kind, const char* message) {
 }
 
 void raise_pending() {
-  SEXP call = PROTECT(
-      Rf_lang3(raise_fn, Rf_mkString(pending_kind.c_str()), Rf_mkString(pending_message.c_str())));
+  SEXP call = PROTECT(Rf_lang3(raise_fn, Rf_mkString(pending_kind.c_str()), Rf_mkString(pending_message.c_str())));
   Rf_eval(call, R_GlobalEnv);  // stops: never returns
   UNPROTECT(1);
   Rf_error("kiln: unreachable");
@@ -194,10 +203,12 @@ using namespace kr;
 
 extern "C" {
 
-SEXP kr_set_raise(SEXP fn) {
+// The package's R functions C++ calls: raise(kind, message) and trace(f, args, placeholders).
+SEXP kr_set_hooks(SEXP raise, SEXP trace) {
   if (raise_fn != R_NilValue) R_ReleaseObject(raise_fn);
-  R_PreserveObject(fn);
-  raise_fn = fn;
+  R_PreserveObject(raise);
+  raise_fn = raise;
+  set_trace_hook(trace);
   return R_NilValue;
 }
 
@@ -267,7 +278,8 @@ SEXP kr_tensor_values(SEXP x) {
     case DType::Complex64:
     case DType::Complex128:
     case DType::Variant:
-      throw kiln::UnimplementedError("this dtype has no R vector type yet: " + std::string(kiln::dtype_name(t.dtype())));
+      throw kiln::UnimplementedError("this dtype has no R vector type yet: " +
+                                     std::string(kiln::dtype_name(t.dtype())));
     default: {
       auto v = (t.dtype() == DType::Float64 ? t : kiln::cast(t, DType::Float64)).to_vector<double>();
       SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
@@ -317,7 +329,8 @@ SEXP kr_reshape(SEXP x, SEXP shape) {
   KR_BEGIN
   SEXP d = PROTECT(Rf_coerceVector(shape, REALSXP));
   std::vector<int64_t> dims;
-  for (R_xlen_t i = 0; i < Rf_xlength(d); ++i) dims.push_back(ISNAN(REAL(d)[i]) ? -1 : static_cast<int64_t>(REAL(d)[i]));
+  for (R_xlen_t i = 0; i < Rf_xlength(d); ++i)
+    dims.push_back(ISNAN(REAL(d)[i]) ? -1 : static_cast<int64_t>(REAL(d)[i]));
   UNPROTECT(1);
   return wrap_tensor(kiln::reshape(to_tensor(x, -1, false), dims));
   KR_END

@@ -10,17 +10,17 @@ namespace {
 // Key words of the kinds a front end describes (far from the core's KeyTag and Python's).
 enum FrontEndKeyTag : uint64_t { kKeyHostValue = 0x7100, kKeyStructure };
 
-void value_entry(detail::CallSignature* sig, const std::string& name, std::string text, std::string type) {
+void value_entry(detail::CallSignature* sig, std::string_view name, std::string text, std::string type) {
   detail::ArgEntry e;
   e.kind = detail::ArgEntry::kValue;
-  e.name = name;
+  e.name = std::string(name);
   e.value = std::move(text);
   e.value_type = std::move(type);
   sig->entries.push_back(std::move(e));
 }
 }  // namespace
 
-void CallArgs::tensor(const Tensor& t, const std::string& name) {
+void CallArgs::tensor(const Tensor& t, std::string_view name) {
   if (!t.defined()) throw InvalidArgumentError("a function was called with an empty tensor handle");
   if (t.is_symbolic())
     throw InvalidArgumentError("A symbolic tensor of another trace was passed to a kiln function from outside it.");
@@ -29,13 +29,13 @@ void CallArgs::tensor(const Tensor& t, const std::string& name) {
   if (!sig_) return;
   detail::ArgEntry e;
   e.kind = detail::ArgEntry::kTensor;
-  e.name = name;
+  e.name = std::string(name);
   e.dtype = t.dtype();
   e.shape = t.shape();
   sig_->entries.push_back(std::move(e));
 }
 
-void CallArgs::spec(const TensorSpec& s, const std::string& name) {
+void CallArgs::spec(const TensorSpec& s, std::string_view name) {
   if (!specs_allowed_)
     throw InvalidArgumentError("A TensorSpec stands for a tensor in get_concrete_function(); a call needs the tensor.");
   detail::key_spec(key_, s);
@@ -43,20 +43,20 @@ void CallArgs::spec(const TensorSpec& s, const std::string& name) {
   if (!sig_) return;
   detail::ArgEntry e;
   e.kind = detail::ArgEntry::kTensor;
-  e.name = s.name.empty() ? name : s.name;
+  e.name = s.name.empty() ? std::string(name) : s.name;
   e.dtype = s.dtype;
   e.shape = s.shape;
   sig_->entries.push_back(std::move(e));
 }
 
-void CallArgs::value(std::string_view type, std::string_view key, const std::string& text, const std::string& name) {
+void CallArgs::value(std::string_view type, std::string_view key, std::string_view text, std::string_view name) {
   key_.word(kKeyHostValue);
   detail::key_string(key_, type);
   detail::key_string(key_, key);
-  if (sig_) value_entry(sig_, name, text, std::string(type));
+  if (sig_) value_entry(sig_, name, std::string(text), std::string(type));
 }
 
-void CallArgs::structure(std::string_view kind, size_t n, const std::string& name) {
+void CallArgs::structure(std::string_view kind, size_t n, std::string_view name) {
   key_.word(kKeyStructure);
   detail::key_string(key_, kind);
   key_.word(n);
@@ -108,9 +108,7 @@ DynamicFunction::Result DynamicFunction::concrete(const Walker& walk, const Trac
 }
 
 int DynamicFunction::tracing_count() const { return detail::tracing_count(*core_); }
-std::vector<ConcreteFunction> DynamicFunction::concrete_functions() const {
-  return detail::concrete_functions(*core_);
-}
+std::vector<ConcreteFunction> DynamicFunction::concrete_functions() const { return detail::concrete_functions(*core_); }
 std::string DynamicFunction::pretty_printed_concrete_signatures() const {
   return detail::pretty_printed_signatures(*core_);
 }

@@ -37,7 +37,7 @@ TEST(DynamicFunction, TracesOncePerSignatureAndRunsTheGraph) {
   EXPECT_FALSE(r.traced);
   EXPECT_EQ(r.outputs[0].item<double>(), 16.0);
   EXPECT_EQ(traces, 1);
-  call(f, {constant(5.0), 4.0}, &traces);                      // a new host value retraces
+  call(f, {constant(5.0), 4.0}, &traces);                        // a new host value retraces
   call(f, {constant(std::vector<double>{1, 2}), 4.0}, &traces);  // a new shape retraces
   EXPECT_EQ(traces, 3);
   EXPECT_EQ(f.tracing_count(), 3);
