@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "core/object_value.h"
@@ -20,6 +21,10 @@ double element_as_double(const TensorImpl& t, int64_t i) {
       return t.as<float>()[i];
     case DType::Float64:
       return t.as<double>()[i];
+    case DType::Float16:
+      return static_cast<float>(t.as<float16>()[i]);
+    case DType::BFloat16:
+      return static_cast<float>(t.as<bfloat16>()[i]);
     default:
       return 0;
   }
@@ -27,20 +32,50 @@ double element_as_double(const TensorImpl& t, int64_t i) {
 
 bool round_trips(const char* s, double v, DType dtype) {
   if (dtype == DType::Float32) return std::strtof(s, nullptr) == static_cast<float>(v);
+  if (dtype == DType::Float16) return static_cast<float>(float16(std::strtof(s, nullptr))) == static_cast<float>(v);
+  if (dtype == DType::BFloat16) return static_cast<float>(bfloat16(std::strtof(s, nullptr))) == static_cast<float>(v);
   return std::strtod(s, nullptr) == v;
 }
 
-// Fixed notation with the fewest fractional digits (at most 8) that read back as v.
+// Fixed notation with the fewest fractional digits (at most 8) that read back as v; a value
+// that needs more is rounded to 8 and loses its trailing zeros (numpy's "maxprec": 0.3, not
+// 0.30000000, for 0.1 + 0.2).
 std::string fixed_text(double v, DType dtype) {
   char buf[64];
   for (int p = 0; p <= 8; ++p) {
     std::snprintf(buf, sizeof buf, "%.*f", p, v);
     if (round_trips(buf, v, dtype) || p == 8) {
       std::string s = buf;
+      if (p == 8) s.erase(s.find_last_not_of('0') + 1);
       if (p == 0) s += ".";
       return s;
     }
   }
+  return buf;
+}
+
+// A 0-d float as Python's repr (and numpy's scalar str) writes it: the shortest digits that
+// read back as v, fixed between 1e-4 and 1e16 ("0.30000000000000004", "12.0"), else
+// scientific ("1e-05", "1.5e+20").
+std::string shortest_text(double v, DType dtype) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  char buf[64];
+  int digits = 1;
+  for (; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (round_trips(buf, v, dtype)) break;
+  }
+  const int exponent = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exponent < -4 || exponent >= 16) {
+    std::string s = buf;
+    const size_t e = s.find('e');
+    std::string mant = s.substr(0, e), ex = s.substr(e + 1);
+    if (ex.size() < 3) ex.insert(1, 2 - (ex.size() - 1), '0');  // e-5 -> e-05, as Python
+    return mant + "e" + ex;
+  }
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(digits - 1 - exponent, 1), v);
   return buf;
 }
 
@@ -203,12 +238,7 @@ std::string format_scalar(const TensorImpl& t, int64_t index) {
 }
 
 std::string format_values(const TensorImpl& t) {
-  if (t.dims.empty() && is_floating(t.dtype)) {
-    // numpy prints a 0-d float like Python's repr: "12.0", not "12.".
-    std::string s = format_scalar(t, 0);
-    if (!s.empty() && s.back() == '.') s += "0";
-    return s;
-  }
+  if (t.dims.empty() && is_floating(t.dtype)) return shortest_text(element_as_double(t, 0), t.dtype);
   Printer p{t, strides_of(t), t.num_elements > kSummarizeThreshold, kEdgeItems, {}, {}, 0, "..."};
   p.collect(0, 0);
   std::vector<std::string> texts;
@@ -226,15 +256,26 @@ std::string format_values(const TensorImpl& t) {
     }
     const bool sci = max_abs >= 1e16 || (min_abs < 1e-4) || (max_abs / min_abs > 1e3 && min_abs < 1e-3 && max_abs > 0);
     for (int64_t i : p.shown) texts.push_back(float_text(element_as_double(t, i), t.dtype, sci && min_abs != INFINITY));
-    // numpy aligns the decimal points: pad integer parts left, fractions right.
+    // numpy aligns the decimal points: pad integer parts left, fractions right. nan and inf
+    // are right-aligned to the numbers' width.
+    auto finite = [](const std::string& s) {
+      return s.find("nan") == std::string::npos && s.find("inf") == std::string::npos;
+    };
     size_t left = 0, right = 0;
     for (auto& s : texts) {
+      if (!finite(s)) continue;
       const size_t dot = std::min(s.find('.'), s.find('e'));
       const size_t l = dot == std::string::npos ? s.size() : dot;
       left = std::max(left, l);
       right = std::max(right, s.size() - l);
     }
+    for (auto& s : texts)  // a wider nan or -inf widens every number's integer part
+      if (!finite(s) && s.size() > left + right) left = s.size() - right;
     for (auto& s : texts) {
+      if (!finite(s)) {
+        if (s.size() < left + right) s = std::string(left + right - s.size(), ' ') + s;
+        continue;
+      }
       const size_t dot = std::min(s.find('.'), s.find('e'));
       const size_t l = dot == std::string::npos ? s.size() : dot;
       const size_t r = s.size() - l;
