@@ -37,7 +37,7 @@
 
 .device <- function(device_name) structure(list(name = device_name), class = "kiln_device")
 # with(tf$device("CPU"), expr): kiln runs on the CPU, so the block runs as it is.
-with.kiln_device <- function(data, expr, ...) eval.parent(substitute(expr))
+with.kiln_device <- function(data, expr, ...) invisible(eval(substitute(expr), parent.frame()))
 
 .random_uniform <- function(shape, minval = 0, maxval = NULL, dtype = tf$float32, seed = NULL, name = NULL) {
   .Call(kr_random_uniform, as.numeric(.dims(shape)), minval, maxval, .as_dtype(dtype), seed)
@@ -131,6 +131,8 @@ with.kiln_device <- function(data, expr, ...) eval.parent(substitute(expr))
   env$TensorSpec <- .spec
   env$TensorShape <- function(dims) .shape_of(as.integer(unlist(dims)))
   env$Variable <- .variable
+  env$GradientTape <- .gradient_tape
+  env$saved_model <- .module(list2env(list(save = .saved_model_save, load = .saved_model_load)), "saved_model")
   env$random <- .module(list2env(list(uniform = .random_uniform, normal = .random_normal)), "random")
   env$nn <- .module(list2env(list(relu = .op1("Relu"), sigmoid = .op1("Sigmoid"), tanh = .op1("Tanh"),
                                   softmax = function(logits, axis = -1L, name = NULL) .exec("Softmax", list(logits)),

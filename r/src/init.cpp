@@ -22,6 +22,14 @@ SEXP kr_op_rows();
 SEXP kr_execute(SEXP, SEXP, SEXP, SEXP);
 SEXP kr_print(SEXP);
 SEXP kr_binary(SEXP, SEXP, SEXP);
+SEXP kr_tape_new(SEXP, SEXP);
+SEXP kr_tape_record(SEXP, SEXP);
+SEXP kr_tape_watch(SEXP, SEXP);
+SEXP kr_tape_gradient(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP kr_saved_model_save(SEXP, SEXP);
+SEXP kr_saved_model_load(SEXP);
+SEXP kr_saved_model_signatures(SEXP);
+SEXP kr_saved_model_call(SEXP, SEXP, SEXP);
 SEXP kr_random_uniform(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP kr_eye(SEXP, SEXP);
 SEXP kr_function_new(SEXP, SEXP, SEXP);
@@ -66,6 +74,14 @@ static const R_CallMethodDef entries[] = {KR_ENTRY(kr_set_hooks, 2),
                                           KR_ENTRY(kr_tracing, 0),
                                           KR_ENTRY(kr_cond, 3),
                                           KR_ENTRY(kr_binary, 3),
+                                          KR_ENTRY(kr_tape_new, 2),
+                                          KR_ENTRY(kr_tape_record, 2),
+                                          KR_ENTRY(kr_tape_watch, 2),
+                                          KR_ENTRY(kr_tape_gradient, 5),
+                                          KR_ENTRY(kr_saved_model_save, 2),
+                                          KR_ENTRY(kr_saved_model_load, 1),
+                                          KR_ENTRY(kr_saved_model_signatures, 1),
+                                          KR_ENTRY(kr_saved_model_call, 3),
                                           KR_ENTRY(kr_while, 4),
                                           {nullptr, nullptr, 0}};
 
