@@ -25,13 +25,7 @@
   for (k in seq_along(e)[-1]) if (!identical(e[[k]], quote(expr = )) && !is.null(e[[k]])) e[[k]] <- .ag_convert(e[[k]])
   if (!is.symbol(head)) return(e)
   h <- as.character(head)
-  if (h == "if") {
-    no <- if (length(e) == 4) e[[4]] else NULL
-    return(bquote(
-      if (.ag_is_graph(.kiln_cond <- .(e[[2]])))
-        .ag_if(.kiln_cond, quote(.(e[[3]])), quote(.(no)), environment())
-      else if (.truthy(.kiln_cond)) .(e[[3]]) else .(no)))
-  }
+  if (h == "if") return(.ag_if_form(e[[2]], e[[3]], if (length(e) == 4) e[[4]] else NULL))
   if (h == "while")
     return(bquote(
       if (.ag_is_graph(.(e[[2]]))) .ag_while(quote(.(e[[2]])), quote(.(e[[3]])), environment())
@@ -45,7 +39,17 @@
   e
 }
 
+# The converted form of `if (cond) yes else no` (its parts already converted).
+.ag_if_form <- function(cond, yes, no) {
+  bquote(
+    if (.ag_is_graph(.kiln_cond <- .(cond)))
+      .ag_if(.kiln_cond, quote(.(yes)), quote(.(no)), environment())
+    else if (.truthy(.kiln_cond)) .(yes) else .(no))
+}
+
 .ag_is_graph <- function(x) .symbolic(x)
+# Names the conversion itself assigns: never a branch's or a loop's outputs.
+.ag_temporaries <- c(".kiln_cond", ".kiln_seq", ".kiln_args", ".kiln_r")
 # What R's `for` walks: an eager tensor's rows (as TensorFlow iterates a tensor), else the value.
 .ag_seq <- function(x) {
   if (inherits(x, "kiln_variable")) x <- x$read_value()
@@ -74,7 +78,7 @@
     if (is.call(e)) {
       head <- e[[1]]
       if (is.symbol(head) && as.character(head) %in% c("<-", "=") && is.symbol(e[[2]]))
-        if (!startsWith(as.character(e[[2]]), ".kiln_")) out <<- c(out, as.character(e[[2]]))
+        if (!(as.character(e[[2]]) %in% .ag_temporaries)) out <<- c(out, as.character(e[[2]]))
       if (is.symbol(head) && as.character(head) == "function") return()
       for (k in seq_along(e)[-1]) if (!identical(e[[k]], quote(expr = )) && !is.null(e[[k]])) walk(e[[k]])
     }
@@ -114,18 +118,55 @@
   v <- setdiff(.assigned(body_expr), exclude)
   Filter(function(n) exists(n, envir = env), v)
 }
-.no_jumps <- function(body_expr) {
-  if (any(c("break", "next") %in% all.names(body_expr)))
-    stop("`break` and `next` in a loop over tensors are not supported yet: use a loop condition",
-         call. = FALSE)
+# `break` and `next` in a loop over tensors, as Python AutoGraph converts them: each sets a
+# flag (.kiln_break, a loop variable the condition also tests; .kiln_next, reset every
+# iteration), and the statements after one that may set a flag run only while neither is set.
+.ag_jumps <- function(body_expr) {
+  uses <- FALSE
+  replace <- function(e) {
+    if (!is.call(e)) return(e)
+    head <- e[[1]]
+    if (is.symbol(head)) {
+      h <- as.character(head)
+      if (h == "break") { uses <<- TRUE; return(quote(.kiln_break <- TRUE)) }
+      if (h == "next") { uses <<- TRUE; return(quote(.kiln_next <- TRUE)) }
+      if (h %in% c("while", "for", "repeat", ".ag_while", ".ag_for", "function")) return(e)  # their own jumps
+    }
+    for (k in seq_along(e)[-1]) if (!identical(e[[k]], quote(expr = )) && !is.null(e[[k]])) e[[k]] <- replace(e[[k]])
+    e
+  }
+  sets_flag <- function(e) any(c(".kiln_break", ".kiln_next") %in% all.names(e))
+  guard <- function(e) {  # in every block, what follows a statement that may jump is guarded
+    if (!is.call(e)) return(e)
+    if (is.symbol(e[[1]]) && as.character(e[[1]]) %in% c("while", "for", "repeat", ".ag_while", ".ag_for", "function"))
+      return(e)
+    for (k in seq_along(e)[-1]) if (!identical(e[[k]], quote(expr = )) && !is.null(e[[k]])) e[[k]] <- guard(e[[k]])
+    if (identical(e[[1]], as.name("{")) && length(e) > 2) {
+      for (k in 2:(length(e) - 1)) if (sets_flag(e[[k]])) {
+        rest <- guard(as.call(c(list(as.name("{")), as.list(e)[(k + 1):length(e)])))
+        e <- as.call(c(as.list(e)[1:k], list(.ag_if_form(quote(!(.kiln_break | .kiln_next)), rest, NULL))))
+        break
+      }
+    }
+    e
+  }
+  body <- replace(body_expr)
+  if (!uses) return(NULL)
+  body <- guard(if (is.call(body) && identical(body[[1]], as.name("{"))) body else call("{", body))
+  as.call(c(list(as.name("{"), quote(.kiln_next <- FALSE)), as.list(body)[-1]))
 }
 
 # A `while` whose condition is a tensor being traced: a while loop over what the body assigns.
 .ag_while <- function(cond_expr, body_expr, env) {
-  .no_jumps(body_expr)
+  jumps <- .ag_jumps(body_expr)
+  if (!is.null(jumps)) {
+    body_expr <- jumps
+    cond_expr <- bquote(.(cond_expr) & !.kiln_break)
+  }
   vars <- .loop_vars(body_expr, env)
+  if (!is.null(jumps)) vars <- c(vars, ".kiln_break")
   if (!length(vars)) stop("a `while` over a tensor must assign a variable defined before the loop", call. = FALSE)
-  init <- lapply(vars, function(n) .result_tensor(get(n, envir = env)))
+  init <- lapply(vars, function(n) if (n == ".kiln_break") as_tensor(FALSE) else .result_tensor(get(n, envir = env)))
   scope <- function(v) {
     e <- new.env(parent = env)
     for (i in seq_along(vars)) assign(vars[i], v[[i]], envir = e)
@@ -139,7 +180,7 @@
                lapply(vars, function(n) .result_tensor(get(n, envir = e)))
              },
              init, NULL)
-  for (i in seq_along(vars)) assign(vars[i], r[[i]], envir = env)
+  for (i in seq_along(vars)) if (vars[i] != ".kiln_break") assign(vars[i], r[[i]], envir = env)
   invisible(NULL)
 }
 
@@ -147,12 +188,16 @@
 .ag_for <- function(var_sym, seq, body_expr, env) {
   if (inherits(seq, "kiln_variable")) seq <- seq$read_value()
   name <- as.character(var_sym)
-  .no_jumps(body_expr)
+  jumps <- .ag_jumps(body_expr)
+  if (!is.null(jumps)) body_expr <- jumps
   vars <- .loop_vars(body_expr, env, exclude = name)
+  if (!is.null(jumps)) vars <- c(vars, ".kiln_break")
   n <- tf$shape(seq)[1]
-  init <- c(list(as_tensor(0L)), lapply(vars, function(v) .result_tensor(get(v, envir = env))))
+  init <- c(list(as_tensor(0L)),
+            lapply(vars, function(v) if (v == ".kiln_break") as_tensor(FALSE) else .result_tensor(get(v, envir = env))))
+  brk <- match(".kiln_break", vars)
   r <- .Call(kr_while,
-             function(v) v[[1]] < n,
+             function(v) if (is.na(brk)) v[[1]] < n else (v[[1]] < n) & !v[[brk + 1]],
              function(v) {
                e <- new.env(parent = env)
                for (i in seq_along(vars)) assign(vars[i], v[[i + 1]], envir = e)
@@ -161,7 +206,7 @@
                c(list(v[[1]] + 1L), lapply(vars, function(x) .result_tensor(get(x, envir = e))))
              },
              init, NULL)
-  for (i in seq_along(vars)) assign(vars[i], r[[i + 1]], envir = env)
+  for (i in seq_along(vars)) if (vars[i] != ".kiln_break") assign(vars[i], r[[i + 1]], envir = env)
   invisible(NULL)
 }
 

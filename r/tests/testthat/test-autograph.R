@@ -59,10 +59,42 @@ test_that("for over a tensor walks its rows in a graph loop; R loops with break 
     x
   })
   expect_equal(as.vector(g(as_tensor(0))), 3)
-  expect_error(tf_function(function(x) {
-    while (x > 0) { if (x > 5) break; x <- x - 1 }
+})
+
+test_that("break and next in loops over tensors become loop flags, as Python AutoGraph's", {
+  f <- tf_function(function(x) {
+    while (x > 0) {
+      if (x > 5) break
+      x <- x - 1
+    }
     x
-  })(as_tensor(3)), "not supported yet")
+  })
+  expect_equal(as.vector(f(as_tensor(3))), 0)
+  expect_equal(as.vector(f(as_tensor(9))), 9)
+  g <- tf_function(function(xs) {
+    s <- as_tensor(0)
+    for (v in xs) {
+      if (v < 0) next
+      if (v > 100) break
+      s <- s + v
+    }
+    s
+  })
+  expect_equal(as.vector(g(as_tensor(c(1, -2, 3, 200, 5)))), 4)
+  expect_equal(as.vector(g(as_tensor(c(1, 2)))), 3)
+  h <- tf_function(function(n) {
+    i <- as_tensor(0L)
+    total <- as_tensor(0L)
+    while (i < n) {
+      i <- i + 1L
+      if (i %% 2L == 0L) next
+      total <- total + i
+    }
+    total
+  })
+  expect_equal(as.vector(h(as_tensor(10L))), 25L)
+  expect_equal(h$experimental_get_tracing_count(), 1L)
+  expect_equal(as.vector(h(as_tensor(7L))), 16L)  # the same graph: 1 + 3 + 5 + 7
 })
 
 test_that("tf$cond and tf$while_loop as functions", {
