@@ -1,5 +1,6 @@
 // R values <-> kiln tensors, tensor external pointers, and how a tensor prints in R.
 #include <atomic>
+#include <cmath>
 #include <cstring>
 
 #include "kiln_r.h"
@@ -150,6 +151,13 @@ kiln::Tensor to_tensor(SEXP x, int dtype, bool python_floats) {
   kiln::Tensor t;
   switch (TYPEOF(x)) {
     case REALSXP:
+      if (dtype >= 0 &&
+          (kiln::is_integer(static_cast<kiln::DType>(dtype)) || dtype == static_cast<int>(kiln::DType::Bool)))
+        for (R_xlen_t i = 0; i < n; ++i)
+          if (REAL(x)[i] != std::trunc(REAL(x)[i]))  // TensorFlow refuses to truncate a Python float
+            throw kiln::InvalidArgumentError("Cannot convert " + kiln::detail::value_text(REAL(x)[i]) +
+                                             " to EagerTensor of dtype " +
+                                             std::string(kiln::dtype_name(static_cast<kiln::DType>(dtype))));
       t = from_vector<double>(REAL(x), n, shape);
       if (dtype < 0 && python_floats) t = kiln::cast(t, kiln::DType::Float32);
       break;
