@@ -7,6 +7,7 @@ extern "C" {
 SEXP kr_set_hooks(SEXP, SEXP);
 SEXP kr_as_tensor(SEXP, SEXP, SEXP);
 SEXP kr_is_tensor(SEXP);
+SEXP kr_live_tensor_bytes();
 SEXP kr_tensor_info(SEXP);
 SEXP kr_tensor_values(SEXP);
 SEXP kr_tensor_text(SEXP, SEXP);
@@ -48,6 +49,7 @@ SEXP kr_while(SEXP, SEXP, SEXP, SEXP);
 static const R_CallMethodDef entries[] = {KR_ENTRY(kr_set_hooks, 2),
                                           KR_ENTRY(kr_as_tensor, 3),
                                           KR_ENTRY(kr_is_tensor, 1),
+                                          KR_ENTRY(kr_live_tensor_bytes, 0),
                                           KR_ENTRY(kr_tensor_info, 1),
                                           KR_ENTRY(kr_tensor_values, 1),
                                           KR_ENTRY(kr_tensor_text, 2),

@@ -35,9 +35,17 @@ SEXP variable_class() {
 // the last collection, the next tensor made asks R for one.
 constexpr size_t kCollectAfterBytes = size_t{256} << 20;
 size_t bytes_since_gc = 0;
+size_t live_bytes = 0;  // of the concrete tensors R holds (kr_live_tensor_bytes)
+
+size_t bytes_of(const kiln::Tensor& t) {
+  if (t.is_symbolic() || t.num_elements() <= 0) return 0;
+  return static_cast<size_t>(t.num_elements()) * kiln::dtype_size(t.dtype());
+}
 
 void finalize_tensor(SEXP p) {
-  delete static_cast<kiln::Tensor*>(R_ExternalPtrAddr(p));
+  auto* t = static_cast<kiln::Tensor*>(R_ExternalPtrAddr(p));
+  if (t) live_bytes -= bytes_of(*t);
+  delete t;
   R_ClearExternalPtr(p);
 }
 void finalize_variable(SEXP p) {
@@ -56,12 +64,14 @@ kiln::Tensor from_vector(const T* p, R_xlen_t n, const std::vector<int64_t>& sha
 }  // namespace
 
 SEXP wrap_tensor(kiln::Tensor t) {
-  if (!t.is_symbolic() && t.num_elements() > 0) {
-    bytes_since_gc += static_cast<size_t>(t.num_elements()) * kiln::dtype_size(t.dtype());
+  const size_t bytes = bytes_of(t);
+  if (bytes) {
+    bytes_since_gc += bytes;
     if (bytes_since_gc > kCollectAfterBytes) {
       bytes_since_gc = 0;
       R_gc();
     }
+    live_bytes += bytes;
   }
   SEXP p = PROTECT(R_MakeExternalPtr(new kiln::Tensor(std::move(t)), tensor_tag(), R_NilValue));
   R_RegisterCFinalizerEx(p, finalize_tensor, TRUE);
@@ -228,6 +238,8 @@ SEXP kr_as_tensor(SEXP x, SEXP dtype, SEXP python_floats) {
 }
 
 SEXP kr_is_tensor(SEXP x) { return Rf_ScalarLogical(is_tensor(x)); }
+
+SEXP kr_live_tensor_bytes() { return Rf_ScalarReal(static_cast<double>(live_bytes)); }
 
 // dtype code, dims (NA for unknown; NULL for unknown rank), symbolic, name.
 SEXP kr_tensor_info(SEXP x) {

@@ -64,7 +64,17 @@ test_that("bad input is an R condition of TensorFlow's class", {
   expect_equal(as.vector(as_tensor(1L) + 2), 3L)  # an integral double is fine
 })
 
-test_that("large tensors are freed when R collects them", {
-  for (i in 1:20) x <- tf$zeros(shape(4096, 4096))  # 64 MiB each; R's collector is asked along the way
+test_that("large tensors do not wait for a collection R does not know it needs", {
+  live <- function() .Call(kiln:::kr_live_tensor_bytes)
+  before <- live()
+  peak <- 0
+  for (i in 1:40) {  # 64 MiB each, 2.5 GiB in all; R sees only small external pointers
+    x <- tf$zeros(shape(4096, 4096))
+    peak <- max(peak, live() - before)
+  }
   expect_equal(dim(x), c(4096L, 4096L))
+  expect_lt(peak, 512 * 2^20)  # kiln asks R to collect after 256 MiB
+  rm(x)
+  gc()
+  expect_lt(live() - before, 2^20)  # and R's collection frees them
 })
