@@ -44,6 +44,7 @@ demo: build r
 # Every test: ctest (C++), then pytest (Python, with TensorFlow as the oracle).
 test: build r
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@grep -h "^testthat:" $(BUILD)/Testing/Temporary/LastTest.log || echo "testthat: not run (KILN_R off)"
 	$(MAKE) --no-print-directory pytest
 
 pytest: build

@@ -17,14 +17,7 @@ struct RFunction {
   std::unordered_map<const void*, Rcpp::RObject> structures;
 };
 
-void finalize_function(SEXP p) {
-  delete static_cast<RFunction*>(R_ExternalPtrAddr(p));
-  R_ClearExternalPtr(p);
-}
-RFunction& function_of(SEXP p) {
-  if (TYPEOF(p) != EXTPTRSXP || !R_ExternalPtrAddr(p)) throw kiln::InvalidArgumentError("not a kiln function");
-  return *static_cast<RFunction*>(R_ExternalPtrAddr(p));
-}
+RFunction& function_of(SEXP p) { return owned_of<RFunction>(p, "kiln function"); }
 
 // An R vector as Python prints the value reticulate would make of it: 2.0, [1.0, -1.0], 2, True, 'a'.
 std::string value_text(SEXP x) {
@@ -173,10 +166,7 @@ SEXP kr_function_new(SEXP name, SEXP arg_names, SEXP reduce_retracing) {
   o.name = CHAR(STRING_ELT(name, 0));
   for (R_xlen_t i = 0; i < Rf_xlength(arg_names); ++i) o.arg_names.emplace_back(CHAR(STRING_ELT(arg_names, i)));
   o.reduce_retracing = Rf_asLogical(reduce_retracing) == TRUE;
-  SEXP p = PROTECT(R_MakeExternalPtr(new RFunction(std::move(o)), R_NilValue, R_NilValue));
-  R_RegisterCFinalizerEx(p, finalize_function, TRUE);
-  UNPROTECT(1);
-  return p;
+  return wrap_owned(new RFunction(std::move(o)), "kiln function");
   KR_END
 }
 
@@ -218,16 +208,7 @@ SEXP kr_function_concrete(SEXP fp, SEXP args, SEXP names, SEXP f_r) {
     f.structures[r.concrete.impl().get()] = Rcpp::RObject(structure);
     if (structure != R_NilValue) R_ReleaseObject(structure);
   }
-  SEXP p = PROTECT(R_MakeExternalPtr(new kiln::ConcreteFunction(r.concrete), R_NilValue, R_NilValue));
-  R_RegisterCFinalizerEx(
-      p,
-      [](SEXP q) {
-        delete static_cast<kiln::ConcreteFunction*>(R_ExternalPtrAddr(q));
-        R_ClearExternalPtr(q);
-      },
-      TRUE);
-  UNPROTECT(1);
-  return p;
+  return wrap_owned(new kiln::ConcreteFunction(r.concrete), "concrete function");
   KR_END
 }
 
@@ -257,8 +238,7 @@ SEXP kr_function_info(SEXP fp, SEXP what) {
 // what: "graph_def", "signature", "name", "optimized_graph_def".
 SEXP kr_concrete_info(SEXP cp, SEXP what) {
   KR_BEGIN
-  if (TYPEOF(cp) != EXTPTRSXP || !R_ExternalPtrAddr(cp)) throw kiln::InvalidArgumentError("not a concrete function");
-  const auto& cf = *static_cast<kiln::ConcreteFunction*>(R_ExternalPtrAddr(cp));
+  const auto& cf = owned_of<kiln::ConcreteFunction>(cp, "concrete function");
   const std::string w = CHAR(STRING_ELT(what, 0));
   if (w == "graph_def") return Rf_mkString(cf.as_graph_def().str().c_str());
   if (w == "optimized_graph_def") return Rf_mkString(cf.optimized_graph_def().str().c_str());
@@ -270,8 +250,7 @@ SEXP kr_concrete_info(SEXP cp, SEXP what) {
 
 SEXP kr_concrete_call(SEXP cp, SEXP inputs) {
   KR_BEGIN
-  if (TYPEOF(cp) != EXTPTRSXP || !R_ExternalPtrAddr(cp)) throw kiln::InvalidArgumentError("not a concrete function");
-  const auto& cf = *static_cast<kiln::ConcreteFunction*>(R_ExternalPtrAddr(cp));
+  const auto& cf = owned_of<kiln::ConcreteFunction>(cp, "concrete function");
   std::vector<kiln::Tensor> in;
   for (R_xlen_t i = 0; i < Rf_xlength(inputs); ++i) in.push_back(to_tensor(VECTOR_ELT(inputs, i), -1, false));
   std::vector<kiln::Tensor> out = cf(in);

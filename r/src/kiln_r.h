@@ -31,6 +31,29 @@ kiln::DType dtype_from(SEXP x);  // a kiln_dtype (its code) or a name ("float64"
 // The R function that traces: .trace(f, args, placeholders) -> list(flat tensors, structure).
 void set_trace_hook(SEXP trace);
 
+// An object C++ owns, handed to R as an external pointer tagged with its kind, and deleted
+// when R collects it. owned_of checks the tag: a pointer of another kind is refused, never
+// reinterpreted.
+template <class T>
+SEXP wrap_owned(T* object, const char* kind) {
+  SEXP p = PROTECT(R_MakeExternalPtr(object, Rf_install(kind), R_NilValue));
+  R_RegisterCFinalizerEx(
+      p,
+      [](SEXP q) {
+        delete static_cast<T*>(R_ExternalPtrAddr(q));
+        R_ClearExternalPtr(q);
+      },
+      TRUE);
+  UNPROTECT(1);
+  return p;
+}
+template <class T>
+T& owned_of(SEXP p, const char* kind) {
+  if (TYPEOF(p) != EXTPTRSXP || R_ExternalPtrTag(p) != Rf_install(kind) || !R_ExternalPtrAddr(p))
+    throw kiln::InvalidArgumentError(std::string("expected a ") + kind);
+  return *static_cast<T*>(R_ExternalPtrAddr(p));
+}
+
 // Records an error to raise once C++ has unwound (see KR_END).
 void set_pending(const char* kind, const char* message);
 [[noreturn]] void raise_pending();

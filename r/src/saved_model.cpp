@@ -7,15 +7,8 @@
 namespace kr {
 namespace {
 
-kiln::LoadedModel& model_of(SEXP p) {
-  if (TYPEOF(p) != EXTPTRSXP || !R_ExternalPtrAddr(p)) throw kiln::InvalidArgumentError("not a loaded SavedModel");
-  return *static_cast<kiln::LoadedModel*>(R_ExternalPtrAddr(p));
-}
-
-const kiln::ConcreteFunction& concrete_of(SEXP p) {
-  if (TYPEOF(p) != EXTPTRSXP || !R_ExternalPtrAddr(p)) throw kiln::InvalidArgumentError("not a concrete function");
-  return *static_cast<kiln::ConcreteFunction*>(R_ExternalPtrAddr(p));
-}
+kiln::LoadedModel& model_of(SEXP p) { return owned_of<kiln::LoadedModel>(p, "SavedModel"); }
+const kiln::ConcreteFunction& concrete_of(SEXP p) { return owned_of<kiln::ConcreteFunction>(p, "concrete function"); }
 
 }  // namespace
 }  // namespace kr
@@ -38,17 +31,7 @@ SEXP kr_saved_model_save(SEXP dir, SEXP signatures) {
 
 SEXP kr_saved_model_load(SEXP dir) {
   KR_BEGIN
-  auto* m = new kiln::LoadedModel(kiln::load(CHAR(STRING_ELT(dir, 0))));
-  SEXP p = PROTECT(R_MakeExternalPtr(m, R_NilValue, R_NilValue));
-  R_RegisterCFinalizerEx(
-      p,
-      [](SEXP q) {
-        delete static_cast<kiln::LoadedModel*>(R_ExternalPtrAddr(q));
-        R_ClearExternalPtr(q);
-      },
-      TRUE);
-  UNPROTECT(1);
-  return p;
+  return wrap_owned(new kiln::LoadedModel(kiln::load(CHAR(STRING_ELT(dir, 0)))), "SavedModel");
   KR_END
 }
 

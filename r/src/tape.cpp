@@ -15,15 +15,7 @@ struct RTape {
   std::unique_ptr<kiln::GradientTape> tape;
 };
 
-RTape& tape_of(SEXP p) {
-  if (TYPEOF(p) != EXTPTRSXP || !R_ExternalPtrAddr(p)) throw kiln::InvalidArgumentError("not a GradientTape");
-  return *static_cast<RTape*>(R_ExternalPtrAddr(p));
-}
-
-void finalize_tape(SEXP p) {
-  delete static_cast<RTape*>(R_ExternalPtrAddr(p));
-  R_ClearExternalPtr(p);
-}
+RTape& tape_of(SEXP p) { return owned_of<RTape>(p, "GradientTape"); }
 
 kiln::GradientTape& live(RTape& t) {
   if (t.used)
@@ -47,10 +39,7 @@ SEXP kr_tape_new(SEXP persistent, SEXP watch_accessed_variables) {
   KR_BEGIN
   auto* t = new RTape{.persistent = Rf_asLogical(persistent) == TRUE,
                       .watch_accessed_variables = Rf_asLogical(watch_accessed_variables) == TRUE};
-  SEXP p = PROTECT(R_MakeExternalPtr(t, R_NilValue, R_NilValue));
-  R_RegisterCFinalizerEx(p, finalize_tape, TRUE);
-  UNPROTECT(1);
-  return p;
+  return wrap_owned(t, "GradientTape");
   KR_END
 }
 

@@ -8,12 +8,14 @@
 namespace kr {
 namespace {
 
+// A class attribute value, made once and kept from the collector.
+SEXP preserved_class(const char* name) {
+  SEXP c = Rf_mkString(name);
+  R_PreserveObject(c);
+  return c;
+}
 SEXP tensor_class() {
-  static SEXP cls = [] {
-    SEXP c = Rf_mkString("kiln_tensor");
-    R_PreserveObject(c);
-    return c;
-  }();
+  static SEXP cls = preserved_class("kiln_tensor");
   return cls;
 }
 SEXP tensor_tag() {
@@ -22,11 +24,7 @@ SEXP tensor_tag() {
 }
 
 SEXP variable_class() {
-  static SEXP cls = [] {
-    SEXP c = Rf_mkString("kiln_variable");
-    R_PreserveObject(c);
-    return c;
-  }();
+  static SEXP cls = preserved_class("kiln_variable");
   return cls;
 }
 
@@ -46,10 +44,6 @@ void finalize_tensor(SEXP p) {
   auto* t = static_cast<kiln::Tensor*>(R_ExternalPtrAddr(p));
   if (t) live_bytes -= bytes_of(*t);
   delete t;
-  R_ClearExternalPtr(p);
-}
-void finalize_variable(SEXP p) {
-  delete static_cast<kiln::Variable*>(R_ExternalPtrAddr(p));
   R_ClearExternalPtr(p);
 }
 
@@ -94,22 +88,20 @@ const kiln::Tensor& tensor_of(SEXP x) {
   return *static_cast<kiln::Tensor*>(R_ExternalPtrAddr(x));
 }
 
+constexpr const char* kVariableKind = "kiln variable";
+
 SEXP wrap_variable(kiln::Variable v) {
-  SEXP p = PROTECT(R_MakeExternalPtr(new kiln::Variable(std::move(v)), R_NilValue, R_NilValue));
-  R_RegisterCFinalizerEx(p, finalize_variable, TRUE);
+  SEXP p = PROTECT(wrap_owned(new kiln::Variable(std::move(v)), kVariableKind));
   Rf_setAttrib(p, R_ClassSymbol, variable_class());
   UNPROTECT(1);
   return p;
 }
 
 bool is_variable(SEXP x) {
-  return TYPEOF(x) == EXTPTRSXP && Rf_inherits(x, "kiln_variable") && R_ExternalPtrAddr(x) != nullptr;
+  return TYPEOF(x) == EXTPTRSXP && R_ExternalPtrTag(x) == Rf_install(kVariableKind) && R_ExternalPtrAddr(x) != nullptr;
 }
 
-kiln::Variable& variable_of(SEXP x) {
-  if (!is_variable(x)) throw kiln::InvalidArgumentError("expected a kiln variable");
-  return *static_cast<kiln::Variable*>(R_ExternalPtrAddr(x));
-}
+kiln::Variable& variable_of(SEXP x) { return owned_of<kiln::Variable>(x, kVariableKind); }
 
 kiln::DType dtype_from(SEXP x) {
   if (Rf_inherits(x, "kiln_dtype") || TYPEOF(x) == INTSXP || TYPEOF(x) == REALSXP) {

@@ -60,6 +60,9 @@ test_that("bad input is an R condition of TensorFlow's class", {
   expect_null(tf$nope)  # tf is a plain environment (one hashed lookup per tf$op)
   expect_error(tf$random$uniform(shape(2), dtype = tf$int32), "Must specify maxval")
   expect_error(as_tensor(1, "float128"), "not a known dtype")
+  fake <- as_tensor(1)
+  class(fake) <- "kiln_variable"  # a tensor's pointer dressed as a variable is refused, not reinterpreted
+  expect_error(fake$read_value(), "expected a kiln variable", class = "InvalidArgumentError")
   expect_error(as_tensor(1L) + 0.5, "Cannot convert 0.5 to EagerTensor of dtype int32")  # no silent truncation
   expect_equal(as.vector(as_tensor(1L) + 2), 3L)  # an integral double is fine
 })
