@@ -15,7 +15,7 @@ packages=(
   clang libclang-rt-14-dev  # the loader fuzz target (libFuzzer + ASan)
   clang-format           # make format, make format-check (CI)
   openmpi-bin libopenmpi-dev  # kiln.distribute: collectives over MPI, mpirun (kiln builds without them)
-  r-base-core r-cran-rcpp r-cran-testthat r-cran-magrittr  # the R package (r/), `make r`
+  r-base-core r-cran-rcpp r-cran-testthat r-cran-magrittr r-cran-bench  # the R package (make r), its tour
 )
 
 # `make bench-peers` only: LibTorch, a peer in the benchmark table (never needed by kiln).
