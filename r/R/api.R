@@ -11,7 +11,6 @@
   row <- .rows[[op]]
   function(x, y, name = NULL) .Call(kr_binary, row, x, y)
 }
-.same_dtype2 <- c(1L, 1L)
 .reduction <- function(op) function(input_tensor, axis = NULL, keepdims = FALSE, name = NULL) {
   .reduce(op, if (.is_tensor(input_tensor)) input_tensor else .to_tensor(input_tensor), axis, keepdims)
 }
@@ -22,15 +21,16 @@
   if (.is_tensor(x)) .info(x)[[1]] else NA_integer_
 }
 
+# TensorFlow's truediv: integers divide in the float type of its _TRUEDIV_TABLE.
+.truediv_float <- c(int8 = "float32", uint8 = "float32", int16 = "float32", uint16 = "float32",
+                    int32 = "float64", int64 = "float64", uint32 = "float64", uint64 = "float64")
 .truediv <- function(x, y, name = NULL) {
   d <- .dtype_code(x)
   if (is.na(d)) d <- .dtype_code(y)
-  if (!is.na(d) && .dtype_names[d + 1] %in% c("int8", "int16", "int32", "uint8", "uint16")) {
-    x <- .Call(kr_cast, .Call(kr_as_tensor, x, .dtype(d), TRUE), tf$float64)
-    y <- .Call(kr_cast, .Call(kr_as_tensor, y, .dtype(d), TRUE), tf$float64)
-  } else if (!is.na(d) && .dtype_names[d + 1] %in% c("int64", "uint32", "uint64")) {
-    x <- .Call(kr_cast, .Call(kr_as_tensor, x, .dtype(d), TRUE), tf$float64)
-    y <- .Call(kr_cast, .Call(kr_as_tensor, y, .dtype(d), TRUE), tf$float64)
+  to <- if (is.na(d)) NA else .truediv_float[.dtype_names[d + 1]]
+  if (!is.na(to)) {
+    x <- .Call(kr_cast, .Call(kr_as_tensor, x, .dtype(d), TRUE), to)
+    y <- .Call(kr_cast, .Call(kr_as_tensor, y, .dtype(d), TRUE), to)
   }
   .exec("RealDiv", list(x, y), c(1L, 1L))
 }
@@ -61,7 +61,7 @@ with.kiln_device <- function(data, expr, ...) invisible(eval(substitute(expr), p
   assign("neg", .rows[["Neg"]], envir = .binary_rows)
   for (d in .dtype_names) assign(d, .dtype(match(d, .dtype_names) - 1L), envir = env)
   env$float <- env$float32; env$double <- env$float64
-  env$dtypes <- .module(list2env(mget(.dtype_names, envir = env)), "dtypes")
+  env$dtypes <- list2env(mget(.dtype_names, envir = env))
   env$dtypes$as_dtype <- .as_dtype
   math <- list(
     add = .op2("AddV2"), subtract = .op2("Sub"), multiply = .op2("Mul"), truediv = .truediv,
@@ -78,10 +78,10 @@ with.kiln_device <- function(data, expr, ...) invisible(eval(substitute(expr), p
     reduce_min = .reduction("Min"), reduce_prod = .reduction("Prod"), reduce_all = .reduction("All"),
     reduce_any = .reduction("Any"))
   for (n in names(math)) assign(n, math[[n]], envir = env)
-  env$math <- .module(list2env(math), "math")
+  env$math <- list2env(math)
   env$matmul <- function(a, b, transpose_a = FALSE, transpose_b = FALSE, name = NULL)
     .exec("MatMul", list(a, b), c(1L, 1L), list(transpose_a = transpose_a, transpose_b = transpose_b))
-  env$linalg <- .module(list2env(list(matmul = env$matmul)), "linalg")
+  env$linalg <- list2env(list(matmul = env$matmul))
   env$cast <- function(x, dtype, name = NULL) .Call(kr_cast, x, .as_dtype(dtype))
   env$reshape <- function(tensor, shape, name = NULL) .exec("Reshape", list(tensor, as.integer(.dims(shape))))
   env$transpose <- function(a, perm = NULL, name = NULL) {
@@ -132,19 +132,22 @@ with.kiln_device <- function(data, expr, ...) invisible(eval(substitute(expr), p
   env$TensorShape <- function(dims) .shape_of(as.integer(unlist(dims)))
   env$Variable <- .variable
   env$GradientTape <- .gradient_tape
-  env$saved_model <- .module(list2env(list(save = .saved_model_save, load = .saved_model_load)), "saved_model")
-  env$random <- .module(list2env(list(uniform = .random_uniform, normal = .random_normal)), "random")
-  env$nn <- .module(list2env(list(relu = .op1("Relu"), sigmoid = .op1("Sigmoid"), tanh = .op1("Tanh"),
-                                  softmax = function(logits, axis = -1L, name = NULL) .exec("Softmax", list(logits)),
-                                  relu6 = .op1("Relu6"), elu = .op1("Elu"))), "nn")
-  env$config <- .module(list2env(list(
+  env$saved_model <- list2env(list(save = .saved_model_save, load = .saved_model_load))
+  env$random <- list2env(list(uniform = .random_uniform, normal = .random_normal))
+  env$nn <- list2env(list(relu = .op1("Relu"), sigmoid = .op1("Sigmoid"), tanh = .op1("Tanh"),
+                           softmax = function(logits, axis = -1L, name = NULL) .exec("Softmax", list(logits)),
+                           relu6 = .op1("Relu6"), elu = .op1("Elu")))
+  env$config <- list2env(list(
     run_functions_eagerly = function(run_eagerly) invisible(.Call(kr_run_functions_eagerly, as.logical(run_eagerly))),
-    functions_run_eagerly = function() .Call(kr_run_functions_eagerly, NULL))), "config")
+    functions_run_eagerly = function() .Call(kr_run_functions_eagerly, NULL)))
   env$executing_eagerly <- function() !.Call(kr_tracing)
   invisible(env)
 }
 
 #' The `tf` object: TensorFlow's API as R tensorflow's `tf$...`.
+# tf and its modules are plain environments, so `tf$add` is one hashed lookup (a classed
+# object would send every `$` through S3 dispatch, which costs more than the op). Like any R
+# environment, a name it lacks reads as NULL.
 tf <- new.env(hash = TRUE, parent = emptyenv())
 
 #' Environment details, as tensorflow::tf_config() reports them.

@@ -53,10 +53,5 @@
     # Made and byte-compiled on first use: a thousand rows, most of them never called.
     eval(bquote(delayedAssign(.(row[[1]]), compiler::cmpfun(.make_raw_op(.(row))), assign.env = ops)))
   }
-  .module(ops, "raw_ops")
+  ops
 }
-
-# A module of tf (tf$math, tf$raw_ops, ...): a plain environment, so `tf$add` is one hashed
-# lookup (a classed object would send every `$` through S3 dispatch, which costs more than
-# the op). Like any R environment, a name it lacks reads as NULL.
-.module <- function(env, name) env

@@ -29,6 +29,8 @@ test_that("operators and math dispatch to TensorFlow's ops", {
   expect_equal(as.vector(as_tensor(7L) %/% 2L), 3L)
   expect_equal(as.vector(as_tensor(7L) %% 2L), 1L)
   expect_equal(as.vector(as_tensor(7L) / 2L), 3.5)  # truediv of int32 is float64, as TensorFlow's
+  expect_equal((as_tensor(7L) / 2L)$dtype, tf$float64)
+  expect_equal((as_tensor(7L, "int16") / 2L)$dtype, tf$float32)  # and of int16, float32
   expect_equal(as.vector(sum(x)), 14)
   expect_equal(as.vector(mean(x)), 14 / 3)
   expect_equal(as.vector(max(x)), 9)
