@@ -2,6 +2,7 @@
 #pragma once
 #include "kiln/checkpoint.h"
 #include "kiln/control_flow.h"
+#include "kiln/cpu.h"
 #include "kiln/data.h"
 #include "kiln/distribute.h"
 #include "kiln/dtype.h"

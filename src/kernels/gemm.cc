@@ -1,293 +1,29 @@
+// kernels::gemm's entry points: each call runs the variant for this CPU
+// (kernels/isa/gemm_isa.cc, compiled once per instruction-set level).
 #include "kernels/gemm.h"
 
 #include <atomic>
-#include <cstring>
 #include <string>
-#include <type_traits>
-#include <vector>
 
-#include "core/parallel.h"
-#include "core/scratch.h"
 #include "kernels/blas.h"
-#include "kernels/eigen_core.h"
-#include "kernels/gemm_short.h"
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "kernels/isa_dispatch.h"
 
 namespace kiln::kernels {
+
+KILN_ISA_DECLARE(template <class T> void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
+                                              const T* a, const T* b, T* c))
+KILN_ISA_DECLARE(void eigen_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c))
+
 namespace {
-
-// Below this many multiply-adds the plain loop wins: no packing, no library call.
-constexpr int64_t kSmallGemmWork = 48 * 48 * 48;
-
-template <class T>
-using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// out[c][r] = in[r][c]
-template <class T>
-void transpose_into(const T* in, int64_t rows, int64_t cols, T* out) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
-}
-
-// C = A[M,K] * B[K,N], all contiguous row-major: i-k-j order keeps the inner loop
-// contiguous in both B and C so it vectorizes.
-template <class T>
-void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  for (int64_t i = 0; i < m; ++i) {
-    T* ci = c + i * n;
-    for (int64_t j = 0; j < n; ++j) ci[j] = T(0);
-    const T* ai = a + i * k;
-    for (int64_t p = 0; p < k; ++p) {
-      const T av = ai[p];
-      const T* bp = b + p * n;
-      if constexpr (std::is_integral_v<T>) {
-        using U = std::make_unsigned_t<T>;  // wraps on overflow, as TensorFlow
-        for (int64_t j = 0; j < n; ++j)
-          ci[j] = static_cast<T>(static_cast<U>(ci[j]) + static_cast<U>(av) * static_cast<U>(bp[j]));
-      } else {
-        for (int64_t j = 0; j < n; ++j) ci[j] += av * bp[j];
-      }
-    }
-  }
-}
-
-// N <= W: each row of C accumulates in a fixed-width local array, so the compiler keeps it
-// in vector registers and fully vectorizes the update (no scalar remainder loop for N=10).
-template <class T, bool = std::is_integral_v<T>>
-struct Accum {
-  using type = T;
-};
-template <class T>
-struct Accum<T, true> {
-  using type = std::make_unsigned_t<T>;
-};  // integers wrap
-
-// Writes the first n lanes of a row of vectors.
-template <class T, class U, class Vec>
-void store_row(const Vec* acc, int64_t n, T* dst) {
-  const U* lanes = reinterpret_cast<const U*>(acc);
-  for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<T>(lanes[j]);
-}
-
-template <class T, int W>
-void gemm_narrow(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  using U = typename Accum<T>::type;
-  // A row of W lanes is NV vectors of 32 bytes (one AVX register each). Wider GCC vectors
-  // get spilled through the stack, so the row is kept as an array the compiler unrolls.
-  typedef U Vec __attribute__((vector_size(32)));
-  constexpr int kLanes = 32 / sizeof(U);
-  constexpr int NV = (W + kLanes - 1) / kLanes;
-  constexpr int64_t kMaxK = 64;
-  if (k > kMaxK) return gemm_small(m, n, k, a, b, c);
-  Vec bpad[kMaxK][NV];  // B with rows padded to NV vectors (zeros beyond n)
-  for (int64_t p = 0; p < k; ++p) {
-    U lanes[NV * kLanes];
-    for (int j = 0; j < NV * kLanes; ++j) lanes[j] = j < n ? static_cast<U>(b[p * n + j]) : U(0);
-    std::memcpy(static_cast<void*>(bpad[p]), lanes, sizeof(lanes));  // fixed size: a register move
-  }
-  // Rows go in blocks of kRows so that kRows * NV independent accumulators hide the FMA
-  // latency (one row alone is a dependency chain of length k).
-  constexpr int kRows = 5;
-  int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) {
-    Vec acc[kRows][NV] = {};
-    for (int64_t p = 0; p < k; ++p)
-      for (int r = 0; r < kRows; ++r) {
-        const U av = static_cast<U>(a[(i + r) * k + p]);
-        for (int v = 0; v < NV; ++v) acc[r][v] += av * bpad[p][v];
-      }
-    for (int r = 0; r < kRows; ++r) store_row<T, U>(acc[r], n, c + (i + r) * n);
-  }
-  for (; i < m; ++i) {
-    Vec acc[NV] = {};
-    for (int64_t p = 0; p < k; ++p) {
-      const U av = static_cast<U>(a[i * k + p]);
-      for (int v = 0; v < NV; ++v) acc[v] += av * bpad[p][v];
-    }
-    store_row<T, U>(acc, n, c + i * n);
-  }
-}
-
-#if defined(__AVX512F__)
-// N <= 16 with 32-bit elements: one row of C is one 512-bit register. B's rows are read
-// with masked loads straight from the caller's buffer (no packing: building padded rows
-// with scalar stores and reading them back as vectors stalled store forwarding, which was
-// half the time of a 10x10 product), and C's rows are written with masked stores.
-struct Lanes16F {
-  using Vec = __m512;
-  static Vec load(__mmask16 m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
-  static void store(float* p, __mmask16 m, Vec v) { _mm512_mask_storeu_ps(p, m, v); }
-  static Vec zero() { return _mm512_setzero_ps(); }
-  static Vec madd(Vec acc, float a, Vec b) { return _mm512_fmadd_ps(_mm512_set1_ps(a), b, acc); }
-};
-struct Lanes16I {  // wraps on overflow, as TensorFlow
-  using Vec = __m512i;
-  static Vec load(__mmask16 m, const int32_t* p) { return _mm512_maskz_loadu_epi32(m, p); }
-  static void store(int32_t* p, __mmask16 m, Vec v) { _mm512_mask_storeu_epi32(p, m, v); }
-  static Vec zero() { return _mm512_setzero_si512(); }
-  static Vec madd(Vec acc, int32_t a, Vec b) {
-    return _mm512_add_epi32(acc, _mm512_mullo_epi32(_mm512_set1_epi32(a), b));
-  }
-};
-
-// kRows (<= 10) rows of C at once: independent accumulators hide the multiply-add latency
-// (a 10x10 product is one block). They are named variables, not an array: GCC stored an
-// accumulator array to the stack on every step of k, which halved the speed.
-template <class L, int kRows, class T>
-void narrow16_rows(int64_t i, int64_t n, int64_t k, __mmask16 mask, const T* a, const T* b, T* c) {
-  static_assert(kRows >= 1 && kRows <= 10);
-  using Vec = typename L::Vec;
-  Vec c0 = L::zero(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0, c8 = c0, c9 = c0;
-  const T* ar = a + i * k;
-  for (int64_t p = 0; p < k; ++p) {
-    const Vec bp = L::load(mask, b + p * n);
-#define KILN_ROW(r) \
-  if constexpr (kRows > r) c##r = L::madd(c##r, ar[r * k + p], bp);
-    KILN_ROW(0)
-    KILN_ROW(1) KILN_ROW(2) KILN_ROW(3) KILN_ROW(4) KILN_ROW(5) KILN_ROW(6) KILN_ROW(7) KILN_ROW(8) KILN_ROW(9)
-#undef KILN_ROW
-  }
-  T* cr = c + i * n;
-#define KILN_ROW(r) \
-  if constexpr (kRows > r) L::store(cr + r * n, mask, c##r);
-  KILN_ROW(0)
-  KILN_ROW(1) KILN_ROW(2) KILN_ROW(3) KILN_ROW(4) KILN_ROW(5) KILN_ROW(6) KILN_ROW(7) KILN_ROW(8) KILN_ROW(9)
-#undef KILN_ROW
-}
-
-template <class L, class T>
-void gemm_narrow16(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
-  int64_t i = 0;
-  for (; i + 10 <= m; i += 10) narrow16_rows<L, 10>(i, n, k, mask, a, b, c);
-  switch (m - i) {  // the last rows as one block too, so they do not run one latency chain each
-    case 9:
-      return narrow16_rows<L, 9>(i, n, k, mask, a, b, c);
-    case 8:
-      return narrow16_rows<L, 8>(i, n, k, mask, a, b, c);
-    case 7:
-      return narrow16_rows<L, 7>(i, n, k, mask, a, b, c);
-    case 6:
-      return narrow16_rows<L, 6>(i, n, k, mask, a, b, c);
-    case 5:
-      return narrow16_rows<L, 5>(i, n, k, mask, a, b, c);
-    case 4:
-      return narrow16_rows<L, 4>(i, n, k, mask, a, b, c);
-    case 3:
-      return narrow16_rows<L, 3>(i, n, k, mask, a, b, c);
-    case 2:
-      return narrow16_rows<L, 2>(i, n, k, mask, a, b, c);
-    case 1:
-      return narrow16_rows<L, 1>(i, n, k, mask, a, b, c);
-    default:
-      return;
-  }
-}
-#endif
-
-// Eigen's GEMM; leading dimensions let A, B and C be blocks of larger matrices.
-template <class T>
-void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-                T* c, int64_t ldc) {
-  using Stride = Eigen::OuterStride<>;
-  Eigen::Map<RowMat<T>, 0, Stride> C(c, m, n, Stride(ldc));
-  Eigen::Map<const RowMat<T>, 0, Stride> A(a, ta ? k : m, ta ? m : k, Stride(lda));
-  Eigen::Map<const RowMat<T>, 0, Stride> B(b, tb ? n : k, tb ? k : n, Stride(ldb));
-  if (!ta && !tb)
-    C.noalias() = A * B;
-  else if (ta && !tb)
-    C.noalias() = A.transpose() * B;
-  else if (!ta && tb)
-    C.noalias() = A * B.transpose();
-  else
-    C.noalias() = A.transpose() * B.transpose();
-}
-
+std::atomic<bool> g_use_openblas{true};
 }  // namespace
 
-// Large GEMMs are split over threads above this many multiply-adds.
-constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
-
-std::atomic<bool> g_use_openblas{true};
 void use_openblas_for_large_gemms(bool use) { g_use_openblas.store(use, std::memory_order_relaxed); }
-
-// One single-threaded library GEMM on a block of the product: explicit leading dimensions
-// let A, B and C be row or column blocks of larger matrices.
-template <class T>
-void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-                T* c, int64_t ldc) {
-  static const Blas none{};
-  const Blas& lib = g_use_openblas.load(std::memory_order_relaxed) ? blas() : none;
-  const int tA = ta ? kCblasTrans : kCblasNoTrans, tB = tb ? kCblasTrans : kCblasNoTrans;
-  const bool fits =
-      m < (1 << 30) && n < (1 << 30) && k < (1 << 30) && lda < (1 << 30) && ldb < (1 << 30) && ldc < (1 << 30);
-  if constexpr (std::is_same_v<T, float>) {
-    if (lib.sgemm && fits) return lib.sgemm(kCblasRowMajor, tA, tB, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, ldc);
-  } else {
-    if (lib.dgemm && fits) return lib.dgemm(kCblasRowMajor, tA, tB, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
-  }
-  gemm_eigen(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-}
-
-// A product split over threads: by row blocks of C when it is tall, else by column blocks.
-// Each thread packs only the operand block it multiplies, so a short, wide product (a batch
-// times a weight matrix) does not have every thread pack the whole weight matrix.
-template <class T>
-void gemm_parallel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  if (m >= n) {
-    const int64_t row_a = ta ? 1 : k;  // stride between rows of op(A) in A
-    parallel_for(m, 2, [&](int64_t lo, int64_t hi) {
-      gemm_large<T>(ta, tb, hi - lo, n, k, a + lo * row_a, lda, b, ldb, c + lo * n, n);
-    });
-  } else {
-    const int64_t col_b = tb ? k : 1;  // stride between columns of op(B) in B
-    parallel_for(n, 2, [&](int64_t lo, int64_t hi) {
-      gemm_large<T>(ta, tb, m, hi - lo, k, a, lda, b + lo * col_b, ldb, c + lo, n);
-    });
-  }
-}
+bool openblas_for_large_gemms() { return g_use_openblas.load(std::memory_order_relaxed); }
 
 template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::memset(c, 0, sizeof(T) * m * n);
-    return;
-  }
-  const int64_t work = m * n * k;
-  if constexpr (std::is_same_v<T, float>) {  // no packing, C written once (kernels/gemm_short.h)
-    if (short_inner_tn(ta, tb, m, n, k)) return gemm_tn_short(m, n, k, a, b, StoreRule{.out = c, .ld = n});
-    if (work >= kSmallGemmWork && short_rows_nn(ta, tb, m, n)) return gemm_short_rows(m, n, k, a, b, c);
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    if (work >= kParallelGemmWork && std::max(m, n) >= 64 && intra_op_threads() > 1)
-      return gemm_parallel<T>(ta, tb, m, n, k, a, b, c);
-    if (work >= kSmallGemmWork) return gemm_large<T>(ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, c, n);
-  }
-  // Small or integer: bring both operands to plain row-major, then the i-k-j loop.
-  if (ta) {
-    T* pack_a = detail::scratch<T>(detail::kGemmScratchA, static_cast<size_t>(m * k));
-    transpose_into(a, k, m, pack_a);
-    a = pack_a;
-  }
-  if (tb) {
-    T* pack_b = detail::scratch<T>(detail::kGemmScratchB, static_cast<size_t>(k * n));
-    transpose_into(b, n, k, pack_b);
-    b = pack_b;
-  }
-#if defined(__AVX512F__)
-  if constexpr (std::is_same_v<T, float>)
-    if (n <= 16) return gemm_narrow16<Lanes16F>(m, n, k, a, b, c);
-  if constexpr (std::is_same_v<T, int32_t>)
-    if (n <= 16) return gemm_narrow16<Lanes16I>(m, n, k, a, b, c);
-#endif
-  if (n <= 8) return gemm_narrow<T, 8>(m, n, k, a, b, c);
-  if (n <= 16) return gemm_narrow<T, 16>(m, n, k, a, b, c);
-  gemm_small(m, n, k, a, b, c);
+  KILN_ISA_CALL(gemm<T>, ta, tb, m, n, k, a, b, c);
 }
 
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, const float*, float*);
@@ -304,7 +40,7 @@ const char* large_gemm_backend() {
 SgemmFn openblas_sgemm() { return reinterpret_cast<SgemmFn>(blas().sgemm); }
 
 void eigen_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  gemm_eigen(false, false, m, n, k, a, k, b, n, c, n);
+  KILN_ISA_CALL(eigen_sgemm, m, n, k, a, b, c);
 }
 
 }  // namespace kiln::kernels

@@ -14,6 +14,7 @@ const char* large_gemm_backend();
 // For tests: large GEMMs take the Eigen path even when OpenBLAS is loaded (the path of a
 // machine without OpenBLAS), until called again with true.
 void use_openblas_for_large_gemms(bool use);
+bool openblas_for_large_gemms();
 
 // For benchmarks: OpenBLAS's own cblas_sgemm, loaded so that OPENBLAS_CORETYPE cannot
 // pin it to a slower core; null when OpenBLAS is not installed.

@@ -1,164 +1,40 @@
-// Compiled with -ffp-contract=off, as training_ops.cc: the vector rules below round exactly
-// as the scalar ones in gemm_short.h (only the inner sums use fused multiply-adds, explicitly).
+// The short GEMMs' entry points: the kernels exist at the AVX-512 level only
+// (kernels/isa/gemm_short_isa.cc), and short_inner_tn / short_rows_nn send work here only
+// when the CPU runs at that level.
 #include "kernels/gemm_short.h"
 
-#include <algorithm>
 #include <stdexcept>
-#include <utility>
+#include <string>
 
-#include "core/parallel.h"
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "kernels/isa_dispatch.h"
 
 namespace kiln::kernels {
+
+KILN_ISA_DECLARE(void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c))
+KILN_ISA_DECLARE(template <class Rule>
+                 void gemm_tn_short(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule))
+
 namespace {
-
-#if defined(__AVX512F__)
-// The vector form of each rule: 16 columns at once, `mask` selecting the real ones.
-template <class Rule>
-struct VectorRule;
-
-// Prefetches row i's columns [j, j + 32) of what a rule reads: the tile's sums take long
-// enough that the lines are in L1 by the time the rule runs (without it the momentum rule
-// waited on memory for most of its time).
-inline void prefetch_row(const float* base, int64_t ld, int64_t i, int64_t j) {
-  const char* p = reinterpret_cast<const char*>(base + i * ld + j);
-  _mm_prefetch(p, _MM_HINT_T0);
-  _mm_prefetch(p + 64, _MM_HINT_T0);
+[[noreturn]] void no_avx512(const char* what) {
+  throw std::logic_error(std::string(what) + " runs on the AVX-512 level only (its predicate is false here)");
 }
-
-template <>
-struct VectorRule<StoreRule> {
-  static void prefetch(const StoreRule&, int64_t, int64_t) {}
-  static void apply(const StoreRule& r, int64_t i, int64_t j, __m512 c, __mmask16 mask) {
-    _mm512_mask_storeu_ps(r.out + i * r.ld + j, mask, c);
-  }
-};
-template <>
-struct VectorRule<GradientDescentRule> {
-  static void prefetch(const GradientDescentRule& r, int64_t i, int64_t j) { prefetch_row(r.var, r.ld, i, j); }
-  static void apply(const GradientDescentRule& r, int64_t i, int64_t j, __m512 c, __mmask16 mask) {
-    float* p = r.var + i * r.ld + j;
-    const __m512 v = _mm512_maskz_loadu_ps(mask, p);
-    _mm512_mask_storeu_ps(p, mask, _mm512_sub_ps(v, _mm512_mul_ps(_mm512_set1_ps(r.alpha), c)));
-  }
-};
-template <>
-struct VectorRule<KerasMomentumRule> {
-  static void prefetch(const KerasMomentumRule& r, int64_t i, int64_t j) {
-    prefetch_row(r.var, r.ld, i, j);
-    prefetch_row(r.accum, r.ld, i, j);
-  }
-  static void apply(const KerasMomentumRule& r, int64_t i, int64_t j, __m512 c, __mmask16 mask) {
-    float* pv = r.var + i * r.ld + j;
-    float* pa = r.accum + i * r.ld + j;
-    const __m512 step = _mm512_mul_ps(_mm512_set1_ps(r.lr), c);
-    const __m512 m = _mm512_set1_ps(r.momentum);
-    const __m512 accum = _mm512_sub_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(mask, pa), m), step);
-    const __m512 v = _mm512_maskz_loadu_ps(mask, pv);
-    _mm512_mask_storeu_ps(pa, mask, accum);
-    const __m512 delta = r.nesterov ? _mm512_sub_ps(_mm512_mul_ps(accum, m), step) : accum;
-    _mm512_mask_storeu_ps(pv, mask, _mm512_add_ps(v, delta));
-  }
-};
-
-// The lanes of a 16-column vector that fall before column count (none, some or all).
-__mmask16 lanes(int64_t count) {
-  if (count <= 0) return 0;
-  return count >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << count) - 1);
-}
-
-// Where A's element (row i of op(A), inner index p) is: A^T stored [K,M], or A stored [M,K].
-enum class ALayout { kTransposed, kPlain };
-
-// Rows [i, i + kRows) by columns [j, j + 16 * kCols) (masked to n): the inner sum of each
-// element in one register lane, k from 0 up.
-template <int kRows, int kCols, ALayout kA, class Rule>
-void tile(int64_t i, int64_t j, int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
-  __mmask16 mask[kCols];
-#pragma GCC unroll 2
-  for (int c = 0; c < kCols; ++c) mask[c] = lanes(n - j - 16 * c);
-  __m512 acc[kRows][kCols];
-#pragma GCC unroll 28
-  for (int r = 0; r < kRows; ++r)
-#pragma GCC unroll 2
-    for (int c = 0; c < kCols; ++c) acc[r][c] = _mm512_setzero_ps();
-  for (int64_t p = 0; p < k; ++p) {
-    if (p < kRows) VectorRule<Rule>::prefetch(rule, i + p, j);
-    const float* bp = b + p * n + j;
-    __m512 bv[kCols];
-#pragma GCC unroll 2
-    for (int c = 0; c < kCols; ++c) bv[c] = _mm512_maskz_loadu_ps(mask[c], bp + 16 * c);
-#pragma GCC unroll 28
-    for (int r = 0; r < kRows; ++r) {
-      const __m512 av = _mm512_set1_ps(kA == ALayout::kTransposed ? a[p * m + i + r] : a[(i + r) * k + p]);
-#pragma GCC unroll 2
-      for (int c = 0; c < kCols; ++c) acc[r][c] = _mm512_fmadd_ps(av, bv[c], acc[r][c]);
-    }
-  }
-#pragma GCC unroll 28
-  for (int r = 0; r < kRows; ++r)
-#pragma GCC unroll 2
-    for (int c = 0; c < kCols; ++c)
-      if (mask[c]) VectorRule<Rule>::apply(rule, i + r, j + 16 * c, acc[r][c], mask[c]);
-}
-
-// Columns [j, j + 16 * kCols): row blocks of kRows, then the rest as one smaller block.
-template <int kRows, int kCols, ALayout kA, class Rule>
-void column_panel(int64_t j, int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
-  int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) tile<kRows, kCols, kA>(i, j, m, n, k, a, b, rule);
-  const int64_t rest = m - i;
-  if (rest == 0) return;
-  // Instantiations for every remainder: one block, not one latency chain per row.
-  [&]<int... R>(std::integer_sequence<int, R...>) {
-    ((rest == R + 1 ? tile<R + 1, kCols, kA>(i, j, m, n, k, a, b, rule) : void()), ...);
-  }
-  (std::make_integer_sequence<int, kRows - 1>{});
-}
-
-// Column panels, split over the intra-op threads when the product is large enough to pay
-// for waking them (where the library GEMM path splits too).
-constexpr int64_t kParallelWork = int64_t{128} * 128 * 128;
-
-template <ALayout kA, class Rule>
-void panels(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
-  // 14 rows x 32 columns keep 28 sums in registers (of 32); a narrow C, 28 rows x 16.
-  const int64_t width = n <= 16 ? 16 : 32;
-  const int64_t count = (n + width - 1) / width;
-  const bool parallel = m * n * k >= kParallelWork;
-  parallel_for(count, parallel ? 2 : count + 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t p = lo; p < hi; ++p) {
-      if (width == 16)
-        column_panel<28, 1, kA>(p * width, m, n, k, a, b, rule);
-      else
-        column_panel<14, 2, kA>(p * width, m, n, k, a, b, rule);
-    }
-  });
-}
-#endif
-
 }  // namespace
 
 void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-#if defined(__AVX512F__)
-  panels<ALayout::kPlain>(m, n, k, a, b, StoreRule{.out = c, .ld = n});
-#else
-  (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
-  throw std::logic_error("gemm_short_rows needs AVX-512 (short_rows_nn is false here)");
+#if defined(KILN_HAVE_ISA_VARIANTS)
+  if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx512) return isa_avx512::gemm_short_rows(m, n, k, a, b, c);
 #endif
+  (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
+  no_avx512("gemm_short_rows");
 }
 
 template <class Rule>
 void gemm_tn_short(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
-#if defined(__AVX512F__)
-  panels<ALayout::kTransposed>(m, n, k, a, b, rule);
-#else
-  (void)m, (void)n, (void)k, (void)a, (void)b, (void)rule;
-  throw std::logic_error("gemm_tn_short needs AVX-512 (short_inner_tn is false here)");
+#if defined(KILN_HAVE_ISA_VARIANTS)
+  if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx512) return isa_avx512::gemm_tn_short(m, n, k, a, b, rule);
 #endif
+  (void)m, (void)n, (void)k, (void)a, (void)b, (void)rule;
+  no_avx512("gemm_tn_short");
 }
 
 template void gemm_tn_short<StoreRule>(int64_t, int64_t, int64_t, const float*, const float*, const StoreRule&);

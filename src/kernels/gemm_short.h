@@ -9,33 +9,28 @@
 #pragma once
 #include <cstdint>
 
+#include "core/cpu_isa.h"
+
 namespace kiln::kernels {
 
 inline constexpr int64_t kShortInner = 128;
 
 // Whether MatMul sends a float product here, and so whether the optimizer may fuse an
-// update into it. AVX-512 builds only: elsewhere the library GEMM runs and nothing fuses.
+// update into it. On CPUs running at the AVX-512 level only (core/cpu_isa.h): elsewhere the
+// library GEMM runs and nothing fuses.
 inline bool short_inner_tn(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
-#if defined(__AVX512F__)
   // Up to 4M outputs: beyond, A^T is re-read from far caches for every column panel and the
   // library GEMM's blocking wins (not measured there: kept to the sizes that were).
-  return transpose_a && !transpose_b && k >= 1 && k <= kShortInner && m * n >= 64 * 64 && m * n <= (int64_t{1} << 22);
-#else
-  (void)transpose_a, (void)transpose_b, (void)m, (void)n, (void)k;
-  return false;
-#endif
+  return ::kiln::detail::g_cpu_isa == ::kiln::CpuIsa::kAvx512 && transpose_a && !transpose_b && k >= 1 &&
+         k <= kShortInner && m * n >= 64 * 64 && m * n <= (int64_t{1} << 22);
 }
 
 // A few rows times a wide matrix, C = A B (A [M,K] with 2 <= M <= 14, N > 16, row-major):
 // a recurrent cell's or a small batch's product, whose M is too short for the library
 // GEMM's packing to pay. All M rows of a 32-column panel stay in registers over k.
 inline bool short_rows_nn(bool transpose_a, bool transpose_b, int64_t m, int64_t n) {
-#if defined(__AVX512F__)
-  return !transpose_a && !transpose_b && m >= 2 && m <= 14 && n > 16;
-#else
-  (void)transpose_a, (void)transpose_b, (void)m, (void)n;
-  return false;
-#endif
+  return ::kiln::detail::g_cpu_isa == ::kiln::CpuIsa::kAvx512 && !transpose_a && !transpose_b && m >= 2 && m <= 14 &&
+         n > 16;
 }
 void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
 

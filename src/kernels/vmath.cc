@@ -1,71 +1,21 @@
+// vmath's public functions: each runs the variant for this CPU (kernels/isa/vmath_isa.cc).
 #include "kernels/vmath.h"
 
-#include <algorithm>
-#include <cmath>
-#include <type_traits>
-
-#include "kernels/eigen_core.h"
+#include "kernels/isa_dispatch.h"
 
 namespace kiln::kernels {
-namespace {
-template <class T>
-using Arr = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using OutArr = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-}  // namespace
 
-#define KILN_VMATH_IMPL(name, expr)                  \
-  void name(const float* x, float* y, int64_t n) {   \
-    auto a = Arr<float>(x, n);                       \
-    OutArr<float>(y, n) = expr;                      \
-  }                                                  \
-  void name(const double* x, double* y, int64_t n) { \
-    auto a = Arr<double>(x, n);                      \
-    OutArr<double>(y, n) = expr;                     \
-  }
-KILN_VMATH_IMPL(vlog, a.log())
-KILN_VMATH_IMPL(vtanh, a.tanh())
-KILN_VMATH_IMPL(vrsqrt, a.rsqrt())
-#undef KILN_VMATH_IMPL
-
-namespace {
-// Eigen's vector exp clamps its argument below at about ln(smallest normal) (-88.38 for float,
-// -709.78 for double), so exp(-inf) came out as a denormal instead of 0. Elements below the
-// clamp are recomputed with the C library, whose results there are IEEE's (denormals, then 0).
-template <class T>
-constexpr T kExpClamp = std::is_same_v<T, float> ? T(-88.3762626647949) : T(-709.436139303);
-
-template <class T>
-void exp_impl(const T* x, T* y, int64_t n) {
-  OutArr<T>(y, n) = Arr<T>(x, n).exp();
-  // A vectorizable scan first: the scalar fix-up runs only for arrays that need it.
-  bool any_below = false;
-  for (int64_t i = 0; i < n; ++i) any_below |= x[i] < kExpClamp<T>;
-  if (!any_below) return;
-  for (int64_t i = 0; i < n; ++i)
-    if (x[i] < kExpClamp<T>) y[i] = std::exp(x[i]);
-}
-// sigmoid(x) = 1 / (1 + exp(-x)): within 2 ulps everywhere. Eigen's own logistic() returns
-// exp(x) below x = -9 for float, thousands of ulps from the true value. Eigen's exp clamp
-// (above) does not matter here: where it bites, -x < -88.38, the result rounds to 1 anyway.
-template <class T>
-void sigmoid_impl(const T* x, T* y, int64_t n) {
-  OutArr<T>(y, n) = (T(1) + (-Arr<T>(x, n)).exp()).inverse();
-}
-// A correctly rounded square root, as IEEE (and TensorFlow) give it: Eigen's fast-math
-// packet sqrt is an rsqrt estimate with a Newton step, 1 ulp off and NaN for +inf. The file
-// is compiled with -fno-math-errno, so this loop becomes vsqrtps/vsqrtpd.
-template <class T>
-void sqrt_impl(const T* x, T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
-}
-}  // namespace
-
-void vexp(const float* x, float* y, int64_t n) { exp_impl(x, y, n); }
-void vexp(const double* x, double* y, int64_t n) { exp_impl(x, y, n); }
-void vsigmoid(const float* x, float* y, int64_t n) { sigmoid_impl(x, y, n); }
-void vsigmoid(const double* x, double* y, int64_t n) { sigmoid_impl(x, y, n); }
-void vsqrt(const float* x, float* y, int64_t n) { sqrt_impl(x, y, n); }
-void vsqrt(const double* x, double* y, int64_t n) { sqrt_impl(x, y, n); }
+#define KILN_VMATH_DISPATCH(name)                                                  \
+  KILN_ISA_DECLARE(void name(const float* x, float* y, int64_t n))                 \
+  KILN_ISA_DECLARE(void name(const double* x, double* y, int64_t n))               \
+  void name(const float* x, float* y, int64_t n) { KILN_ISA_CALL(name, x, y, n); } \
+  void name(const double* x, double* y, int64_t n) { KILN_ISA_CALL(name, x, y, n); }
+KILN_VMATH_DISPATCH(vexp)
+KILN_VMATH_DISPATCH(vlog)
+KILN_VMATH_DISPATCH(vtanh)
+KILN_VMATH_DISPATCH(vsigmoid)
+KILN_VMATH_DISPATCH(vsqrt)
+KILN_VMATH_DISPATCH(vrsqrt)
+#undef KILN_VMATH_DISPATCH
 
 }  // namespace kiln::kernels

@@ -62,11 +62,13 @@ TEST(MatMul, EachDtypeAndTranspose) {
   check_all_layouts<int32_t>(1, 33, 2);
 }
 
-// The narrow kernels (one register per row of C for N <= 16): every width, row counts that
-// are and are not multiples of the row block, K of 1 and beyond the packed-path limit.
+// The narrow kernels (one register per row of C for N <= 16; at the AVX2 level one or two,
+// rows read and written whole where they fit in the matrix): every width, row counts that
+// are and are not multiples of the row blocks (10, 6, 5), K of 1 and beyond the packed-path
+// limit. make asan runs this at the AVX2 level (Makefile).
 TEST(MatMul, NarrowProductsEveryWidth) {
   for (int64_t n = 1; n <= 17; ++n)
-    for (int64_t m : {1, 3, 4, 5, 9})
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13})
       for (int64_t k : {1, 6, 70}) {
         check_all_layouts<float>(m, n, k);
         check_all_layouts<int32_t>(m, n, k);

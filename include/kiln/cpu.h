@@ -1,0 +1,14 @@
+// Which instruction set kiln's kernels run on this CPU. One binary carries its hot kernels
+// for x86-64 baseline, AVX2+FMA and AVX-512, and picks the best the CPU has when the library
+// loads; the environment variable KILN_CPU_ISA=baseline|avx2|avx512 lowers the level (never
+// past what the CPU has), to compare levels or reproduce a result from another machine.
+#pragma once
+
+namespace kiln::config {
+
+// "avx512", "avx2" or "baseline": the level kernels run at in this process.
+const char* cpu_isa();
+// The highest level this CPU supports (cpu_isa() unless KILN_CPU_ISA lowered it).
+const char* cpu_isa_supported();
+
+}  // namespace kiln::config
