@@ -6,6 +6,7 @@
 #include "core/parallel.h"
 #include "kernels/broadcast.h"
 #include "kernels/complex_math.h"
+#include "kernels/isa_dispatch.h"
 #include "kernels/special_functions.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -284,6 +285,28 @@ constexpr bool is_int_power() {
     return false;
 }
 
+// z[i] = f(x[i], y[i]) over a run; a side marked scalar is read once. Built for each
+// instruction-set level (kernels/isa_dispatch.h).
+template <class F, class T, class R>
+KILN_ISA_BODY void binary_span_body(const T* x, bool x_scalar, const T* y, bool y_scalar, R* z, int64_t n) {
+  if (!x_scalar && !y_scalar) {
+    for (int64_t i = 0; i < n; ++i) z[i] = F::f(x[i], y[i]);
+  } else if (y_scalar && !x_scalar) {
+    const T s = y[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = F::f(x[i], s);
+  } else if (x_scalar && !y_scalar) {
+    const T s = x[0];
+    for (int64_t i = 0; i < n; ++i) z[i] = F::f(s, y[i]);
+  } else {
+    const R v = F::f(x[0], y[0]);
+    for (int64_t i = 0; i < n; ++i) z[i] = v;
+  }
+}
+template <class F, class T, class R>
+void binary_span(const T* x, bool x_scalar, const T* y, bool y_scalar, R* z, int64_t n) {
+  KILN_ISA_DISPATCH((binary_span_body<F, T, R>(x, x_scalar, y, y_scalar, z, n)));
+}
+
 template <class F, class T, class R>
 void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
   const T* x = a.as<T>();
@@ -294,27 +317,22 @@ void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
     *z = F::f(*x, *y);
     return;
   }
-  if (a.num_elements == n && b.num_elements == n) {
+  const bool xs = a.num_elements == 1, ys = b.num_elements == 1;
+  if ((xs || a.num_elements == n) && (ys || b.num_elements == n)) {
     parallel_for(n, kParallelElements, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) z[i] = F::f(x[i], y[i]);
-    });
-  } else if (b.num_elements == 1 && a.num_elements == n) {
-    const T s = y[0];
-    parallel_for(n, kParallelElements, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) z[i] = F::f(x[i], s);
-    });
-  } else if (a.num_elements == 1 && b.num_elements == n) {
-    const T s = x[0];
-    parallel_for(n, kParallelElements, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) z[i] = F::f(s, y[i]);
+      binary_span<F, T, R>(xs ? x : x + lo, xs, ys ? y : y + lo, ys, z + lo, hi - lo);
     });
   } else {
+    // The innermost run's strides are 1 (walks the operand) or 0 (broadcasts it) in practice.
     kernels::BroadcastPlan<2> plan(out.dims, {&a.dims, &b.dims});
     R* zp = z;
     plan.for_each_run([&](const std::array<int64_t, 2>& off, int64_t count, const std::array<int64_t, 2>& st) {
       const T* xp = x + off[0];
       const T* yp = y + off[1];
-      for (int64_t i = 0; i < count; ++i) zp[i] = F::f(xp[i * st[0]], yp[i * st[1]]);
+      if (st[0] <= 1 && st[1] <= 1)
+        binary_span<F, T, R>(xp, st[0] == 0, yp, st[1] == 0, zp, count);
+      else
+        for (int64_t i = 0; i < count; ++i) zp[i] = F::f(xp[i * st[0]], yp[i * st[1]]);
       zp += count;
     });
   }
@@ -348,21 +366,7 @@ struct BinaryKernel {
 // The op over a run of elements, for fused kernels (same functor as the op's kernel).
 template <class F, class T>
 void binary_run(const void* a, bool sa, const void* b, bool sb, void* out, int64_t n) {
-  const T* pa = static_cast<const T*>(a);
-  const T* pb = static_cast<const T*>(b);
-  T* po = static_cast<T*>(out);
-  if (!sa && !sb) {
-    for (int64_t i = 0; i < n; ++i) po[i] = F::f(pa[i], pb[i]);
-  } else if (sb && !sa) {
-    const T v = pb[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = F::f(pa[i], v);
-  } else if (sa && !sb) {
-    const T v = pa[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = F::f(v, pb[i]);
-  } else {
-    const T v = F::f(pa[0], pb[0]);
-    for (int64_t i = 0; i < n; ++i) po[i] = v;
-  }
+  binary_span<F, T, T>(static_cast<const T*>(a), sa, static_cast<const T*>(b), sb, static_cast<T*>(out), n);
 }
 // Only the dtypes the op supports are instantiated.
 template <class F, class... Ts>

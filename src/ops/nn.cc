@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/parallel.h"
+#include "kernels/isa_dispatch.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -107,6 +108,19 @@ void infer_bias_add(InferContext& c) {
   c.out(0) = OutputInfo{v.dtype, v.unknown_rank ? TensorShape::unknown() : TensorShape(Dims(*v.dims))};
   c.kernel_dtype = v.dtype;
 }
+// y = x + bias over rows [lo, hi) of a [rows, channels] block (built per instruction set).
+template <class T>
+KILN_ISA_BODY void bias_add_rows_body(const T* x, const T* bias, T* y, int64_t lo, int64_t hi, int64_t channels) {
+  for (int64_t r = lo; r < hi; ++r)
+    for (int64_t j = 0; j < channels; ++j) {
+      if constexpr (std::is_integral_v<T>) {  // wraps on overflow, as TensorFlow
+        using U = std::make_unsigned_t<T>;
+        y[r * channels + j] = static_cast<T>(static_cast<U>(x[r * channels + j]) + static_cast<U>(bias[j]));
+      } else {
+        y[r * channels + j] = x[r * channels + j] + bias[j];
+      }
+    }
+}
 template <class T>
 struct BiasAddKernel {
   static void run(KernelContext& c) {
@@ -117,17 +131,8 @@ struct BiasAddKernel {
     T* y = c.out(0).as<T>();
     const int64_t rows = channels ? v.num_elements / channels : 0;
     parallel_for(
-        rows, std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(channels, 1)), [&](int64_t lo, int64_t hi) {
-          for (int64_t r = lo; r < hi; ++r)
-            for (int64_t j = 0; j < channels; ++j) {
-              if constexpr (std::is_integral_v<T>) {  // wraps on overflow, as TensorFlow
-                using U = std::make_unsigned_t<T>;
-                y[r * channels + j] = static_cast<T>(static_cast<U>(x[r * channels + j]) + static_cast<U>(bias[j]));
-              } else {
-                y[r * channels + j] = x[r * channels + j] + bias[j];
-              }
-            }
-        });
+        rows, std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(channels, 1)),
+        [&](int64_t lo, int64_t hi) { KILN_ISA_DISPATCH((bias_add_rows_body(x, bias, y, lo, hi, channels))); });
   }
 };
 // d value = dy; d bias = dy summed over every dimension but the last (the bias broadcasts
@@ -174,6 +179,13 @@ void infer_fused_batch_norm(InferContext& c) {
   c.out(5) = OutputInfo{DType::Float32, TensorShape(Dims{0})};
   c.kernel_dtype = DType::Float32;
 }
+// y = (x - mean) * factor + offset over rows [lo, hi) (built per instruction set).
+KILN_ISA_BODY void batch_norm_rows_body(const float* in, const float* mean, const float* factor, const float* offset,
+                                        float* y, int64_t lo, int64_t hi, int64_t channels) {
+  for (int64_t r = lo; r < hi; ++r)
+    for (int64_t j = 0; j < channels; ++j)
+      y[r * channels + j] = (in[r * channels + j] - mean[j]) * factor[j] + offset[j];
+}
 template <class T>
 struct FusedBatchNormKernel {
   static void run(KernelContext& c) {
@@ -191,9 +203,7 @@ struct FusedBatchNormKernel {
     const int64_t rows = channels ? x.num_elements / channels : 0;
     parallel_for(rows, std::max<int64_t>(1, (256 * 1024) / std::max<int64_t>(channels, 1)),
                  [&](int64_t lo, int64_t hi) {
-                   for (int64_t r = lo; r < hi; ++r)
-                     for (int64_t j = 0; j < channels; ++j)
-                       y[r * channels + j] = (in[r * channels + j] - mean[j]) * factor[j] + offset[j];
+                   KILN_ISA_DISPATCH((batch_norm_rows_body(in, mean, factor.data(), offset, y, lo, hi, channels)));
                  });
     for (int k = 1; k < 5; ++k) {
       const TensorImpl& from = c.in(k < 3 ? 2 + k : k);  // batch_mean/var and reserves 1/2: mean, variance

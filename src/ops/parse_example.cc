@@ -190,7 +190,7 @@ std::vector<DenseSpec> dense_specs(const std::vector<int64_t>& types, const std:
   std::vector<DenseSpec> out;
   size_t at = 0;
   for (int64_t t : types) {
-    DenseSpec s{.dtype = static_cast<DType>(t)};
+    DenseSpec s{.dtype = static_cast<DType>(t), .dims = {}};
     if (at >= shapes.size()) fail("dense_shapes is shorter than dense_types");
     const int64_t rank = shapes[at++];
     if (rank < 0 || rank > 32 || at + static_cast<size_t>(rank) > shapes.size()) fail("dense_shapes is malformed");

@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "kernels/gemm_short.h"
+#include "kernels/isa_dispatch.h"
 #include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -93,6 +94,18 @@ T scalar(const KernelContext& c, int i) {
   return c.in(i).as<T>()[0];
 }
 
+// The updates' loops over [lo, hi), built per instruction set (kernels/isa_dispatch.h). The
+// file has no multiply-add contraction at any level, so every level rounds alike.
+template <class T>
+KILN_ISA_BODY void gradient_descent_body(T* __restrict w, const T* __restrict d, T alpha, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) w[i] = kernels::gradient_descent_rule(w[i], alpha, d[i]);
+}
+template <class T, bool kNesterov>
+KILN_ISA_BODY void keras_momentum_body(T* __restrict w, T* __restrict a, const T* __restrict g, T lr, T momentum,
+                                       int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; ++i) kernels::keras_momentum_rule(w[i], a[i], lr, momentum, kNesterov, g[i]);
+}
+
 // var -= alpha * delta. Inputs: alpha, delta.
 void infer_gradient_descent(InferContext& c) { infer_apply(c, 1, {"var"}, {"alpha", "delta"}, 1); }
 template <class T>
@@ -106,7 +119,7 @@ struct GradientDescentKernel {
           T* __restrict w = var.as<T>();
           const T* __restrict d = delta.as<T>();  // writable values share memory with nothing
           parallel_for(var.num_elements, kParallelElements, [&](int64_t lo, int64_t hi) {
-            for (int64_t i = lo; i < hi; ++i) w[i] = kernels::gradient_descent_rule(w[i], alpha, d[i]);
+            KILN_ISA_DISPATCH((gradient_descent_body(w, d, alpha, lo, hi)));
           });
         },
         var_at(c.attrs, kVar));
@@ -129,11 +142,10 @@ struct KerasMomentumKernel {
           T* __restrict a = accum.as<T>();
           const T* __restrict g = grad.as<T>();
           parallel_for(var.num_elements, kParallelElements, [&](int64_t lo, int64_t hi) {
-            if (nesterov) {
-              for (int64_t i = lo; i < hi; ++i) kernels::keras_momentum_rule(w[i], a[i], lr, momentum, true, g[i]);
-            } else {
-              for (int64_t i = lo; i < hi; ++i) kernels::keras_momentum_rule(w[i], a[i], lr, momentum, false, g[i]);
-            }
+            if (nesterov)
+              KILN_ISA_DISPATCH((keras_momentum_body<T, true>(w, a, g, lr, momentum, lo, hi)));
+            else
+              KILN_ISA_DISPATCH((keras_momentum_body<T, false>(w, a, g, lr, momentum, lo, hi)));
           });
         },
         var_at(c.attrs, kVar), var_at(c.attrs, kAccum));

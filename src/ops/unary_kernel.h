@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/parallel.h"
+#include "kernels/isa_dispatch.h"
 #include "ops/helpers.h"
 
 namespace kiln::ops {
@@ -12,6 +13,16 @@ namespace kiln::ops {
 // ~10 ns per 8 elements, plain arithmetic is bound by memory and pays off only when large.
 constexpr int64_t kParallelTranscendental = 32 * 1024;
 constexpr int64_t kParallelSimple = 256 * 1024;
+
+// y[i] = f(x[i]) over a run, built for each instruction-set level (kernels/isa_dispatch.h).
+template <class F, class T>
+KILN_ISA_BODY void unary_loop_body(const T* x, T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = F::template f<T>(x[i]);
+}
+template <class F, class T>
+void unary_loop(const T* x, T* y, int64_t n) {
+  KILN_ISA_DISPATCH((unary_loop_body<F, T>(x, y, n)));
+}
 
 template <class F>
 struct UnaryKernel {
@@ -25,9 +36,7 @@ struct UnaryKernel {
         parallel_for(n, kParallelTranscendental,
                      [&](int64_t b, int64_t e) { F::template vec<T>(x + b, y + b, e - b); });
       } else {
-        parallel_for(n, kParallelSimple, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) y[i] = F::template f<T>(x[i]);
-        });
+        parallel_for(n, kParallelSimple, [&](int64_t b, int64_t e) { unary_loop<F, T>(x + b, y + b, e - b); });
       }
     }
   };
@@ -51,7 +60,7 @@ void unary_run(const void* a, bool sa, void* out, int64_t n) {
       const T v = F::template f<T>(pa[0]);
       for (int64_t i = 0; i < n; ++i) po[i] = v;
     } else {
-      for (int64_t i = 0; i < n; ++i) po[i] = F::template f<T>(pa[i]);
+      unary_loop<F, T>(pa, po, n);
     }
   }
 }

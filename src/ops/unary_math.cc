@@ -144,14 +144,17 @@ void infer_classify(InferContext& c) {
 
 const int kLeakyAlpha = attr_index(op::LeakyRelu(), "alpha");
 template <class T>
+KILN_ISA_BODY void leaky_relu_body(const T* x, T* y, T alpha, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) y[i] = x[i] > T(0) ? x[i] : x[i] * alpha;
+}
+template <class T>
 struct LeakyReluKernel {
   static void run(KernelContext& c) {
     const T* x = c.in(0).as<T>();
     T* y = c.out(0).as<T>();
     const T alpha = static_cast<T>(c.attrs.f(kLeakyAlpha));
-    parallel_for(c.out(0).num_elements, kParallelSimple, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) y[i] = x[i] > T(0) ? x[i] : x[i] * alpha;
-    });
+    parallel_for(c.out(0).num_elements, kParallelSimple,
+                 [&](int64_t b, int64_t e) { KILN_ISA_DISPATCH((leaky_relu_body(x, y, alpha, b, e))); });
   }
 };
 
