@@ -59,6 +59,7 @@ from ._function import function, Function, ConcreteFunction  # noqa: E402
 from ._control_flow import cond, while_loop, switch_case, group, no_op  # noqa: E402
 from . import math, nn, random, debugging, experimental, config, autograph, dtypes, train, saved_model, distribute  # noqa: E402,E501
 from . import types  # noqa: E402
+from . import sysconfig  # noqa: E402
 from . import compat  # noqa: E402
 from . import raw_ops, image, bitwise, strings, io, nest, linalg, signal, autodiff, data  # noqa: E402
 from .strings import as_string  # noqa: E402

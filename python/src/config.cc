@@ -1,4 +1,5 @@
 // kiln.config: the process-wide settings (threads), and limits on calls (kiln/limits.h).
+#include <kiln/cpu.h>
 #include <kiln/threading.h>
 #include <nanobind/stl/optional.h>
 
@@ -48,6 +49,8 @@ class PyRunLimits {
 void bind_config(nb::module_& m) {
   m.def("set_intra_op_parallelism_threads", &config::set_intra_op_parallelism_threads, nb::arg("num_threads"));
   m.def("get_intra_op_parallelism_threads", &config::get_intra_op_parallelism_threads);
+  m.def("cpu_isa", &config::cpu_isa);
+  m.def("cpu_isa_supported", &config::cpu_isa_supported);
 
   nb::class_<PyRunLimits>(m, "RunLimits")
       .def(nb::init<std::optional<double>, int64_t>(), nb::arg("timeout_seconds").none(), nb::arg("memory_limit_bytes"))
