@@ -208,6 +208,23 @@ def test_reductions(oracle, name, dtype, axis):
 
 
 @pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("axis", [[1, 2], [1], [2], [0, 1, 2], [-3, -2]], ids=str)
+def test_reductions_over_middle_axes(oracle, name, dtype, axis):
+    # A run of reduced axes before kept ones ([A, R, B] blocks: a mean over an image's height
+    # and width, NHWC) is reduced in place, without a transpose.
+    x = np.random.default_rng(3).integers(-3, 4, size=(2, 7, 5, 19)).astype(dtype)
+    if name == "reduce_prod":
+        x = np.where(x == 0, 1, x).astype(dtype)[:, :3, :2]
+    oracle(lambda m: getattr(m, name)(m.constant(x), axis=axis), ulps=1)
+    oracle(lambda m: getattr(m, name)(m.constant(x), axis=axis, keepdims=True), ulps=1, where="keepdims")
+    y = np.array(x, dtype=np.float64 if dtype == np.float64 else np.float32)
+    y[1, 2, 1, 4], y[0, 1, 1, 0] = np.nan, np.inf
+    oracle(lambda m: getattr(m, name)(m.constant(y), axis=axis), ulps=1, where="nan and inf")
+    oracle(lambda m: getattr(m, name)(m.constant(np.zeros((2, 0, 3, 4), dtype)), axis=axis), where="empty")
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
 def test_reductions_edges_and_bad_axes(oracle, name):
     x = np.array([[1.0, np.nan, 3.0], [np.inf, -np.inf, -0.0]], np.float32)
     oracle(lambda m: getattr(m, name)(m.constant(x), axis=1))

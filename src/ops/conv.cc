@@ -6,14 +6,16 @@
 // conv_backprop.cc.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <type_traits>
-#if defined(__AVX512F__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
 #include "core/parallel.h"
 #include "core/scratch.h"
 #include "kernels/gemm.h"
+#include "kernels/isa_dispatch.h"
 #include "ops/conv_window.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -140,8 +142,7 @@ Epilogue epilogue_of(const std::string& activation) {
 
 // The same arithmetic as BiasAdd then Relu / Relu6 run one after the other (bit for bit).
 template <class T>
-void apply_epilogue(T* y, int64_t rows, int64_t channels, const T* bias, Epilogue e) {
-  if (e == Epilogue::kNone) return;
+KILN_ISA_BODY void apply_epilogue_body(T* y, int64_t rows, int64_t channels, const T* bias, Epilogue e) {
   for (int64_t r = 0; r < rows; ++r) {
     T* __restrict row = y + r * channels;
     for (int64_t j = 0; j < channels; ++j) {
@@ -152,18 +153,25 @@ void apply_epilogue(T* y, int64_t rows, int64_t channels, const T* bias, Epilogu
     }
   }
 }
+template <class T>
+void apply_epilogue(T* y, int64_t rows, int64_t channels, const T* bias, Epilogue e) {
+  if (e == Epilogue::kNone) return;
+  KILN_ISA_DISPATCH((apply_epilogue_body(y, rows, channels, bias, e)));
+}
 
-#if defined(__AVX512F__)
+#if defined(__x86_64__)
 // A thin float convolution (kh * kw * C <= kThinPatch taps per output: a first layer over one
 // to a few channels; output channels a multiple of 16) without a patch matrix: each output
 // pixel reads its taps straight from the image through a table of offsets (or, at the
 // border, from a small gathered copy with zeros for the padding), and keeps each 16 output
 // channels in one register, four pixels at a time so that their multiply-add chains overlap.
 // A library GEMM would spend more on packing such thin operands than on the arithmetic.
+// AVX-512 code in a file built for the baseline: it runs only when cpu_isa() is AVX-512.
 constexpr int64_t kThinPatch = 32;
 
-void thin_rows(const float* const* src, const int64_t* const* offs, int count, const float* w, int64_t k, int64_t n,
-               float* y) {
+__attribute__((target(KILN_TARGET_AVX512_FEATURES))) void thin_rows(const float* const* src, const int64_t* const* offs,
+                                                                    int count, const float* w, int64_t k, int64_t n,
+                                                                    float* y) {
   for (int64_t j0 = 0; j0 < n; j0 += 16) {
     __m512 acc[4];
     const __m512 w0 = _mm512_loadu_ps(w + j0);
@@ -177,8 +185,10 @@ void thin_rows(const float* const* src, const int64_t* const* offs, int count, c
 }
 
 // Output rows [r0, r1) (consecutive pixels) of a thin convolution.
-void thin_block(const Geometry& g, const float* x, const float* w, int64_t oc, const int64_t* offsets,
-                const int64_t* identity, int64_t r0, int64_t r1, float* y) {
+__attribute__((target(KILN_TARGET_AVX512_FEATURES))) void thin_block(const Geometry& g, const float* x, const float* w,
+                                                                     int64_t oc, const int64_t* offsets,
+                                                                     const int64_t* identity, int64_t r0, int64_t r1,
+                                                                     float* y) {
   const int64_t patch = g.kh * g.kw * g.c;
   float gathered[4][kThinPatch];
   const float* src[4];
@@ -229,6 +239,42 @@ void thin_block(const Geometry& g, const float* x, const float* w, int64_t oc, c
 // DepthwiseConv2dNative is the case fd = 1, G = C, with its filter [KH,KW,C,M] laid out as
 // [KH,KW,1,C*M]) computed directly: each output pixel accumulates, window pixel by window
 // pixel, every group's fd inputs times its OC/G filter columns. Threads take output rows.
+// One image row r of a grouped convolution's output pixels (see grouped_convolve).
+template <class T>
+KILN_ISA_BODY void grouped_row_body(const Geometry& g, const T* x, const T* w, int64_t fd, int64_t oc, int64_t r,
+                                    T* y_row) {
+  const int64_t groups = g.c / fd, per_group = oc / groups;
+  const int64_t b = r / g.y.out, oy = r % g.y.out;
+  for (int64_t ox = 0; ox < g.x.out; ++ox) {
+    T* __restrict out = y_row + ox * oc;
+    for (int64_t o = 0; o < oc; ++o) out[o] = T(0);
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const int64_t iy = oy * g.sh - g.y.pad_before + ky * g.dh;
+      if (iy < 0 || iy >= g.h) continue;
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const int64_t ix = ox * g.sw - g.x.pad_before + kx * g.dw;
+        if (ix < 0 || ix >= g.w) continue;
+        const T* __restrict px = x + ((b * g.h + iy) * g.w + ix) * g.c;
+        const T* __restrict wk = w + (ky * g.kw + kx) * fd * oc;
+        if (fd == 1 && per_group == 1) {
+          // Depthwise with multiplier 1 (MobileNet's, EfficientNet's): one tap per channel,
+          // so the channels are the vector; each output is the same sum in the same order.
+          for (int64_t o = 0; o < oc; ++o) out[o] += px[o] * wk[o];
+          continue;
+        }
+        for (int64_t gr = 0; gr < groups; ++gr) {
+          T* __restrict og = out + gr * per_group;
+          for (int64_t ci = 0; ci < fd; ++ci) {
+            const T v = px[gr * fd + ci];
+            const T* __restrict wr = wk + ci * oc + gr * per_group;
+            for (int64_t o = 0; o < per_group; ++o) og[o] += v * wr[o];
+          }
+        }
+      }
+    }
+  }
+}
+
 template <class T>
 void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const T* bias, Epilogue epilogue) {
   if (g.c == 0) {  // no input channels: every output is an empty sum
@@ -248,29 +294,7 @@ void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t o
                std::max<int64_t>(1, kParallelGemmWork / std::max<int64_t>(work / std::max<int64_t>(out_rows, 1), 1)),
                [&](int64_t lo, int64_t hi) {
                  for (int64_t r = lo; r < hi; ++r) {
-                   const int64_t b = r / g.y.out, oy = r % g.y.out;
-                   for (int64_t ox = 0; ox < g.x.out; ++ox) {
-                     T* out = y + (r * g.x.out + ox) * oc;
-                     for (int64_t o = 0; o < oc; ++o) out[o] = T(0);
-                     for (int64_t ky = 0; ky < g.kh; ++ky) {
-                       const int64_t iy = oy * g.sh - g.y.pad_before + ky * g.dh;
-                       if (iy < 0 || iy >= g.h) continue;
-                       for (int64_t kx = 0; kx < g.kw; ++kx) {
-                         const int64_t ix = ox * g.sw - g.x.pad_before + kx * g.dw;
-                         if (ix < 0 || ix >= g.w) continue;
-                         const T* px = x + ((b * g.h + iy) * g.w + ix) * g.c;
-                         const T* wk = w + (ky * g.kw + kx) * fd * oc;
-                         for (int64_t gr = 0; gr < groups; ++gr) {
-                           T* __restrict og = out + gr * per_group;
-                           for (int64_t ci = 0; ci < fd; ++ci) {
-                             const T v = px[gr * fd + ci];
-                             const T* __restrict wr = wk + ci * oc + gr * per_group;
-                             for (int64_t o = 0; o < per_group; ++o) og[o] += v * wr[o];
-                           }
-                         }
-                       }
-                     }
-                   }
+                   KILN_ISA_DISPATCH((grouped_row_body(g, x, w, fd, oc, r, y + r * g.x.out * oc)));
                    apply_epilogue(y + r * g.x.out * oc, g.x.out, oc, bias, epilogue);
                  }
                });
@@ -296,9 +320,9 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
     apply_epilogue(y, rows, oc, bias, epilogue);
     return;
   }
-#if defined(__AVX512F__)
+#if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
-    if (patch <= kThinPatch && oc % 16 == 0) {
+    if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx512 && patch <= kThinPatch && oc % 16 == 0) {
       int64_t offsets[kThinPatch], identity[kThinPatch];
       for (int64_t ky = 0; ky < g.kh; ++ky)
         for (int64_t kx = 0; kx < g.kw; ++kx)
@@ -321,15 +345,21 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
     }
   }
 #endif
-  // About 256 KB of im2col rows and output rows per block (a core's L2), 16 to 4096 rows.
+  // About 256 KB of im2col rows and output rows per block (a core's L2), 256 to 4096 rows:
+  // each block's GEMM packs the whole filter matrix again, so a block of fewer rows than
+  // about 256 spends more on that copy than on its multiply-adds (ResNet50's 3x3x256 layers
+  // had blocks of 16 rows, and a third of their time was the library packing the filter).
   constexpr int64_t kBlockBytes = 256 * 1024;
   const int64_t block =
-      std::clamp<int64_t>(kBlockBytes / static_cast<int64_t>(sizeof(T)) / (patch + oc) / 16 * 16, 16, 4096);
+      std::clamp<int64_t>(kBlockBytes / static_cast<int64_t>(sizeof(T)) / (patch + oc) / 16 * 16, 256, 4096);
   const int64_t blocks = (rows + block - 1) / block;
   const int64_t block_work = block * patch * oc;  // multiply-adds
   const int64_t min_parallel = std::max<int64_t>(2, kParallelGemmWork / std::max<int64_t>(block_work, 1));
-  parallel_for(blocks, min_parallel, [&](int64_t lo, int64_t hi) {
-    SerialKernelsScope serial;  // this thread's share is one GEMM at a time
+  // One block (a small image, a late layer): its GEMM may split over the threads itself.
+  const bool one_block = blocks == 1;
+  parallel_for(blocks, one_block ? 2 : min_parallel, [&](int64_t lo, int64_t hi) {
+    std::optional<SerialKernelsScope> serial;  // otherwise each thread's share is one GEMM at a time
+    if (!one_block) serial.emplace();
     for (int64_t blk = lo; blk < hi; ++blk) {
       const int64_t r0 = blk * block, r1 = std::min(rows, r0 + block);
       const T* a = x + r0 * patch;
@@ -459,36 +489,38 @@ struct PoolKernel {
       const int64_t out_rows = g.n * g.y.out;
       const int64_t work_per_row = std::max<int64_t>(1, g.x.out * g.kh * g.kw * g.c);
       parallel_for(out_rows, std::max<int64_t>(1, kParallelWork / work_per_row), [&](int64_t lo, int64_t hi) {
-        for (int64_t row = lo; row < hi; ++row) {
-          const int64_t b = row / g.y.out, oy = row % g.y.out;
-          // The window's rows inside the image (padding is never part of a window).
-          const int64_t y0 = std::max<int64_t>(0, oy * g.sh - g.y.pad_before);
-          const int64_t y1 = std::min<int64_t>(g.h, oy * g.sh - g.y.pad_before + g.kh);
-          for (int64_t ox = 0; ox < g.x.out; ++ox) {
-            const int64_t x0 = std::max<int64_t>(0, ox * g.sw - g.x.pad_before);
-            const int64_t x1 = std::min<int64_t>(g.w, ox * g.sw - g.x.pad_before + g.kw);
-            // The output pixel accumulates in place, taps in row-major window order.
-            T* __restrict dst = y + ((b * g.y.out + oy) * g.x.out + ox) * g.c;
-            for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = kMax ? std::numeric_limits<T>::lowest() : T(0);
-            for (int64_t iy = y0; iy < y1; ++iy)
-              for (int64_t ix = x0; ix < x1; ++ix) {
-                const T* __restrict src = x + ((b * g.h + iy) * g.w + ix) * g.c;
-                for (int64_t ch = 0; ch < g.c; ++ch) {
-                  if constexpr (kMax) {
-                    // NaN wins over what came before it, as in TensorFlow's max pooling.
-                    if (!(src[ch] <= dst[ch])) dst[ch] = src[ch];
-                  } else {
-                    dst[ch] += src[ch];
-                  }
-                }
+        for (int64_t row = lo; row < hi; ++row) KILN_ISA_DISPATCH((row_body(g, x, y, row)));
+      });
+    }
+    // One image row of output pixels (built per instruction set).
+    KILN_ISA_BODY static void row_body(const Geometry& g, const T* x, T* y, int64_t row) {
+      const int64_t b = row / g.y.out, oy = row % g.y.out;
+      // The window's rows inside the image (padding is never part of a window).
+      const int64_t y0 = std::max<int64_t>(0, oy * g.sh - g.y.pad_before);
+      const int64_t y1 = std::min<int64_t>(g.h, oy * g.sh - g.y.pad_before + g.kh);
+      for (int64_t ox = 0; ox < g.x.out; ++ox) {
+        const int64_t x0 = std::max<int64_t>(0, ox * g.sw - g.x.pad_before);
+        const int64_t x1 = std::min<int64_t>(g.w, ox * g.sw - g.x.pad_before + g.kw);
+        // The output pixel accumulates in place, taps in row-major window order.
+        T* __restrict dst = y + ((b * g.y.out + oy) * g.x.out + ox) * g.c;
+        for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = kMax ? std::numeric_limits<T>::lowest() : T(0);
+        for (int64_t iy = y0; iy < y1; ++iy)
+          for (int64_t ix = x0; ix < x1; ++ix) {
+            const T* __restrict src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+            for (int64_t ch = 0; ch < g.c; ++ch) {
+              if constexpr (kMax) {
+                // NaN wins over what came before it, as in TensorFlow's max pooling.
+                if (!(src[ch] <= dst[ch])) dst[ch] = src[ch];
+              } else {
+                dst[ch] += src[ch];
               }
-            if constexpr (!kMax) {
-              const int64_t count = std::max<int64_t>(0, y1 - y0) * std::max<int64_t>(0, x1 - x0);
-              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = count ? dst[ch] / static_cast<T>(count) : T(0);
             }
           }
+        if constexpr (!kMax) {
+          const int64_t count = std::max<int64_t>(0, y1 - y0) * std::max<int64_t>(0, x1 - x0);
+          for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = count ? dst[ch] / static_cast<T>(count) : T(0);
         }
-      });
+      }
     }
   };
 };

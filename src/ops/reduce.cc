@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "kernels/isa_dispatch.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -207,18 +208,30 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
 // of up to 1024 elements summed in 8 interleaved lanes (vectorizes), halves added together,
 // so the error grows with log(n), not n (a float32 sum of 1e8 ones is 1e8, not 2^24).
 template <class T>
+KILN_ISA_BODY T pairwise_leaf_body(const T* p, int64_t n) {
+  T lane[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) lane[k] += p[i + k];
+  T tail = 0;
+  for (; i < n; ++i) tail += p[i];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) + tail;
+}
+template <class T>
 T pairwise_sum(const T* p, int64_t n) {
   if (n <= 1024) {
-    T lane[8] = {};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-      for (int k = 0; k < 8; ++k) lane[k] += p[i + k];
-    T tail = 0;
-    for (; i < n; ++i) tail += p[i];
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) + tail;
+    T sum = 0;
+    KILN_ISA_DISPATCH((sum = pairwise_leaf_body(p, n)));
+    return sum;
   }
   const int64_t half = (n / 2 + 1023) / 1024 * 1024;
   return pairwise_sum(p, half) + pairwise_sum(p + half, n - half);
+}
+// acc[j] += p[i * cols + j] for rows [r0, r1): whole rows at a time (vectorizes).
+template <class T>
+KILN_ISA_BODY void add_rows_body(const T* p, int64_t r0, int64_t r1, int64_t cols, T* acc) {
+  for (int64_t i = r0; i < r1; ++i)
+    for (int64_t j = 0; j < cols; ++j) acc[j] += p[i * cols + j];
 }
 // Column sums of a rows x cols block, with the same error growth: blocks of up to 1024 rows
 // summed row by row, then the block sums combined as a binary counter (cascade summation:
@@ -229,8 +242,8 @@ void column_sums(const T* p, int64_t rows, int64_t cols, T* out) {
   std::vector<T> block(static_cast<size_t>(cols));
   for (int64_t r0 = 0; r0 < rows; r0 += 1024) {
     std::fill(block.begin(), block.end(), T(0));
-    for (int64_t i = r0; i < std::min(rows, r0 + 1024); ++i)
-      for (int64_t j = 0; j < cols; ++j) block[j] += p[i * cols + j];
+    const int64_t r1 = std::min(rows, r0 + 1024);
+    KILN_ISA_DISPATCH((add_rows_body(p, r0, r1, cols, block.data())));
     size_t k = 0;
     for (; k < level.size() && !level[k].empty(); ++k) {
       for (int64_t j = 0; j < cols; ++j) block[j] += level[k][j];
@@ -244,6 +257,23 @@ void column_sums(const T* p, int64_t rows, int64_t cols, T* out) {
     if (!l.empty())
       for (int64_t j = 0; j < cols; ++j) out[j] += l[j];
 }
+// The other reductions (max, min, prod, integer sums), in TensorFlow's order: over the
+// leading rows of a [rows, cols] block into cols outputs, and along each of outer rows.
+template <class R, class T>
+KILN_ISA_BODY void reduce_leading_body(const T* p, int64_t rows, int64_t cols, T* out) {
+  for (int64_t j = 0; j < cols; ++j) out[j] = R::template init<T>();
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) out[j] = R::step(out[j], p[i * cols + j]);
+}
+template <class R, class T>
+KILN_ISA_BODY void reduce_rows_body(const T* p, int64_t outer, int64_t inner, T* out) {
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* row = p + o * inner;
+    T acc = R::template init<T>();
+    for (int64_t i = 0; i < inner; ++i) acc = R::step(acc, row[i]);
+    out[o] = R::finish(acc, inner);
+  }
+}
 template <class R, class T>
 constexpr bool kPairwise = std::is_floating_point_v<T>&& std::is_base_of_v<SumR, R>;
 
@@ -255,11 +285,15 @@ struct ReduceKernel {
       const TensorImpl& x = c.in(0);
       const auto mask = reduced_axes(nullptr, int_values(c.in(1)), static_cast<int64_t>(x.dims.size()), c.op.name);
       T* out = c.out(0).as<T>();
-      // Leading reduced axes over contiguous kept ones: accumulate whole rows (vectorizes).
-      size_t lead = 0;
-      while (lead < mask.size() && mask[lead]) ++lead;
-      bool rest_kept = true;
-      for (size_t i = lead; i < mask.size(); ++i) rest_kept &= !mask[i];
+      // One run of reduced axes followed by kept ones, [A, R, B] with B > 1 (a mean over an
+      // image's height and width, NHWC): each of the A blocks reduces its R rows of B
+      // contiguous values by accumulating whole rows (vectorizes), with no transpose.
+      size_t first = 0;
+      while (first < mask.size() && !mask[first]) ++first;
+      size_t past = first;
+      while (past < mask.size() && mask[past]) ++past;
+      bool one_run = past < mask.size();
+      for (size_t i = past; i < mask.size(); ++i) one_run &= !mask[i];
       if constexpr (std::is_same_v<R, MeanR> && std::is_same_v<T, int32_t>) {
         // TensorFlow sums an int32 mean in 64 bits: the mean of two INT32_MAX is INT32_MAX.
         int64_t outer, inner;
@@ -271,32 +305,29 @@ struct ReduceKernel {
         }
         return;
       }
-      if (lead > 0 && rest_kept && lead < mask.size()) {
-        int64_t rows = 1, cols = 1;
-        for (size_t i = 0; i < lead; ++i) rows *= x.dims[i];
-        for (size_t i = lead; i < mask.size(); ++i) cols *= x.dims[i];
-        const T* p = x.as<T>();
-        if constexpr (kPairwise<R, T>) {
-          column_sums(p, rows, cols, out);
-        } else {
-          for (int64_t j = 0; j < cols; ++j) out[j] = R::template init<T>();
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t j = 0; j < cols; ++j) out[j] = R::step(out[j], p[i * cols + j]);
+      if (one_run && first < past) {
+        int64_t blocks = 1, rows = 1, cols = 1;
+        for (size_t i = 0; i < first; ++i) blocks *= x.dims[i];
+        for (size_t i = first; i < past; ++i) rows *= x.dims[i];
+        for (size_t i = past; i < mask.size(); ++i) cols *= x.dims[i];
+        for (int64_t a = 0; a < blocks; ++a) {
+          const T* p = x.as<T>() + a * rows * cols;
+          T* o = out + a * cols;
+          if constexpr (kPairwise<R, T>) {
+            column_sums(p, rows, cols, o);
+          } else {
+            KILN_ISA_DISPATCH((reduce_leading_body<R, T>(p, rows, cols, o)));
+          }
+          for (int64_t j = 0; j < cols; ++j) o[j] = R::finish(o[j], rows);
         }
-        for (int64_t j = 0; j < cols; ++j) out[j] = R::finish(out[j], rows);
         return;
       }
       int64_t outer, inner;
       const T* p = to_kept_then_reduced<T>(x, mask, &outer, &inner);
-      for (int64_t o = 0; o < outer; ++o) {
-        const T* row = p + o * inner;
-        if constexpr (kPairwise<R, T>) {
-          out[o] = R::finish(pairwise_sum(row, inner), inner);
-        } else {
-          T acc = R::template init<T>();
-          for (int64_t i = 0; i < inner; ++i) acc = R::step(acc, row[i]);
-          out[o] = R::finish(acc, inner);
-        }
+      if constexpr (kPairwise<R, T>) {
+        for (int64_t o = 0; o < outer; ++o) out[o] = R::finish(pairwise_sum(p + o * inner, inner), inner);
+      } else {
+        KILN_ISA_DISPATCH((reduce_rows_body<R, T>(p, outer, inner, out)));
       }
     }
   };
@@ -378,7 +409,8 @@ template <bool Log>
 struct SoftmaxKernel {
   template <class T>
   struct K {
-    static void run(KernelContext& c) {
+    static void run(KernelContext& c) { KILN_ISA_DISPATCH(run_body(c)); }
+    KILN_ISA_BODY static void run_body(KernelContext& c) {
       const TensorImpl& x = c.in(0);
       const int64_t n = x.dims[x.dims.size() - 1];
       const int64_t rows = n == 0 ? 0 : x.num_elements / n;
