@@ -7,9 +7,10 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 # Local builds are the build a user installs (pip install ., plain cmake): one portable binary
 # whose hot kernels pick the CPU's instruction set at load time (src/core/cpu_isa.h), so the
 # numbers measured here are the numbers users get. KILN_NATIVE=ON (-march=native) remains
-# for experiments. They also build the Python extension into python/kiln, which the venv
-# imports (kiln-dev.pth).
-CMAKE_FLAGS ?= -DKILN_PYTHON=ON -DKILN_R=ON -DPython_EXECUTABLE=$(PYTHON)
+# for experiments; it is said OFF here so that a build directory configured with it before
+# is reset. They also build the Python extension into python/kiln, which the venv imports
+# (kiln-dev.pth).
+CMAKE_FLAGS ?= -DKILN_NATIVE=OFF -DKILN_PYTHON=ON -DKILN_R=ON -DPython_EXECUTABLE=$(PYTHON)
 
 .PHONY: all deps venv build r demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
 
@@ -29,7 +30,10 @@ $(VENV)/.installed: python/requirements.txt
 $(BUILD)/Makefile: | $(VENV)/.installed
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
+# Configured again each time (a second or two, nothing rebuilt when nothing changed), so a
+# build directory made with other flags, such as KILN_NATIVE=ON, gets these.
 build: deps venv $(BUILD)/Makefile
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > /dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The R package (r/): built over this build's libkiln with Rcpp and installed into R's
@@ -72,13 +76,16 @@ bench-python: build
 
 # The same workloads in kiln, TensorFlow (eager, tf.function, XLA), JAX and ONNX Runtime: one
 # table, its JSON and a plot of the ratios. A peer that cannot be installed is skipped, saying so.
+# Then the real models (Keras applications exported by TensorFlow) served by kiln and TensorFlow
+# at batch 1 and 32, one and two threads (bench/python/bench_models.py).
 bench-peers: build
 	KILN_BENCH_PEERS=1 bash scripts/install-deps.sh || echo "(libtorch-dev not installed: the LibTorch columns are skipped)"
 	cmake $(BUILD) >/dev/null && cmake --build $(BUILD) -j $(JOBS)
 	$(PYTHON) -m pip install -q -r python/requirements-bench.txt || echo "(benchmark-only peers not installed: their columns are skipped)"
 	$(PYTHON) bench/python/bench_peers.py --json $(BUILD)/bench_peers.json
 	$(PYTHON) bench/python/plot_peers.py $(BUILD)/bench_peers.json $(BUILD)/bench_peers.png || echo "(matplotlib missing: no plot)"
-	@echo "table: above; JSON: $(BUILD)/bench_peers.json; plot: $(BUILD)/bench_peers.png"
+	$(PYTHON) bench/python/bench_models.py --json $(BUILD)/bench_models.json
+	@echo "tables: above; JSON: $(BUILD)/bench_peers.json, $(BUILD)/bench_models.json; plot: $(BUILD)/bench_peers.png"
 
 # ASan + UBSan build of the whole suite (without MPI, whose own start-up allocations the leak
 # checker would report; the collectives run in the plain build's tests). The sanitizer runs

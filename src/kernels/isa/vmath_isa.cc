@@ -39,10 +39,11 @@ constexpr T kExpClamp = std::is_same_v<T, float> ? T(-88.3762626647949) : T(-709
 template <class T>
 void exp_impl(const T* x, T* y, int64_t n) {
   OutArr<T>(y, n) = Arr<T>(x, n).exp();
-  // A vectorizable scan first: the scalar fix-up runs only for arrays that need it.
-  bool any_below = false;
-  for (int64_t i = 0; i < n; ++i) any_below |= x[i] < kExpClamp<T>;
-  if (!any_below) return;
+  // A vectorizable scan first (a count: GCC does not vectorize an or of bools), so the
+  // scalar fix-up runs only for arrays that need it.
+  int64_t below = 0;
+  for (int64_t i = 0; i < n; ++i) below += x[i] < kExpClamp<T>;
+  if (below == 0) return;
   for (int64_t i = 0; i < n; ++i)
     if (x[i] < kExpClamp<T>) y[i] = std::exp(x[i]);
 }

@@ -1,0 +1,146 @@
+"""Real models, served: Keras applications exported by TensorFlow (`model.export`, random
+weights: no model hub is reachable, and the weights' values do not change the work), run by
+kiln (`kiln.saved_model.load(dir).signatures["serving_default"]`), TensorFlow (the same
+directory) and ONNX Runtime (the same model converted by tf2onnx, when it is installed).
+Milliseconds per call, best of --reps, at each batch size and thread count; kiln's output is
+checked against TensorFlow's first.
+
+    .venv/bin/python bench/python/bench_models.py [--models ResNet50,MobileNetV2]
+        [--batches 1,32] [--threads 1,2] [--reps 3] [--json out.json]
+
+Each framework's threads are set for the whole process, so every (framework, threads) cell
+runs in a process of its own."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+MODELS = ["ResNet50", "MobileNetV2", "EfficientNetB0", "DenseNet121", "InceptionV3"]
+
+
+def _shape(name):
+    return (299, 299, 3) if name == "InceptionV3" else (224, 224, 3)
+
+
+def _export(name, root):
+    path = os.path.join(root, name)
+    if not os.path.exists(path):
+        code = ("import keras; m = keras.applications.%s(weights=None, input_shape=%r); "
+                "m.export(%r, verbose=False)" % (name, _shape(name), path))
+        subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    return path
+
+
+def _to_onnx(name, saved, root):
+    path = os.path.join(root, name + ".onnx")
+    if not os.path.exists(path):
+        r = subprocess.run([sys.executable, "-m", "tf2onnx.convert", "--saved-model", saved, "--output", path,
+                            "--opset", "17"], capture_output=True, text=True,
+                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+        if r.returncode != 0:
+            return None
+    return path
+
+
+# One cell, run in a child process: prints the best time in ms and a checksum of the output.
+_CELL = r"""
+import os, sys, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import numpy as np
+fw, path, batch, threads, reps, h, w = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:8])
+x = np.random.default_rng(0).standard_normal((batch, h, w, 3)).astype(np.float32)
+if fw == "kiln":
+    import kiln as m
+    m.config.threading.set_intra_op_parallelism_threads(threads)
+elif fw == "tensorflow":
+    import tensorflow as m
+    m.config.threading.set_intra_op_parallelism_threads(threads)
+    m.config.threading.set_inter_op_parallelism_threads(1)
+if fw in ("kiln", "tensorflow"):
+    f = m.saved_model.load(path).signatures["serving_default"]
+    key = next(iter(f.structured_input_signature[1]))
+    t = m.constant(x)
+    run = lambda: next(iter(f(**{key: t}).values())).numpy()
+else:
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    name = s.get_inputs()[0].name
+    run = lambda: s.run(None, {name: x})[0]
+y = run()
+best = float("inf")
+for _ in range(reps):
+    t0 = time.perf_counter()
+    run()
+    best = min(best, time.perf_counter() - t0)
+np.save(sys.argv[8], y)
+print("%.3f" % (best * 1e3))
+"""
+
+
+def _cell(fw, path, batch, threads, reps, shape, out):
+    r = subprocess.run([sys.executable, "-c", _CELL, fw, path, str(batch), str(threads), str(reps), str(shape[0]),
+                        str(shape[1]), out], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "failed"
+    return float(r.stdout.strip().splitlines()[-1]), None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "kiln_bench_models"))
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    os.makedirs(args.dir, exist_ok=True)
+    try:
+        import tf2onnx  # noqa: F401
+        have_onnx = True
+    except ImportError:
+        have_onnx = False
+        print("(tf2onnx not installed: no ONNX Runtime column)")
+    rows = []
+    print("%-16s %5s %7s %12s %12s %12s %10s %10s" % ("model", "batch", "threads", "kiln ms", "TF ms", "ORT ms",
+                                                         "kiln/TF", "kiln/ORT"))
+    for name in args.models.split(","):
+        saved = _export(name, args.dir)
+        onnx_path = _to_onnx(name, saved, args.dir) if have_onnx else None
+        for batch in map(int, args.batches.split(",")):
+            for threads in map(int, args.threads.split(",")):
+                cells, outs = {}, {}
+                for fw, path in (("kiln", saved), ("tensorflow", saved), ("onnxruntime", onnx_path)):
+                    if path is None:
+                        continue
+                    out = os.path.join(args.dir, "%s_%s_%d.npy" % (name, fw, batch))
+                    cells[fw], err = _cell(fw, path, batch, threads, args.reps, _shape(name), out)
+                    if err:
+                        print("  %s %s: %s" % (name, fw, err))
+                    else:
+                        outs[fw] = np.load(out)
+                if "kiln" in outs and "tensorflow" in outs:
+                    diff = float(np.max(np.abs(outs["kiln"] - outs["tensorflow"])))
+                    assert diff < 1e-3, (name, batch, "kiln differs from TensorFlow by", diff)
+                k, t, o = cells.get("kiln"), cells.get("tensorflow"), cells.get("onnxruntime")
+                ratio = lambda a, b: ("%.2f" % (a / b)) if a and b else "-"  # noqa: E731
+                print("%-16s %5d %7d %12s %12s %12s %10s %10s" % (
+                    name, batch, threads, "%.2f" % k if k else "-", "%.2f" % t if t else "-",
+                    "%.2f" % o if o else "-", ratio(k, t), ratio(k, o)))
+                sys.stdout.flush()
+                rows.append({"model": name, "batch": batch, "threads": threads, "kiln_ms": k, "tensorflow_ms": t,
+                             "onnxruntime_ms": o})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
