@@ -16,6 +16,7 @@ packages=(
   clang-format           # make format, make format-check (CI)
   openmpi-bin libopenmpi-dev  # kiln.distribute: collectives over MPI, mpirun (kiln builds without them)
   r-base-core r-cran-rcpp r-cran-testthat r-cran-magrittr r-cran-bench  # the R package (make r), its tour
+  qemu-user              # tests on emulated AVX2-only and baseline x86-64 CPUs (no AVX-512 there)
 )
 
 # `make bench-peers` only: LibTorch, a peer in the benchmark table (never needed by kiln).

@@ -31,6 +31,15 @@ TEST(CpuIsa, RunningLevelFollowsTheEnvironment) {
   EXPECT_STREQ(config::cpu_isa(), cpu_isa_name(expected));
 }
 
+// Under an emulated CPU (ctest's *_cpu tests run this binary in QEMU), the level its CPU
+// has; KILN_EXPECT_CPU_ISA says which.
+TEST(CpuIsa, LevelOfTheCpuItRunsOn) {
+  const char* expected = std::getenv("KILN_EXPECT_CPU_ISA");
+  if (!expected) GTEST_SKIP() << "KILN_EXPECT_CPU_ISA is not set";
+  EXPECT_STREQ(config::cpu_isa_supported(), expected);
+  EXPECT_STREQ(config::cpu_isa(), expected);
+}
+
 TEST(CpuIsa, EnvironmentLowersButNeverRaises) {
   bool unknown = true;
   EXPECT_EQ(detail::pick_cpu_isa(CpuIsa::kAvx512, nullptr, &unknown), CpuIsa::kAvx512);
