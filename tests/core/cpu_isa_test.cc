@@ -1,11 +1,11 @@
 // Runtime CPU dispatch: the level picked, and KILN_CPU_ISA's lowering of it.
+#include "core/cpu_isa.h"
+
 #include <gtest/gtest.h>
 #include <kiln/cpu.h>
 
 #include <cstdlib>
 #include <string>
-
-#include "core/cpu_isa.h"
 
 namespace kiln {
 namespace {
