@@ -1,5 +1,8 @@
 #include "core/cpu_isa.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,8 +13,15 @@ namespace kiln {
 CpuIsa cpu_isa_supported() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();  // may run before the runtime's own initializer (static init order)
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2") &&
-                    __builtin_cpu_supports("f16c");
+  // What the AVX2 level's code may use (x86-64-v3, kernels/isa_dispatch.h): the compiler's
+  // checks where both GCC and Clang 14 have them (they include the OS's saving of the vector
+  // registers), CPUID bits for the rest.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool leaf1 = __get_cpuid(1, &a, &b, &c, &d);
+  const bool f16c = leaf1 && (c & bit_F16C), movbe = leaf1 && (c & bit_MOVBE), popcnt = leaf1 && (c & bit_POPCNT);
+  const bool lzcnt = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_LZCNT);
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+                    __builtin_cpu_supports("bmi2") && f16c && movbe && popcnt && lzcnt;
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512cd");
