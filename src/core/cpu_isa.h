@@ -9,7 +9,8 @@ namespace kiln {
 
 enum class CpuIsa : int { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
 
-// The level this CPU supports (AVX2 means AVX2+FMA+BMI2+F16C; AVX-512 means F+BW+DQ+VL+CD).
+// The level this CPU supports (AVX2: x86-64-v3, AVX2 with FMA, BMI1/2, F16C, LZCNT, MOVBE and
+// POPCNT; AVX-512: that and AVX-512 F, BW, DQ, VL, CD).
 CpuIsa cpu_isa_supported();
 // The level kernels run at: the CPU's, or lower when KILN_CPU_ISA asks (read once).
 CpuIsa cpu_isa();
