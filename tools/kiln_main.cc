@@ -3,6 +3,7 @@
 //   kiln run DIR [--signature S] --input NAME=VALUE ...
 //   kiln graph DIR --format pbtxt|dot|svg [--signature S] [--optimized] [-o FILE]
 //   kiln export-tfjs DIR OUT [--signature S]
+//   kiln --version
 #include <kiln/kiln.h>
 
 #include <cstdio>
@@ -31,7 +32,7 @@ const char* kHelp =
     "  run DIR --input NAME=VALUE     run a signature (VALUE: JSON or a .npy file)\n"
     "  graph DIR --format F           the graph as pbtxt, dot or svg\n"
     "  export-tfjs DIR OUT            write a TensorFlow.js GraphModel\n\n"
-    "`kiln <command> --help` describes each command.\n";
+    "`kiln <command> --help` describes each command; `kiln --version` prints the version.\n";
 
 const std::map<std::string, const char*> kCommandHelp = {
     {"show",
@@ -222,6 +223,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     std::fputs(kHelp, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("kiln %s (cpu_isa %s, gemm %s)\n", kiln::version(), config::cpu_isa(), config::gemm_library());
+    return 0;
   }
   const std::string command = argv[1];
   const std::map<std::string, int (*)(const Args&)> commands = {

@@ -10,5 +10,9 @@ namespace kiln::config {
 const char* cpu_isa();
 // The highest level this CPU supports (cpu_isa() unless KILN_CPU_ISA lowered it).
 const char* cpu_isa_supported();
+// The library large float32/float64 products run on: "openblas (<its core>)" when OpenBLAS
+// loaded (the file KILN_OPENBLAS_LIBRARY names if set — the Python wheel points it at
+// scipy-openblas32's — else the system's libopenblas), "eigen" otherwise.
+const char* gemm_library();
 
 }  // namespace kiln::config

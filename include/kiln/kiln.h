@@ -22,3 +22,4 @@
 #include "kiln/threading.h"
 #include "kiln/train.h"
 #include "kiln/variable.h"
+#include "kiln/version.h"

@@ -1,8 +1,25 @@
 """kiln: TensorFlow's eager + tf.function model on a C++ core. `import kiln as tf`."""
-__version__ = "0.1.0"
-
 import os as _os
 import sys as _sys
+
+
+def _point_at_wheel_openblas():
+    # libkiln loads OpenBLAS itself at first use (src/kernels/blas_loader.cc). Where the
+    # scipy-openblas32 wheel is installed (kiln's wheel depends on it), its OpenBLAS is used,
+    # system library or not: found here without importing it, named by KILN_OPENBLAS_LIBRARY.
+    if _os.environ.get("KILN_OPENBLAS_LIBRARY"):
+        return
+    import importlib.util
+    spec = importlib.util.find_spec("scipy_openblas32")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    lib = _os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    names = sorted(n for n in (_os.listdir(lib) if _os.path.isdir(lib) else ()) if n.startswith("libscipy_openblas"))
+    if names:
+        _os.environ["KILN_OPENBLAS_LIBRARY"] = _os.path.join(lib, names[0])
+
+
+_point_at_wheel_openblas()
 
 # The extension and libkiln resolve their own dependencies first (RTLD_DEEPBIND): a process
 # that imported TensorFlow already has TF's private protobuf runtime in its global symbol
@@ -23,6 +40,8 @@ _core._set_hooks(_dtypes.BY_ENUM, _convert.convert_to_tensor, _convert.binary_op
                  errors._BY_CPP_CODE)
 
 from ._core import Tensor  # noqa: E402
+
+__version__ = _core.version()  # the library's (include/kiln/version.h), as the CLI reports it
 from ._dtypes import (DType, as_dtype, bool, int32, int64, float32, float64, double, uint8, int8, int16,  # noqa: E402,A004,E501
                       uint16, uint32, uint64, variant, float16, bfloat16, half, string, complex64, complex128)
 from ._shape import TensorShape  # noqa: E402

@@ -1,6 +1,7 @@
 // kiln.config: the process-wide settings (threads), and limits on calls (kiln/limits.h).
 #include <kiln/cpu.h>
 #include <kiln/threading.h>
+#include <kiln/version.h>
 #include <nanobind/stl/optional.h>
 
 #include <chrono>
@@ -51,6 +52,8 @@ void bind_config(nb::module_& m) {
   m.def("get_intra_op_parallelism_threads", &config::get_intra_op_parallelism_threads);
   m.def("cpu_isa", &config::cpu_isa);
   m.def("cpu_isa_supported", &config::cpu_isa_supported);
+  m.def("gemm_library", &config::gemm_library);
+  m.def("version", &kiln::version);
 
   nb::class_<PyRunLimits>(m, "RunLimits")
       .def(nb::init<std::optional<double>, int64_t>(), nb::arg("timeout_seconds").none(), nb::arg("memory_limit_bytes"))

@@ -6,6 +6,9 @@
 // (SkylakeX with AVX-512, Haswell with AVX2 and FMA; OpenBLAS's own choice otherwise),
 // dlopens the library, and restores the variable. If the process already had OpenBLAS loaded
 // with another core, kiln keeps it only if it reports that core; otherwise it uses Eigen.
+// KILN_OPENBLAS_LIBRARY names a library to try first: the Python wheel points it at the
+// scipy-openblas32 wheel's (symbols with a "scipy_" prefix), so an installed wheel runs the
+// same OpenBLAS on every machine, with or without a system one.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -28,19 +31,29 @@ Blas load() {
   else if (old)
     unsetenv("OPENBLAS_CORETYPE");
   void* h = nullptr;
+  if (const char* path = std::getenv("KILN_OPENBLAS_LIBRARY"); path && *path) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   for (const char* name : {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0"}) {
-    h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (h) break;
+    h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   }
   if (old)
     setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
   else
     unsetenv("OPENBLAS_CORETYPE");
   if (!h) return b;
-  b.sgemm = reinterpret_cast<Blas::Sgemm>(dlsym(h, "cblas_sgemm"));
-  b.dgemm = reinterpret_cast<Blas::Dgemm>(dlsym(h, "cblas_dgemm"));
-  auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "openblas_set_num_threads"));
-  auto corename = reinterpret_cast<char* (*)()>(dlsym(h, "openblas_get_corename"));
+  // OpenBLAS's own names, or scipy-openblas's prefixed ones: the first prefix with sgemm wins.
+  std::string prefix;
+  for (const char* p : {"", "scipy_"}) {
+    if (dlsym(h, (std::string(p) + "cblas_sgemm").c_str())) {
+      prefix = p;
+      break;
+    }
+  }
+  auto sym = [&](const char* name) { return dlsym(h, (prefix + name).c_str()); };
+  b.sgemm = reinterpret_cast<Blas::Sgemm>(sym("cblas_sgemm"));
+  b.dgemm = reinterpret_cast<Blas::Dgemm>(sym("cblas_dgemm"));
+  auto set_threads = reinterpret_cast<void (*)(int)>(sym("openblas_set_num_threads"));
+  auto corename = reinterpret_cast<char* (*)()>(sym("openblas_get_corename"));
   if (set_threads) set_threads(1);  // kiln owns threading; OpenBLAS's pool would oversubscribe
   if (corename) b.core = corename();
   if (b.core_is_pinned()) {

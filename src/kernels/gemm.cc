@@ -7,6 +7,7 @@
 
 #include "kernels/blas.h"
 #include "kernels/isa_dispatch.h"
+#include "kiln/cpu.h"
 
 namespace kiln::kernels {
 
@@ -44,3 +45,7 @@ void eigen_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b
 }
 
 }  // namespace kiln::kernels
+
+namespace kiln::config {
+const char* gemm_library() { return kernels::large_gemm_backend(); }
+}  // namespace kiln::config

@@ -1,6 +1,8 @@
 # Installs the built kiln into a scratch prefix, then configures, builds and runs a tiny
 # outside project that does find_package(kiln) and links kiln::kiln; then runs the installed
-# `kiln` program (which must find its library through its install RPATH) on what it saved.
+# `kiln` program (which must find its library through its install RPATH) on what it saved;
+# then builds the same program with pkg-config's flags (kiln.pc) from a moved copy of the
+# prefix, which both kiln.pc and the program's RPATH must survive.
 file(REMOVE_RECURSE ${WORK})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${KILN_BUILD} --prefix ${WORK}/prefix
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -32,3 +34,43 @@ if(NOT rc EQUAL 0 OR NOT out MATCHES "12")
   message(FATAL_ERROR "the installed kiln run failed (rc=${rc}): ${out}${err}")
 endif()
 message(STATUS "installed kiln run printed: ${out}")
+
+execute_process(COMMAND ${WORK}/prefix/bin/kiln --version RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+file(STRINGS ${KILN_SOURCE}/include/kiln/version.h version_line REGEX "^#define KILN_VERSION \"")
+string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" version "${version_line}")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "^kiln ${version} ")
+  message(FATAL_ERROR "the installed kiln --version did not say ${version} (rc=${rc}): ${out}")
+endif()
+
+# The same tree moved elsewhere: pkg-config's flags and the program's RPATH still hold.
+file(RENAME ${WORK}/prefix ${WORK}/moved)
+find_program(PKG_CONFIG pkg-config)
+if(PKG_CONFIG)
+  file(GLOB pc_dir ${WORK}/moved/lib*/pkgconfig)
+  set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
+  execute_process(COMMAND ${PKG_CONFIG} --cflags --libs kiln RESULT_VARIABLE rc OUTPUT_VARIABLE flags
+                  ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${PKG_CONFIG} --modversion kiln OUTPUT_VARIABLE pc_version OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0 OR NOT pc_version STREQUAL version)
+    message(FATAL_ERROR "pkg-config kiln failed (rc=${rc}, version '${pc_version}'): ${err}")
+  endif()
+  separate_arguments(flag_list UNIX_COMMAND "${flags}")
+  string(REGEX MATCH "-L([^ ]+)" _ "${flags}")
+  set(libdir "${CMAKE_MATCH_1}")
+  execute_process(COMMAND ${CXX} -std=c++20 ${KILN_SOURCE}/tests/install/consumer/main.cc ${flag_list}
+                          -Wl,-rpath,${libdir} -o ${WORK}/consumer_pc RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "building with pkg-config's flags (${flags}) failed: ${err}")
+  endif()
+  execute_process(COMMAND ${WORK}/consumer_pc ${WORK}/model_pc RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "shape=\\(1, 1\\)")
+    message(FATAL_ERROR "the pkg-config consumer ran wrong (rc=${rc}): ${out}")
+  endif()
+  message(STATUS "pkg-config consumer (${flags}) printed: ${out}")
+else()
+  message(STATUS "pkg-config not installed: kiln.pc not checked")
+endif()
+execute_process(COMMAND ${WORK}/moved/bin/kiln show ${WORK}/model RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the moved kiln program failed (rc=${rc}): ${out}${err}")
+endif()
