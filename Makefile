@@ -12,7 +12,7 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 # (kiln-dev.pth).
 CMAKE_FLAGS ?= -DKILN_NATIVE=OFF -DKILN_PYTHON=ON -DKILN_R=ON -DPython_EXECUTABLE=$(PYTHON)
 
-.PHONY: all deps venv build r demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
+.PHONY: all deps venv build wheel wheel-test sdist r demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
 
 all: build
 
@@ -35,6 +35,27 @@ $(BUILD)/Makefile: | $(VENV)/.installed
 build: deps venv $(BUILD)/Makefile
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > /dev/null
 	cmake --build $(BUILD) -j $(JOBS)
+
+# A self-contained wheel in dist/ (docs/python.md): pip builds it (the same portable build as
+# `pip install .`, but without MPI, whose runtime cannot travel in a wheel), then auditwheel
+# copies the shared libraries it links (protobuf, OpenSSL's libcrypto, zlib) into it and tags
+# it manylinux. OpenBLAS comes from the scipy-openblas32 wheel it depends on.
+wheel: deps venv
+	rm -rf $(BUILD)/wheel-raw dist
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip wheel --no-deps -q -w $(BUILD)/wheel-raw \
+	  -C build-dir=$(BUILD)/wheel-portable -C cmake.define.KILN_MPI=OFF .
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PYTHON) -m auditwheel repair -w dist $(BUILD)/wheel-raw/kiln-*.whl
+	@ls -l dist/
+
+# The wheel installed into a fresh venv, checked from outside the source tree: import, the
+# kiln command, its libraries' dependencies, then Python tests against it (scripts/wheel_test.sh).
+wheel-test: wheel
+	bash scripts/wheel_test.sh
+
+# A source distribution (dist/kiln-<version>.tar.gz): builds where the build dependencies
+# are present, and names each missing one (with its Debian package) where they are not.
+sdist: venv
+	$(PYTHON) -c "from scikit_build_core.build import build_sdist; print(build_sdist('dist'))"
 
 # The R package (r/): built over this build's libkiln with Rcpp and installed into R's
 # library (R CMD INSTALL's default: the site library), where ctest's testthat run finds it.

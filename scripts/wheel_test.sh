@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# make wheel-test: installs dist/kiln-*.whl into a fresh venv (no source tree on its path),
+# checks the package and the kiln command, then runs Python tests against the installed
+# package. TensorFlow and pytest (the tests' oracle and runner) come from the dev venv's
+# site-packages, appended after the fresh venv's own (its .pth files, such as kiln-dev.pth,
+# are not processed), so `import kiln` can only find the wheel's.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DEV_PYTHON=${DEV_PYTHON:-$ROOT/.venv/bin/python}
+WORK=${WORK:-$ROOT/build/wheel-test}
+TESTS=${WHEEL_TESTS:-"test_doc_examples.py test_ops_oracle.py test_tf_saved_model.py test_saved_model_save.py test_cpu_isa_levels.py test_function_oracle.py test_config.py test_data_oracle.py"}
+wheel=$(ls "$ROOT"/dist/kiln-*.whl | head -1)
+rm -rf "$WORK" && mkdir -p "$WORK/run"
+python3 -m venv "$WORK/venv"
+"$WORK/venv/bin/pip" install -q "$wheel"
+site=$("$WORK/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+dev_site=$("$DEV_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+cd "$WORK/run"
+"$WORK/venv/bin/python" - "$ROOT" <<'PY'
+import os, sys
+import kiln
+root = sys.argv[1]
+assert not os.path.abspath(kiln.__file__).startswith(root + "/python"), kiln.__file__
+info = kiln.sysconfig.get_build_info()
+print("installed:", kiln.__file__, kiln.__version__, dict(info))
+assert info["gemm_library"].startswith("openblas"), info   # scipy-openblas32's, through KILN_OPENBLAS_LIBRARY
+x = kiln.ones([300, 300])
+assert float(kiln.reduce_sum(kiln.matmul(x, x))) == 300.0 ** 3
+maps = open("/proc/self/maps").read()
+assert "libscipy_openblas" in maps, "the product did not run on scipy-openblas32's OpenBLAS"
+PY
+"$WORK/venv/bin/kiln" --help | head -3
+"$WORK/venv/bin/kiln" --version
+# Every shared library in the wheel needs nothing outside glibc, libstdc++, libgcc and zlib
+# (manylinux's allowed set) once installed.
+for so in $(find "$site/kiln" "$site/kiln.libs" -name '*.so*' -o -path '*/_bin/kiln' -type f); do
+  if LD_LIBRARY_PATH= ldd "$so" | grep -v -E 'linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+|libgcc_s|libz\.so|libpthread|libdl\.so|librt\.so|kiln\.libs|/kiln/' ; then
+    echo "wheel-test: $so needs a library from outside the wheel" >&2
+    exit 1
+  fi
+done
+echo "$dev_site" > "$site/zz_dev_site.pth"
+cd "$WORK/run"
+args=()
+for t in $TESTS; do args+=("$ROOT/python/tests/$t"); done
+"$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$WORK/run" "${args[@]}"
