@@ -443,7 +443,7 @@ def test_denormals_are_kept(tf):
     x = np.array([1e-40, -1e-42, 1e-39], np.float32)
     y = np.array([1e-40, 0.0, 1.0], np.float32)
     np.testing.assert_array_equal(kiln.add(kiln.constant(x), kiln.constant(y)).numpy(), x + y)
-    assert tf.add(x, y).numpy()[0] == 0.0  # if TensorFlow ever stops flushing, revisit the README note
+    assert tf.add(x, y).numpy()[0] == 0.0  # if TensorFlow ever stops flushing, revisit the note in docs/python.md
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "uint16", "int32", "int64", "uint32", "uint64"])

@@ -153,7 +153,7 @@ def test_bitwise_shifts_clamp_their_count_as_tensorflow(oracle):
 
 
 def test_what_kiln_lacks_is_a_clear_error():
-    # Deliberate differences (README): no arithmetic on bools (TF's `*` on bools is
+    # Deliberate differences (docs/python.md): no arithmetic on bools (TF's `*` on bools is
     # logical_and, its `/` defers to numpy).
     import kiln
 
