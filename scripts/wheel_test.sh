@@ -28,6 +28,13 @@ x = kiln.ones([300, 300])
 assert float(kiln.reduce_sum(kiln.matmul(x, x))) == 300.0 ** 3
 maps = open("/proc/self/maps").read()
 assert "libscipy_openblas" in maps, "the product did not run on scipy-openblas32's OpenBLAS"
+# At run time too, nothing comes from the system but glibc, libstdc++, libgcc, zlib, and what
+# Python's own standard-library modules load (libffi for ctypes, libbz2, liblzma).
+import re
+allowed = re.compile(r"/(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|libz|libffi|libbz2|liblzma)\.so")
+system = {l.split()[-1] for l in maps.splitlines() if ".so" in l and l.split()[-1].startswith(("/usr/", "/lib"))}
+stray = sorted(p for p in system if not allowed.search(p))
+assert not stray, f"system libraries loaded: {stray}"
 PY
 "$WORK/venv/bin/kiln" --help | head -3
 "$WORK/venv/bin/kiln" --version
