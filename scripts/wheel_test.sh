@@ -8,7 +8,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEV_PYTHON=${DEV_PYTHON:-$ROOT/.venv/bin/python}
 WORK=${WORK:-$ROOT/build/wheel-test}
-TESTS=${WHEEL_TESTS:-"test_doc_examples.py test_ops_oracle.py test_tf_saved_model.py test_saved_model_save.py test_cpu_isa_levels.py test_function_oracle.py test_config.py test_data_oracle.py"}
+TESTS=${WHEEL_TESTS:-"test_version.py test_doc_examples.py test_ops_oracle.py test_tf_saved_model.py test_saved_model_save.py test_cpu_isa_levels.py test_function_oracle.py test_config.py test_data_oracle.py"}
 wheel=$(ls "$ROOT"/dist/kiln-*.whl | head -1)
 rm -rf "$WORK" && mkdir -p "$WORK/run"
 python3 -m venv "$WORK/venv"
