@@ -46,6 +46,17 @@ for so in $(find "$site/kiln" "$site/kiln.libs" -name '*.so*' -o -path '*/_bin/k
     exit 1
   fi
 done
+# The sdist holds exactly the tracked files (an exclude pattern once dropped a header).
+if git -C "$ROOT" rev-parse --git-dir > /dev/null 2>&1; then
+  (cd "$ROOT" && "$DEV_PYTHON" -c "from scikit_build_core.build import build_sdist; build_sdist('$WORK/sdist')" > /dev/null)
+  sdist=$(ls "$WORK"/sdist/kiln-*.tar.gz)
+  top=$(basename "$sdist" .tar.gz)
+  if ! diff <(git -C "$ROOT" ls-files | sort) \
+            <(tar tzf "$sdist" | grep -v '/$' | sed "s|^$top/||" | grep -v '^PKG-INFO$' | sort); then
+    echo "wheel-test: the sdist's files differ from the tracked files (above)" >&2
+    exit 1
+  fi
+fi
 echo "$dev_site" > "$site/zz_dev_site.pth"
 cd "$WORK/run"
 args=()
