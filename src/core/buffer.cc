@@ -1,8 +1,12 @@
 #include "core/buffer.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <new>
 #include <string>
@@ -15,15 +19,34 @@
 namespace kiln {
 namespace {
 
-// Size classes are powers of two from 64 B to 64 MiB; larger buffers go straight to the
-// system. Each thread keeps a few buffers per class; overflow goes to a shared list. What
-// all the caches keep together is bounded in bytes (kMaxCachedBytes): beyond it a released
-// buffer goes back to the system, so memory freed by a program is not held for good.
+// Size classes are powers of two from 64 B to 64 MiB. Each thread keeps a few buffers per
+// class; overflow goes to a shared list. Larger buffers are rounded to 2 MiB and kept in a
+// shared list of their own, reused by a request up to a quarter smaller, oldest given back
+// first: a served model's activations at batch 32 are 50-150 MB each, and taking them fresh
+// from the system on every call (mmap, then the kernel zeroing every page) cost MobileNetV2
+// more than half its time. What all the caches keep together is bounded in bytes (the cache
+// limit: config::set_memory_cache_limit, KILN_MEMORY_CACHE_BYTES, by default an eighth of
+// the machine's memory, at most 1 GiB, at least 64 MiB): beyond it a released buffer goes
+// back to the system, so memory freed by a program is not held for good.
 constexpr int kMinClassLog2 = 6;
 constexpr int kMaxClassLog2 = 26;
 constexpr int kNumClasses = kMaxClassLog2 - kMinClassLog2 + 1;
-constexpr size_t kThreadCacheBytes = size_t{8} << 20;   // per class, per thread
-constexpr int64_t kMaxCachedBytes = int64_t{64} << 20;  // every cache of the process together
+constexpr size_t kThreadCacheBytes = size_t{8} << 20;  // per class, per thread
+constexpr size_t kLargeGranule = size_t{2} << 20;
+constexpr int64_t kMinCacheLimit = int64_t{64} << 20;
+
+int64_t default_cache_limit() {
+  if (const char* env = std::getenv("KILN_MEMORY_CACHE_BYTES"); env && *env) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end && *end == '\0' && v >= 0) return v;
+    std::fprintf(stderr, "kiln: KILN_MEMORY_CACHE_BYTES=%s is not a number of bytes; ignored\n", env);
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const int64_t eighth = pages > 0 && page > 0 ? int64_t{pages} * page / 8 : kMinCacheLimit;
+  return std::max(kMinCacheLimit, std::min(eighth, int64_t{1} << 30));
+}
+std::atomic<int64_t> g_cache_limit{default_cache_limit()};
 // A thread claims budget for its own cache in chunks of this size, so that recycling a
 // buffer through it touches no shared counter (an atomic read-modify-write on a line every
 // thread writes costs more than a small op's kernel).
@@ -36,7 +59,8 @@ std::atomic<int64_t> g_reserved_bytes{0};
 // Claims `bytes` of the budget if it allows.
 bool reserve_budget(int64_t bytes) {
   int64_t cur = g_reserved_bytes.load(std::memory_order_relaxed);
-  while (cur + bytes <= kMaxCachedBytes)
+  const int64_t limit = g_cache_limit.load(std::memory_order_relaxed);
+  while (cur + bytes <= limit)
     if (g_reserved_bytes.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed)) return true;
   return false;
 }
@@ -65,10 +89,27 @@ int64_t free_all(ClassLists& lists) {
 struct SharedPool {
   std::mutex mu;
   ClassLists lists;
-  int64_t bytes = 0;  // held in lists; each one's budget claimed on its own
-  void drain() {      // mu held
-    return_budget(free_all(lists));
+  std::deque<Buffer*> large;  // buffers above the classes, oldest released first
+  int64_t bytes = 0;          // held in lists and large; each one's budget claimed on its own
+  void drain() {              // mu held
+    int64_t freed = free_all(lists);
+    for (Buffer* b : large) {
+      freed += static_cast<int64_t>(b->capacity);
+      system_free(b);
+    }
+    large.clear();
+    return_budget(freed);
     bytes = 0;
+  }
+  // The oldest large buffer goes back to the system (mu held); false when there is none.
+  bool evict_oldest_large() {
+    if (large.empty()) return false;
+    Buffer* b = large.front();
+    large.pop_front();
+    bytes -= static_cast<int64_t>(b->capacity);
+    return_budget(static_cast<int64_t>(b->capacity));
+    system_free(b);
+    return true;
   }
 };
 SharedPool& shared_pool() {
@@ -176,6 +217,9 @@ int class_of(size_t bytes) {
   return log2 - kMinClassLog2;
 }
 
+// The size_class of a buffer above the classes (the large list's); -1 is never pooled.
+constexpr int kLargeClass = -2;
+
 Buffer* system_allocate(size_t bytes, int size_class) {
   void* p = std::aligned_alloc(kBufferAlignment, bytes);
   if (!p) throw ResourceExhaustedError("OOM when allocating a buffer of " + std::to_string(bytes) + " bytes");
@@ -218,8 +262,26 @@ Buffer* take_buffer(size_t bytes) {
     throw InvalidArgumentError("Cannot allocate a buffer of " + std::to_string(bytes) + " bytes");
   if (bytes == 0) bytes = 1;
   if (bytes > (size_t{1} << kMaxClassLog2)) {
-    size_t rounded = (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-    return system_allocate(rounded, -1);
+    const size_t rounded = (bytes + kLargeGranule - 1) / kLargeGranule * kLargeGranule;
+    {
+      // The smallest cached one that fits, if it is at most a quarter larger.
+      SharedPool& sp = shared_pool();
+      std::lock_guard<std::mutex> lock(sp.mu);
+      auto best = sp.large.end();
+      for (auto it = sp.large.begin(); it != sp.large.end(); ++it)
+        if ((*it)->capacity >= rounded && (*it)->capacity <= rounded + rounded / 4 &&
+            (best == sp.large.end() || (*it)->capacity < (*best)->capacity))
+          best = it;
+      if (best != sp.large.end()) {
+        Buffer* b = *best;
+        sp.large.erase(best);
+        sp.bytes -= static_cast<int64_t>(b->capacity);
+        return_budget(static_cast<int64_t>(b->capacity));
+        b->refs.store(1, std::memory_order_relaxed);
+        return b;
+      }
+    }
+    return system_allocate(rounded, kLargeClass);
   }
   const int c = class_of(bytes);
   ThreadCache* tc = thread_cache();
@@ -265,8 +327,19 @@ void buffer_release(Buffer* b) noexcept {
     delete b;
     return;
   }
-  if (b->size_class < 0) return system_free(b);
+  if (b->size_class < 0 && b->size_class != kLargeClass) return system_free(b);
   const auto bytes = static_cast<int64_t>(b->capacity);
+  if (b->size_class == kLargeClass) {
+    // Kept unless it alone exceeds the limit; older large buffers make room for it.
+    if (bytes > g_cache_limit.load(std::memory_order_relaxed)) return system_free(b);
+    SharedPool& sp = shared_pool();
+    std::lock_guard<std::mutex> lock(sp.mu);
+    while (!reserve_budget(bytes))
+      if (!sp.evict_oldest_large()) return system_free(b);
+    sp.large.push_back(b);
+    sp.bytes += bytes;
+    return;
+  }
   if (ThreadCache* tc = thread_cache()) {
     auto& list = tc->lists[b->size_class];
     if (((list.size() + 1) * b->capacity <= kThreadCacheBytes || list.empty()) && tc->take_budget(bytes)) {
@@ -298,6 +371,18 @@ void fail_mul_overflow(int64_t a, int64_t b, const char* what) {
   throw InvalidArgumentError(std::string("Encountered overflow when multiplying ") + std::to_string(a) + " with " +
                              std::to_string(b) + " computing " + what);
 }
+
+void buffer_set_cache_limit(int64_t bytes) {
+  g_cache_limit.store(std::max<int64_t>(bytes, 0), std::memory_order_relaxed);
+  // Buffers held beyond the new limit go back now (the large ones first, then everything).
+  SharedPool& sp = shared_pool();
+  std::lock_guard<std::mutex> lock(sp.mu);
+  while (g_reserved_bytes.load(std::memory_order_relaxed) > bytes && sp.evict_oldest_large()) {
+  }
+  if (g_reserved_bytes.load(std::memory_order_relaxed) > bytes) sp.drain();
+}
+
+int64_t buffer_cache_limit() { return g_cache_limit.load(std::memory_order_relaxed); }
 
 BufferStats buffer_stats() {
   int64_t cached = 0;

@@ -53,9 +53,14 @@ inline int64_t checked_mul(int64_t a, int64_t b, const char* what) {  // inline:
 // Counters for tests: allocations that reached the system allocator.
 struct BufferStats {
   int64_t system_allocations;
-  int64_t cached_bytes;  // held by the caches for reuse (at most 64 MiB)
+  int64_t cached_bytes;  // held by the caches for reuse (at most the cache limit)
 };
 BufferStats buffer_stats();
+
+// What the caches may hold together (buffer.cc says the default); lowering it gives back
+// what the shared caches hold beyond it (threads' own caches shrink as they recycle).
+void buffer_set_cache_limit(int64_t bytes);
+int64_t buffer_cache_limit();
 
 // Gives this thread's and the shared cache's buffers back to the system, and asks malloc to
 // return its free memory (kiln::config::trim_memory).

@@ -1,7 +1,10 @@
-// Released memory goes back to the system: the buffer caches keep at most 64 MiB together.
+// Released memory goes back to the system: the buffer caches keep at most the cache limit
+// together (these tests set it to 64 MiB), and large buffers are reused from call to call.
 #include <unistd.h>
 
+#include <algorithm>
 #include <barrier>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -18,6 +21,13 @@ constexpr bool kSanitized = true;  // their allocators quarantine freed memory
 constexpr bool kSanitized = false;
 #endif
 
+// Sets the cache limit for one test and restores it after.
+struct CacheLimit {
+  int64_t saved = config::memory_stats().cache_limit_bytes;
+  explicit CacheLimit(int64_t bytes) { config::set_memory_cache_limit(bytes); }
+  ~CacheLimit() { config::set_memory_cache_limit(saved); }
+};
+
 int64_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
   int64_t pages = 0, resident = 0;
@@ -28,6 +38,8 @@ int64_t resident_bytes() {
 TEST(Memory, ReleasedTensorsGoBackToTheSystem) {
   if (kSanitized) GTEST_SKIP() << "sanitizer allocators keep freed memory in quarantine";
   constexpr int64_t kMB = 1 << 20;
+  config::trim_memory();
+  CacheLimit limit(64 * kMB);
   const int64_t before = resident_bytes();
   {
     std::vector<Tensor> big;
@@ -61,6 +73,7 @@ TEST(Memory, SmallBuffersStillComeFromTheCache) {
 TEST(Memory, ManyThreadsCachesShareOneBudget) {
   constexpr int64_t kMB = 1 << 20;
   config::trim_memory();
+  CacheLimit limit(64 * kMB);
   constexpr int kThreads = 6;
   std::barrier released(kThreads + 1), checked(kThreads + 1);
   std::vector<std::thread> threads;
@@ -86,6 +99,53 @@ TEST(Memory, ManyThreadsCachesShareOneBudget) {
   EXPECT_EQ(buffer_stats().cached_bytes, while_running) << "an exiting thread's cache moves to the shared pool";
   config::trim_memory();
   EXPECT_EQ(buffer_stats().cached_bytes, 0);
+}
+
+// A large buffer (above the 64 MiB classes) released between calls is reused by the next
+// call of about its size: no new system allocation, so no fresh pages for the kernel to zero.
+// (Counted as differences: the thread pool's workers may hold small buffers from other tests.)
+TEST(Memory, LargeBuffersAreReusedAcrossCalls) {
+  constexpr int64_t kMB = 1 << 20;
+  config::trim_memory();
+  CacheLimit limit(512 * kMB);
+  const int64_t base = buffer_stats().cached_bytes;
+  buffer_release(buffer_allocate(100 * kMB));
+  EXPECT_EQ(buffer_stats().cached_bytes - base, 100 * kMB);
+  const auto before = buffer_stats().system_allocations;
+  for (int64_t mb : {100, 99, 90, 82}) buffer_release(buffer_allocate(mb * kMB));  // within a quarter
+  EXPECT_EQ(buffer_stats().system_allocations, before);
+  buffer_release(buffer_allocate(70 * kMB));  // more than a quarter smaller: a buffer of its own
+  EXPECT_EQ(buffer_stats().system_allocations, before + 1);
+  EXPECT_EQ(buffer_stats().cached_bytes - base, 170 * kMB);
+  config::trim_memory();
+  EXPECT_LE(buffer_stats().cached_bytes, base);
+}
+
+// Past the limit, the oldest large buffers go back first; one larger than the limit is not kept.
+TEST(Memory, LargeBufferCacheStaysWithinTheLimit) {
+  constexpr int64_t kMB = 1 << 20;
+  config::trim_memory();
+  CacheLimit limit(300 * kMB);
+  const int64_t base = buffer_stats().cached_bytes;
+  std::vector<Buffer*> held;
+  for (int64_t mb : {100, 120, 140}) held.push_back(buffer_allocate(mb * kMB));
+  for (Buffer* b : held) buffer_release(b);  // 100 and 120 fit; 140 evicts the 100
+  EXPECT_EQ(buffer_stats().cached_bytes - base, 260 * kMB);
+  EXPECT_LE(buffer_stats().cached_bytes, 300 * kMB);
+  buffer_release(buffer_allocate(400 * kMB));  // alone beyond the limit: freed, the others kept
+  EXPECT_EQ(buffer_stats().cached_bytes - base, 260 * kMB);
+  config::set_memory_cache_limit(200 * kMB);  // lowering it gives back the oldest (the 120) first
+  EXPECT_EQ(buffer_stats().cached_bytes - base, 140 * kMB);
+  config::trim_memory();
+}
+
+TEST(Memory, DefaultLimitIsAnEighthOfMemoryWithinBounds) {
+  const int64_t limit = config::memory_stats().cache_limit_bytes;
+  if (std::getenv("KILN_MEMORY_CACHE_BYTES")) GTEST_SKIP() << "set by the environment";
+  EXPECT_GE(limit, int64_t{64} << 20);
+  EXPECT_LE(limit, int64_t{1} << 30);
+  const int64_t eighth = int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGESIZE) / 8;
+  EXPECT_EQ(limit, std::max(int64_t{64} << 20, std::min(eighth, int64_t{1} << 30)));
 }
 
 }  // namespace
