@@ -241,13 +241,16 @@ TEST(Tape, StopsRecordingWatchesChosenVariablesAndMixesSources) {
   Tensor unrecorded = reduce_sum(x.read() * 7.0f);
   tape.set_recording(true);
   std::vector<Tensor> g =
-      tape.gradient(y, {GradientSource{.variable = &x}, GradientSource{.tensor = c}, GradientSource{.variable = &w}},
+      tape.gradient(y,
+                    {GradientSource{.tensor = Tensor(), .variable = &x}, GradientSource{.tensor = c},
+                     GradientSource{.tensor = Tensor(), .variable = &w}},
                     Tensor(), UnconnectedGradients::kNone);
   EXPECT_EQ(g[0].to_vector<float>(), (std::vector<float>{12, 15}));
   EXPECT_EQ(g[1].to_vector<float>(), (std::vector<float>{3, 6}));
   EXPECT_FALSE(g[2].defined());  // w was read, but not watched
-  EXPECT_FALSE(
-      tape.gradient(unrecorded, {GradientSource{.variable = &x}}, Tensor(), UnconnectedGradients::kNone)[0].defined());
+  EXPECT_FALSE(tape.gradient(unrecorded, {GradientSource{.tensor = Tensor(), .variable = &x}}, Tensor(),
+                             UnconnectedGradients::kNone)[0]
+                   .defined());
   ASSERT_EQ(tape.watched_variables().size(), 1u);
   EXPECT_EQ(tape.watched_variables()[0].identity(), x.identity());
   tape.reset();
