@@ -11,6 +11,8 @@
 
 namespace kiln::exec {
 
+struct ParallelRun;  // one inter-op parallel run's shared state (plan.cc)
+
 struct Step {
   const ops::OpDef* op;
   ops::KernelFn kernel;  // null when the kernel depends on runtime dtypes (never today)
@@ -55,6 +57,8 @@ class Plan {
   size_t arena_bytes() const { return memory_.arena_bytes(); }
   size_t frame_headers() const { return memory_.num_headers(); }  // tensor headers a frame builds
   bool runs_in_parallel() const { return parallel_; }
+  // Per step of a parallel plan: does it run alone, with the intra-op threads (tests).
+  const std::vector<char>& alone_steps() const { return alone_; }
 
  private:
   // Body plans by graph and by whether they are a While's cond (loop_cond_).
@@ -92,10 +96,15 @@ class Plan {
   bool parallel_ = false;
   std::vector<int> num_preds_;                // per step
   std::vector<std::vector<int>> successors_;  // per step
-  std::vector<int> slot_readers_;             // per slot: steps reading it (0: never released)
+  // Per step: every other step is its ancestor or its descendant, so nothing can run beside
+  // it (a model's stem, the joins between branches). Such a step gets the intra-op threads
+  // for its kernels instead of running single-threaded (run_parallel).
+  std::vector<char> alone_;
+  std::vector<int> slot_readers_;  // per slot: steps reading it (0: never released)
 
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
   void plan_parallelism(const graph::Graph& g);
+  void plan_alone_steps();
   void plan_forwarding(const std::vector<int>& last_use, const std::vector<char>& pinned);
   void feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) const;
   void feed(const std::vector<Tensor>& feeds, Tensor* slots) const;
@@ -106,6 +115,8 @@ class Plan {
   void gather_inputs(const Step& st, Tensor* slots, Frame* frame, const ops::TensorImpl** in) const;
   void place_static_outputs(const Step& st, Tensor* slots, Frame* frame, ops::TensorImpl** out) const;
   void run_parallel(Tensor* slots, Frame* frame) const;
+  void drain(const std::shared_ptr<ParallelRun>& run, Tensor* slots, Frame* frame, bool caller) const;
+  void add_helpers(const std::shared_ptr<ParallelRun>& run, int count, Tensor* slots, Frame* frame) const;
   // Every step, serially or (when planned) concurrently.
   void run_steps(Tensor* slots, Frame* frame) const;
   void run_loop(const Step& st, Tensor* slots) const;

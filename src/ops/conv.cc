@@ -525,6 +525,22 @@ struct PoolKernel {
   };
 };
 
+// Multiply-adds of one call, for the plan's scheduling (exec/plan.cc): each input element
+// meets KH*KW*Cout/Cin filter elements (a depthwise filter's last dimension is the
+// multiplier: the same formula), fewer by the strides. An unknown (batch) dimension counts
+// as 1: a loaded signature's plan is made before any batch size is known.
+int64_t conv_cost(const InputInfo* in, int, const Attrs& attrs) {
+  if (in[0].unknown_rank || in[1].unknown_rank || in[0].dims->size() != 4 || in[1].dims->size() != 4) return 0;
+  double input = 1, filter = 1, strides = 1;
+  for (int64_t d : *in[0].dims) input *= static_cast<double>(std::max<int64_t>(d, 1));
+  for (int64_t d : *in[1].dims) {
+    if (d <= 0) return 0;
+    filter *= static_cast<double>(d);
+  }
+  for (int64_t s : attrs.list(kConvStrides)) strides *= static_cast<double>(std::max<int64_t>(s, 1));
+  return static_cast<int64_t>(std::min(input * filter / (static_cast<double>((*in[1].dims)[2]) * strides), 1e18));
+}
+
 }  // namespace
 
 const OpDef& op::Conv2D() {
@@ -539,6 +555,7 @@ const OpDef& op::Conv2D() {
                      bool_attr("use_cudnn_on_gpu", true)},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>(),
+      .cost = &conv_cost,
       .grad = &conv::conv2d_grad};
   return def;
 }
@@ -553,6 +570,7 @@ const OpDef& op::DepthwiseConv2dNative() {
                      string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1})},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>(),
+      .cost = &conv_cost,
       .grad = &conv::depthwise_conv2d_grad};
   return def;
 }
@@ -566,7 +584,8 @@ const OpDef& op::KilnFusedConv2D() {
                                            int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC"),
                                            int_list_attr("dilations", {1, 1, 1, 1}), string_attr("activation")},
                             .infer = infer_fused_conv2d,
-                            .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>()};
+                            .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>(),
+                            .cost = &conv_cost};
   return def;
 }
 const OpDef& op::MaxPool() {

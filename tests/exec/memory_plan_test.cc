@@ -1,5 +1,6 @@
 // The static memory plan: dead intermediates' arena blocks are reused, results are not in the
 // frame, and concurrent calls get separate frames.
+#include <algorithm>
 #include <thread>
 
 #include "test_util.h"
@@ -94,4 +95,57 @@ TEST(InterOpParallel, IndependentHeavyBranchesRunConcurrentlyAndAgree) {
   EXPECT_TRUE(failing.get_concrete_function(constant<int32_t>({0})).impl()->plan->runs_in_parallel());
   kiln::testing::expect_error<InvalidArgumentError>([&] { (void)failing(constant<int32_t>({500})); },
                                                     "indices[0] = 500 is not in [0, 192)");
+}
+
+TEST(InterOpParallel, AStemAndAJoinRunAloneWithTheIntraOpThreads) {
+  // One chain in, two branches, one join: the chain's and the join's steps have nothing
+  // beside them, the branches' steps do.
+  auto body = [](Tensor x, Tensor w) {
+    Tensor stem = tanh(matmul(x, w));
+    Tensor a = stem, b = stem;
+    for (int i = 0; i < 6; ++i) {
+      a = tanh(matmul(a, w));
+      b = sigmoid(matmul(b, w));
+    }
+    return a + b;
+  };
+  auto f = function(body, {.optimizer = OptimizerOptions::none()});
+  Tensor x = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 1);
+  Tensor w = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 3);
+  ConcreteFunction cf = f.get_concrete_function(x, w);
+  const auto& plan = *cf.impl()->plan;
+  ASSERT_TRUE(plan.runs_in_parallel());
+  const std::vector<char>& alone = plan.alone_steps();
+  ASSERT_EQ(alone.size(), 2u + 4u * 6u + 1u);
+  EXPECT_TRUE(alone[0]);      // the stem's MatMul
+  EXPECT_TRUE(alone[1]);      // and its Tanh
+  EXPECT_TRUE(alone.back());  // the join
+  EXPECT_EQ(std::count(alone.begin(), alone.end(), char{1}), 3);
+  const auto want = body(x, w).to_vector<float>();
+  for (int threads : {2, 1, 0}) {  // 0: the default again
+    kiln::config::set_intra_op_parallelism_threads(threads);
+    EXPECT_EQ(f(x, w).to_vector<float>(), want);
+  }
+}
+
+TEST(InterOpParallel, BranchesOfLargeConvolutionsSplitEachStepInstead) {
+  // Each convolution is ~5e8 multiply-adds, which its kernel splits over the threads better
+  // than two single-threaded branches side by side (measured on InceptionV3): no inter-op
+  // run. (Costed by the elements they read, as before convolutions had a cost, the graph
+  // looked like 10M elements of work in two equal branches, and ran side by side.)
+  auto body = [](Tensor x, Tensor w) {
+    Tensor a = x, b = x;
+    for (int i = 0; i < 3; ++i) {
+      a = relu(conv2d(a, w, {1, 1, 1, 1}, "SAME"));
+      b = tanh(conv2d(b, w, {1, 1, 1, 1}, "SAME"));
+    }
+    return a + b;
+  };
+  auto f = function(body);
+  Tensor x = random_uniform({1, 112, 112, 64}, -0.1, 0.1, DType::Float32, 1);
+  Tensor w = random_uniform({3, 3, 64, 64}, -0.1, 0.1, DType::Float32, 2);
+  EXPECT_FALSE(f.get_concrete_function(x, w).impl()->plan->runs_in_parallel());
+  // The same graph with an unknown batch (a loaded signature's): still costed, still serial.
+  EXPECT_FALSE(
+      f.get_concrete_function(TensorSpec{{-1, 112, 112, 64}, DType::Float32}, w).impl()->plan->runs_in_parallel());
 }
