@@ -11,7 +11,8 @@ struct Blas {
   Dgemm dgemm = nullptr;
   const char* core = nullptr;
   bool core_is_pinned() const;
-  // The OpenBLAS core this CPU should run: "SkylakeX", "Haswell", or null (OpenBLAS decides).
+  // The OpenBLAS core for the level kiln's kernels run at (cpu_isa()): "SkylakeX", "Haswell",
+  // or null (below AVX2: OpenBLAS decides).
   static const char* core_for_this_cpu();
 };
 

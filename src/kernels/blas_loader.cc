@@ -2,8 +2,8 @@
 // OPENBLAS_CORETYPE; a value that names an older core (Haswell on an AVX-512 machine)
 // halves its speed. And its own detection can fail on CPUs newer than the library (Debian
 // 12's OpenBLAS takes some current Xeons for a Prescott, its SSE3 fallback: 4.5x slower than
-// Eigen). So kiln does not link it: it sets the variable to the core this CPU should use
-// (SkylakeX with AVX-512, Haswell with AVX2 and FMA; OpenBLAS's own choice otherwise),
+// Eigen). So kiln does not link it: it sets the variable to the core for the level kiln's
+// own kernels run at (SkylakeX at avx512, Haswell at avx2; OpenBLAS's own choice below),
 // dlopens the library, and restores the variable. If the process already had OpenBLAS loaded
 // with another core, kiln keeps it only if it reports that core; otherwise it uses Eigen.
 // KILN_OPENBLAS_LIBRARY names a library to try first: the Python wheel points it at the
@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/cpu_isa.h"
 #include "kernels/blas.h"
 
 namespace kiln::kernels {
@@ -66,11 +67,18 @@ Blas load() {
 
 }  // namespace
 
+// OpenBLAS's core for the level kiln's own kernels run at (cpu_isa(): the CPU's, or lower
+// under KILN_CPU_ISA), so one CPU detection serves both, and a suite run at a lower level
+// runs OpenBLAS's kernels of that level too. Below AVX2 OpenBLAS picks its own.
 const char* Blas::core_for_this_cpu() {
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq"))
-    return "SkylakeX";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+  switch (cpu_isa()) {
+    case CpuIsa::kAvx512:
+      return "SkylakeX";
+    case CpuIsa::kAvx2:
+      return "Haswell";
+    case CpuIsa::kBaseline:
+      break;
+  }
   return nullptr;
 }
 
