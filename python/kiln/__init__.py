@@ -2,22 +2,7 @@
 import os as _os
 import sys as _sys
 
-
-def _point_at_wheel_openblas():
-    # libkiln loads OpenBLAS itself at first use (src/kernels/blas_loader.cc). Where the
-    # scipy-openblas32 wheel is installed (kiln's wheel depends on it), its OpenBLAS is used,
-    # system library or not: found here without importing it, named by KILN_OPENBLAS_LIBRARY.
-    if _os.environ.get("KILN_OPENBLAS_LIBRARY"):
-        return
-    import importlib.util
-    spec = importlib.util.find_spec("scipy_openblas32")
-    if spec is None or not spec.submodule_search_locations:
-        return
-    lib = _os.path.join(list(spec.submodule_search_locations)[0], "lib")
-    names = sorted(n for n in (_os.listdir(lib) if _os.path.isdir(lib) else ()) if n.startswith("libscipy_openblas"))
-    if names:
-        _os.environ["KILN_OPENBLAS_LIBRARY"] = _os.path.join(lib, names[0])
-
+from ._openblas import point_at_wheel_openblas as _point_at_wheel_openblas
 
 _point_at_wheel_openblas()
 
