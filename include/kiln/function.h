@@ -31,8 +31,9 @@ struct OptimizerOptions {
   bool remove_identity = true;
   bool prune = true;
   bool elementwise_fusion = true;         // chains of elementwise ops become one kernel
-  bool contraction_fusion = true;         // Conv2D + BiasAdd (+ Relu or Relu6), and a weight-gradient
-                                          // MatMul + its update, become one kernel
+  bool contraction_fusion = true;         // a convolution + its per-channel ops (BiasAdd, BatchNorm's
+                                          // Mul and AddV2, Relu), and a weight-gradient MatMul + its
+                                          // update, become one kernel
   int64_t max_folded_elements = 1 << 16;  // constants larger than this are not materialized
   static OptimizerOptions none() {
     OptimizerOptions o;

@@ -16,6 +16,7 @@
 #include "core/scratch.h"
 #include "kernels/gemm.h"
 #include "kernels/isa_dispatch.h"
+#include "ops/conv_epilogue.h"
 #include "ops/conv_window.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -31,17 +32,21 @@ using conv::pad_before;
 using conv::Window;
 using conv::window;
 
-// Conv2D and its fused form share the convolution attrs' places; the pools theirs.
-// (DepthwiseConv2dNative's too.)
+// Conv2D, DepthwiseConv2dNative and their fused forms share the convolution attrs' places;
+// the pools theirs.
 int conv_attr(const char* name) {
-  return attr_index({{&op::Conv2D(), name}, {&op::KilnFusedConv2D(), name}, {&op::DepthwiseConv2dNative(), name}});
+  return attr_index({{&op::Conv2D(), name},
+                     {&op::KilnFusedConv2D(), name},
+                     {&op::DepthwiseConv2dNative(), name},
+                     {&op::KilnFusedDepthwiseConv2dNative(), name}});
 }
 const int kConvStrides = conv_attr("strides");
 const int kConvPadding = conv_attr("padding");
 const int kConvExplicitPaddings = conv_attr("explicit_paddings");
 const int kConvFormat = conv_attr("data_format");
 const int kConvDilations = conv_attr("dilations");
-const int kFusedActivation = attr_index(op::KilnFusedConv2D(), "activation");
+const int kFusedOps =
+    attr_index({{&op::KilnFusedConv2D(), "fused_ops"}, {&op::KilnFusedDepthwiseConv2dNative(), "fused_ops"}});
 const int kPoolKsize = attr_index({{&op::MaxPool(), "ksize"}, {&op::AvgPool(), "ksize"}});
 const int kPoolStrides = attr_index({{&op::MaxPool(), "strides"}, {&op::AvgPool(), "strides"}});
 const int kPoolPadding = attr_index({{&op::MaxPool(), "padding"}, {&op::AvgPool(), "padding"}});
@@ -66,11 +71,15 @@ struct Geometry {
 // makes G groups, each convolving C/G input channels into OC/G outputs.
 // DepthwiseConv2dNative(input [N,H,W,C], filter [KH,KW,C,M]): each channel convolved with its
 // own M filters, output C*M channels (channel c's m-th at c*M+m); the same attrs.
+bool is_depthwise(const OpDef& op) {
+  return &op == &op::DepthwiseConv2dNative() || &op == &op::KilnFusedDepthwiseConv2dNative();
+}
+
 void infer_conv2d(InferContext& c) {
   require_same_dtypes(c, 0, 1);
   if (!is_floating(c.in(0).dtype))
     c.fail(std::string(c.op.name) + " supports float and double, got " + tf_type_name(c.in(0).dtype));
-  const bool depthwise = &c.op == &op::DepthwiseConv2dNative();
+  const bool depthwise = is_depthwise(c.op);
   const auto& strides = four(c, kConvStrides, "strides");
   const std::string& padding = c.attrs.s(kConvPadding);
   check_padding(c, padding, c.attrs.list(kConvExplicitPaddings));
@@ -129,35 +138,8 @@ Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vec
   return g;
 }
 
-// What a fused convolution applies to its output rows after the GEMM (KilnFusedConv2D's
-// "activation" attr names the last step): nothing, + bias, + bias then Relu or Relu6.
-enum class Epilogue { kNone, kBias, kBiasRelu, kBiasRelu6 };
-
-Epilogue epilogue_of(const std::string& activation) {
-  if (activation.empty()) return Epilogue::kBias;
-  if (activation == "Relu") return Epilogue::kBiasRelu;
-  if (activation == "Relu6") return Epilogue::kBiasRelu6;
-  throw InternalError("KilnFusedConv2D: unknown activation '" + activation + "'");
-}
-
-// The same arithmetic as BiasAdd then Relu / Relu6 run one after the other (bit for bit).
-template <class T>
-KILN_ISA_BODY void apply_epilogue_body(T* y, int64_t rows, int64_t channels, const T* bias, Epilogue e) {
-  for (int64_t r = 0; r < rows; ++r) {
-    T* __restrict row = y + r * channels;
-    for (int64_t j = 0; j < channels; ++j) {
-      T v = row[j] + bias[j];
-      if (e == Epilogue::kBiasRelu) v = v < T(0) ? T(0) : v;
-      if (e == Epilogue::kBiasRelu6) v = v < T(0) ? T(0) : (v > T(6) ? T(6) : v);
-      row[j] = v;
-    }
-  }
-}
-template <class T>
-void apply_epilogue(T* y, int64_t rows, int64_t channels, const T* bias, Epilogue e) {
-  if (e == Epilogue::kNone) return;
-  KILN_ISA_DISPATCH((apply_epilogue_body(y, rows, channels, bias, e)));
-}
+using conv::apply_epilogue;
+using conv::Epilogue;
 
 #if defined(__x86_64__)
 // A thin float convolution (kh * kw * C <= kThinPatch taps per output: a first layer over one
@@ -276,11 +258,11 @@ KILN_ISA_BODY void grouped_row_body(const Geometry& g, const T* x, const T* w, i
 }
 
 template <class T>
-void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const T* bias, Epilogue epilogue) {
+void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const Epilogue& epilogue) {
   if (g.c == 0) {  // no input channels: every output is an empty sum
     T* y = c.out(0).as<T>();
     std::fill(y, y + c.out(0).num_elements, T(0));
-    if (oc > 0) apply_epilogue(y, c.out(0).num_elements / oc, oc, bias, epilogue);
+    if (oc > 0) apply_epilogue(y, c.out(0).num_elements / oc, oc, epilogue);
     return;
   }
   const int64_t groups = g.c / fd, per_group = oc / groups;
@@ -295,19 +277,19 @@ void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t o
                [&](int64_t lo, int64_t hi) {
                  for (int64_t r = lo; r < hi; ++r) {
                    KILN_ISA_DISPATCH((grouped_row_body(g, x, w, fd, oc, r, y + r * g.x.out * oc)));
-                   apply_epilogue(y + r * g.x.out * oc, g.x.out, oc, bias, epilogue);
+                   apply_epilogue(y + r * g.x.out * oc, g.x.out, oc, epilogue);
                  }
                });
 }
 
 template <class T>
-void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilogue) {
+void convolve(KernelContext& c, const Geometry& g, const Epilogue& epilogue) {
   const TensorImpl& f = c.in(1);
-  if (&c.op == &op::DepthwiseConv2dNative()) {
+  if (is_depthwise(c.op)) {
     if (f.dims[2] != g.c) c.fail("input and filter must have the same depth");
-    return grouped_convolve<T>(c, g, 1, f.dims[2] * f.dims[3], bias, epilogue);
+    return grouped_convolve<T>(c, g, 1, f.dims[2] * f.dims[3], epilogue);
   }
-  if (f.dims[2] != g.c) return grouped_convolve<T>(c, g, f.dims[2], f.dims[3], bias, epilogue);
+  if (f.dims[2] != g.c) return grouped_convolve<T>(c, g, f.dims[2], f.dims[3], epilogue);
   const int64_t oc = f.dims[3], patch = g.kh * g.kw * g.c, rows = g.n * g.y.out * g.x.out;
   if (rows == 0 || oc == 0) return;
   const T* x = c.in(0).as<T>();
@@ -317,7 +299,7 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
                          g.x.pad_before == 0 && g.y.out == g.h && g.x.out == g.w;
   if (patch == 0) {
     std::fill(y, y + rows * oc, T(0));
-    apply_epilogue(y, rows, oc, bias, epilogue);
+    apply_epilogue(y, rows, oc, epilogue);
     return;
   }
 #if defined(__x86_64__)
@@ -338,7 +320,7 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
         for (int64_t blk = lo; blk < hi; ++blk) {
           const int64_t r0 = blk * kThinBlock, r1 = std::min(rows, r0 + kThinBlock);
           thin_block(g, x, w, oc, offsets, identity, r0, r1, y);
-          apply_epilogue(y + r0 * oc, r1 - r0, oc, bias, epilogue);
+          apply_epilogue(y + r0 * oc, r1 - r0, oc, epilogue);
         }
       });
       return;
@@ -405,7 +387,7 @@ void convolve(KernelContext& c, const Geometry& g, const T* bias, Epilogue epilo
         a = cols;
       }
       kernels::gemm<T>(false, false, r1 - r0, oc, patch, a, w, y + r0 * oc);
-      apply_epilogue(y + r0 * oc, r1 - r0, oc, bias, epilogue);
+      apply_epilogue(y + r0 * oc, r1 - r0, oc, epilogue);
     }
   });
 }
@@ -416,20 +398,40 @@ struct Conv2DKernel {
     const TensorImpl& f = c.in(1);
     const Geometry g = geometry(c, f.dims[0], f.dims[1], c.attrs.list(kConvStrides), c.attrs.list(kConvDilations),
                                 c.attrs.s(kConvPadding), c.attrs.list(kConvExplicitPaddings));
-    convolve<T>(c, g, nullptr, Epilogue::kNone);
+    convolve<T>(c, g, Epilogue{});
   }
 };
 
-// KilnFusedConv2D(input, filter, bias): Conv2D, BiasAdd and an optional Relu or Relu6 in one
-// kernel (the optimizer's fuse_contraction makes it; TensorFlow's remapper makes
-// _FusedConv2D). Attrs: Conv2D's strides, padding, explicit_paddings, data_format,
-// dilations, then activation ("", "Relu" or "Relu6").
+// KilnFusedConv2D / KilnFusedDepthwiseConv2dNative(input, filter, args...): the convolution
+// and the per-channel ops the optimizer's fuse_contraction folded into it (TensorFlow's
+// remapper makes _FusedConv2D the same way), which apply to each block of output rows while
+// it is in cache (conv_epilogue.h). Attrs: the convolution's strides, padding,
+// explicit_paddings, data_format, dilations, then fused_ops: the ops' names in order,
+// comma-separated ("BiasAdd,Mul,AddV2,Relu"); each of BiasAdd, Mul, AddV2 and Sub takes the
+// next of `args`, a vector of the output's channels (shape [C] or [1, ..., 1, C]).
+Epilogue fused_epilogue(const OpDef& op, const Attrs& attrs, int num_inputs) {
+  Epilogue e;
+  if (std::string why = conv::parse_epilogue(attrs.s(kFusedOps), e); !why.empty())
+    throw InternalError(std::string(op.name) + ": " + why);
+  if (num_inputs != 2 + conv::num_channel_values(e))
+    throw InternalError(std::string(op.name) + ": " + std::to_string(num_inputs - 2) + " vectors for fused ops '" +
+                        attrs.s(kFusedOps) + "'");
+  return e;
+}
 void infer_fused_conv2d(InferContext& c) {
+  fused_epilogue(c.op, c.attrs, c.num_inputs);
   infer_conv2d(c);
-  const InputInfo& bias = c.in(2);
-  if (bias.dtype != c.in(0).dtype) c.fail("bias must have the input's dtype");
-  if (!bias.unknown_rank && bias.dims->size() != 1) c.fail("bias must be 1-D" + dims_text(*bias.dims));
-  epilogue_of(c.attrs.s(kFusedActivation));
+  const TensorShape& out = c.out(0).shape;
+  const int64_t channels = out.unknown_rank() ? -1 : out.dims().back();
+  for (int i = 2; i < c.num_inputs; ++i) {
+    const InputInfo& v = c.in(i);
+    if (v.dtype != c.in(0).dtype) c.fail("a fused op's vector must have the input's dtype");
+    if (v.unknown_rank) continue;
+    const Dims& d = *v.dims;
+    bool per_channel = !d.empty() && d.size() <= 4 && (channels < 0 || d.back() < 0 || d.back() == channels);
+    for (size_t k = 0; k + 1 < d.size(); ++k) per_channel = per_channel && d[k] == 1;
+    if (!per_channel) c.fail("a fused op's vector must be [channels]" + dims_text(d));
+  }
 }
 template <class T>
 struct FusedConv2DKernel {
@@ -437,8 +439,15 @@ struct FusedConv2DKernel {
     const TensorImpl& f = c.in(1);
     const Geometry g = geometry(c, f.dims[0], f.dims[1], c.attrs.list(kConvStrides), c.attrs.list(kConvDilations),
                                 c.attrs.s(kConvPadding), c.attrs.list(kConvExplicitPaddings));
-    if (c.in(2).num_elements != f.dims[3]) throw InternalError("KilnFusedConv2D: bias and filter disagree");
-    convolve<T>(c, g, c.in(2).as<T>(), epilogue_of(c.attrs.s(kFusedActivation)));
+    Epilogue e = fused_epilogue(c.op, c.attrs, c.num_inputs);
+    const int64_t channels = c.out(0).dims[3];
+    for (int s = 0, arg = 2; s < e.count; ++s) {
+      if (!conv::takes_channel_values(e.steps[s].op)) continue;
+      if (c.in(arg).num_elements != channels)
+        throw InternalError(std::string(c.op.name) + ": a fused op's vector and the output's channels disagree");
+      e.steps[s].channel_values = c.in(arg++).as<T>();
+    }
+    convolve<T>(c, g, e);
   }
 };
 
@@ -576,13 +585,27 @@ const OpDef& op::DepthwiseConv2dNative() {
 }
 const OpDef& op::KilnFusedConv2D() {
   static const OpDef def = {.name = "KilnFusedConv2D",
-                            .num_inputs = 3,
+                            .num_inputs = -1,
                             .num_outputs = 1,
-                            .input_args = {"input", "filter", "bias"},
+                            .input_args = {"input", "filter", list_arg("args")},
                             .traits = kPure | kInternal,
                             .attr_specs = {int_list_attr("strides"), string_attr("padding"),
                                            int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC"),
-                                           int_list_attr("dilations", {1, 1, 1, 1}), string_attr("activation")},
+                                           int_list_attr("dilations", {1, 1, 1, 1}), string_attr("fused_ops")},
+                            .infer = infer_fused_conv2d,
+                            .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>(),
+                            .cost = &conv_cost};
+  return def;
+}
+const OpDef& op::KilnFusedDepthwiseConv2dNative() {
+  static const OpDef def = {.name = "KilnFusedDepthwiseConv2dNative",
+                            .num_inputs = -1,
+                            .num_outputs = 1,
+                            .input_args = {"input", "filter", list_arg("args")},
+                            .traits = kPure | kInternal,
+                            .attr_specs = {int_list_attr("strides"), string_attr("padding"),
+                                           int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC"),
+                                           int_list_attr("dilations", {1, 1, 1, 1}), string_attr("fused_ops")},
                             .infer = infer_fused_conv2d,
                             .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>(),
                             .cost = &conv_cost};

@@ -31,7 +31,7 @@
   /* slicing.cc */ X(Slice) X(StridedSlice) X(GatherV2) X(StridedSliceGrad)           \
   /* broadcast_ops.cc */ X(BroadcastTo) X(BroadcastGradientArgs)                                            \
   /* nn.cc */ X(SparseSoftmaxCrossEntropyWithLogits) X(BiasAdd) X(FusedBatchNormV3)                        \
-  /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(MaxPool) X(AvgPool) X(KilnFusedConv2D)                   \
+  /* conv.cc */ X(Conv2D) X(DepthwiseConv2dNative) X(MaxPool) X(AvgPool) X(KilnFusedConv2D) X(KilnFusedDepthwiseConv2dNative)                   \
   /* conv_backprop.cc */ X(Conv2DBackpropInput) X(Conv2DBackpropFilter) X(DepthwiseConv2dNativeBackpropInput)  \
     X(DepthwiseConv2dNativeBackpropFilter) X(MaxPoolGrad) X(AvgPoolGrad) X(MaxPoolGradGrad)                                   \
   /* conv3d.cc */ X(Conv3D) X(Conv3DBackpropInputV2) X(Conv3DBackpropFilterV2) X(MaxPool3D) X(AvgPool3D)    \

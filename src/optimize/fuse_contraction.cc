@@ -1,9 +1,15 @@
-// fuse_contraction: Conv2D -> BiasAdd (-> Relu | Relu6) becomes one KilnFusedConv2D node, so
-// the bias and the activation are applied to each block of the convolution's output while it
-// is still in cache, instead of in two more passes over memory (TensorFlow's remapper makes
-// _FusedConv2D the same way). The fused kernel does the same arithmetic in the same order, so
-// results are bit for bit those of the three ops. A node joins only if its one user is the
-// next step and nothing else (a graph output, a control edge) needs its value.
+// fuse_contraction: a convolution (Conv2D, DepthwiseConv2dNative) and the chain of
+// per-channel ops after it become one fused node (KilnFusedConv2D,
+// KilnFusedDepthwiseConv2dNative), so those ops apply to each block of the convolution's
+// output while it is still in cache, instead of each in another pass over memory
+// (TensorFlow's remapper makes _FusedConv2D the same way). The chain: BiasAdd, Mul, AddV2 or
+// Sub by a vector of the output's channels, in any number up to the kernel's limit, then
+// optionally Relu or Relu6 — Conv2D -> BiasAdd -> Relu, and Keras's BatchNormalization at
+// inference, Conv2D -> [BiasAdd ->] Mul(scale) -> AddV2(shift) -> Relu. The fused kernel does
+// the same arithmetic in the same order (ops/conv_epilogue.h), so results are bit for bit
+// those of the separate ops. A node joins only if its one user is the next step and nothing
+// else (a graph output, a control edge) needs its value.
+#include "ops/conv_epilogue.h"
 #include "ops/op_list.h"
 #include "optimize/pass.h"
 
@@ -12,10 +18,51 @@ namespace {
 
 using graph::Node;
 using graph::Output;
+using ops::conv::EpilogueOp;
 
-// Conv2D's attrs in KilnFusedConv2D's order: strides, padding, explicit_paddings,
-// data_format, dilations (use_cudnn_on_gpu is dropped), then the activation.
+// The convolution's attrs in the fused row's order: strides, padding, explicit_paddings,
+// data_format, dilations (Conv2D's use_cudnn_on_gpu is dropped), then fused_ops.
 constexpr int kConvAttrsKept = 5;
+
+// `v` is a vector of `channels` values that broadcasts along the last dimension of a rank-4
+// output without changing its shape: [C] or [1, ..., 1, C], of the output's dtype.
+bool per_channel(const Output& v, int64_t channels, DType dtype) {
+  const TensorShape& s = v.node->out_shapes[v.index];
+  if (v.node->out_dtypes[v.index] != dtype || s.unknown_rank()) return false;
+  const Dims& d = s.dims();
+  if (d.empty() || d.size() > 4 || d.back() != channels) return false;
+  for (size_t k = 0; k + 1 < d.size(); ++k)
+    if (d[k] != 1) return false;
+  return true;
+}
+
+// The epilogue step `next` is, when `prev` is its data operand: which op, and its vector.
+bool as_epilogue_step(const Node& next, const Node& prev, int64_t channels, DType dtype, EpilogueOp& op,
+                      Output& vector) {
+  if (!next.control_inputs.empty() || next.inputs.empty()) return false;
+  if (next.op == &ops::op::Relu() || next.op == &ops::op::Relu6()) {
+    op = next.op == &ops::op::Relu() ? EpilogueOp::kRelu : EpilogueOp::kRelu6;
+    return next.inputs[0].node == &prev;
+  }
+  if (next.inputs.size() != 2) return false;
+  const bool commutes = next.op == &ops::op::Mul() || next.op == &ops::op::AddV2();
+  const bool left = next.inputs[0].node == &prev;
+  if (!left && !(commutes && next.inputs[1].node == &prev)) return false;
+  vector = next.inputs[left ? 1 : 0];
+  if (vector.node == &prev || !per_channel(vector, channels, dtype)) return false;
+  if (next.op == &ops::op::BiasAdd()) {
+    const std::string& format = next.attrs.s(0);  // data_format: the channels are last only in NHWC
+    op = EpilogueOp::kBiasAdd;
+    return left && (format.empty() || format == "NHWC");
+  }
+  if (next.op == &ops::op::Sub()) {
+    op = EpilogueOp::kSub;
+    return left;
+  }
+  if (!commutes) return false;
+  op = next.op == &ops::op::Mul() ? EpilogueOp::kMul : EpilogueOp::kAddV2;
+  return true;
+}
 
 class FuseContraction : public Pass {
  public:
@@ -36,25 +83,30 @@ class FuseContraction : public Pass {
     Replacements repl;
     for (int id = 0; id < n; ++id) {
       Node& conv = *g.node(id);
-      if (conv.op != &ops::op::Conv2D() || !conv.control_inputs.empty()) continue;
-      Node* bias_add = only_user(conv);
-      if (!bias_add || bias_add->op != &ops::op::BiasAdd() || bias_add->inputs[0].node != &conv ||
-          !bias_add->control_inputs.empty())
-        continue;
-      const Output& bias = bias_add->inputs[1];
-      if (bias.node == &conv || bias.node->out_dtypes[bias.index] != conv.out_dtypes[0]) continue;
-      Node* last = bias_add;
-      std::string activation;
-      if (Node* act = only_user(*bias_add);
-          act && act->control_inputs.empty() && (act->op == &ops::op::Relu() || act->op == &ops::op::Relu6())) {
-        activation = act->op->name;
-        last = act;
+      const bool depthwise = conv.op == &ops::op::DepthwiseConv2dNative();
+      if ((conv.op != &ops::op::Conv2D() && !depthwise) || !conv.control_inputs.empty()) continue;
+      const TensorShape& out = conv.out_shapes[0];
+      if (out.unknown_rank() || out.dims().size() != 4 || out.dims().back() < 0) continue;
+      const int64_t channels = out.dims().back();
+      Node* last = &conv;
+      std::string fused_ops;
+      std::vector<Output> inputs = {conv.inputs[0], conv.inputs[1]};
+      for (int steps = 0; steps < ops::conv::kMaxEpilogueSteps; ++steps) {
+        Node* next = only_user(*last);
+        EpilogueOp op;
+        Output vector;
+        if (!next || !as_epilogue_step(*next, *last, channels, conv.out_dtypes[0], op, vector)) break;
+        fused_ops += (fused_ops.empty() ? "" : ",") + std::string(ops::conv::epilogue_op_name(op));
+        if (ops::conv::takes_channel_values(op)) inputs.push_back(vector);
+        last = next;
+        if (!ops::conv::takes_channel_values(op)) break;  // an activation ends the chain
       }
+      if (last == &conv) continue;
       ops::Attrs attrs;
       for (int k = 0; k < kConvAttrsKept; ++k) attrs.push(conv.attrs[k]);
-      attrs.push(activation);
-      Node* fused = g.add_node(ops::op::KilnFusedConv2D(), last->name + "/fused",
-                               {conv.inputs[0], conv.inputs[1], bias}, std::move(attrs));
+      attrs.push(fused_ops);
+      Node* fused = g.add_node(depthwise ? ops::op::KilnFusedDepthwiseConv2dNative() : ops::op::KilnFusedConv2D(),
+                               last->name + "/fused", std::move(inputs), std::move(attrs));
       repl[{last, 0}] = Output{fused, 0};
     }
     g.replace_uses(repl);

@@ -280,3 +280,105 @@ TEST(Optimizer, ConvolutionBiasAndActivationFuse) {
   EXPECT_EQ(hc["KilnFusedConv2D"], 0);
   EXPECT_EQ(hc["BiasAdd"], 1);
 }
+
+// Keras's BatchNormalization at inference exports as Mul(scale) and AddV2(shift) by vectors
+// of the channels ([1, 1, 1, C] after a Reshape): a convolution, its bias, that pair and the
+// activation become one fused node (DepthwiseConv2dNative's too), bit for bit the separate
+// ops run eagerly, with a known or unknown batch.
+TEST(Optimizer, ConvolutionBatchNormChainsFuse) {
+  struct Case {
+    std::vector<int64_t> x, k;
+    std::vector<int64_t> strides;
+    std::string padding;
+    bool depthwise, bias, vectors_first, channels_only;
+    int activation;  // 0 none, 1 Relu, 2 Relu6, 3 a Sub instead of the AddV2 and no activation
+  };
+  const std::vector<Case> cases = {
+      {{64, 28, 28, 1}, {3, 3, 1, 32}, {1, 1, 1, 1}, "VALID", false, true, false, false, 1},
+      {{2, 9, 7, 5}, {3, 2, 5, 6}, {1, 2, 1, 1}, "SAME", false, false, true, true, 2},
+      {{3, 6, 6, 8}, {1, 1, 8, 4}, {1, 1, 1, 1}, "VALID", false, true, true, false, 0},
+      {{1, 5, 5, 3}, {5, 5, 3, 2}, {1, 1, 1, 1}, "SAME", false, false, false, true, 3},
+      {{2, 12, 10, 8}, {3, 3, 8, 1}, {1, 2, 2, 1}, "SAME", true, false, false, false, 2},
+      {{1, 7, 7, 4}, {3, 3, 4, 2}, {1, 1, 1, 1}, "VALID", true, true, true, true, 1}};
+  int seed = 100;
+  for (const Case& t : cases) {
+    const int64_t channels = t.depthwise ? t.k[2] * t.k[3] : t.k[3];
+    const std::vector<int64_t> vector_shape =
+        t.channels_only ? std::vector<int64_t>{channels} : std::vector<int64_t>{1, 1, 1, channels};
+    auto body = [&](Tensor x, Tensor k, Tensor b, Tensor variance, Tensor mean) {
+      Tensor y = t.depthwise
+                     ? execute_op("DepthwiseConv2dNative", {x, k}, {{"strides", t.strides}, {"padding", t.padding}})[0]
+                     : conv2d(x, k, t.strides, t.padding);
+      if (t.bias) y = bias_add(y, b);
+      // Keras's arithmetic: scale = rsqrt(variance + epsilon), shift = mean * -scale.
+      Tensor scale = reshape(rsqrt(variance + 0.001f), vector_shape);
+      Tensor shift = reshape(mean * -rsqrt(variance + 0.001f), vector_shape);
+      y = t.vectors_first ? scale * y : y * scale;
+      if (t.activation == 3) return y - shift;
+      y = t.vectors_first ? shift + y : y + shift;
+      return t.activation == 1 ? relu(y) : t.activation == 2 ? relu6(y) : y;
+    };
+    auto f = function(body);
+    const Tensor x = random_uniform(t.x, -3, 3, DType::Float32, seed++);
+    const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, seed++);
+    const Tensor b = random_uniform({channels}, -1, 1, DType::Float32, seed++);
+    const Tensor variance = random_uniform({channels}, 0, 2, DType::Float32, seed++);
+    const Tensor mean = random_uniform({channels}, -1, 1, DType::Float32, seed++);
+    const std::string fused_name = t.depthwise ? "KilnFusedDepthwiseConv2dNative" : "KilnFusedConv2D";
+    for (bool unknown_batch : {false, true}) {
+      std::vector<int64_t> x_dims = t.x;
+      if (unknown_batch) x_dims[0] = -1;
+      auto cf = f.get_concrete_function(TensorSpec{x_dims, DType::Float32}, TensorSpec{t.k, DType::Float32},
+                                        TensorSpec{{channels}, DType::Float32}, TensorSpec{{channels}, DType::Float32},
+                                        TensorSpec{{channels}, DType::Float32});
+      auto counts = op_counts(cf.optimized_graph());
+      EXPECT_EQ(counts[fused_name], 1) << t.padding << " unknown batch " << unknown_batch;
+      EXPECT_EQ(
+          counts["Conv2D"] + counts["DepthwiseConv2dNative"] + counts["BiasAdd"] + counts["Relu"] + counts["Relu6"], 0);
+    }
+    EXPECT_EQ(f(x, k, b, variance, mean).to_vector<float>(), body(x, k, b, variance, mean).to_vector<float>())
+        << t.padding;
+  }
+}
+
+// What does not broadcast along the channels alone stays a separate op: a Sub whose
+// convolution is the subtrahend, a product with a tensor of the output's shape, a vector
+// along another dimension, and a BiasAdd after an op that is not part of the chain.
+TEST(Optimizer, ConvolutionChainsStopAtWhatIsNotPerChannel) {
+  const TensorSpec xs{{2, 6, 6, 3}, DType::Float32}, ks{{3, 3, 3, 4}, DType::Float32};
+  auto counts_of = [&](auto body, TensorSpec third) {
+    return op_counts(function(body).get_concrete_function(xs, ks, third).optimized_graph());
+  };
+  auto sub_from = counts_of(
+      [](Tensor x, Tensor k, Tensor v) {
+        return v - conv2d(x, k, {1, 1, 1, 1}, "SAME");
+      },
+      TensorSpec{{4}, DType::Float32});
+  EXPECT_EQ(sub_from["KilnFusedConv2D"], 0);
+  auto full = counts_of(
+      [](Tensor x, Tensor k, Tensor v) {
+        return conv2d(x, k, {1, 1, 1, 1}, "SAME") * v;
+      },
+      TensorSpec{{2, 6, 6, 4}, DType::Float32});
+  EXPECT_EQ(full["KilnFusedConv2D"], 0);
+  auto rows = counts_of(
+      [](Tensor x, Tensor k, Tensor v) {
+        return conv2d(x, k, {1, 1, 1, 1}, "SAME") * v;
+      },
+      TensorSpec{{1, 6, 1, 4}, DType::Float32});
+  EXPECT_EQ(rows["KilnFusedConv2D"], 0);
+  // The chain ends at the first step that is not per-channel; the steps before it fuse.
+  auto partial = counts_of(
+      [](Tensor x, Tensor k, Tensor v) {
+        return relu((conv2d(x, k, {1, 1, 1, 1}, "SAME") + v) * 2.0f);
+      },
+      TensorSpec{{4}, DType::Float32});
+  EXPECT_EQ(partial["KilnFusedConv2D"], 1);
+  EXPECT_EQ(partial["Conv2D"] + partial["AddV2"], 0);
+  EXPECT_EQ(partial["Mul"] + partial["KilnFusedElementwise"], 1);  // the scalar's Mul (and the Relu) outside
+  const Tensor x = random_uniform({2, 6, 6, 3}, -3, 3, DType::Float32, 7);
+  const Tensor k = random_uniform({3, 3, 3, 4}, -1, 1, DType::Float32, 8);
+  const Tensor v = random_uniform({1, 6, 1, 4}, -1, 1, DType::Float32, 9);
+  auto g = function([](Tensor x, Tensor k, Tensor v) { return relu(conv2d(x, k, {1, 1, 1, 1}, "SAME") * v); });
+  EXPECT_EQ(g(x, k, v).to_vector<float>(), relu(conv2d(x, k, {1, 1, 1, 1}, "SAME") * v).to_vector<float>());
+}

@@ -1,0 +1,46 @@
+// What a fused convolution (KilnFusedConv2D, KilnFusedDepthwiseConv2dNative) applies to each
+// block of its output rows right after computing it, while the block is in cache: the
+// per-channel steps of the ops the optimizer folded into it (optimize/fuse_contraction.cc),
+// in their order. Keras's BatchNormalization at inference is such a chain (Conv2D ->
+// [BiasAdd ->] Mul(scale) -> AddV2(shift) -> Relu), so a block costs one pass over memory
+// instead of four. Each step rounds as the op it replaces does (conv_epilogue.cc is compiled
+// without multiply-add contraction), so float32 and float64 results are bit for bit the
+// unfused ops'. A 16-bit float convolution runs widened (ops/widen.h): its fused steps
+// compute in float32 and round once, at the end, as TensorFlow's fused kernels do.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace kiln::ops::conv {
+
+// BiasAdd, AddV2 and Mul add or multiply a per-channel vector (either operand order: IEEE
+// addition and multiplication commute); Sub subtracts one from the output; Relu and Relu6
+// end the chain.
+enum class EpilogueOp : uint8_t { kBiasAdd, kMul, kAddV2, kSub, kRelu, kRelu6 };
+constexpr int kMaxEpilogueSteps = 6;
+
+struct EpilogueStep {
+  EpilogueOp op = EpilogueOp::kBiasAdd;
+  const void* channel_values = nullptr;  // the vector's [C] values; null for Relu, Relu6
+};
+struct Epilogue {
+  std::array<EpilogueStep, kMaxEpilogueSteps> steps{};
+  int count = 0;
+};
+
+const char* epilogue_op_name(EpilogueOp op);
+bool takes_channel_values(EpilogueOp op);
+// The op named `name` ("BiasAdd", "Mul", "AddV2", "Sub", "Relu", "Relu6"); false for others.
+bool epilogue_op_named(const std::string& name, EpilogueOp& op);
+
+// Parses the fused ops' attr ("BiasAdd,Relu", "Mul,AddV2,Relu6"): known names, at most
+// kMaxEpilogueSteps, an activation only last. Returns "" or what is wrong.
+std::string parse_epilogue(const std::string& text, Epilogue& out);
+int num_channel_values(const Epilogue& e);
+
+// Applies `e` to `rows` rows of `channels` values (T: float or double).
+template <class T>
+void apply_epilogue(T* y, int64_t rows, int64_t channels, const Epilogue& e);
+
+}  // namespace kiln::ops::conv
