@@ -14,8 +14,9 @@ struct Named {
   const char* name;
   EpilogueOp op;
 };
-constexpr Named kNamed[] = {{"BiasAdd", EpilogueOp::kBiasAdd}, {"Mul", EpilogueOp::kMul}, {"AddV2", EpilogueOp::kAddV2},
-                            {"Sub", EpilogueOp::kSub},         {"Relu", EpilogueOp::kRelu}, {"Relu6", EpilogueOp::kRelu6}};
+constexpr Named kNamed[] = {{"BiasAdd", EpilogueOp::kBiasAdd}, {"Mul", EpilogueOp::kMul},
+                            {"AddV2", EpilogueOp::kAddV2},     {"Sub", EpilogueOp::kSub},
+                            {"Relu", EpilogueOp::kRelu},       {"Relu6", EpilogueOp::kRelu6}};
 
 // One row: every step in turn over the row's channels (the row stays in L1), each loop a
 // plain vectorizable pass. The activations are the Relu and Relu6 kernels' expressions, so a

@@ -4,11 +4,17 @@
 // fused result is exactly the unfused one.
 // attrs: program = [num_inputs, num_registers, then per step: op, dst, a, b (-1: unary)],
 // with op an index into fusable_ops(); output_shape. Registers 0..num_inputs-1 are inputs.
+// An input has the output's elements, one element (broadcast), or the output's last
+// dimension (a per-channel vector, read through a copy repeated to a chunk's length). When
+// output_shape has unknown dimensions, the output takes input 0's shape (the pass puts the
+// group's one tensor of that shape there).
 #include "ops/fused.h"
 
 #include <cstring>
+#include <string>
 
 #include "core/parallel.h"
+#include "core/scratch.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -42,7 +48,15 @@ void infer_fused(InferContext& c) {
   const auto& p = c.attrs.list(kProgram);
   if (p.size() < 2 || p[0] != c.num_inputs || (p.size() - 2) % 4 != 0) c.fail("malformed fused program");
   c.out(0).dtype = c.in(0).dtype;
-  c.out(0).shape = c.attrs.shape(kOutputShape);
+  const TensorShape& shape = c.attrs.shape(kOutputShape);
+  c.out(0).shape = shape;
+  if (shape.is_fully_defined() || shape.unknown_rank() || c.in(0).unknown_rank) return;
+  const Dims& first = *c.in(0).dims;
+  if (first.size() != shape.dims().size()) c.fail("the fused output's rank and its first input's disagree");
+  for (size_t k = 0; k < first.size(); ++k)
+    if (shape.dims()[k] >= 0 && first[k] >= 0 && shape.dims()[k] != first[k])
+      c.fail("the fused output's shape and its first input's disagree");
+  c.out(0).shape = TensorShape(Dims(first));
 }
 
 struct FusedKernel {
@@ -55,7 +69,32 @@ struct FusedKernel {
     const DType d = out.dtype;
     const size_t es = dtype_size(d);
     const int64_t n = out.num_elements;
-    if (num_regs - num_inputs > kMaxFusedTemps || num_regs > kMaxFusedRegisters) c.fail("fused program too large");
+    if (num_inputs > num_regs || num_regs - num_inputs > kMaxFusedTemps || num_regs > kMaxFusedRegisters)
+      c.fail("fused program too large");
+    // Per-channel vectors, each repeated to cover a chunk from any offset within the vector.
+    const int64_t channels = out.dims.empty() ? 0 : out.dims.back();
+    // (In this thread's scratch: a call allocates nothing once warm.)
+    int64_t tiled_at[kMaxFusedRegisters];  // byte offset of input r's copy, -1 for none
+    int64_t tiled_bytes = 0;
+    const int64_t span = kChunk + channels;
+    for (int r = 0; r < num_inputs; ++r) {
+      const int64_t count = c.in(r).num_elements;
+      tiled_at[r] = -1;
+      if (count == n || count == 1) continue;
+      if (channels <= 1 || count != channels || n % channels != 0)
+        c.fail("a fused operand of " + std::to_string(count) + " elements does not fit an output of " +
+               std::to_string(n));
+      tiled_at[r] = tiled_bytes;
+      tiled_bytes += span * static_cast<int64_t>(es);
+    }
+    unsigned char* tiled =
+        tiled_bytes ? static_cast<unsigned char*>(detail::scratch_bytes(detail::kFusedScratch, tiled_bytes)) : nullptr;
+    for (int r = 0; r < num_inputs; ++r) {
+      if (tiled_at[r] < 0) continue;
+      for (int64_t k = 0; k < span; k += channels)
+        std::memcpy(tiled + tiled_at[r] + k * static_cast<int64_t>(es), c.in(r).data,
+                    static_cast<size_t>(std::min(channels, span - k)) * es);
+    }
     parallel_for((n + kChunk - 1) / kChunk, 256, [&](int64_t lo, int64_t hi) {
       alignas(64) unsigned char temps[kMaxFusedTemps * kChunk * 8];  // on the stack: no allocation
       const void* reg[kMaxFusedRegisters];
@@ -65,7 +104,10 @@ struct FusedKernel {
         for (int r = 0; r < num_inputs; ++r) {
           const TensorImpl& in = c.in(r);
           scalar[r] = in.num_elements == 1 && n != 1;
-          reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
+          if (tiled_at[r] >= 0)
+            reg[r] = tiled + tiled_at[r] + (start % channels) * static_cast<int64_t>(es);
+          else
+            reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
         }
         for (int s = 0; s < steps; ++s) {
           const int64_t* ins = &p[2 + 4 * s];

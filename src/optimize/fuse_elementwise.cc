@@ -1,6 +1,11 @@
-// fuse_elementwise: a chain or tree of elementwise ops over one shape (other operands scalar)
-// becomes one KilnFusedElementwise node: one pass over memory, no intermediate buffers.
-// A producer joins its consumer's group only if nothing outside the group uses it.
+// fuse_elementwise: a chain or tree of elementwise ops over one shape becomes one
+// KilnFusedElementwise node: one pass over memory, no intermediate buffers. Operands other
+// than the group's shape are single elements or vectors along the last dimension (a
+// BatchNormalization's per-channel scale and shift, shape [C] or [1, ..., 1, C]). A shape
+// with unknown dimensions (a served model's batch) fuses when the group reads one tensor of
+// that shape and nothing else but such operands: then no operand can broadcast it at run
+// time into another shape. A producer joins its consumer's group only if nothing outside the
+// group uses it.
 #include <algorithm>
 
 #include "ops/fused.h"
@@ -20,17 +25,28 @@ using graph::Output;
 bool fusable(const Node& n) {
   return n.op->chunk && !n.stateful && detail::has_values(n.out_dtypes[0]) && !is_complex(n.out_dtypes[0]) &&
          n.control_inputs.empty() && n.num_outputs() == 1 && n.op->kernel_for(n.out_dtypes[0]) != &ops::run_widened &&
-         n.out_shapes[0].is_fully_defined() && ops::fusable_index(n.op) >= 0;
+         !n.out_shapes[0].unknown_rank() && ops::fusable_index(n.op) >= 0;
 }
 
-// Every operand has the group's shape or is a single element (broadcast).
+// How a group over `dims` reads an operand of shape `s`.
+enum class Operand { kFull, kScalar, kChannels, kNone };
+Operand operand_kind(const TensorShape& s, const Dims& dims) {
+  if (s.unknown_rank()) return Operand::kNone;
+  const Dims& d = s.dims();
+  if (d == dims) return Operand::kFull;
+  if (!s.is_fully_defined()) return Operand::kNone;
+  int64_t count = 1;
+  for (int64_t x : d) count *= x;
+  if (count == 1) return Operand::kScalar;
+  if (d.empty() || dims.empty() || d.size() > dims.size() || d.back() != dims.back()) return Operand::kNone;
+  for (size_t k = 0; k + 1 < d.size(); ++k)
+    if (d[k] != 1) return Operand::kNone;
+  return Operand::kChannels;
+}
+
 bool operands_ok(const Node& n, const Dims& dims) {
   for (const Output& in : n.inputs) {
-    const TensorShape& s = in.node->out_shapes[in.index];
-    if (!s.is_fully_defined()) return false;
-    int64_t count = 1;
-    for (int64_t d : s.dims()) count *= d;
-    if (s.dims() != dims && count != 1) return false;
+    if (operand_kind(in.node->out_shapes[in.index], dims) == Operand::kNone) return false;
     if (in.node->out_dtypes[in.index] != n.out_dtypes[0]) return false;
   }
   return true;
@@ -72,6 +88,19 @@ class FuseElementwise : public Pass {
       }
       std::sort(members.begin(), members.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
       std::vector<Output> external;
+      if (!TensorShape(dims).is_fully_defined()) {
+        // One tensor of the group's shape, input 0: the kernel takes the output's shape from it.
+        for (Node* m : members)
+          for (const Output& in : m->inputs)
+            if (!(in.node->id < n && group[in.node->id] == id) &&
+                operand_kind(in.node->out_shapes[in.index], dims) == Operand::kFull &&
+                std::find(external.begin(), external.end(), in) == external.end())
+              external.push_back(in);
+        if (external.size() != 1) {
+          for (Node* m : members) group[m->id] = -1;
+          continue;
+        }
+      }
       auto reg_of_external = [&](const Output& o) {
         for (size_t i = 0; i < external.size(); ++i)
           if (external[i] == o) return static_cast<int64_t>(i);

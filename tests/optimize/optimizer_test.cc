@@ -341,6 +341,52 @@ TEST(Optimizer, ConvolutionBatchNormChainsFuse) {
   }
 }
 
+// Elementwise chains over a shape with an unknown batch (a served model's) fuse when they read
+// one tensor of that shape plus single elements and per-channel vectors: a BatchNormalization
+// and its ReLU before a convolution (DenseNet's), a swish. Channel counts that do and do not
+// divide the kernel's chunk; batches of 1 and 7; bit for bit the eager ops.
+TEST(Optimizer, ElementwiseChainsOverAnUnknownBatchFuse) {
+  for (int64_t channels : {6, 64}) {
+    auto body = [](Tensor x, Tensor scale, Tensor shift) { return relu(x * scale + shift); };
+    auto f = function(body);
+    auto cf = f.get_concrete_function(TensorSpec{{-1, 5, 3, channels}, DType::Float32},
+                                      TensorSpec{{1, 1, 1, channels}, DType::Float32},
+                                      TensorSpec{{channels}, DType::Float32});
+    auto counts = op_counts(cf.optimized_graph());
+    EXPECT_EQ(counts["KilnFusedElementwise"], 1) << channels;
+    EXPECT_EQ(counts["Mul"] + counts["AddV2"] + counts["Relu"], 0) << channels;
+    const Tensor scale = random_uniform({1, 1, 1, channels}, -2, 2, DType::Float32, 31);
+    const Tensor shift = random_uniform({channels}, -1, 1, DType::Float32, 32);
+    for (int64_t batch : {1, 7}) {
+      const Tensor x = random_uniform({batch, 5, 3, channels}, -3, 3, DType::Float32, 33);
+      const Tensor got = cf(x, scale, shift)[0];
+      EXPECT_EQ(got.shape().dims(), (Dims{batch, 5, 3, channels}));
+      EXPECT_EQ(got.to_vector<float>(), body(x, scale, shift).to_vector<float>()) << channels << " " << batch;
+    }
+  }
+  auto swish = function([](Tensor x) { return x * sigmoid(x); });
+  auto scf = swish.get_concrete_function(TensorSpec{{-1, 10}, DType::Float32});
+  EXPECT_EQ(op_counts(scf.optimized_graph())["KilnFusedElementwise"], 1);
+  const Tensor x = random_uniform({3, 10}, -5, 5, DType::Float32, 34);
+  EXPECT_EQ(scf(x)[0].to_vector<float>(), (x * sigmoid(x)).to_vector<float>());
+  // Two tensors of an unknown batch may broadcast each other at run time: not fused.
+  auto add = function([](Tensor a, Tensor b) { return relu(a + b); });
+  auto acf = add.get_concrete_function(TensorSpec{{-1, 4}, DType::Float32}, TensorSpec{{-1, 4}, DType::Float32});
+  EXPECT_EQ(op_counts(acf.optimized_graph())["KilnFusedElementwise"], 0);
+  const Tensor a = random_uniform({1, 4}, -1, 1, DType::Float32, 35),
+               b = random_uniform({3, 4}, -1, 1, DType::Float32, 36);
+  const Tensor sum = acf(a, b)[0];
+  EXPECT_EQ(sum.shape().dims(), (Dims{3, 4}));
+  EXPECT_EQ(sum.to_vector<float>(), relu(a + b).to_vector<float>());
+  // A known shape takes per-channel vectors too.
+  auto known = function([](Tensor x, Tensor v) { return x * v + 1.0f; });
+  auto kcf = known.get_concrete_function(TensorSpec{{2, 3, 5}, DType::Float32}, TensorSpec{{5}, DType::Float32});
+  EXPECT_EQ(op_counts(kcf.optimized_graph())["KilnFusedElementwise"], 1);
+  const Tensor kx = random_uniform({2, 3, 5}, -1, 1, DType::Float32, 37),
+               kv = random_uniform({5}, -1, 1, DType::Float32, 38);
+  EXPECT_EQ(kcf(kx, kv)[0].to_vector<float>(), (kx * kv + 1.0f).to_vector<float>());
+}
+
 // What does not broadcast along the channels alone stays a separate op: a Sub whose
 // convolution is the subtrahend, a product with a tensor of the output's shape, a vector
 // along another dimension, and a BiasAdd after an op that is not part of the chain.
