@@ -6,12 +6,13 @@
 // with op an index into fusable_ops(); output_shape. Registers 0..num_inputs-1 are inputs.
 // An input has the output's elements, one element (broadcast), or the output's last
 // dimension (a per-channel vector, read through a copy repeated to a chunk's length). When
-// output_shape has unknown dimensions, the output takes input 0's shape (the pass puts the
-// group's one tensor of that shape there).
+// output_shape has unknown dimensions, the output has the inputs' broadcast shape at run
+// time, and an input of another shape is broadcast into a copy first.
 #include "ops/fused.h"
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "core/parallel.h"
 #include "core/scratch.h"
@@ -50,13 +51,61 @@ void infer_fused(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   const TensorShape& shape = c.attrs.shape(kOutputShape);
   c.out(0).shape = shape;
-  if (shape.is_fully_defined() || shape.unknown_rank() || c.in(0).unknown_rank) return;
-  const Dims& first = *c.in(0).dims;
-  if (first.size() != shape.dims().size()) c.fail("the fused output's rank and its first input's disagree");
-  for (size_t k = 0; k < first.size(); ++k)
-    if (shape.dims()[k] >= 0 && first[k] >= 0 && shape.dims()[k] != first[k])
-      c.fail("the fused output's shape and its first input's disagree");
-  c.out(0).shape = TensorShape(Dims(first));
+  if (shape.is_fully_defined() || shape.unknown_rank()) return;
+  // Unknown dimensions (a served model's batch): the inputs' broadcast shape, which is what
+  // the separate ops give (elementwise ops commute with broadcasting); what does not
+  // broadcast fails as they would, "Incompatible shapes: [2,4] vs. [3,4]".
+  Dims acc;
+  bool known = false;
+  for (int i = 0; i < c.num_inputs; ++i) {
+    if (c.in(i).unknown_rank) return;
+    if (!known) {
+      acc = *c.in(i).dims;
+      known = true;
+      continue;
+    }
+    const InputInfo so_far{.dtype = c.in(0).dtype, .dims = &acc, .unknown_rank = false, .value = nullptr};
+    acc = broadcast_shapes(c, so_far, c.in(i)).dims();
+  }
+  if (acc.size() != shape.dims().size()) c.fail("the fused inputs' broadcast rank is not the output's");
+  for (size_t k = 0; k < acc.size(); ++k)
+    if (acc[k] < 0) acc[k] = shape.dims()[k];
+  c.out(0).shape = TensorShape(std::move(acc));
+}
+
+// Input `in` broadcast to `dims` into `dst` (numpy rules, which the shape function checked):
+// the rare case of a served model's tensors of unknown batch whose batches differ at run
+// time. Element by element: the common cases never come here.
+void broadcast_into(const TensorImpl& in, const Dims& dims, size_t es, unsigned char* dst) {
+  const size_t rank = dims.size(), shift = rank - in.dims.size();
+  std::vector<int64_t> stride(rank, 0), index(rank, 0);
+  for (int64_t k = static_cast<int64_t>(rank) - 1, step = 1; k >= static_cast<int64_t>(shift); --k) {
+    const int64_t d = in.dims[static_cast<size_t>(k) - shift];
+    stride[static_cast<size_t>(k)] = d == 1 ? 0 : step;
+    step *= d;
+  }
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  const auto* src = static_cast<const unsigned char*>(in.data);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    std::memcpy(dst + i * static_cast<int64_t>(es), src + offset * static_cast<int64_t>(es), es);
+    for (int64_t k = static_cast<int64_t>(rank) - 1; k >= 0; --k) {  // the next index, last dimension fastest
+      const auto u = static_cast<size_t>(k);
+      offset += stride[u];
+      if (++index[u] < dims[u]) break;
+      offset -= stride[u] * dims[u];
+      index[u] = 0;
+    }
+  }
+}
+
+// A per-channel vector: [C] or [1, ..., 1, C] with C the output's last dimension.
+bool is_channel_vector(const TensorImpl& in, const Dims& out) {
+  if (in.dims.empty() || out.empty() || in.dims.size() > out.size() || in.dims.back() != out.back()) return false;
+  for (size_t k = 0; k + 1 < in.dims.size(); ++k)
+    if (in.dims[k] != 1) return false;
+  return true;
 }
 
 struct FusedKernel {
@@ -77,15 +126,18 @@ struct FusedKernel {
     int64_t tiled_at[kMaxFusedRegisters];  // byte offset of input r's copy, -1 for none
     int64_t tiled_bytes = 0;
     const int64_t span = kChunk + channels;
+    std::vector<unsigned char> broadcast[kMaxFusedRegisters];  // the rare materialized inputs
     for (int r = 0; r < num_inputs; ++r) {
-      const int64_t count = c.in(r).num_elements;
+      const TensorImpl& in = c.in(r);
       tiled_at[r] = -1;
-      if (count == n || count == 1) continue;
-      if (channels <= 1 || count != channels || n % channels != 0)
-        c.fail("a fused operand of " + std::to_string(count) + " elements does not fit an output of " +
-               std::to_string(n));
-      tiled_at[r] = tiled_bytes;
-      tiled_bytes += span * static_cast<int64_t>(es);
+      if (in.num_elements == n || in.num_elements == 1) continue;
+      if (channels > 1 && is_channel_vector(in, out.dims)) {
+        tiled_at[r] = tiled_bytes;
+        tiled_bytes += span * static_cast<int64_t>(es);
+        continue;
+      }
+      broadcast[r].resize(static_cast<size_t>(n) * es);
+      broadcast_into(in, out.dims, es, broadcast[r].data());
     }
     unsigned char* tiled =
         tiled_bytes ? static_cast<unsigned char*>(detail::scratch_bytes(detail::kFusedScratch, tiled_bytes)) : nullptr;
@@ -106,6 +158,8 @@ struct FusedKernel {
           scalar[r] = in.num_elements == 1 && n != 1;
           if (tiled_at[r] >= 0)
             reg[r] = tiled + tiled_at[r] + (start % channels) * static_cast<int64_t>(es);
+          else if (!broadcast[r].empty())
+            reg[r] = broadcast[r].data() + start * static_cast<int64_t>(es);
           else
             reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
         }

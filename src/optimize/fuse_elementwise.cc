@@ -2,10 +2,9 @@
 // KilnFusedElementwise node: one pass over memory, no intermediate buffers. Operands other
 // than the group's shape are single elements or vectors along the last dimension (a
 // BatchNormalization's per-channel scale and shift, shape [C] or [1, ..., 1, C]). A shape
-// with unknown dimensions (a served model's batch) fuses when the group reads one tensor of
-// that shape and nothing else but such operands: then no operand can broadcast it at run
-// time into another shape. A producer joins its consumer's group only if nothing outside the
-// group uses it.
+// may have unknown dimensions (a served model's batch): the fused kernel then takes its
+// inputs' broadcast shape at run time, as the separate ops would (ops/fused.cc). A producer
+// joins its consumer's group only if nothing outside the group uses it.
 #include <algorithm>
 
 #include "ops/fused.h"
@@ -88,19 +87,6 @@ class FuseElementwise : public Pass {
       }
       std::sort(members.begin(), members.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
       std::vector<Output> external;
-      if (!TensorShape(dims).is_fully_defined()) {
-        // One tensor of the group's shape, input 0: the kernel takes the output's shape from it.
-        for (Node* m : members)
-          for (const Output& in : m->inputs)
-            if (!(in.node->id < n && group[in.node->id] == id) &&
-                operand_kind(in.node->out_shapes[in.index], dims) == Operand::kFull &&
-                std::find(external.begin(), external.end(), in) == external.end())
-              external.push_back(in);
-        if (external.size() != 1) {
-          for (Node* m : members) group[m->id] = -1;
-          continue;
-        }
-      }
       auto reg_of_external = [&](const Output& o) {
         for (size_t i = 0; i < external.size(); ++i)
           if (external[i] == o) return static_cast<int64_t>(i);

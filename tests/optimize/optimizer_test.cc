@@ -341,9 +341,9 @@ TEST(Optimizer, ConvolutionBatchNormChainsFuse) {
   }
 }
 
-// Elementwise chains over a shape with an unknown batch (a served model's) fuse when they read
-// one tensor of that shape plus single elements and per-channel vectors: a BatchNormalization
-// and its ReLU before a convolution (DenseNet's), a swish. Channel counts that do and do not
+// Elementwise chains over a shape with an unknown batch (a served model's) fuse, with single
+// elements and per-channel vectors as operands: a BatchNormalization and its ReLU before a
+// convolution (DenseNet's), a swish, a residual connection. Channel counts that do and do not
 // divide the kernel's chunk; batches of 1 and 7; bit for bit the eager ops.
 TEST(Optimizer, ElementwiseChainsOverAnUnknownBatchFuse) {
   for (int64_t channels : {6, 64}) {
@@ -369,10 +369,15 @@ TEST(Optimizer, ElementwiseChainsOverAnUnknownBatchFuse) {
   EXPECT_EQ(op_counts(scf.optimized_graph())["KilnFusedElementwise"], 1);
   const Tensor x = random_uniform({3, 10}, -5, 5, DType::Float32, 34);
   EXPECT_EQ(scf(x)[0].to_vector<float>(), (x * sigmoid(x)).to_vector<float>());
-  // Two tensors of an unknown batch may broadcast each other at run time: not fused.
+  // Two tensors of an unknown batch (a residual connection's AddV2 and its Relu) fuse too;
+  // if their batches differ at run time, the fused kernel broadcasts as the separate ops do,
+  // and fails where they fail.
   auto add = function([](Tensor a, Tensor b) { return relu(a + b); });
   auto acf = add.get_concrete_function(TensorSpec{{-1, 4}, DType::Float32}, TensorSpec{{-1, 4}, DType::Float32});
-  EXPECT_EQ(op_counts(acf.optimized_graph())["KilnFusedElementwise"], 0);
+  EXPECT_EQ(op_counts(acf.optimized_graph())["KilnFusedElementwise"], 1);
+  EXPECT_THROW(
+      acf(random_uniform({2, 4}, -1, 1, DType::Float32, 39), random_uniform({3, 4}, -1, 1, DType::Float32, 40)),
+      InvalidArgumentError);
   const Tensor a = random_uniform({1, 4}, -1, 1, DType::Float32, 35),
                b = random_uniform({3, 4}, -1, 1, DType::Float32, 36);
   const Tensor sum = acf(a, b)[0];
