@@ -46,7 +46,7 @@ kd::Dataset numbers_and_words() {
 TEST(SavedDataset, RoundTripsEveryCompressionWithTheSpecItWrote) {
   for (const std::string c : {"", "GZIP", "ZLIB"}) {
     const std::string dir = fresh_dir("round" + c);
-    kd::save(numbers_and_words(), dir, {.compression = c});
+    kd::save(numbers_and_words(), dir, {.compression = c, .structure_json = "", .shard_by_first_component = false});
     kd::Dataset loaded = kd::load(dir, c);
     ASSERT_EQ(loaded.element_spec().size(), 2u);
     EXPECT_EQ(loaded.element_spec()[1].dtype, DType::String);
@@ -64,14 +64,16 @@ TEST(SavedDataset, ShardsByTheFirstComponentAndInterleavesThem) {
   // (x % 2, x): the shard index is dropped from what is saved.
   kd::Dataset r = kd::range(0, 6, 1);
   kd::Dataset tagged = kd::zip({kd::from_tensor_slices({constant<int64_t>({0, 1, 0, 1, 0, 1}, {6})}), r});
-  kd::save(tagged, dir, {.shard_by_first_component = true});
+  kd::save(tagged, dir, {.compression = "", .structure_json = "", .shard_by_first_component = true});
   kd::Dataset loaded = kd::load(dir);
   ASSERT_EQ(loaded.element_spec().size(), 1u);
   std::vector<int64_t> got;
   for (auto& e : all(loaded)) got.push_back(e[0].item<int64_t>());
   std::sort(got.begin(), got.end());
   EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
-  EXPECT_THROW(kd::save(r, fresh_dir("badshard"), {.shard_by_first_component = true}), InvalidArgumentError);
+  EXPECT_THROW(
+      kd::save(r, fresh_dir("badshard"), {.compression = "", .structure_json = "", .shard_by_first_component = true}),
+      InvalidArgumentError);
 }
 
 TEST(SavedDataset, FileCacheWritesOnceAndReadsAfter) {

@@ -251,7 +251,7 @@ TEST(SaveLoad, ObjectsVariablesAndFunctionTraces) {
        {std::string("[1, 2"), std::string(R"({"nodes": [{"kind": "object", "children": [["a", 7]]}]})"),
         std::string(R"({"nodes": [{"kind": "object", "children": [["a", 1]]}, {"kind": "variable", "variable": 3}]})"),
         std::string(R"({"nodes": [{"kind": "function"}]})")})
-    EXPECT_THROW(save(temp_dir("bad_objects"), {}, {}, SavedObjects{.graph = bad, .variables = {w}}),
+    EXPECT_THROW(save(temp_dir("bad_objects"), {}, {}, SavedObjects{.graph = bad, .variables = {w}, .functions = {}}),
                  InvalidArgumentError)
         << bad;
   fs::remove_all(dir);
@@ -262,7 +262,7 @@ TEST(SaveLoad, ObjectGraphsOfTheWrongShapeAreInvalidArguments) {
   for (const std::string& bad : {std::string(R"({"nodes": [{"kind": "object", "children": [7]}]})"),
                                  std::string(R"({"nodes": [{"kind": "object", "children": [[1, "a"]]}]})"),
                                  std::string(R"({"nodes": [{"kind": "object"}, {"kind": 3}]})")})
-    EXPECT_THROW(save(temp_dir("wrong_shape"), {}, {}, SavedObjects{.graph = bad, .variables = {w}}),
+    EXPECT_THROW(save(temp_dir("wrong_shape"), {}, {}, SavedObjects{.graph = bad, .variables = {w}, .functions = {}}),
                  InvalidArgumentError)
         << bad;
 }
