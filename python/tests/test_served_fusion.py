@@ -1,0 +1,57 @@
+"""A served Keras model's BatchNormalization layers run inside its convolutions: Keras 3
+exports each as a Mul and an AddV2 by per-channel vectors, which kiln's optimizer folds,
+with the bias and the activation, into the convolution's epilogue (KilnFusedConv2D,
+KilnFusedDepthwiseConv2dNative), and fuses what follows over the unknown batch. The model
+is made and exported by TensorFlow in the test, with statistics that are not the identity;
+its outputs must match TensorFlow's at batches of 1 and 5."""
+import numpy as np
+import pytest
+
+import kiln
+
+keras = pytest.importorskip("keras")
+
+
+def _model():
+    layers = keras.layers
+    x = keras.Input((9, 9, 3))
+    y = layers.Conv2D(8, 3, padding="same", use_bias=False)(x)
+    y = layers.BatchNormalization()(y)
+    y = layers.ReLU()(y)
+    z = layers.DepthwiseConv2D(3, padding="same")(y)
+    z = layers.BatchNormalization()(z)
+    z = layers.ReLU(6.0)(z)
+    z = layers.Conv2D(8, 1)(z)
+    z = layers.BatchNormalization()(z)
+    out = layers.Activation("relu")(layers.Add()([y, z]))
+    model = keras.Model(x, layers.GlobalAveragePooling2D()(out))
+    rng = np.random.default_rng(5)
+    for layer in model.layers:
+        if isinstance(layer, layers.BatchNormalization):
+            gamma, beta, mean, variance = layer.get_weights()
+            layer.set_weights([rng.uniform(0.5, 2, gamma.shape).astype(np.float32),
+                               rng.uniform(-1, 1, beta.shape).astype(np.float32),
+                               rng.uniform(-1, 1, mean.shape).astype(np.float32),
+                               rng.uniform(0.1, 3, variance.shape).astype(np.float32)])
+    return model
+
+
+def test_batch_norm_runs_in_the_convolutions_of_a_served_keras_model(tf, tmp_path):
+    path = str(tmp_path / "model")
+    _model().export(path, verbose=False)
+    mine, theirs = kiln.saved_model.load(path).signatures["serving_default"], tf.saved_model.load(path)
+    key = next(iter(mine.structured_input_signature[1]))
+    rng = np.random.default_rng(6)
+    for batch in (1, 5):
+        x = rng.standard_normal((batch, 9, 9, 3)).astype(np.float32)
+        got = next(iter(mine(**{key: x}).values())).numpy()
+        want = theirs.signatures["serving_default"](**{key: tf.constant(x)})
+        want = next(iter(want.values())).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    ops = mine._model.signature(mine.name).optimized_operations()
+    fused = sorted((o["type"], o["attrs"]["fused_ops"]) for o in ops if "fused_ops" in o["attrs"])
+    assert fused == [("KilnFusedConv2D", "BiasAdd,Mul,AddV2"), ("KilnFusedConv2D", "Mul,AddV2,Relu"),
+                     ("KilnFusedDepthwiseConv2dNative", "BiasAdd,Mul,AddV2,Relu6")], fused
+    types = [o["type"] for o in ops]
+    # The residual AddV2 and its ReLU, over the unknown batch, are one fused elementwise step.
+    assert "Relu" not in types and "Relu6" not in types and "Mul" not in types, types
