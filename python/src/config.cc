@@ -50,6 +50,8 @@ class PyRunLimits {
 void bind_config(nb::module_& m) {
   m.def("set_intra_op_parallelism_threads", &config::set_intra_op_parallelism_threads, nb::arg("num_threads"));
   m.def("get_intra_op_parallelism_threads", &config::get_intra_op_parallelism_threads);
+  m.def("set_inter_op_parallelism_threads", &config::set_inter_op_parallelism_threads, nb::arg("num_threads"));
+  m.def("get_inter_op_parallelism_threads", &config::get_inter_op_parallelism_threads);
   m.def("cpu_isa", &config::cpu_isa);
   m.def("cpu_isa_supported", &config::cpu_isa_supported);
   m.def("gemm_library", &config::gemm_library);

@@ -6,7 +6,7 @@
 
 namespace kiln::config {
 namespace {
-std::atomic<int> g_requested{0};
+std::atomic<int> g_requested{0}, g_inter_requested{0};
 }
 
 void set_intra_op_parallelism_threads(int n) {
@@ -15,5 +15,12 @@ void set_intra_op_parallelism_threads(int n) {
 }
 
 int get_intra_op_parallelism_threads() { return g_requested.load(std::memory_order_relaxed); }
+
+void set_inter_op_parallelism_threads(int n) {
+  g_inter_requested.store(n, std::memory_order_relaxed);
+  set_inter_op_threads(n > 0 ? n : 0);
+}
+
+int get_inter_op_parallelism_threads() { return g_inter_requested.load(std::memory_order_relaxed); }
 
 }  // namespace kiln::config

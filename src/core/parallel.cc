@@ -82,6 +82,11 @@ SerialKernelsScope::~SerialKernelsScope() { t_serial_kernels = previous_; }
 void schedule_on_pool(std::function<void()> fn) { pool().Schedule(std::move(fn)); }
 int default_intra_op_threads() { return default_threads(); }
 void set_intra_op_threads(int n) { g_threads.store(std::max(1, std::min(n, default_threads()))); }
+namespace {
+std::atomic<int> g_inter_op{0};
+}
+void set_inter_op_threads(int n) { g_inter_op.store(std::max(0, n), std::memory_order_relaxed); }
+int inter_op_threads() { return g_inter_op.load(std::memory_order_relaxed); }
 
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   const int threads = intra_op_threads();

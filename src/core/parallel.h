@@ -27,6 +27,10 @@ class SerialKernelsScope {
 void set_intra_op_threads(int n);
 // The default count: the CPUs this process may run on.
 int default_intra_op_threads();
+// How many steps of a plan may run side by side (tf.config.threading's inter-op setting):
+// 1 never, n > 1 at most n, 0 (the default) as many as the intra-op threads.
+void set_inter_op_threads(int n);
+int inter_op_threads();
 
 // Runs fn on a pool thread (fire and forget; fn must own what it touches).
 void schedule_on_pool(std::function<void()> fn);

@@ -428,8 +428,10 @@ void Plan::feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) con
   for (const auto& [slot, value] : const_slots_) slots[slot] = value;
 }
 
+bool Plan::will_run_in_parallel() const { return parallel_ && intra_op_threads() > 1 && inter_op_threads() != 1; }
+
 void Plan::run_steps(Tensor* slots, Frame* frame) const {
-  if (parallel_ && intra_op_threads() > 1) {
+  if (will_run_in_parallel()) {
     run_parallel(slots, frame);
     return;
   }
@@ -708,6 +710,7 @@ void Plan::run_parallel(Tensor* slots, Frame* frame) const {
   for (int s = 0; s < num_slots_; ++s) run->readers[s].store(slot_readers_[s], std::memory_order_relaxed);
   run->remaining = n;
   run->max_helpers = configured_threads() - 1;
+  if (const int limit = inter_op_threads(); limit > 1) run->max_helpers = std::min(run->max_helpers, limit - 1);
   if (const detail::ActiveLimits* l = detail::active_limits()) {
     run->limits = *l;
     run->has_limits = true;

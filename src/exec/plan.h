@@ -56,7 +56,10 @@ class Plan {
   int num_slots() const { return num_slots_; }
   size_t arena_bytes() const { return memory_.arena_bytes(); }
   size_t frame_headers() const { return memory_.num_headers(); }  // tensor headers a frame builds
-  bool runs_in_parallel() const { return parallel_; }
+  bool runs_in_parallel() const { return parallel_; }             // the plan found branches worth running side by side
+  // Whether a call started now runs them side by side: a parallel plan, more than one
+  // intra-op thread, and an inter-op setting other than 1.
+  bool will_run_in_parallel() const;
   // Per step of a parallel plan: does it run alone, with the intra-op threads (tests).
   const std::vector<char>& alone_steps() const { return alone_; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "core/parallel.h"
 #include "test_util.h"
 #include "trace/concrete.h"
 
@@ -95,6 +96,39 @@ TEST(InterOpParallel, IndependentHeavyBranchesRunConcurrentlyAndAgree) {
   EXPECT_TRUE(failing.get_concrete_function(constant<int32_t>({0})).impl()->plan->runs_in_parallel());
   kiln::testing::expect_error<InvalidArgumentError>([&] { (void)failing(constant<int32_t>({500})); },
                                                     "indices[0] = 500 is not in [0, 192)");
+}
+
+// tf.config.threading's inter-op setting: 1 runs a parallel plan's steps one at a time (each
+// with the intra-op threads), 0 and n > 1 side by side; the results are the same bits.
+TEST(InterOpParallel, TheInterOpSettingTurnsSideBySideRunsOff) {
+  if (kiln::default_intra_op_threads() < 2) GTEST_SKIP() << "one CPU: nothing runs side by side";
+  auto body = [](Tensor a, Tensor b, Tensor w) {
+    for (int i = 0; i < 6; ++i) {
+      a = tanh(matmul(a, w));
+      b = tanh(matmul(b, w));
+    }
+    return a + b;
+  };
+  auto f = function(body);
+  Tensor a = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 1);
+  Tensor b = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 2);
+  Tensor w = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 3);
+  ConcreteFunction cf = f.get_concrete_function(a, b, w);
+  const auto& plan = *cf.impl()->plan;
+  ASSERT_TRUE(plan.runs_in_parallel());
+  const auto want = body(a, b, w).to_vector<float>();
+  EXPECT_EQ(kiln::config::get_inter_op_parallelism_threads(), 0);
+  EXPECT_TRUE(plan.will_run_in_parallel());
+  for (int n : {1, 2, -3, 0}) {
+    kiln::config::set_inter_op_parallelism_threads(n);
+    EXPECT_EQ(kiln::config::get_inter_op_parallelism_threads(), n);
+    EXPECT_EQ(plan.will_run_in_parallel(), n != 1) << n;
+    EXPECT_EQ(f(a, b, w).to_vector<float>(), want) << n;
+  }
+  // One intra-op thread runs nothing side by side either.
+  kiln::config::set_intra_op_parallelism_threads(1);
+  EXPECT_FALSE(plan.will_run_in_parallel());
+  kiln::config::set_intra_op_parallelism_threads(0);
 }
 
 TEST(InterOpParallel, AStemAndAJoinRunAloneWithTheIntraOpThreads) {
