@@ -583,32 +583,28 @@ const OpDef& op::DepthwiseConv2dNative() {
       .grad = &conv::depthwise_conv2d_grad};
   return def;
 }
+namespace {
+// The fused rows differ only in which convolution they are (infer_conv2d and convolve ask).
+OpDef fused_convolution_row(const char* name) {
+  return {.name = name,
+          .num_inputs = -1,
+          .num_outputs = 1,
+          .input_args = {"input", "filter", list_arg("args")},
+          .traits = kPure | kInternal,
+          .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
+                         string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
+                         string_attr("fused_ops")},
+          .infer = infer_fused_conv2d,
+          .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>(),
+          .cost = &conv_cost};
+}
+}  // namespace
 const OpDef& op::KilnFusedConv2D() {
-  static const OpDef def = {.name = "KilnFusedConv2D",
-                            .num_inputs = -1,
-                            .num_outputs = 1,
-                            .input_args = {"input", "filter", list_arg("args")},
-                            .traits = kPure | kInternal,
-                            .attr_specs = {int_list_attr("strides"), string_attr("padding"),
-                                           int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC"),
-                                           int_list_attr("dilations", {1, 1, 1, 1}), string_attr("fused_ops")},
-                            .infer = infer_fused_conv2d,
-                            .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>(),
-                            .cost = &conv_cost};
+  static const OpDef def = fused_convolution_row("KilnFusedConv2D");
   return def;
 }
 const OpDef& op::KilnFusedDepthwiseConv2dNative() {
-  static const OpDef def = {.name = "KilnFusedDepthwiseConv2dNative",
-                            .num_inputs = -1,
-                            .num_outputs = 1,
-                            .input_args = {"input", "filter", list_arg("args")},
-                            .traits = kPure | kInternal,
-                            .attr_specs = {int_list_attr("strides"), string_attr("padding"),
-                                           int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC"),
-                                           int_list_attr("dilations", {1, 1, 1, 1}), string_attr("fused_ops")},
-                            .infer = infer_fused_conv2d,
-                            .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>(),
-                            .cost = &conv_cost};
+  static const OpDef def = fused_convolution_row("KilnFusedDepthwiseConv2dNative");
   return def;
 }
 const OpDef& op::MaxPool() {

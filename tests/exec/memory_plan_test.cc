@@ -69,18 +69,27 @@ TEST(MemoryPlan, ConcurrentCallsUseSeparateFrames) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+namespace {
+// Two independent chains of six 192x192 MatMul + Tanh, joined: a plan that runs side by side.
+Tensor two_branches(Tensor a, Tensor b, Tensor w) {
+  for (int i = 0; i < 6; ++i) {
+    a = tanh(matmul(a, w));
+    b = tanh(matmul(b, w));
+  }
+  return a + b;
+}
+std::vector<Tensor> two_branch_inputs() {
+  return {random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 1),
+          random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 2),
+          random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 3)};
+}
+}  // namespace
+
 TEST(InterOpParallel, IndependentHeavyBranchesRunConcurrentlyAndAgree) {
-  auto body = [](Tensor a, Tensor b, Tensor w) {
-    for (int i = 0; i < 6; ++i) {
-      a = tanh(matmul(a, w));
-      b = tanh(matmul(b, w));
-    }
-    return a + b;
-  };
+  auto body = [](Tensor a, Tensor b, Tensor w) { return two_branches(a, b, w); };
   auto f = function(body);
-  Tensor a = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 1);
-  Tensor b = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 2);
-  Tensor w = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 3);
+  const std::vector<Tensor> in = two_branch_inputs();
+  const Tensor &a = in[0], &b = in[1], &w = in[2];
   ConcreteFunction cf = f.get_concrete_function(a, b, w);
   EXPECT_TRUE(cf.impl()->plan->runs_in_parallel());
   const auto want = body(a, b, w).to_vector<float>();
@@ -102,17 +111,10 @@ TEST(InterOpParallel, IndependentHeavyBranchesRunConcurrentlyAndAgree) {
 // with the intra-op threads), 0 and n > 1 side by side; the results are the same bits.
 TEST(InterOpParallel, TheInterOpSettingTurnsSideBySideRunsOff) {
   if (kiln::default_intra_op_threads() < 2) GTEST_SKIP() << "one CPU: nothing runs side by side";
-  auto body = [](Tensor a, Tensor b, Tensor w) {
-    for (int i = 0; i < 6; ++i) {
-      a = tanh(matmul(a, w));
-      b = tanh(matmul(b, w));
-    }
-    return a + b;
-  };
+  auto body = [](Tensor a, Tensor b, Tensor w) { return two_branches(a, b, w); };
   auto f = function(body);
-  Tensor a = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 1);
-  Tensor b = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 2);
-  Tensor w = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 3);
+  const std::vector<Tensor> in = two_branch_inputs();
+  const Tensor &a = in[0], &b = in[1], &w = in[2];
   ConcreteFunction cf = f.get_concrete_function(a, b, w);
   const auto& plan = *cf.impl()->plan;
   ASSERT_TRUE(plan.runs_in_parallel());
