@@ -16,6 +16,7 @@
 #include "core/scratch.h"
 #include "kernels/gemm.h"
 #include "kernels/isa_dispatch.h"
+#include "ops/channel_vector.h"
 #include "ops/conv_epilogue.h"
 #include "ops/conv_window.h"
 #include "ops/helpers.h"
@@ -428,9 +429,10 @@ void infer_fused_conv2d(InferContext& c) {
     if (v.dtype != c.in(0).dtype) c.fail("a fused op's vector must have the input's dtype");
     if (v.unknown_rank) continue;
     const Dims& d = *v.dims;
-    bool per_channel = !d.empty() && d.size() <= 4 && (channels < 0 || d.back() < 0 || d.back() == channels);
-    for (size_t k = 0; k + 1 < d.size(); ++k) per_channel = per_channel && d[k] == 1;
-    if (!per_channel) c.fail("a fused op's vector must be [channels]" + dims_text(d));
+    // An unknown channel count on either side is checked again when the kernel runs.
+    const bool unknown = channels < 0 || (!d.empty() && d.back() < 0);
+    if (!is_channel_vector(d, unknown && !d.empty() ? d.back() : channels, 4))
+      c.fail("a fused op's vector must be [channels]" + dims_text(d));
   }
 }
 template <class T>

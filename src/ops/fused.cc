@@ -16,6 +16,7 @@
 
 #include "core/parallel.h"
 #include "core/scratch.h"
+#include "ops/channel_vector.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 
@@ -100,14 +101,6 @@ void broadcast_into(const TensorImpl& in, const Dims& dims, size_t es, unsigned 
   }
 }
 
-// A per-channel vector: [C] or [1, ..., 1, C] with C the output's last dimension.
-bool is_channel_vector(const TensorImpl& in, const Dims& out) {
-  if (in.dims.empty() || out.empty() || in.dims.size() > out.size() || in.dims.back() != out.back()) return false;
-  for (size_t k = 0; k + 1 < in.dims.size(); ++k)
-    if (in.dims[k] != 1) return false;
-  return true;
-}
-
 struct FusedKernel {
   static void run(KernelContext& c) {
     const auto& p = c.attrs.list(kProgram);
@@ -131,7 +124,7 @@ struct FusedKernel {
       const TensorImpl& in = c.in(r);
       tiled_at[r] = -1;
       if (in.num_elements == n || in.num_elements == 1) continue;
-      if (channels > 1 && is_channel_vector(in, out.dims)) {
+      if (channels > 1 && is_channel_vector(in.dims, channels, out.dims.size())) {
         tiled_at[r] = tiled_bytes;
         tiled_bytes += span * static_cast<int64_t>(es);
         continue;

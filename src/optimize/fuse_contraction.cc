@@ -9,6 +9,7 @@
 // the same arithmetic in the same order (ops/conv_epilogue.h), so results are bit for bit
 // those of the separate ops. A node joins only if its one user is the next step and nothing
 // else (a graph output, a control edge) needs its value.
+#include "ops/channel_vector.h"
 #include "ops/conv_epilogue.h"
 #include "ops/op_list.h"
 #include "optimize/pass.h"
@@ -24,16 +25,10 @@ using ops::conv::EpilogueOp;
 // data_format, dilations (Conv2D's use_cudnn_on_gpu is dropped), then fused_ops.
 constexpr int kConvAttrsKept = 5;
 
-// `v` is a vector of `channels` values that broadcasts along the last dimension of a rank-4
-// output without changing its shape: [C] or [1, ..., 1, C], of the output's dtype.
+// `v` is a per-channel vector of the rank-4 output's dtype.
 bool per_channel(const Output& v, int64_t channels, DType dtype) {
   const TensorShape& s = v.node->out_shapes[v.index];
-  if (v.node->out_dtypes[v.index] != dtype || s.unknown_rank()) return false;
-  const Dims& d = s.dims();
-  if (d.empty() || d.size() > 4 || d.back() != channels) return false;
-  for (size_t k = 0; k + 1 < d.size(); ++k)
-    if (d[k] != 1) return false;
-  return true;
+  return v.node->out_dtypes[v.index] == dtype && !s.unknown_rank() && ops::is_channel_vector(s.dims(), channels, 4);
 }
 
 // The epilogue step `next` is, when `prev` is its data operand: which op, and its vector.

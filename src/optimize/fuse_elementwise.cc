@@ -7,6 +7,7 @@
 // joins its consumer's group only if nothing outside the group uses it.
 #include <algorithm>
 
+#include "ops/channel_vector.h"
 #include "ops/fused.h"
 #include "ops/op_list.h"
 #include "ops/widen.h"
@@ -37,9 +38,7 @@ Operand operand_kind(const TensorShape& s, const Dims& dims) {
   int64_t count = 1;
   for (int64_t x : d) count *= x;
   if (count == 1) return Operand::kScalar;
-  if (d.empty() || dims.empty() || d.size() > dims.size() || d.back() != dims.back()) return Operand::kNone;
-  for (size_t k = 0; k + 1 < d.size(); ++k)
-    if (d[k] != 1) return Operand::kNone;
+  if (dims.empty() || !ops::is_channel_vector(d, dims.back(), dims.size())) return Operand::kNone;
   return Operand::kChannels;
 }
 
