@@ -9,6 +9,7 @@ packages=(
   libprotobuf-dev protobuf-compiler   # GraphDef
   nlohmann-json3-dev     # manifests (save/load)
   libopenblas-dev        # large float GEMM (loaded at run time; Eigen if absent)
+  libdnnl-dev            # float32 convolutions on oneDNN (loaded at run time; kiln's own if absent)
   graphviz               # kiln graph --format svg
   libssl-dev             # SHA-256 checksums of saved files (libcrypto)
   zlib1g-dev             # GZIP and ZLIB TFRecord files (kiln.data)

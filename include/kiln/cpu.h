@@ -14,5 +14,9 @@ const char* cpu_isa_supported();
 // loaded (the file KILN_OPENBLAS_LIBRARY names if set — the Python wheel points it at
 // scipy-openblas32's — else the system's libopenblas), "eigen" otherwise.
 const char* gemm_library();
+// The library float32 convolutions run on: "onednn <version> (<its ISA>)" when oneDNN 2.x
+// (libdnnl.so.2) loaded and KILN_ONEDNN is not 0, else "kiln" with the reason in parentheses.
+// oneDNN runs at most the level of cpu_isa(), so KILN_CPU_ISA lowers it too.
+const char* convolution_library();
 
 }  // namespace kiln::config

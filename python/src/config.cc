@@ -55,6 +55,7 @@ void bind_config(nb::module_& m) {
   m.def("cpu_isa", &config::cpu_isa);
   m.def("cpu_isa_supported", &config::cpu_isa_supported);
   m.def("gemm_library", &config::gemm_library);
+  m.def("convolution_library", &config::convolution_library);
   m.def("version", &kiln::version);
 
   nb::class_<PyRunLimits>(m, "RunLimits")

@@ -16,6 +16,7 @@
 #include "core/scratch.h"
 #include "kernels/gemm.h"
 #include "kernels/isa_dispatch.h"
+#include "kernels/onednn.h"
 #include "ops/channel_vector.h"
 #include "ops/conv_epilogue.h"
 #include "ops/conv_window.h"
@@ -59,6 +60,13 @@ const int kAvgPoolFormat = attr_index(op::AvgPool(), "data_format");
 constexpr int64_t kParallelWork = 64 * 1024;
 // A convolution splits over threads above this many multiply-adds (as a GEMM does).
 constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
+// Float32 convolutions of at least this many multiply-adds run on oneDNN where it is
+// installed (kernels/onednn.h); smaller ones stay on kiln's kernels, where making oneDNN's
+// memory objects and stream costs more than its loops save. Measured on Xeon (AVX-512), one
+// thread, batch 1 (docs/perf/dispatch.md): kiln's direct 1x1 GEMM wins at 0.8M (12.5 against
+// 19 us), oneDNN from 3.2M (31 against 70); its depthwise kernels win from 0.4M (36 against 54).
+constexpr int64_t kOneDnnMinWork = int64_t{1} << 21;
+constexpr int64_t kOneDnnMinGroupedWork = int64_t{1} << 16;
 
 struct Geometry {
   int64_t n, h, w, c;  // input
@@ -212,6 +220,47 @@ __attribute__((target(KILN_TARGET_AVX512_FEATURES))) void thin_block(const Geome
 }
 #endif
 
+// Runs the convolution on oneDNN where that is installed and the work is large enough (a
+// float32 one of `fd` input channels per group, `oc` outputs); false leaves it to kiln's own
+// kernels. The epilogue then runs in blocks of rows that stay in cache, split over the threads.
+template <class T>
+bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const Epilogue& epilogue) {
+  if constexpr (!std::is_same_v<T, float>) {
+    return false;
+  } else {
+    const int64_t rows = g.n * g.y.out * g.x.out;
+    const int64_t work = rows * g.kh * g.kw * fd * oc;
+    if (work < (fd == g.c ? kOneDnnMinWork : kOneDnnMinGroupedWork) || !kernels::onednn::usable()) return false;
+    const kernels::onednn::Conv2D geometry = {.n = g.n,
+                                              .h = g.h,
+                                              .w = g.w,
+                                              .c = g.c,
+                                              .oh = g.y.out,
+                                              .ow = g.x.out,
+                                              .oc = oc,
+                                              .kh = g.kh,
+                                              .kw = g.kw,
+                                              .sh = g.sh,
+                                              .sw = g.sw,
+                                              .dh = g.dh,
+                                              .dw = g.dw,
+                                              .pad_top = g.y.pad_before,
+                                              .pad_left = g.x.pad_before,
+                                              .groups = g.c / fd};
+    T* y = c.out(0).as<T>();
+    if (!kernels::onednn::conv2d(geometry, c.in(0).as<T>(), c.in(1), y, intra_op_threads())) return false;
+    if (epilogue.count > 0) {
+      constexpr int64_t kRows = 256;
+      parallel_for((rows + kRows - 1) / kRows, rows * oc >= (int64_t{1} << 16) ? 2 : rows + 1,
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t blk = lo; blk < hi; ++blk)
+                       apply_epilogue(y + blk * kRows * oc, std::min(kRows, rows - blk * kRows), oc, epilogue);
+                   });
+    }
+    return true;
+  }
+}
+
 // Convolution as GEMMs over blocks of output pixels: each block's im2col rows (the window's
 // pixels, zeros outside the image, in the filter's [KH, KW, C] order) and its output rows
 // stay in cache while the GEMM and the epilogue run, and threads take whole blocks. A 1x1
@@ -268,6 +317,7 @@ void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t o
   }
   const int64_t groups = g.c / fd, per_group = oc / groups;
   if (groups * fd != g.c || groups * per_group != oc) c.fail("the filter's depths do not divide into groups");
+  if (on_onednn<T>(c, g, fd, oc, epilogue)) return;
   const T* x = c.in(0).as<T>();
   const T* w = c.in(1).as<T>();
   T* y = c.out(0).as<T>();
@@ -303,6 +353,7 @@ void convolve(KernelContext& c, const Geometry& g, const Epilogue& epilogue) {
     apply_epilogue(y, rows, oc, epilogue);
     return;
   }
+  if (on_onednn<T>(c, g, g.c, oc, epilogue)) return;
 #if defined(__x86_64__)
   if constexpr (std::is_same_v<T, float>) {
     if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx512 && patch <= kThinPatch && oc % 16 == 0) {

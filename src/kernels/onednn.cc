@@ -1,0 +1,392 @@
+// oneDNN convolutions through its C API, loaded with dlopen (onednn.h). Compiled in where the
+// oneDNN 2.x headers were found at build time; the library itself is looked up at run time.
+#include "kernels/onednn.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "kiln/tensor.h"
+
+#include "core/cpu_isa.h"
+#include "core/tensor_impl.h"
+
+#if defined(__has_include)
+#if __has_include(<oneapi/dnnl/dnnl.h>)
+#include <oneapi/dnnl/dnnl.h>
+#if DNNL_VERSION_MAJOR == 2
+#define KILN_ONEDNN_HEADERS 1
+#endif
+#endif
+#endif
+
+#if KILN_ONEDNN_HEADERS
+#include <dlfcn.h>
+
+#include "core/scratch.h"
+#endif
+
+namespace kiln::kernels::onednn {
+
+namespace {
+std::atomic<bool> g_enabled{true};
+}  // namespace
+
+void enable(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
+
+#if !KILN_ONEDNN_HEADERS
+
+bool usable() { return false; }
+const char* description() { return "kiln (built without the oneDNN 2.x headers)"; }
+bool conv2d(const Conv2D&, const float*, const detail::TensorImpl&, float*, int) { return false; }
+int64_t cached_filters() { return 0; }
+int64_t cached_filter_bytes() { return 0; }
+bool holds_filter(const void*) { return false; }
+
+#else
+
+namespace {
+
+// The C API functions kiln calls, from the dlopened library.
+struct Api {
+#define KILN_DNNL_FN(name) decltype(&::name) name = nullptr;
+  KILN_DNNL_FN(dnnl_engine_create)
+  KILN_DNNL_FN(dnnl_stream_create)
+  KILN_DNNL_FN(dnnl_stream_destroy)
+  KILN_DNNL_FN(dnnl_memory_desc_init_by_tag)
+  KILN_DNNL_FN(dnnl_memory_desc_equal)
+  KILN_DNNL_FN(dnnl_memory_desc_get_size)
+  KILN_DNNL_FN(dnnl_dilated_convolution_forward_desc_init)
+  KILN_DNNL_FN(dnnl_primitive_attr_create)
+  KILN_DNNL_FN(dnnl_primitive_attr_destroy)
+  KILN_DNNL_FN(dnnl_primitive_attr_set_scratchpad_mode)
+  KILN_DNNL_FN(dnnl_primitive_desc_create)
+  KILN_DNNL_FN(dnnl_primitive_desc_destroy)
+  KILN_DNNL_FN(dnnl_primitive_desc_query)
+  KILN_DNNL_FN(dnnl_primitive_desc_query_md)
+  KILN_DNNL_FN(dnnl_reorder_primitive_desc_create)
+  KILN_DNNL_FN(dnnl_primitive_create)
+  KILN_DNNL_FN(dnnl_primitive_destroy)
+  KILN_DNNL_FN(dnnl_primitive_execute)
+  KILN_DNNL_FN(dnnl_memory_create)
+  KILN_DNNL_FN(dnnl_memory_destroy)
+  KILN_DNNL_FN(dnnl_stream_wait)
+  KILN_DNNL_FN(dnnl_version)
+  KILN_DNNL_FN(dnnl_set_max_cpu_isa)
+  KILN_DNNL_FN(dnnl_get_effective_cpu_isa)
+#undef KILN_DNNL_FN
+  void (*omp_set_num_threads)(int) = nullptr;  // libgomp's, when oneDNN runs on OpenMP
+  dnnl_engine_t engine = nullptr;
+  std::string description = "kiln (libdnnl.so.2 not found)";
+};
+
+const char* isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_avx2:
+      return "avx2";
+    case dnnl_cpu_isa_avx2_vnni:
+      return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_core:
+      return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
+}
+
+const Api& api() {
+  static const Api a = [] {
+    Api r;
+    const char* off = std::getenv("KILN_ONEDNN");
+    if (off && std::strcmp(off, "0") == 0) {
+      r.description = "kiln (KILN_ONEDNN=0)";
+      return r;
+    }
+    void* h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return r;
+    bool all = true;
+#define KILN_DNNL_LOAD(name)                                              \
+  r.name = reinterpret_cast<decltype(&::name)>(dlsym(h, #name)); \
+  all = all && r.name;
+    KILN_DNNL_LOAD(dnnl_engine_create)
+    KILN_DNNL_LOAD(dnnl_stream_create)
+    KILN_DNNL_LOAD(dnnl_stream_destroy)
+    KILN_DNNL_LOAD(dnnl_memory_desc_init_by_tag)
+    KILN_DNNL_LOAD(dnnl_memory_desc_equal)
+    KILN_DNNL_LOAD(dnnl_memory_desc_get_size)
+    KILN_DNNL_LOAD(dnnl_dilated_convolution_forward_desc_init)
+    KILN_DNNL_LOAD(dnnl_primitive_attr_create)
+    KILN_DNNL_LOAD(dnnl_primitive_attr_destroy)
+    KILN_DNNL_LOAD(dnnl_primitive_attr_set_scratchpad_mode)
+    KILN_DNNL_LOAD(dnnl_primitive_desc_create)
+    KILN_DNNL_LOAD(dnnl_primitive_desc_destroy)
+    KILN_DNNL_LOAD(dnnl_primitive_desc_query)
+    KILN_DNNL_LOAD(dnnl_primitive_desc_query_md)
+    KILN_DNNL_LOAD(dnnl_reorder_primitive_desc_create)
+    KILN_DNNL_LOAD(dnnl_primitive_create)
+    KILN_DNNL_LOAD(dnnl_primitive_destroy)
+    KILN_DNNL_LOAD(dnnl_primitive_execute)
+    KILN_DNNL_LOAD(dnnl_memory_create)
+    KILN_DNNL_LOAD(dnnl_memory_destroy)
+    KILN_DNNL_LOAD(dnnl_stream_wait)
+    KILN_DNNL_LOAD(dnnl_version)
+    KILN_DNNL_LOAD(dnnl_set_max_cpu_isa)
+    KILN_DNNL_LOAD(dnnl_get_effective_cpu_isa)
+#undef KILN_DNNL_LOAD
+    const dnnl_version_t* v = all ? r.dnnl_version() : nullptr;
+    // oneDNN's JIT runs no higher than kiln's own kernels (KILN_CPU_ISA lowers both), and
+    // below SSE4.1 (its floor) not at all.
+    const CpuIsa level = cpu_isa();
+    if (v && v->major == 2 && level != CpuIsa::kBaseline)
+      r.dnnl_set_max_cpu_isa(level == CpuIsa::kAvx2 ? dnnl_cpu_isa_avx2 : dnnl_cpu_isa_all);
+    if (!v || v->major != 2 || level == CpuIsa::kBaseline ||
+        r.dnnl_engine_create(&r.engine, dnnl_cpu, 0) != dnnl_success) {
+      const std::string why = level == CpuIsa::kBaseline && v ? "runs at the x86-64 baseline"
+                                                               : "libdnnl.so.2 is not a usable oneDNN 2.x";
+      r = Api{};
+      r.description = "kiln (" + why + ")";
+      return r;
+    }
+    r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "omp_set_num_threads"));
+    r.description = "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                    std::to_string(v->patch) + " (" + isa_name(r.dnnl_get_effective_cpu_isa()) + ")";
+    return r;
+  }();
+  return a;
+}
+
+dnnl_memory_desc_t md(std::initializer_list<int64_t> dims, dnnl_format_tag_t tag) {
+  dnnl_memory_desc_t d;
+  dnnl_dims_t v;
+  int k = 0;
+  for (int64_t x : dims) v[k++] = x;
+  api().dnnl_memory_desc_init_by_tag(&d, k, v, dnnl_f32, tag);
+  return d;
+}
+
+// A compiled convolution for one geometry.
+struct Primitive {
+  dnnl_primitive_desc_t pd = nullptr;
+  dnnl_primitive_t prim = nullptr;
+  dnnl_memory_desc_t src, weights, user_weights, dst, scratch;
+  size_t scratch_bytes = 0;
+  Primitive() = default;
+  Primitive(const Primitive&) = delete;
+  Primitive& operator=(const Primitive&) = delete;
+  ~Primitive() {
+    if (prim) api().dnnl_primitive_destroy(prim);
+    if (pd) api().dnnl_primitive_desc_destroy(pd);
+  }
+};
+
+// A filter reordered into a primitive's weights layout; `filter` holds the tensor it came from.
+struct Filter {
+  Tensor filter;
+  const void* data = nullptr;
+  dnnl_memory_desc_t layout;
+  std::unique_ptr<unsigned char[], void (*)(void*)> bytes{nullptr, std::free};
+  size_t size = 0;
+};
+
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+Key key_of(const Conv2D& g) {
+  return {g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left, g.groups};
+}
+
+// Bounds: the compiled primitives and the reordered filters kept (oldest dropped first).
+constexpr size_t kMaxPrimitives = 512;
+constexpr size_t kMaxFilterBytes = size_t{1} << 30;
+
+struct Caches {
+  std::mutex mu;
+  std::map<Key, std::shared_ptr<Primitive>> primitives;
+  std::list<std::shared_ptr<Filter>> filters;  // newest first
+  size_t filter_bytes = 0;
+};
+Caches& caches() {
+  static Caches* c = new Caches;  // never destroyed: kernels may run during exit
+  return *c;
+}
+
+std::shared_ptr<Primitive> compile(const Conv2D& g) {
+  const Api& a = api();
+  auto p = std::make_shared<Primitive>();
+  p->src = md({g.n, g.c, g.h, g.w}, dnnl_nhwc);
+  p->dst = md({g.n, g.oc, g.oh, g.ow}, dnnl_nhwc);
+  // kiln's [KH, KW, C / G, OC] filter is oneDNN's [G, OC / G, C / G, KH, KW] in "hwigo" order.
+  const int64_t gr = g.groups;
+  p->user_weights = gr == 1 ? md({g.oc, g.c, g.kh, g.kw}, dnnl_hwio)
+                            : md({gr, g.oc / gr, g.c / gr, g.kh, g.kw}, dnnl_hwigo);
+  const dnnl_memory_desc_t any_weights = gr == 1 ? md({g.oc, g.c, g.kh, g.kw}, dnnl_format_tag_any)
+                                                 : md({gr, g.oc / gr, g.c / gr, g.kh, g.kw}, dnnl_format_tag_any);
+  // oneDNN's padding after is whatever the output size leaves; never negative.
+  const int64_t pad_bottom = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.pad_top);
+  const int64_t pad_right = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pad_left);
+  dnnl_dims_t strides = {g.sh, g.sw}, dilates = {g.dh - 1, g.dw - 1}, pad_l = {g.pad_top, g.pad_left},
+              pad_r = {pad_bottom, pad_right};
+  dnnl_convolution_desc_t desc;
+  if (a.dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &p->src,
+                                                    &any_weights, nullptr, &p->dst, strides, dilates, pad_l,
+                                                    pad_r) != dnnl_success)
+    return nullptr;
+  dnnl_primitive_attr_t attr = nullptr;
+  if (a.dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
+  // kiln gives each call its scratchpad, so concurrent calls of one primitive never share one.
+  a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  const dnnl_status_t st = a.dnnl_primitive_desc_create(&p->pd, &desc, attr, a.engine, nullptr);
+  a.dnnl_primitive_attr_destroy(attr);
+  if (st != dnnl_success) return nullptr;
+  p->weights = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
+  p->scratch = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
+  p->scratch_bytes = a.dnnl_memory_desc_get_size(&p->scratch);
+  if (a.dnnl_primitive_create(&p->prim, p->pd) != dnnl_success) return nullptr;
+  return p;
+}
+
+// Runs a primitive with memory objects over the given pointers (each call makes its own:
+// they are small, and nothing is shared between concurrent calls).
+bool execute(dnnl_primitive_t prim, std::initializer_list<std::pair<int, std::pair<const dnnl_memory_desc_t*, void*>>> args) {
+  const Api& a = api();
+  dnnl_exec_arg_t exec[4];
+  int n = 0;
+  bool ok = true;
+  for (const auto& [arg, m] : args) {
+    exec[n].arg = arg;
+    if (a.dnnl_memory_create(&exec[n].memory, m.first, a.engine, m.second) != dnnl_success) {
+      ok = false;
+      break;
+    }
+    ++n;
+  }
+  dnnl_stream_t stream = nullptr;
+  ok = ok && a.dnnl_stream_create(&stream, a.engine, dnnl_stream_default_flags) == dnnl_success;
+  ok = ok && a.dnnl_primitive_execute(prim, stream, n, exec) == dnnl_success;
+  ok = ok && a.dnnl_stream_wait(stream) == dnnl_success;
+  if (stream) a.dnnl_stream_destroy(stream);
+  for (int i = 0; i < n; ++i) a.dnnl_memory_destroy(exec[i].memory);
+  return ok;
+}
+
+// Whether `t`'s memory can change under a cached copy: memory kiln does not own (a numpy
+// array's) may be written by its owner.
+bool foreign(const detail::TensorImpl& t) { return t.buffer && t.buffer->external_release; }
+
+std::shared_ptr<Filter> reordered(const Primitive& p, const detail::TensorImpl& filter) {
+  const Api& a = api();
+  Caches& c = caches();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (const auto& f : c.filters)
+      if (f->data == filter.data && a.dnnl_memory_desc_equal(&f->layout, &p.weights)) return f;
+  }
+  auto f = std::make_shared<Filter>();
+  f->data = filter.data;
+  f->layout = p.weights;
+  f->size = a.dnnl_memory_desc_get_size(&p.weights);
+  f->bytes.reset(static_cast<unsigned char*>(std::aligned_alloc(64, (f->size + 63) / 64 * 64)));
+  if (!f->bytes) return nullptr;
+  dnnl_primitive_desc_t rpd = nullptr;
+  if (a.dnnl_reorder_primitive_desc_create(&rpd, &p.user_weights, a.engine, &p.weights, a.engine, nullptr) !=
+      dnnl_success)
+    return nullptr;
+  dnnl_primitive_t reorder = nullptr;
+  const bool made = a.dnnl_primitive_create(&reorder, rpd) == dnnl_success;
+  a.dnnl_primitive_desc_destroy(rpd);
+  const bool ok = made && execute(reorder, {{DNNL_ARG_FROM, {&p.user_weights, filter.data}},
+                                            {DNNL_ARG_TO, {&f->layout, f->bytes.get()}}});
+  if (reorder) a.dnnl_primitive_destroy(reorder);
+  if (!ok) return nullptr;
+  if (foreign(filter)) return f;  // used once, not cached
+  // Holding the tensor keeps its memory alive and unchanged: a variable whose value is held
+  // elsewhere is updated into a copy (ops/variable_state.h).
+  const_cast<detail::TensorImpl&>(filter).refs.fetch_add(1, std::memory_order_relaxed);
+  f->filter = Tensor(const_cast<detail::TensorImpl*>(&filter));
+  std::lock_guard<std::mutex> lock(c.mu);
+  // Filters whose memory only the cache still holds are gone for good (a step's old weights,
+  // an eager call's filter): drop them, then the oldest while over the bound. (A variable's
+  // reads are aliases of its buffer, new each call: the buffer says whether it lives.)
+  c.filters.remove_if([&](const std::shared_ptr<Filter>& e) {
+    const bool dead = detail::exclusively_owned(*e->filter.impl());
+    if (dead) c.filter_bytes -= e->size;
+    return dead;
+  });
+  c.filters.push_front(f);
+  c.filter_bytes += f->size;
+  while (c.filter_bytes > kMaxFilterBytes && c.filters.size() > 1) {
+    c.filter_bytes -= c.filters.back()->size;
+    c.filters.pop_back();
+  }
+  return f;
+}
+
+}  // namespace
+
+bool usable() { return g_enabled.load(std::memory_order_relaxed) && api().engine; }
+
+const char* description() { return api().description.c_str(); }
+
+bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, float* y, int threads) {
+  if (!usable()) return false;
+  std::shared_ptr<Primitive> p;
+  Caches& c = caches();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.primitives.find(key_of(g));
+    if (it != c.primitives.end()) p = it->second;
+  }
+  if (!p) {
+    p = compile(g);
+    if (!p) return false;
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.primitives.size() >= kMaxPrimitives) c.primitives.clear();
+    c.primitives.emplace(key_of(g), p);
+  }
+  std::shared_ptr<Filter> f = reordered(*p, filter);
+  if (!f) return false;
+  if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
+  void* scratch = detail::scratch_bytes(detail::kConvScratch, std::max<size_t>(p->scratch_bytes, 64));
+  if (p->scratch_bytes == 0)
+    return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},
+                             {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},
+                             {DNNL_ARG_DST, {&p->dst, y}}});
+  return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},
+                           {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},
+                           {DNNL_ARG_DST, {&p->dst, y}},
+                           {DNNL_ARG_SCRATCHPAD, {&p->scratch, scratch}}});
+}
+
+int64_t cached_filters() {
+  std::lock_guard<std::mutex> lock(caches().mu);
+  return static_cast<int64_t>(caches().filters.size());
+}
+int64_t cached_filter_bytes() {
+  std::lock_guard<std::mutex> lock(caches().mu);
+  return static_cast<int64_t>(caches().filter_bytes);
+}
+bool holds_filter(const void* data) {
+  std::lock_guard<std::mutex> lock(caches().mu);
+  for (const auto& f : caches().filters)
+    if (f->data == data) return true;
+  return false;
+}
+
+#endif
+
+}  // namespace kiln::kernels::onednn
+
+namespace kiln::config {
+const char* convolution_library() { return kernels::onednn::description(); }
+}  // namespace kiln::config

@@ -1,0 +1,45 @@
+// oneDNN (libdnnl.so.2, the CPU library TensorFlow and PyTorch use), loaded at first use like
+// OpenBLAS: kiln runs without it and the same binary picks it up where it is installed. Its
+// JIT convolutions beat kiln's im2col + GEMM on every ResNet50 layer measured
+// (docs/perf/dispatch.md), mostly because they read a filter reordered once into their
+// blocked layout, where a GEMM repacks the filter on every call.
+#pragma once
+#include <cstdint>
+
+namespace kiln::detail {
+struct TensorImpl;
+}
+
+namespace kiln::kernels::onednn {
+
+// A float32 NHWC convolution. Its filter is [KH, KW, C / groups, OC], group g's outputs
+// OC / groups at g * OC / groups (a depthwise filter [KH, KW, C, M] is groups = C).
+struct Conv2D {
+  int64_t n, h, w, c;  // input
+  int64_t oh, ow, oc;  // output
+  int64_t kh, kw, sh, sw, dh, dw;
+  int64_t pad_top, pad_left;
+  int64_t groups = 1;
+};
+
+// Whether convolutions may run on oneDNN: the library loaded, KILN_ONEDNN is not "0" and
+// tests have not turned it off.
+bool usable();
+// "onednn <version> (<ISA it runs>)", or "kiln (<why not>)" (kiln::config::convolution_library).
+const char* description();
+// Tests: route convolutions to kiln's own kernels (false) or to oneDNN when usable (true).
+void enable(bool on);
+
+// y = conv(x, filter), row-major NHWC output. The filter's reordered copy is cached while the
+// filter tensor lives (kiln's tensors are immutable, and the cache's reference keeps a
+// variable's value from being updated in place), so a served model reorders each filter
+// once. Returns false, having written nothing, where oneDNN cannot run the convolution.
+bool conv2d(const Conv2D& geometry, const float* x, const detail::TensorImpl& filter, float* y, int threads);
+
+// Cached reordered filters, their bytes, and whether one of the filter at `data` is cached
+// (tests and memory accounting).
+int64_t cached_filters();
+int64_t cached_filter_bytes();
+bool holds_filter(const void* data);
+
+}  // namespace kiln::kernels::onednn

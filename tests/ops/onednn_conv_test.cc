@@ -1,0 +1,157 @@
+// Float32 convolutions on oneDNN (kernels/onednn.h) against kiln's own kernels, and its cache
+// of reordered filters: a hit only while the very same immutable memory is in use, so an
+// assigned variable, a new filter or memory kiln does not own always gives fresh results.
+// (CI installs libdnnl-dev; without it these tests say so and skip.)
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <thread>
+
+#include "core/parallel.h"
+#include "kernels/onednn.h"
+#include "kiln/cpu.h"
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+struct Case {
+  std::vector<int64_t> x, k, strides, dilations;
+  std::string padding;
+  std::vector<int64_t> explicit_paddings;
+  std::string op = "Conv2D";
+};
+
+Tensor convolve(const Case& t, const Tensor& x, const Tensor& k) {
+  std::map<std::string, OpAttrValue> attrs = {
+      {"strides", t.strides}, {"padding", t.padding}, {"dilations", t.dilations}};
+  if (!t.explicit_paddings.empty()) attrs["explicit_paddings"] = t.explicit_paddings;
+  return execute_op(t.op, {x, k}, attrs)[0];
+}
+
+// Within a few roundings per term of the window's sum: the two libraries add in other orders.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, int64_t patch,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const float bound = 4 * 1.2e-7f * static_cast<float>(patch);  // |x|, |k| <= 1
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], bound) << what << " at " << i << " got " << got[i] << " want " << want[i];
+}
+
+std::vector<float> with_kiln_kernels(const Case& t, const Tensor& x, const Tensor& k) {
+  kernels::onednn::enable(false);
+  std::vector<float> y = convolve(t, x, k).to_vector<float>();
+  kernels::onednn::enable(true);
+  return y;
+}
+
+#define REQUIRE_ONEDNN()                  \
+  if (!kernels::onednn::usable()) GTEST_SKIP() << "convolutions run on " << config::convolution_library()
+
+}  // namespace
+
+TEST(OneDnnConv, AgreesWithKilnsOwnKernels) {
+  REQUIRE_ONEDNN();
+  const std::vector<Case> cases = {
+      {{1, 56, 56, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
+      {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
+      {{1, 224, 224, 3}, {7, 7, 3, 64}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME", {}},  // ResNet's stem
+      {{3, 33, 31, 8}, {3, 3, 8, 24}, {1, 2, 1, 1}, {1, 1, 2, 1}, "VALID", {}},   // stride and dilation
+      {{2, 20, 21, 16}, {3, 5, 16, 32}, {1, 1, 2, 1}, {1, 1, 1, 1}, "EXPLICIT", {0, 0, 1, 3, 2, 0, 0, 0}},
+      {{1, 7, 7, 512}, {3, 3, 512, 512}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},  // filter-bound
+      // Depthwise (MobileNet's, EfficientNet's; with a multiplier) and grouped.
+      {{1, 56, 56, 144}, {3, 3, 144, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"},
+      {{2, 20, 18, 24}, {5, 5, 24, 2}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}, "DepthwiseConv2dNative"},
+      {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},  // 4 groups
+  };
+  int seed = 1;
+  for (const Case& t : cases) {
+    const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, seed++);
+    const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, seed++);
+    const std::vector<float> got = convolve(t, x, k).to_vector<float>();
+    const std::string what =
+        t.op + " " + t.padding + " filter " + std::to_string(t.k[0]) + "x" + std::to_string(t.k[1]);
+    EXPECT_TRUE(kernels::onednn::holds_filter(k.data())) << what << ": it ran on oneDNN";
+    expect_close(got, with_kiln_kernels(t, x, k), t.k[0] * t.k[1] * t.k[2], what);
+    // Traced, with a fused epilogue: the same values as the eager op then the epilogue.
+    auto f = function([&](Tensor a, Tensor b) { return relu(convolve(t, a, b)); });
+    EXPECT_EQ(f(x, k).to_vector<float>(), relu(convolve(t, x, k)).to_vector<float>()) << what;
+  }
+}
+
+TEST(OneDnnConv, AssignedVariablesAndNewFiltersGiveFreshResults) {
+  REQUIRE_ONEDNN();
+  const Case t = {{1, 28, 28, 32}, {3, 3, 32, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
+  const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 7);
+  const Tensor k1 = random_uniform(t.k, -1, 1, DType::Float32, 8);
+  const Tensor k2 = random_uniform(t.k, -1, 1, DType::Float32, 9);
+  const std::vector<float> want1 = with_kiln_kernels(t, x, k1), want2 = with_kiln_kernels(t, x, k2);
+  Variable v(k1), w(k2);
+  auto f = function([&](Tensor a) { return convolve(t, a, v.read()); });
+  expect_close(f(x).to_vector<float>(), want1, 288, "before the assignment");
+  expect_close(f(x).to_vector<float>(), want1, 288, "cached");
+  // A variable's reads are new aliases of its buffer on each call: its reordered copy stays
+  // cached while the variable holds that buffer, beside another variable's.
+  auto both = function([&](Tensor a) { return convolve(t, a, v.read()) + convolve(t, a, w.read()); });
+  for (int call = 0; call < 3; ++call) both(x);
+  EXPECT_TRUE(kernels::onednn::holds_filter(v.read().data()));
+  EXPECT_TRUE(kernels::onednn::holds_filter(w.read().data()));
+  v.assign(k2);
+  expect_close(f(x).to_vector<float>(), want2, 288, "after assign");
+  v.assign_add(zeros(t.k));  // an update in place would be one the cache holds: it copies
+  expect_close(f(x).to_vector<float>(), want2, 288, "after assign_add");
+}
+
+TEST(OneDnnConv, MemoryKilnDoesNotOwnIsNeverCached) {
+  REQUIRE_ONEDNN();
+  const Case t = {{1, 28, 28, 32}, {3, 3, 32, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
+  const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 10);
+  const Tensor k1 = random_uniform(t.k, -1, 1, DType::Float32, 11);
+  const Tensor k2 = random_uniform(t.k, -1, 1, DType::Float32, 12);
+  // A filter over caller-owned memory (as a numpy array's), which its owner then rewrites.
+  std::vector<float> memory = k1.to_vector<float>();
+  const Tensor k = adopt_external(DType::Float32, t.k, memory.data(), [](void*) noexcept {}, nullptr);
+  expect_close(convolve(t, x, k).to_vector<float>(), with_kiln_kernels(t, x, k1), 288, "first");
+  EXPECT_FALSE(kernels::onednn::holds_filter(k.data()));
+  const std::vector<float> values2 = k2.to_vector<float>();
+  std::copy(values2.begin(), values2.end(), memory.begin());  // the same memory, new values
+  expect_close(convolve(t, x, k).to_vector<float>(), with_kiln_kernels(t, x, k2), 288, "rewritten");
+}
+
+TEST(OneDnnConv, DeadFiltersLeaveTheCache) {
+  REQUIRE_ONEDNN();
+  const Case t = {{1, 16, 16, 32}, {3, 3, 32, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
+  const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 13);
+  for (int step = 0; step < 20; ++step) convolve(t, x, random_uniform(t.k, -1, 1, DType::Float32, 100 + step));
+  // Each call's filter died with the call; each insertion drops the dead ones before it.
+  EXPECT_LE(kernels::onednn::cached_filters(), 8);
+}
+
+TEST(OneDnnConv, ConcurrentCallsAgree) {
+  REQUIRE_ONEDNN();
+  const Case t = {{2, 24, 24, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
+  const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 20);
+  const Tensor k[2] = {random_uniform(t.k, -1, 1, DType::Float32, 21), random_uniform(t.k, -1, 1, DType::Float32, 22)};
+  std::vector<float> want[2];
+  {
+    SerialKernelsScope serial;  // one thread, as each thread below
+    for (int i = 0; i < 2; ++i) want[i] = convolve(t, x, k[i]).to_vector<float>();
+  }
+  bool same[2] = {true, true};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i)
+    threads.emplace_back([&, i] {
+      SerialKernelsScope serial;
+      for (int rep = 0; rep < 10; ++rep) same[i] = same[i] && convolve(t, x, k[i]).to_vector<float>() == want[i];
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_TRUE(same[0] && same[1]);
+}
+
+TEST(OneDnnConv, TheLibraryIsNamed) {
+  const std::string name = config::convolution_library();
+  EXPECT_TRUE(name.rfind("onednn 2.", 0) == 0 || name.rfind("kiln (", 0) == 0) << name;
+  EXPECT_EQ(kernels::onednn::usable(), name.rfind("onednn", 0) == 0);
+}
