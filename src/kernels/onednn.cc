@@ -13,10 +13,9 @@
 #include <tuple>
 #include <utility>
 
-#include "kiln/tensor.h"
-
 #include "core/cpu_isa.h"
 #include "core/tensor_impl.h"
+#include "kiln/tensor.h"
 
 #if defined(__has_include)
 #if __has_include(<oneapi/dnnl/dnnl.h>)
@@ -117,7 +116,7 @@ const Api& api() {
     void* h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!h) return r;
     bool all = true;
-#define KILN_DNNL_LOAD(name)                                              \
+#define KILN_DNNL_LOAD(name)                                     \
   r.name = reinterpret_cast<decltype(&::name)>(dlsym(h, #name)); \
   all = all && r.name;
     KILN_DNNL_LOAD(dnnl_engine_create)
@@ -153,8 +152,8 @@ const Api& api() {
       r.dnnl_set_max_cpu_isa(level == CpuIsa::kAvx2 ? dnnl_cpu_isa_avx2 : dnnl_cpu_isa_all);
     if (!v || v->major != 2 || level == CpuIsa::kBaseline ||
         r.dnnl_engine_create(&r.engine, dnnl_cpu, 0) != dnnl_success) {
-      const std::string why = level == CpuIsa::kBaseline && v ? "runs at the x86-64 baseline"
-                                                               : "libdnnl.so.2 is not a usable oneDNN 2.x";
+      const std::string why =
+          level == CpuIsa::kBaseline && v ? "runs at the x86-64 baseline" : "libdnnl.so.2 is not a usable oneDNN 2.x";
       r = Api{};
       r.description = "kiln (" + why + ")";
       return r;
@@ -212,8 +211,8 @@ constexpr size_t kMaxFilterBytes = size_t{1} << 30;
 
 struct Caches {
   std::mutex mu;
-  std::map<Key, std::shared_ptr<Primitive>> primitives;
-  std::list<std::shared_ptr<Filter>> filters;  // newest first
+  std::map<Key, std::shared_ptr<Primitive> > primitives;
+  std::list<std::shared_ptr<Filter> > filters;  // newest first
   size_t filter_bytes = 0;
 };
 Caches& caches() {
@@ -228,8 +227,8 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
   p->dst = md({g.n, g.oc, g.oh, g.ow}, dnnl_nhwc);
   // kiln's [KH, KW, C / G, OC] filter is oneDNN's [G, OC / G, C / G, KH, KW] in "hwigo" order.
   const int64_t gr = g.groups;
-  p->user_weights = gr == 1 ? md({g.oc, g.c, g.kh, g.kw}, dnnl_hwio)
-                            : md({gr, g.oc / gr, g.c / gr, g.kh, g.kw}, dnnl_hwigo);
+  p->user_weights =
+      gr == 1 ? md({g.oc, g.c, g.kh, g.kw}, dnnl_hwio) : md({gr, g.oc / gr, g.c / gr, g.kh, g.kw}, dnnl_hwigo);
   const dnnl_memory_desc_t any_weights = gr == 1 ? md({g.oc, g.c, g.kh, g.kw}, dnnl_format_tag_any)
                                                  : md({gr, g.oc / gr, g.c / gr, g.kh, g.kw}, dnnl_format_tag_any);
   // oneDNN's padding after is whatever the output size leaves; never negative.
@@ -239,8 +238,8 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
               pad_r = {pad_bottom, pad_right};
   dnnl_convolution_desc_t desc;
   if (a.dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &p->src,
-                                                    &any_weights, nullptr, &p->dst, strides, dilates, pad_l,
-                                                    pad_r) != dnnl_success)
+                                                   &any_weights, nullptr, &p->dst, strides, dilates, pad_l,
+                                                   pad_r) != dnnl_success)
     return nullptr;
   dnnl_primitive_attr_t attr = nullptr;
   if (a.dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
@@ -258,7 +257,8 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
 
 // Runs a primitive with memory objects over the given pointers (each call makes its own:
 // they are small, and nothing is shared between concurrent calls).
-bool execute(dnnl_primitive_t prim, std::initializer_list<std::pair<int, std::pair<const dnnl_memory_desc_t*, void*>>> args) {
+bool execute(dnnl_primitive_t prim,
+             std::initializer_list<std::pair<int, std::pair<const dnnl_memory_desc_t*, void*> > > args) {
   const Api& a = api();
   dnnl_exec_arg_t exec[4];
   int n = 0;
@@ -354,9 +354,10 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
     if (c.primitives.size() >= kMaxPrimitives) c.primitives.clear();
     c.primitives.emplace(key_of(g), p);
   }
+  // OpenMP's team size is per calling thread: set before the filter's reorder runs too.
+  if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
   std::shared_ptr<Filter> f = reordered(*p, filter);
   if (!f) return false;
-  if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
   void* scratch = detail::scratch_bytes(detail::kConvScratch, std::max<size_t>(p->scratch_bytes, 64));
   if (p->scratch_bytes == 0)
     return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},

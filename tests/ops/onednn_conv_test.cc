@@ -47,7 +47,7 @@ std::vector<float> with_kiln_kernels(const Case& t, const Tensor& x, const Tenso
   return y;
 }
 
-#define REQUIRE_ONEDNN()                  \
+#define REQUIRE_ONEDNN() \
   if (!kernels::onednn::usable()) GTEST_SKIP() << "convolutions run on " << config::convolution_library()
 
 }  // namespace
@@ -112,7 +112,8 @@ TEST(OneDnnConv, MemoryKilnDoesNotOwnIsNeverCached) {
   const Tensor k2 = random_uniform(t.k, -1, 1, DType::Float32, 12);
   // A filter over caller-owned memory (as a numpy array's), which its owner then rewrites.
   std::vector<float> memory = k1.to_vector<float>();
-  const Tensor k = adopt_external(DType::Float32, t.k, memory.data(), [](void*) noexcept {}, nullptr);
+  const Tensor k = adopt_external(
+      DType::Float32, t.k, memory.data(), [](void*) noexcept {}, nullptr);
   expect_close(convolve(t, x, k).to_vector<float>(), with_kiln_kernels(t, x, k1), 288, "first");
   EXPECT_FALSE(kernels::onednn::holds_filter(k.data()));
   const std::vector<float> values2 = k2.to_vector<float>();
