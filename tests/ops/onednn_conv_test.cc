@@ -81,12 +81,21 @@ TEST(OneDnnConv, AgreesWithKilnsOwnKernels) {
   }
 }
 
+// A 3x3 convolution of 32 channels into 64 (288 terms per output), an input and two filters.
+struct TwoFilters {
+  Case t = {{1, 28, 28, 32}, {3, 3, 32, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
+  Tensor x, k1, k2;
+  explicit TwoFilters(int seed)
+      : x(random_uniform(t.x, -1, 1, DType::Float32, seed)),
+        k1(random_uniform(t.k, -1, 1, DType::Float32, seed + 1)),
+        k2(random_uniform(t.k, -1, 1, DType::Float32, seed + 2)) {}
+};
+
 TEST(OneDnnConv, AssignedVariablesAndNewFiltersGiveFreshResults) {
   REQUIRE_ONEDNN();
-  const Case t = {{1, 28, 28, 32}, {3, 3, 32, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
-  const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 7);
-  const Tensor k1 = random_uniform(t.k, -1, 1, DType::Float32, 8);
-  const Tensor k2 = random_uniform(t.k, -1, 1, DType::Float32, 9);
+  const TwoFilters s(7);
+  const Case& t = s.t;
+  const Tensor &x = s.x, &k1 = s.k1, &k2 = s.k2;
   const std::vector<float> want1 = with_kiln_kernels(t, x, k1), want2 = with_kiln_kernels(t, x, k2);
   Variable v(k1), w(k2);
   auto f = function([&](Tensor a) { return convolve(t, a, v.read()); });
@@ -106,10 +115,9 @@ TEST(OneDnnConv, AssignedVariablesAndNewFiltersGiveFreshResults) {
 
 TEST(OneDnnConv, MemoryKilnDoesNotOwnIsNeverCached) {
   REQUIRE_ONEDNN();
-  const Case t = {{1, 28, 28, 32}, {3, 3, 32, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
-  const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 10);
-  const Tensor k1 = random_uniform(t.k, -1, 1, DType::Float32, 11);
-  const Tensor k2 = random_uniform(t.k, -1, 1, DType::Float32, 12);
+  const TwoFilters s(10);
+  const Case& t = s.t;
+  const Tensor &x = s.x, &k1 = s.k1, &k2 = s.k2;
   // A filter over caller-owned memory (as a numpy array's), which its owner then rewrites.
   std::vector<float> memory = k1.to_vector<float>();
   const Tensor k = adopt_external(
