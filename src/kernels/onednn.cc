@@ -248,6 +248,12 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
   const dnnl_status_t st = a.dnnl_primitive_desc_create(&p->pd, &desc, attr, a.engine, nullptr);
   a.dnnl_primitive_attr_destroy(attr);
   if (st != dnnl_success) return nullptr;
+  // Where oneDNN has no JIT kernel for the shape it picks a reference loop ("ref:any"), much
+  // slower than kiln's own kernels: those stay kiln's.
+  const char* impl = nullptr;
+  if (a.dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
+      std::strncmp(impl, "ref", 3) == 0)
+    return nullptr;
   p->weights = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
   p->scratch = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
   p->scratch_bytes = a.dnnl_memory_desc_get_size(&p->scratch);
@@ -342,18 +348,22 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
   if (!usable()) return false;
   std::shared_ptr<Primitive> p;
   Caches& c = caches();
+  bool known = false;
   {
     std::lock_guard<std::mutex> lock(c.mu);
     auto it = c.primitives.find(key_of(g));
-    if (it != c.primitives.end()) p = it->second;
+    if (it != c.primitives.end()) {
+      known = true;
+      p = it->second;
+    }
   }
-  if (!p) {
-    p = compile(g);
-    if (!p) return false;
+  if (!known) {
+    p = compile(g);  // null: oneDNN has nothing better for it, remembered as such
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.primitives.size() >= kMaxPrimitives) c.primitives.clear();
     c.primitives.emplace(key_of(g), p);
   }
+  if (!p) return false;
   // OpenMP's team size is per calling thread: set before the filter's reorder runs too.
   if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
   std::shared_ptr<Filter> f = reordered(*p, filter);
