@@ -346,6 +346,8 @@ const char* description() { return api().description.c_str(); }
 
 bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, float* y, int threads) {
   if (!usable()) return false;
+  // OpenMP's team size is per calling thread: set before compiling or reordering runs any.
+  if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
   std::shared_ptr<Primitive> p;
   Caches& c = caches();
   bool known = false;
@@ -364,8 +366,6 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
     c.primitives.emplace(key_of(g), p);
   }
   if (!p) return false;
-  // OpenMP's team size is per calling thread: set before the filter's reorder runs too.
-  if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
   std::shared_ptr<Filter> f = reordered(*p, filter);
   if (!f) return false;
   void* scratch = detail::scratch_bytes(detail::kConvScratch, std::max<size_t>(p->scratch_bytes, 64));

@@ -1,9 +1,12 @@
 // Binary elementwise ops with numpy broadcasting, and SelectV2. One row per op.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "core/object_value.h"
 #include "core/parallel.h"
+#include "core/scratch.h"
 #include "kernels/broadcast.h"
 #include "kernels/complex_math.h"
 #include "kernels/isa_dispatch.h"
@@ -307,6 +310,59 @@ void binary_span(const T* x, bool x_scalar, const T* y, bool y_scalar, R* z, int
   KILN_ISA_DISPATCH((binary_span_body<F, T, R>(x, x_scalar, y, y_scalar, z, n)));
 }
 
+// One operand repeats a row over the middle dimensions of the other, full one: dims
+// [outer..., 1..., inner...] against the output's [outer..., middle..., inner...], as
+// squeeze-and-excitation's [N,H,W,C] * [N,1,1,C] or a bias [C] over [N,H,W,C].
+struct RowBroadcast {
+  int64_t outer = 1, middle = 1, inner = 1;
+};
+// Rows longer than this already run as long spans on the general path; rows shorter than
+// kShortRow are slow there even on one thread.
+constexpr int64_t kMaxRepeatedRow = 2048;
+constexpr int64_t kShortRow = 128;
+// About this many elements per task of the repeated-row loop (its copy stays in L1).
+constexpr int64_t kRepeatedSpan = 4096;
+
+bool row_broadcast(const Dims& small, const Dims& out, RowBroadcast& rb) {
+  const size_t rank = out.size();
+  if (small.size() > rank) return false;
+  const size_t pad = rank - small.size();
+  auto dim = [&](size_t k) { return k < pad ? int64_t{1} : small[k - pad]; };
+  size_t k = rank;
+  rb = RowBroadcast{};
+  for (; k > 0 && dim(k - 1) == out[k - 1]; --k) rb.inner *= out[k - 1];
+  for (; k > 0 && dim(k - 1) == 1; --k) rb.middle *= out[k - 1];
+  for (; k > 0 && dim(k - 1) == out[k - 1]; --k) rb.outer *= out[k - 1];
+  return k == 0 && rb.middle > 1 && rb.inner > 1 && rb.inner <= kMaxRepeatedRow;
+}
+
+// z = f(full, row) (or f(row, full) when the row is the first operand), the row copied to a
+// span's length once per task so that each step is one long span (the general path takes
+// one row at a time: 12,544 calls of 16 elements for EfficientNet's first block).
+// Elementwise the same f on the same values: the results are those of the general path.
+template <class F, class T, class R>
+void repeated_row_loop(const T* full, const T* row, bool row_first, const RowBroadcast& rb, R* z) {
+  const int64_t L = rb.inner, reps = std::max<int64_t>(1, kRepeatedSpan / L), span = L * reps;
+  const int64_t block = rb.middle * L;  // one outer index's elements
+  const int64_t per_outer = (rb.middle + reps - 1) / reps;
+  parallel_for(rb.outer * per_outer, std::max<int64_t>(2, kParallelElements / span), [&](int64_t lo, int64_t hi) {
+    T* tile = detail::scratch<T>(detail::kBroadcastScratch, static_cast<size_t>(span));
+    int64_t tiled = -1;  // the outer index whose row the copy holds
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / per_outer, start = (t % per_outer) * span;
+      if (o != tiled) {
+        for (int64_t r = 0; r < reps; ++r) std::memcpy(tile + r * L, row + o * L, static_cast<size_t>(L) * sizeof(T));
+        tiled = o;
+      }
+      const int64_t off = o * block + start, count = std::min(span, block - start);
+      if (row_first)
+        binary_span<F, T, R>(tile, false, full + off, false, z + off, count);
+      else
+        binary_span<F, T, R>(full + off, false, tile, false, z + off, count);
+    }
+  });
+}
+
 template <class F, class T, class R>
 void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
   const T* x = a.as<T>();
@@ -323,6 +379,17 @@ void binary_loop(const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
       binary_span<F, T, R>(xs ? x : x + lo, xs, ys ? y : y + lo, ys, z + lo, hi - lo);
     });
   } else {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      // Worth it for short rows (one call per row costs more than the row's work) or when
+      // the work can be split over threads (the general path below runs on one). Long rows
+      // on one thread ran 20% slower through the copy (144 channels: 151 against 124 us).
+      const bool splits = n >= kParallelElements && intra_op_threads() > 1;
+      RowBroadcast rb;
+      if (a.num_elements == n && row_broadcast(b.dims, out.dims, rb) && (rb.inner < kShortRow || splits))
+        return repeated_row_loop<F, T, R>(x, y, false, rb, z);
+      if (b.num_elements == n && row_broadcast(a.dims, out.dims, rb) && (rb.inner < kShortRow || splits))
+        return repeated_row_loop<F, T, R>(y, x, true, rb, z);
+    }
     // The innermost run's strides are 1 (walks the operand) or 0 (broadcasts it) in practice.
     kernels::BroadcastPlan<2> plan(out.dims, {&a.dims, &b.dims});
     R* zp = z;

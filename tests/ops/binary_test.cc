@@ -97,6 +97,31 @@ TEST(Binary, Broadcasting) {
   expect_tensor<float>(zeros({0, 3}) + constant<float>({1, 2, 3}), {}, {0, 3});
 }
 
+// A row repeated over the middle dimensions of a full operand (squeeze-and-excitation's
+// [N,H,W,C] * [N,1,1,C], a bias [C]) runs as long spans over a repeated copy: the same
+// values as the ops over the explicitly broadcast operand, either operand order, rows that do
+// and do not divide the span, work split over threads or not.
+TEST(Binary, RepeatedRowsMatchTheExplicitBroadcast) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {{{2, 5, 7, 16}, {2, 1, 1, 16}},
+                                                                                     {{3, 4, 20}, {20}},
+                                                                                     {{6, 3}, {3}},
+                                                                                     {{1, 112, 112, 24}, {1, 1, 1, 24}},
+                                                                                     {{4, 9, 33, 100}, {4, 1, 1, 100}},
+                                                                                     {{2, 64, 2048}, {2, 1, 2048}}};
+  int seed = 30;
+  for (const auto& [full_shape, row_shape] : shapes) {
+    const Tensor full = random_uniform(full_shape, 0.5, 2, DType::Float32, seed++);
+    const Tensor row = random_uniform(row_shape, 0.5, 2, DType::Float32, seed++);
+    const Tensor wide = broadcast_to(row, full_shape);
+    EXPECT_EQ((full * row).to_vector<float>(), (full * wide).to_vector<float>());
+    EXPECT_EQ((full - row).to_vector<float>(), (full - wide).to_vector<float>());
+    EXPECT_EQ((row / full).to_vector<float>(), (wide / full).to_vector<float>());
+    EXPECT_EQ(less(row, full).to_vector<bool>(), less(wide, full).to_vector<bool>());
+    const Tensor ints = cast(full * 10, DType::Int64), int_row = cast(row * 10, DType::Int64);
+    EXPECT_EQ((int_row - ints).to_vector<int64_t>(), (cast(wide * 10, DType::Int64) - ints).to_vector<int64_t>());
+  }
+}
+
 TEST(Binary, BadInputs) {
   expect_error<InvalidArgumentError>(
       [] {

@@ -207,6 +207,8 @@ TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
   struct Shape {
     int64_t m, n, k;
   };
-  for (const Shape s : {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000}})
+  // One row too: a served model's batch-1 dense layer (a classifier's 1x1280 x 1280x1000).
+  for (const Shape s : {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000},
+                        Shape{1, 1000, 1280}, Shape{1, 17, 3}})
     EXPECT_EQ(fma_chain_mismatches(false, s.m, s.n, s.k), 0) << s.m << "x" << s.n << "x" << s.k;
 }
