@@ -28,10 +28,14 @@ x = kiln.ones([300, 300])
 assert float(kiln.reduce_sum(kiln.matmul(x, x))) == 300.0 ** 3
 maps = open("/proc/self/maps").read()
 assert "libscipy_openblas" in maps, "the product did not run on scipy-openblas32's OpenBLAS"
-# At run time too, nothing comes from the system but glibc, libstdc++, libgcc, zlib, and what
-# Python's own standard-library modules load (libffi for ctypes, libbz2, liblzma).
+# At run time too, nothing comes from the system but glibc, libstdc++, libgcc, zlib, what
+# Python's own standard-library modules load (libffi for ctypes, libbz2, liblzma), and oneDNN
+# where the system has it: kiln looks for libdnnl.so.2 (and its libgomp, libOpenCL) at run
+# time for float32 convolutions and runs its own kernels without it (docs/perf/dispatch.md).
 import re
-allowed = re.compile(r"/(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|libz|libffi|libbz2|liblzma)\.so")
+allowed = re.compile(r"/(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|libz|libffi|libbz2|liblzma"
+                     r"|libdnnl|libgomp|libOpenCL)\.so")
+assert info["convolution_library"].startswith(("onednn", "kiln (")), info
 system = {l.split()[-1] for l in maps.splitlines() if ".so" in l and l.split()[-1].startswith(("/usr/", "/lib"))}
 stray = sorted(p for p in system if not allowed.search(p))
 assert not stray, f"system libraries loaded: {stray}"
