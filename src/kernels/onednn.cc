@@ -248,11 +248,13 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
   const dnnl_status_t st = a.dnnl_primitive_desc_create(&p->pd, &desc, attr, a.engine, nullptr);
   a.dnnl_primitive_attr_destroy(attr);
   if (st != dnnl_success) return nullptr;
-  // Where oneDNN has no JIT kernel for the shape it picks a reference loop ("ref:any"), much
-  // slower than kiln's own kernels: those stay kiln's.
+  // Where oneDNN has no direct JIT kernel for the shape it picks a reference loop ("ref:any"),
+  // much slower than kiln's own kernels, or im2col + GEMM ("gemm:jit"), what kiln's own
+  // kernels do (and which gave wrong depthwise results with a multiplier at the AVX2 level on
+  // one thread): those stay kiln's.
   const char* impl = nullptr;
   if (a.dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-      std::strncmp(impl, "ref", 3) == 0)
+      std::strncmp(impl, "ref", 3) == 0 || std::strstr(impl, "gemm") != nullptr)
     return nullptr;
   p->weights = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
   p->scratch = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
