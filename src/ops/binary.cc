@@ -11,6 +11,7 @@
 #include "kernels/complex_math.h"
 #include "kernels/isa_dispatch.h"
 #include "kernels/special_functions.h"
+#include "ops/channel_vector.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -351,7 +352,7 @@ void repeated_row_loop(const T* full, const T* row, bool row_first, const RowBro
     for (int64_t t = lo; t < hi; ++t) {
       const int64_t o = t / per_outer, start = (t % per_outer) * span;
       if (o != tiled) {
-        for (int64_t r = 0; r < reps; ++r) std::memcpy(tile + r * L, row + o * L, static_cast<size_t>(L) * sizeof(T));
+        repeat_row(tile, row + o * L, L * static_cast<int64_t>(sizeof(T)), span * static_cast<int64_t>(sizeof(T)));
         tiled = o;
       }
       const int64_t off = o * block + start, count = std::min(span, block - start);

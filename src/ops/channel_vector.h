@@ -1,8 +1,10 @@
 // The per-channel vector rule the fused convolution and elementwise kernels share, so the
 // passes that build them and the kernels that run them agree on one definition.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kiln/detail/small_vec.h"
 
@@ -15,6 +17,15 @@ inline bool is_channel_vector(const Dims& v, int64_t channels, size_t out_rank) 
   for (size_t k = 0; k + 1 < v.size(); ++k)
     if (v[k] != 1) return false;
   return true;
+}
+
+// Fills `total_bytes` of `dst` with copies of the `row_bytes` at `row`, the last one cut short:
+// a vector repeated to a chunk's length, so a kernel reads it as one long operand (the fused
+// elementwise kernel's per-channel vectors, a binary op's repeated rows).
+inline void repeat_row(void* dst, const void* row, int64_t row_bytes, int64_t total_bytes) {
+  auto* out = static_cast<unsigned char*>(dst);
+  for (int64_t k = 0; k < total_bytes; k += row_bytes)
+    std::memcpy(out + k, row, static_cast<size_t>(std::min(row_bytes, total_bytes - k)));
 }
 
 }  // namespace kiln::ops

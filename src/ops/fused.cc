@@ -136,9 +136,8 @@ struct FusedKernel {
         tiled_bytes ? static_cast<unsigned char*>(detail::scratch_bytes(detail::kFusedScratch, tiled_bytes)) : nullptr;
     for (int r = 0; r < num_inputs; ++r) {
       if (tiled_at[r] < 0) continue;
-      for (int64_t k = 0; k < span; k += channels)
-        std::memcpy(tiled + tiled_at[r] + k * static_cast<int64_t>(es), c.in(r).data,
-                    static_cast<size_t>(std::min(channels, span - k)) * es);
+      repeat_row(tiled + tiled_at[r], c.in(r).data, channels * static_cast<int64_t>(es),
+                 span * static_cast<int64_t>(es));
     }
     parallel_for((n + kChunk - 1) / kChunk, 256, [&](int64_t lo, int64_t hi) {
       alignas(64) unsigned char temps[kMaxFusedTemps * kChunk * 8];  // on the stack: no allocation

@@ -102,12 +102,15 @@ TEST(Binary, Broadcasting) {
 // values as the ops over the explicitly broadcast operand, either operand order, rows that do
 // and do not divide the span, work split over threads or not.
 TEST(Binary, RepeatedRowsMatchTheExplicitBroadcast) {
-  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {{{2, 5, 7, 16}, {2, 1, 1, 16}},
-                                                                                     {{3, 4, 20}, {20}},
-                                                                                     {{6, 3}, {3}},
-                                                                                     {{1, 112, 112, 24}, {1, 1, 1, 24}},
-                                                                                     {{4, 9, 33, 100}, {4, 1, 1, 100}},
-                                                                                     {{2, 64, 2048}, {2, 1, 2048}}};
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{2, 5, 7, 16}, {2, 1, 1, 16}},
+      {{3, 4, 20}, {20}},
+      {{6, 3}, {3}},
+      {{1, 112, 112, 24}, {1, 1, 1, 24}},
+      {{4, 9, 33, 100}, {4, 1, 1, 100}},
+      {{2, 64, 2048}, {2, 1, 2048}},
+      {{0, 5, 7, 16}, {0, 1, 1, 16}},  // zero-sized
+      {{2, 0, 3, 8}, {2, 1, 1, 8}}};
   int seed = 30;
   for (const auto& [full_shape, row_shape] : shapes) {
     const Tensor full = random_uniform(full_shape, 0.5, 2, DType::Float32, seed++);
