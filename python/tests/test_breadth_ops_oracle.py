@@ -16,6 +16,12 @@ def _f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
 
+def _small_ints(*shape, dtype=np.float32):
+    """Whole numbers in [-3, 3]: every sum of their products is exact, so a case compares bit
+    for bit whatever order either side adds in."""
+    return RNG.integers(-3, 4, shape).astype(dtype)
+
+
 CASES = [
     ("Pad", dict(input=_f32(2, 3), paddings=np.array([[1, 2], [0, 1]], np.int32))),
     ("Pad", dict(input=_f32(1, 4, 4, 3), paddings=np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int64))),
@@ -38,6 +44,34 @@ CASES = [
     ("Einsum", dict(inputs=[_f32(2, 5, 3, 4), _f32(2, 6, 3, 4)], equation="aecd,abcd->acbe")),
     ("Einsum", dict(inputs=[_f32(2, 1, 3, 4), _f32(5, 4, 2)], equation="...ij,...jk->...ik")),
     ("Einsum", dict(inputs=[_f32(3, 4)], equation="ij->j")),
+    # Each operand read in place, read transposed, or copied (runs or elements), and the product
+    # written in place or reordered: multi-head attention's two einsums, Dense over a sequence,
+    # both transposed reads, one operand's sums either way, a reorder with nothing summed.
+    ("Einsum", dict(inputs=[_small_ints(2, 5, 3, 4), _small_ints(2, 6, 3, 4)], equation="BTNH,BSNH->BNTS")),
+    ("Einsum", dict(inputs=[_small_ints(2, 3, 5, 6), _small_ints(2, 6, 3, 4)], equation="BNTS,BSNH->BTNH")),
+    ("Einsum", dict(inputs=[_small_ints(2, 7, 5), _small_ints(5, 3)], equation="abc,cd->abd")),
+    ("Einsum", dict(inputs=[_small_ints(4, 5), _small_ints(3, 5)], equation="ab,cb->ac")),
+    ("Einsum", dict(inputs=[_small_ints(5, 4), _small_ints(5, 3)], equation="ba,bc->ac")),
+    ("Einsum", dict(inputs=[_small_ints(5, 4), _small_ints(3, 5)], equation="ba,cb->ac")),
+    ("Einsum", dict(inputs=[_small_ints(3, 4, 5, dtype=np.float64), _small_ints(3, 6, 5, dtype=np.float64)],
+                    equation="bij,bkj->bik")),
+    ("Einsum", dict(inputs=[_small_ints(3, 4, 5)], equation="ijk->ik")),
+    ("Einsum", dict(inputs=[_small_ints(3, 4, 5)], equation="ijk->ki")),
+    ("Einsum", dict(inputs=[_small_ints(3, 4, 5)], equation="ijk->kji")),
+    ("Einsum", dict(inputs=[_small_ints(1, 4, 1, 5), _small_ints(5, 2)], equation="aibj,jk->aibk")),
+    # Transpose copies one run (identity, or only dims of size 1 moved), runs (the innermost dim
+    # kept: attention's head split), 32x32 blocks (a matrix, also behind dims of size 1), or
+    # elements; any dtype, zero-sized too.
+    ("Transpose", dict(x=_f32(2, 3, 4), perm=[0, 1, 2])),
+    ("Transpose", dict(x=_f32(1, 5, 1, 3), perm=[2, 1, 0, 3])),
+    ("Transpose", dict(x=_f32(2, 7, 3, 4), perm=[0, 2, 1, 3])),
+    ("Transpose", dict(x=_f32(37, 70), perm=[1, 0])),
+    ("Transpose", dict(x=_f32(1, 37, 1, 70), perm=[3, 2, 0, 1])),
+    ("Transpose", dict(x=_f32(3, 5, 6), perm=[0, 2, 1])),
+    ("Transpose", dict(x=_f32(2, 3, 4, 5, 2), perm=[4, 2, 0, 3, 1])),
+    ("Transpose", dict(x=np.array([[b"a", b"bc"], [b"", b"d"]]), perm=[1, 0])),
+    ("Transpose", dict(x=np.arange(24).reshape(2, 3, 4) % 3 == 0, perm=[2, 0, 1])),
+    ("Transpose", dict(x=np.zeros([2, 0, 3], np.int64), perm=[2, 1, 0])),
     ("DepthwiseConv2dNative", dict(input=_f32(2, 7, 7, 3), filter=_f32(3, 3, 3, 2), strides=[1, 2, 2, 1],
                                    padding="SAME")),
     ("DepthwiseConv2dNative", dict(input=_f32(1, 6, 6, 4), filter=_f32(3, 3, 4, 1), strides=[1, 1, 1, 1],

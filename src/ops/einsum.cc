@@ -1,11 +1,15 @@
 // Einsum(inputs: N tensors, equation): one or two operands in Einstein notation, with "..."
-// for broadcast leading dims. Two operands become one batched GEMM: each is gathered into
-// [batch, free, contracted] order (a label one side lacks reads that side with stride 0, so a
-// label summed away on one side only is a contraction against a constant), multiplied, and
-// the product gathered into the output's order.
+// for broadcast leading dims. Two operands become one batched GEMM: each is read as [batch,
+// free, contracted] or [batch, contracted, free] (then the GEMM takes it transposed) — in place
+// when it already has either order, else copied into the one whose copy moves runs (a label
+// one side lacks reads that side with stride 0, so a label summed away on one side only is a
+// contraction against a constant) — and the product is written in place when the output's
+// order is [batch, free0, free1], else copied into that order. Multi-head attention's scores
+// einsum writes its product in place; the one that applies them reads them in place.
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +17,7 @@
 #include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
+#include "ops/strided_copy.h"
 
 namespace kiln::ops {
 namespace {
@@ -155,23 +160,10 @@ void infer_einsum(InferContext& c) {
   c.out(0).shape = TensorShape(std::move(out));
 }
 
-// dst[i] for i over `sizes` (row-major) = src at the sum of index * stride.
+// Storage that is not value-initialized: every element is written before it is read.
 template <class T>
-void gather(const T* src, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, T* dst) {
-  int64_t total = 1;
-  for (int64_t s : sizes) total *= s;
-  if (total == 0) return;
-  std::vector<int64_t> idx(sizes.size(), 0);
-  int64_t off = 0;
-  for (int64_t i = 0; i < total; ++i) {
-    dst[i] = src[off];
-    for (int d = static_cast<int>(sizes.size()) - 1; d >= 0; --d) {
-      off += strides[d];
-      if (++idx[d] < sizes[d]) break;
-      off -= strides[d] * sizes[d];
-      idx[d] = 0;
-    }
-  }
+std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
 }
 
 template <class T>
@@ -219,38 +211,30 @@ struct EinsumKernel {
       return p;
     };
     const int64_t nb = product(batch), m = product(free0), nn = product(free1), kk = product(contracted);
-    // Operand 0 as [batch, free0, contracted]; operand 1 as [batch, contracted, free1].
-    auto gathered = [&](int k, const std::vector<Labels>& order) {
+    auto walk_of = [&](int k, const std::vector<Labels>& order) {
       std::vector<int64_t> sizes, strides;
       for (const Labels& group : order)
         for (int id : group) {
           sizes.push_back(size.at(id));
           strides.push_back(stride_in(k, id));
         }
-      std::vector<T> buf(static_cast<size_t>(product(batch) * product(order[1]) * product(order[2])));
-      gather(c.in(k).as<T>(), sizes, strides, buf.data());
-      return buf;
+      return collapse_walk(sizes.data(), strides.data(), sizes.size());
     };
-    std::vector<T> prod(static_cast<size_t>(nb * m * nn));
-    const std::vector<T> a = gathered(0, {batch, free0, contracted});
-    if (n == 2) {
-      const std::vector<T> b = gathered(1, {batch, contracted, free1});
-      for (int64_t i = 0; i < nb; ++i) {
-        if (kk == 0) {
-          std::fill(prod.begin() + i * m * nn, prod.begin() + (i + 1) * m * nn, T(0));
-          continue;
-        }
-        kernels::gemm<T>(false, false, m, nn, kk, a.data() + i * m * kk, b.data() + i * kk * nn,
-                         prod.data() + i * m * nn);
-      }
-    } else {
-      for (int64_t r = 0; r < nb * m; ++r) {
-        T acc = T(0);
-        for (int64_t j = 0; j < kk; ++j) acc += a[r * kk + j];
-        prod[r] = acc;
-      }
-    }
-    // The product is [batch, free0, free1]; the output follows its own label order.
+    // Operand k in one of two orders, [batch, rows, cols] or [batch, cols, rows] (then the GEMM
+    // reads it transposed): the one it already has if either, else the one that copies runs.
+    // Returns the operand's values in that order (in place when they already are).
+    std::vector<std::unique_ptr<T[]>> held;
+    auto operand = [&](int k, const Labels& rows, const Labels& cols, bool& transposed) -> const T* {
+      const StridedWalk plain = walk_of(k, {batch, rows, cols}), flipped = walk_of(k, {batch, cols, rows});
+      transposed = !plain.contiguous() && (flipped.contiguous() || (!plain.unit_inner() && flipped.unit_inner()));
+      const StridedWalk& w = transposed ? flipped : plain;
+      if (w.contiguous()) return c.in(k).as<T>();
+      held.push_back(scratch<T>(w.total));
+      strided_copy(c.in(k).as<T>(), w, held.back().get());
+      return held.back().get();
+    };
+    // The product is [batch, free0, free1]; the output follows its own label order, and the
+    // GEMMs write into it directly when that order is the product's.
     Labels layout = batch;
     layout.insert(layout.end(), free0.begin(), free0.end());
     layout.insert(layout.end(), free1.begin(), free1.end());
@@ -258,14 +242,46 @@ struct EinsumKernel {
     for (int id : layout) layout_sizes.push_back(size.at(id));
     Dims layout_dims(layout_sizes.begin(), layout_sizes.end());
     const Dims layout_strides = strides_of(layout_dims);
-    std::vector<int64_t> sizes, strides;
+    std::vector<int64_t> out_sizes, out_strides;
     for (int id : eq.output) {
       const auto it = std::find(layout.begin(), layout.end(), id);
-      sizes.push_back(it == layout.end() ? 1 : size.at(id));
-      strides.push_back(it == layout.end() ? 0 : layout_strides[it - layout.begin()]);
+      out_sizes.push_back(it == layout.end() ? 1 : size.at(id));
+      out_strides.push_back(it == layout.end() ? 0 : layout_strides[it - layout.begin()]);
     }
     if (c.out(0).num_elements != nb * m * nn) c.fail("the output's shape does not match the equation");
-    gather(prod.data(), sizes, strides, c.out(0).as<T>());
+    const StridedWalk out_walk = collapse_walk(out_sizes.data(), out_strides.data(), out_sizes.size());
+    std::unique_ptr<T[]> staged;
+    T* prod = c.out(0).as<T>();
+    if (!out_walk.contiguous()) {
+      staged = scratch<T>(nb * m * nn);
+      prod = staged.get();
+    }
+    bool ta = false, tb = false;
+    const T* a = operand(0, free0, contracted, ta);
+    if (n == 2) {
+      const T* b = operand(1, contracted, free1, tb);
+      for (int64_t i = 0; i < nb; ++i) {
+        if (kk == 0) {
+          std::fill(prod + i * m * nn, prod + (i + 1) * m * nn, T(0));
+          continue;
+        }
+        kernels::gemm<T>(ta, tb, m, nn, kk, a + i * m * kk, b + i * kk * nn, prod + i * m * nn);
+      }
+    } else if (!ta) {
+      for (int64_t r = 0; r < nb * m; ++r) {
+        T acc = T(0);
+        for (int64_t j = 0; j < kk; ++j) acc += a[r * kk + j];
+        prod[r] = acc;
+      }
+    } else {  // [batch, contracted, free0]: the same sums, in the same order per element
+      for (int64_t i = 0; i < nb; ++i)
+        for (int64_t r = 0; r < m; ++r) {
+          T acc = T(0);
+          for (int64_t j = 0; j < kk; ++j) acc += a[(i * kk + j) * m + r];
+          prod[i * m + r] = acc;
+        }
+    }
+    if (staged) strided_copy(prod, out_walk, c.out(0).as<T>());
   }
 };
 

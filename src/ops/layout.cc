@@ -4,6 +4,7 @@
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
+#include "ops/strided_copy.h"
 
 namespace kiln::ops {
 namespace {
@@ -61,34 +62,15 @@ struct TransposeKernel {
     }
     for (size_t i = 0; i < r; ++i)
       if (c.out(0).dims[i] != x.dims[perm[i]]) c.fail("the output's shape does not match the permutation");
-    const T* src = x.as<T>();
-    T* dst = y.as<T>();
-    if (r == 2) {  // blocked 2-D transpose
-      const int64_t rows = x.dims[0], cols = x.dims[1];
-      if (perm[0] == 0) {
-        std::memcpy(dst, src, x.nbytes());
-        return;
-      }
-      constexpr int64_t B = 32;
-      for (int64_t i0 = 0; i0 < rows; i0 += B)
-        for (int64_t j0 = 0; j0 < cols; j0 += B)
-          for (int64_t i = i0; i < std::min(rows, i0 + B); ++i)
-            for (int64_t j = j0; j < std::min(cols, j0 + B); ++j) dst[j * rows + i] = src[i * cols + j];
-      return;
-    }
     const Dims st = strides_of(x.dims);
-    Dims ps(r), idx(r, 0);
-    for (size_t i = 0; i < r; ++i) ps[i] = st[perm[i]];
-    int64_t off = 0;
-    for (int64_t o = 0; o < y.num_elements; ++o) {
-      dst[o] = src[off];
-      for (int i = static_cast<int>(r) - 1; i >= 0; --i) {
-        off += ps[i];
-        if (++idx[i] < y.dims[i]) break;
-        off -= ps[i] * y.dims[i];
-        idx[i] = 0;
-      }
+    std::vector<int64_t> sizes(r), strides(r);
+    for (size_t i = 0; i < r; ++i) {
+      sizes[i] = y.dims[i];
+      strides[i] = st[perm[i]];
     }
+    // Collapsed, an identity permutation (or one that moves only dims of size 1) is one copy,
+    // and one that keeps the innermost dim copies runs.
+    strided_copy(x.as<T>(), collapse_walk(sizes.data(), strides.data(), r), y.as<T>());
   }
 };
 
