@@ -1,6 +1,8 @@
 // vmath's public functions: each runs the variant for this CPU (kernels/isa/vmath_isa.cc).
 #include "kernels/vmath.h"
 
+#include <dlfcn.h>
+
 #include "kernels/isa_dispatch.h"
 
 namespace kiln::kernels {
@@ -17,5 +19,14 @@ KILN_VMATH_DISPATCH(vsigmoid)
 KILN_VMATH_DISPATCH(vsqrt)
 KILN_VMATH_DISPATCH(vrsqrt)
 #undef KILN_VMATH_DISPATCH
+
+KILN_ISA_DECLARE(void verfc(const float* x, float* y, int64_t n))
+void verfc(const float* x, float* y, int64_t n) { KILN_ISA_CALL(verfc, x, y, n); }
+
+const void* libmvec_symbol(const char* name) {
+  // Opened once, never closed: the functions stay valid for the process's life.
+  static void* const lib = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL);
+  return lib ? dlsym(lib, name) : nullptr;
+}
 
 }  // namespace kiln::kernels

@@ -16,4 +16,15 @@ KILN_VMATH(vsqrt)
 KILN_VMATH(vrsqrt)
 #undef KILN_VMATH
 
+// The complementary error function, float32 (GELU's, as TensorFlow writes it): glibc's vector
+// math library (libmvec, glibc >= 2.35) at the CPU's vector width, within 3 ulps of the scalar
+// erfcf (tests/ops/vmath_erf_test.cc); where libmvec is missing, the scalar erfcf. Erf stays
+// scalar: libmvec's vector erff is 4 ulps from the scalar one, the most TensorFlow's kernel
+// tests allow kiln's Erf from TensorFlow's own.
+void verfc(const float* x, float* y, int64_t n);
+
+// A function of libmvec (glibc's vector math), looked up at run time so that kiln's binary
+// asks nothing of the C library beyond what it links; null where it is missing.
+const void* libmvec_symbol(const char* name);
+
 }  // namespace kiln::kernels

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/special_functions.h"
+#include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -35,13 +36,24 @@ KILN_STD_FUNCTOR(AcoshF, std::acosh(x))
 KILN_STD_FUNCTOR(AtanhF, std::atanh(x))
 KILN_STD_FUNCTOR(Log1pF, std::log1p(x))
 KILN_STD_FUNCTOR(Expm1F, std::expm1(x))
-KILN_STD_FUNCTOR(ErfF, std::erf(x))
-KILN_STD_FUNCTOR(ErfcF, std::erfc(x))
 KILN_STD_FUNCTOR(LgammaF, std::lgamma(x))
 KILN_STD_FUNCTOR(RintF, std::nearbyint(x))  // half to even, as Round
 KILN_STD_FUNCTOR(SoftsignF, x / (T(1) + std::fabs(x)))
 KILN_STD_FUNCTOR(EluF, x < T(0) ? std::exp(x) - T(1) : x)  // exp - 1, as TensorFlow computes it
+KILN_STD_FUNCTOR(ErfF, std::erf(x))
 #undef KILN_STD_FUNCTOR
+
+// Erfc: float32 runs vectorized (kernels/vmath.h: glibc's vector math, within 3 ulps of the
+// scalar erfcf), other dtypes per element.
+struct ErfcF {
+  template <class T>
+  static T f(T x) {
+    return std::erfc(x);
+  }
+  template <class T>
+  requires std::is_same_v<T, float>
+  static void vec(const T* x, T* y, int64_t n) { kernels::verfc(x, y, n); }
+};
 
 // Selu's constants (Klambauer et al.), as TensorFlow's kernel spells them.
 constexpr double kSeluScale = 1.0507009873554804934193349852946;

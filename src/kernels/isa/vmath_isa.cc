@@ -3,9 +3,15 @@
 // preprocessor. kernels/vmath.cc runs the variant cpu_isa() picked.
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <type_traits>
 
 #include "kernels/eigen_core.h"
+#include "kernels/vmath.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace kiln::kernels::KILN_ISA_NS {
 namespace {
@@ -62,6 +68,55 @@ void sqrt_impl(const T* x, T* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::sqrt(x[i]);
 }
 }  // namespace
+
+namespace {
+// libmvec's float functions at this file's vector width, by their vector-ABI names ("e" AVX-512,
+// "d" AVX2, "b" SSE; N lanes; "v" one vector argument): each takes and returns one register.
+// A run's tail goes through a zero-padded vector. Without the function: the scalar one.
+#if defined(__AVX512F__)
+using VecF = __m512;
+constexpr int kLanes = 16;
+constexpr const char* kWidth = "_ZGVeN16v_";
+inline VecF load(const float* p) { return _mm512_loadu_ps(p); }
+inline void store(float* p, VecF v) { _mm512_storeu_ps(p, v); }
+#elif defined(__AVX2__)
+using VecF = __m256;
+constexpr int kLanes = 8;
+constexpr const char* kWidth = "_ZGVdN8v_";
+inline VecF load(const float* p) { return _mm256_loadu_ps(p); }
+inline void store(float* p, VecF v) { _mm256_storeu_ps(p, v); }
+#elif defined(__x86_64__)
+using VecF = __m128;
+constexpr int kLanes = 4;
+constexpr const char* kWidth = "_ZGVbN4v_";
+inline VecF load(const float* p) { return _mm_loadu_ps(p); }
+inline void store(float* p, VecF v) { _mm_storeu_ps(p, v); }
+#endif
+
+#if defined(__x86_64__)
+using VecFn = VecF (*)(VecF);
+VecFn libmvec_float(const char* name) {
+  return reinterpret_cast<VecFn>(const_cast<void*>(libmvec_symbol((std::string(kWidth) + name).c_str())));
+}
+void apply_vector(VecFn fn, const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) store(y + i, fn(load(x + i)));
+  if (i == n) return;
+  alignas(64) float tail[kLanes] = {};
+  std::copy(x + i, x + n, tail);
+  store(tail, fn(load(tail)));
+  std::copy(tail, tail + (n - i), y + i);
+}
+#endif
+}  // namespace
+
+void verfc(const float* x, float* y, int64_t n) {
+#if defined(__x86_64__)
+  static const VecFn fn = libmvec_float("erfcf");
+  if (fn) return apply_vector(fn, x, y, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = std::erfc(x[i]);
+}
 
 void vexp(const float* x, float* y, int64_t n) { exp_impl(x, y, n); }
 void vexp(const double* x, double* y, int64_t n) { exp_impl(x, y, n); }
