@@ -26,14 +26,16 @@ print("installed:", kiln.__file__, kiln.__version__, dict(info))
 assert info["gemm_library"].startswith("openblas"), info   # scipy-openblas32's, through KILN_OPENBLAS_LIBRARY
 x = kiln.ones([300, 300])
 assert float(kiln.reduce_sum(kiln.matmul(x, x))) == 300.0 ** 3
+assert abs(float(kiln.math.erfc(kiln.zeros([20]))[0]) - 1.0) < 1e-6  # erfc's vector path (libmvec)
 maps = open("/proc/self/maps").read()
 assert "libscipy_openblas" in maps, "the product did not run on scipy-openblas32's OpenBLAS"
 # At run time too, nothing comes from the system but glibc, libstdc++, libgcc, zlib, what
-# Python's own standard-library modules load (libffi for ctypes, libbz2, liblzma), and oneDNN
+# Python's own standard-library modules load (libffi for ctypes, libbz2, liblzma), glibc's
+# vector math library (libmvec, which kiln opens at run time for float32 erfc), and oneDNN
 # where the system has it: kiln looks for libdnnl.so.2 (and its libgomp, libOpenCL) at run
 # time for float32 convolutions and runs its own kernels without it (docs/perf/dispatch.md).
 import re
-allowed = re.compile(r"/(ld-linux-x86-64|libc|libm|libpthread|libdl|librt|libgcc_s|libstdc\+\+|libz|libffi|libbz2|liblzma"
+allowed = re.compile(r"/(ld-linux-x86-64|libc|libm|libmvec|libpthread|libdl|librt|libgcc_s|libstdc\+\+|libz|libffi|libbz2|liblzma"
                      r"|libdnnl|libgomp|libOpenCL)\.so")
 assert info["convolution_library"].startswith(("onednn", "kiln (")), info
 system = {l.split()[-1] for l in maps.splitlines() if ".so" in l and l.split()[-1].startswith(("/usr/", "/lib"))}
