@@ -73,25 +73,20 @@ namespace {
 // libmvec's float functions at this file's vector width, by their vector-ABI names ("e" AVX-512,
 // "d" AVX2, "b" SSE; N lanes; "v" one vector argument): each takes and returns one register.
 // A run's tail goes through a zero-padded vector. Without the function: the scalar one.
+#define KILN_LIBMVEC_WIDTH(Vec, lanes, prefix, loadu, storeu) \
+  using VecF = Vec;                                           \
+  constexpr int kLanes = lanes;                               \
+  constexpr const char* kWidth = prefix;                      \
+  inline VecF load(const float* p) { return loadu(p); }       \
+  inline void store(float* p, VecF v) { storeu(p, v); }
 #if defined(__AVX512F__)
-using VecF = __m512;
-constexpr int kLanes = 16;
-constexpr const char* kWidth = "_ZGVeN16v_";
-inline VecF load(const float* p) { return _mm512_loadu_ps(p); }
-inline void store(float* p, VecF v) { _mm512_storeu_ps(p, v); }
+KILN_LIBMVEC_WIDTH(__m512, 16, "_ZGVeN16v_", _mm512_loadu_ps, _mm512_storeu_ps)
 #elif defined(__AVX2__)
-using VecF = __m256;
-constexpr int kLanes = 8;
-constexpr const char* kWidth = "_ZGVdN8v_";
-inline VecF load(const float* p) { return _mm256_loadu_ps(p); }
-inline void store(float* p, VecF v) { _mm256_storeu_ps(p, v); }
+KILN_LIBMVEC_WIDTH(__m256, 8, "_ZGVdN8v_", _mm256_loadu_ps, _mm256_storeu_ps)
 #elif defined(__x86_64__)
-using VecF = __m128;
-constexpr int kLanes = 4;
-constexpr const char* kWidth = "_ZGVbN4v_";
-inline VecF load(const float* p) { return _mm_loadu_ps(p); }
-inline void store(float* p, VecF v) { _mm_storeu_ps(p, v); }
+KILN_LIBMVEC_WIDTH(__m128, 4, "_ZGVbN4v_", _mm_loadu_ps, _mm_storeu_ps)
 #endif
+#undef KILN_LIBMVEC_WIDTH
 
 #if defined(__x86_64__)
 using VecFn = VecF (*)(VecF);
