@@ -11,6 +11,20 @@ PYTHON := $(CURDIR)/$(VENV)/bin/python
 # is reset. They also build the Python extension into python/kiln, which the venv imports
 # (kiln-dev.pth).
 CMAKE_FLAGS ?= -DKILN_NATIVE=OFF -DKILN_PYTHON=ON -DKILN_R=ON -DPython_EXECUTABLE=$(PYTHON)
+# ccache (when installed; `make deps` installs it) lets the wheel's build reuse the objects the
+# release build compiled: the two compile the library with the same flags (MPI only in the
+# communicator), the same compiler name, and from build directories at the same depth (the
+# base directory makes their absolute paths relative). Depend mode hashes the compiler's own
+# dependency list (-MD) instead of running the preprocessor once more on every miss.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_DEPEND := 1
+LAUNCHER := -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+endif
+# The compiler both take (scikit-build-core would otherwise name Python's, g++, where CMake's
+# default is c++: the same program under another name, which ccache counts as another).
+WHEEL_CXX := $(if $(filter environment%,$(origin CXX)),$(CXX),c++)
 
 .PHONY: all deps venv build wheel wheel-test sdist r demo test pytest docs bench bench-distribute bench-python bench-peers asan tsan fuzz format format-check clean
 
@@ -28,12 +42,12 @@ $(VENV)/.installed: python/requirements.txt
 	touch $@
 
 $(BUILD)/Makefile: | $(VENV)/.installed
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) $(LAUNCHER)
 
 # Configured again each time (a second or two, nothing rebuilt when nothing changed), so a
 # build directory made with other flags, such as KILN_NATIVE=ON, gets these.
 build: deps venv $(BUILD)/Makefile
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > /dev/null
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(LAUNCHER) > /dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
 # A self-contained wheel in dist/ (docs/python.md): pip builds it (the same portable build as
@@ -42,8 +56,8 @@ build: deps venv $(BUILD)/Makefile
 # it manylinux. OpenBLAS comes from the scipy-openblas32 wheel it depends on.
 wheel: deps venv
 	rm -rf $(BUILD)/wheel-raw dist
-	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip wheel --no-deps -q -w $(BUILD)/wheel-raw \
-	  -C build-dir=$(BUILD)/wheel-portable -C cmake.define.KILN_MPI=OFF .
+	CXX=$(WHEEL_CXX) CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip wheel --no-deps -q -w $(BUILD)/wheel-raw \
+	  -C build-dir=$(BUILD)-wheel -C cmake.define.KILN_MPI=OFF $(if $(CCACHE),-C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) .
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PYTHON) -m auditwheel repair -w dist $(BUILD)/wheel-raw/kiln-*.whl
 	@ls -l dist/
 
@@ -116,7 +130,10 @@ bench-peers: build
 SANITIZER_BUILD := -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 
 # ASan + UBSan build of the whole suite (without MPI, whose own start-up allocations the leak
-# checker would report; the collectives run in the plain build's tests). The sanitizer runs
+# checker would report; the collectives run in the plain build's tests). Clang's, with
+# libFuzzer's coverage hooks, so that the same build also serves `make fuzz`: the two were
+# separate builds of the whole library (GCC's ASan, Clang's libFuzzer), a quarter of CI's time,
+# and the sanitizer builds are now GCC's TSan and Clang's ASan. The sanitizer runs
 # hold the kernels to the lower instruction-set levels (src/core/cpu_isa.h): ASan AVX2 (whose
 # kernels read and write past rows on purpose), TSan the x86-64 baseline; make test and the
 # fuzzer run the CPU's own level. LeakSanitizer's exit-time scan crashes now and then ("Tracer
@@ -125,8 +142,10 @@ SANITIZER_BUILD := -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHD
 # own convolutions), then the convolution tests again on oneDNN with ASan and UBSan's checks
 # but no leak scan.
 ASAN_ENV := KILN_CPU_ISA=avx2 OMP_THREAD_LIMIT=1 UBSAN_OPTIONS=print_stacktrace=1
+ASAN_CONFIGURE := cmake -S . -B build-asan $(SANITIZER_BUILD) -DCMAKE_CXX_COMPILER=clang++ -DKILN_SANITIZE=address \
+  -DKILN_FUZZ=ON -DKILN_BUILD_BENCH=OFF -DKILN_MPI=OFF
 asan: deps
-	cmake -S . -B build-asan $(SANITIZER_BUILD) -DKILN_SANITIZE=address -DKILN_BUILD_BENCH=OFF -DKILN_MPI=OFF
+	$(ASAN_CONFIGURE)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && $(ASAN_ENV) KILN_ONEDNN=0 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 ctest --output-on-failure -j $(JOBS) -E install_package_consumer
 	cd build-asan && $(ASAN_ENV) ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 ctest --output-on-failure -j $(JOBS) -R 'OneDnn|Conv'
@@ -137,20 +156,20 @@ tsan: deps
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && KILN_CPU_ISA=baseline TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -E install_package_consumer
 
-# The fuzzers under ASan (clang), FUZZ_SECONDS each (default 60): the kernel fuzzer (every op
-# row x dtype, eager against traced) and the loader under libFuzzer.
+# The fuzzers in the ASan build (Clang's, above: `make asan` first leaves nothing to build),
+# FUZZ_SECONDS each (default 60): the kernel fuzzer (every op row x dtype, eager against
+# traced) and the loader under libFuzzer.
 # FUZZ_SEED picks the kernel fuzzer's cases (CI keeps 1, so a red run replays; any other
 # number explores new ones).
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 1
 fuzz: deps
-	cmake -S . -B build-fuzz $(SANITIZER_BUILD) -DCMAKE_CXX_COMPILER=clang++ -DKILN_FUZZ=ON -DKILN_MPI=OFF \
-	  -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCH=OFF -DKILN_BUILD_EXAMPLES=OFF
-	cmake --build build-fuzz -j $(JOBS) --target load_fuzzer kernel_fuzz
-	cd build-fuzz && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./fuzz/kernel_fuzz --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
-	mkdir -p build-fuzz/corpus
-	$(PYTHON) fuzz/make_tf_seeds.py build-fuzz/corpus || echo "(no TensorFlow in $(VENV): no seeds TensorFlow wrote)"
-	cd build-fuzz && ASAN_OPTIONS=detect_leaks=1 KILN_FUZZ_SEED_DIR=corpus ./fuzz/load_fuzzer corpus \
+	$(ASAN_CONFIGURE)
+	cmake --build build-asan -j $(JOBS) --target load_fuzzer kernel_fuzz
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./fuzz/kernel_fuzz --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+	mkdir -p build-asan/corpus
+	$(PYTHON) fuzz/make_tf_seeds.py build-asan/corpus || echo "(no TensorFlow in $(VENV): no seeds TensorFlow wrote)"
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 KILN_FUZZ_SEED_DIR=corpus ./fuzz/load_fuzzer corpus \
 	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1
 
 format:
@@ -161,4 +180,4 @@ format-check: deps
 	clang-format --dry-run --Werror $$(git ls-files '*.h' '*.cc' '*.cpp')
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz python/kiln/_core*.so
+	rm -rf build build-wheel build-asan build-tsan build-fuzz python/kiln/_core*.so

@@ -29,13 +29,14 @@
 
 #include "core/dtype_table.h"
 #include "core/object_value.h"
+#include "core/sanitizers.h"
 #include "core/tensor_impl.h"
 #include "eager/execute.h"
 #include "ops/op_def.h"
 #include "trace/dispatch.h"
 
 #if defined(__has_include)
-#if __has_include(<sanitizer/common_interface_defs.h>) && (defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__))
+#if __has_include(<sanitizer/common_interface_defs.h>) && (defined(KILN_ASAN) || defined(KILN_TSAN))
 #include <sanitizer/common_interface_defs.h>
 #define KILN_FUZZ_SANITIZER_CALLBACK 1
 #endif

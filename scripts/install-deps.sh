@@ -4,6 +4,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config
+  ccache                 # the wheel's build reuses the release build's objects (Makefile)
   libeigen3-dev          # GEMM fallback, vectorized math
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler   # GraphDef

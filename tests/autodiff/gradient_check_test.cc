@@ -122,14 +122,14 @@ TEST(GradientCheck, UnaryOps) {
       {"cast float32 round trip", [](const Tensor& x) { return cast(cast(x, DType::Float32), DType::Float64); }}};
   for (const auto& [name, op] : any)
     check_gradient(
-        name, [op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 7)},
+        name, [op = op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 7)},
         name.rfind("cast", 0) == 0 ? 1e-3 : 1e-6);
   const std::vector<std::pair<std::string, Tensor (*)(const Tensor&)>> positive = {
       {"log", [](const Tensor& x) { return log(x); }},
       {"sqrt", [](const Tensor& x) { return sqrt(x); }},
       {"rsqrt", [](const Tensor& x) { return rsqrt(x); }}};
   for (const auto& [name, op] : positive)
-    check_gradient(name, [op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 8, 0.5, 3)});
+    check_gradient(name, [op = op](const std::vector<Tensor>& x) { return op(x[0]); }, {values({2, 3}, 8, 0.5, 3)});
   // Both of relu6's kinks inside the range.
   check_gradient("relu6", [](const std::vector<Tensor>& x) { return relu6(x[0]); }, {values({3, 4}, 9, -3, 9)});
 }

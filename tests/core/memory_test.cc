@@ -9,13 +9,14 @@
 #include <thread>
 
 #include "core/buffer.h"
+#include "core/sanitizers.h"
 #include "test_util.h"
 
 using namespace kiln;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(KILN_ASAN) || defined(KILN_TSAN)
 constexpr bool kSanitized = true;  // their allocators quarantine freed memory
 #else
 constexpr bool kSanitized = false;
