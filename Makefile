@@ -56,8 +56,10 @@ build: deps venv $(BUILD)/Makefile
 # it manylinux. OpenBLAS comes from the scipy-openblas32 wheel it depends on.
 wheel: deps venv
 	rm -rf $(BUILD)/wheel-raw dist
+	$(if $(CCACHE),$(CCACHE) --zero-stats > /dev/null)
 	CXX=$(WHEEL_CXX) CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PYTHON) -m pip wheel --no-deps -q -w $(BUILD)/wheel-raw \
 	  -C build-dir=$(BUILD)-wheel -C cmake.define.KILN_MPI=OFF $(if $(CCACHE),-C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) .
+	$(if $(CCACHE),$(CCACHE) --show-stats | grep -E 'Hits|Misses' | head -2)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PYTHON) -m auditwheel repair -w dist $(BUILD)/wheel-raw/kiln-*.whl
 	@ls -l dist/
 
