@@ -27,6 +27,7 @@ std::unique_ptr<Pass> make_arithmetic_simplification();
 std::unique_ptr<Pass> make_common_subexpression_elimination();
 std::unique_ptr<Pass> make_prune();
 std::unique_ptr<Pass> make_fuse_elementwise();
+std::unique_ptr<Pass> make_fold_pad();
 std::unique_ptr<Pass> make_fuse_contraction();
 std::unique_ptr<Pass> make_fuse_weight_update();
 

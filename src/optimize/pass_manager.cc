@@ -20,6 +20,7 @@ std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options
   if (options.prune) passes.push_back(make_prune());
   // Fusions last: the other passes see plain ops.
   if (options.contraction_fusion) {
+    passes.push_back(make_fold_pad());
     passes.push_back(make_fuse_contraction());
     passes.push_back(make_fuse_weight_update());
   }

@@ -341,6 +341,68 @@ TEST(Optimizer, ConvolutionBatchNormChainsFuse) {
   }
 }
 
+// A zero Pad of the spatial dims before a VALID (or EXPLICIT) convolution becomes the
+// convolution's explicit padding (Keras's ZeroPadding2D before a strided convolution), the
+// same values as the padded input's convolution run eagerly: small shapes (kiln's kernels)
+// and large ones (oneDNN's, where installed), Conv2D and depthwise, symmetric and one-sided
+// pads. A Pad of the batch or channels, another Pad's user, or a SAME convolution stay.
+TEST(Optimizer, ZeroPadBeforeAConvolutionBecomesItsPadding) {
+  struct Case {
+    std::vector<int64_t> x, k;
+    std::vector<int64_t> paddings;  // [[0,0],[top,bottom],[left,right],[0,0]], flattened
+    std::vector<int64_t> strides;
+    bool depthwise;
+    std::string padding = "VALID";
+  };
+  const std::vector<Case> cases = {
+      {{1, 9, 9, 3}, {3, 3, 3, 4}, {0, 0, 1, 1, 1, 1, 0, 0}, {1, 2, 2, 1}, false},
+      {{2, 8, 6, 4}, {3, 3, 4, 1}, {0, 0, 0, 1, 0, 1, 0, 0}, {1, 2, 2, 1}, true},
+      {{1, 7, 7, 3}, {3, 3, 3, 2}, {0, 0, 2, 0, 1, 3, 0, 0}, {1, 1, 1, 1}, true},
+      {{1, 56, 56, 32}, {3, 3, 32, 1}, {0, 0, 0, 1, 0, 1, 0, 0}, {1, 2, 2, 1}, true},
+      {{1, 57, 57, 24}, {3, 3, 24, 32}, {0, 0, 1, 1, 1, 1, 0, 0}, {1, 2, 2, 1}, false},
+      {{1, 10, 10, 8}, {3, 3, 8, 8}, {0, 0, 1, 2, 0, 1, 0, 0}, {1, 1, 1, 1}, false, "EXPLICIT"}};
+  int seed = 300;
+  for (const Case& t : cases) {
+    auto body = [&](Tensor x, Tensor k) {
+      Tensor padded = execute_op("Pad", {x, constant(t.paddings, {4, 2})}, {})[0];
+      std::map<std::string, OpAttrValue> attrs = {{"strides", t.strides}, {"padding", t.padding}};
+      if (t.padding == "EXPLICIT") attrs["explicit_paddings"] = std::vector<int64_t>{0, 0, 1, 0, 2, 1, 0, 0};
+      return execute_op(t.depthwise ? "DepthwiseConv2dNative" : "Conv2D", {padded, k}, attrs)[0];
+    };
+    auto f = function(body);
+    const Tensor x = random_uniform(t.x, -3, 3, DType::Float32, seed++);
+    const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, seed++);
+    auto counts = op_counts(f.get_concrete_function(x, k).optimized_graph());
+    EXPECT_EQ(counts["Pad"], 0) << t.x[1];
+    EXPECT_EQ(counts[t.depthwise ? "DepthwiseConv2dNative" : "Conv2D"], 1) << t.x[1];
+    const std::vector<float> got = f(x, k).to_vector<float>(), want = body(x, k).to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "case " << t.x[1] << " element " << i;
+  }
+  auto count_after = [](auto body, std::vector<int64_t> paddings, const std::string& conv_padding) {
+    auto f = function([&](Tensor x, Tensor k) { return body(x, k, paddings, conv_padding); });
+    const int64_t depth = 2 + paddings[6] + paddings[7];  // the filter's: the padded input's channels
+    return op_counts(
+        f.get_concrete_function(TensorSpec{{1, 6, 6, 2}, DType::Float32}, TensorSpec{{3, 3, depth, 2}, DType::Float32})
+            .optimized_graph())["Pad"];
+  };
+  auto pad_conv = [](Tensor x, Tensor k, std::vector<int64_t> p, const std::string& padding) {
+    Tensor padded = execute_op("Pad", {x, constant(p, {4, 2})}, {})[0];
+    return execute_op("Conv2D", {padded, k}, {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", padding}})[0];
+  };
+  auto pad_used_twice = [&](Tensor x, Tensor k, std::vector<int64_t> p, const std::string& padding) {
+    Tensor padded = execute_op("Pad", {x, constant(p, {4, 2})}, {})[0];
+    Tensor y =
+        execute_op("Conv2D", {padded, k}, {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", padding}})[0];
+    return std::make_tuple(y, padded);
+  };
+  EXPECT_EQ(count_after(pad_conv, {0, 0, 1, 1, 1, 1, 0, 0}, "VALID"), 0);
+  EXPECT_EQ(count_after(pad_conv, {0, 0, 1, 1, 1, 1, 0, 0}, "SAME"), 1);
+  EXPECT_EQ(count_after(pad_conv, {1, 0, 1, 1, 1, 1, 0, 0}, "VALID"), 1);  // the batch
+  EXPECT_EQ(count_after(pad_conv, {0, 0, 1, 1, 1, 1, 0, 1}, "VALID"), 1);  // the channels
+  EXPECT_EQ(count_after(pad_used_twice, {0, 0, 1, 1, 1, 1, 0, 0}, "VALID"), 1);
+}
+
 // Elementwise chains over a shape with an unknown batch (a served model's) fuse, with single
 // elements and per-channel vectors as operands: a BatchNormalization and its ReLU before a
 // convolution (DenseNet's), a swish, a residual connection. Channel counts that do and do not
