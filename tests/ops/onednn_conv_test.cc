@@ -93,6 +93,57 @@ struct TwoFilters {
         k2(random_uniform(t.k, -1, 1, DType::Float32, seed + 2)) {}
 };
 
+// A traced convolution's per-channel steps run as oneDNN's post-ops (BiasAdd, Keras's
+// BatchNormalization's Mul and AddV2, a Sub, ReLU), ReLU6 after them in kiln's pass: the same
+// values as the eager ops, NaN and infinities included (oneDNN's ReLU keeps a NaN, as kiln's
+// does), with one NaN in most windows and channel vectors of both signs.
+TEST(OneDnnConv, PostOpsGiveTheSeparateOpsValues) {
+  REQUIRE_ONEDNN();
+  const std::vector<Case> shapes = {
+      {{1, 56, 56, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
+      {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
+      {{1, 56, 56, 144}, {3, 3, 144, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"},
+      {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}}};
+  enum Chain { kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu };
+  int seed = 40;
+  for (const Case& t : shapes) {
+    std::vector<float> xs = random_uniform(t.x, -1, 1, DType::Float32, seed++).to_vector<float>();
+    for (size_t i = 0; i < xs.size(); i += 997) xs[i] = std::nanf("");
+    xs[xs.size() / 2] = INFINITY;
+    const Tensor x = constant(xs, t.x);
+    const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, seed++);
+    const int64_t oc = t.op == "Conv2D" ? t.k[3] : t.k[2] * t.k[3];
+    const Tensor scale = random_uniform({oc}, -2, 2, DType::Float32, seed++);
+    const Tensor shift = random_uniform({oc}, -1, 1, DType::Float32, seed++);
+    for (Chain chain : {kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu}) {
+      auto body = [&](Tensor a, Tensor b) {
+        Tensor y = convolve(t, a, b);
+        switch (chain) {
+          case kBatchNormRelu:
+            return relu(y * scale + shift);
+          case kBiasRelu6:
+            return relu6(bias_add(y, shift));
+          case kScaleSub:
+            return scale * y - shift;
+          case kBiasBatchNormRelu:
+            return relu(bias_add(y, shift) * scale + shift);
+        }
+        return y;
+      };
+      const std::vector<float> got = function(body)(x, k).to_vector<float>();
+      const std::vector<float> want = body(x, k).to_vector<float>();
+      ASSERT_EQ(got.size(), want.size());
+      int nan = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        nan += std::isnan(want[i]);
+        ASSERT_TRUE(std::isnan(got[i]) == std::isnan(want[i]) && (std::isnan(want[i]) || got[i] == want[i]))
+            << t.op << " chain " << chain << " at " << i << ": traced " << got[i] << ", eager " << want[i];
+      }
+      EXPECT_GT(nan, 0) << t.op << " chain " << chain;
+    }
+  }
+}
+
 TEST(OneDnnConv, AssignedVariablesAndNewFiltersGiveFreshResults) {
   REQUIRE_ONEDNN();
   const TwoFilters s(7);
