@@ -44,7 +44,7 @@ void enable(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 
 bool usable() { return false; }
 const char* description() { return "kiln (built without the oneDNN 2.x headers)"; }
-bool conv2d(const Conv2D&, const float*, const detail::TensorImpl&, float*, int, const PostOps&) { return false; }
+bool conv2d(const Conv2D&, const float*, const detail::TensorImpl&, float*, int) { return false; }
 int64_t cached_filters() { return 0; }
 int64_t cached_filter_bytes() { return 0; }
 bool holds_filter(const void*) { return false; }
@@ -66,11 +66,6 @@ struct Api {
   KILN_DNNL_FN(dnnl_primitive_attr_create)
   KILN_DNNL_FN(dnnl_primitive_attr_destroy)
   KILN_DNNL_FN(dnnl_primitive_attr_set_scratchpad_mode)
-  KILN_DNNL_FN(dnnl_primitive_attr_set_post_ops)
-  KILN_DNNL_FN(dnnl_post_ops_create)
-  KILN_DNNL_FN(dnnl_post_ops_destroy)
-  KILN_DNNL_FN(dnnl_post_ops_append_binary)
-  KILN_DNNL_FN(dnnl_post_ops_append_eltwise)
   KILN_DNNL_FN(dnnl_primitive_desc_create)
   KILN_DNNL_FN(dnnl_primitive_desc_destroy)
   KILN_DNNL_FN(dnnl_primitive_desc_query)
@@ -134,11 +129,6 @@ const Api& api() {
     KILN_DNNL_LOAD(dnnl_primitive_attr_create)
     KILN_DNNL_LOAD(dnnl_primitive_attr_destroy)
     KILN_DNNL_LOAD(dnnl_primitive_attr_set_scratchpad_mode)
-    KILN_DNNL_LOAD(dnnl_primitive_attr_set_post_ops)
-    KILN_DNNL_LOAD(dnnl_post_ops_create)
-    KILN_DNNL_LOAD(dnnl_post_ops_destroy)
-    KILN_DNNL_LOAD(dnnl_post_ops_append_binary)
-    KILN_DNNL_LOAD(dnnl_post_ops_append_eltwise)
     KILN_DNNL_LOAD(dnnl_primitive_desc_create)
     KILN_DNNL_LOAD(dnnl_primitive_desc_destroy)
     KILN_DNNL_LOAD(dnnl_primitive_desc_query)
@@ -190,7 +180,6 @@ struct Primitive {
   dnnl_primitive_desc_t pd = nullptr;
   dnnl_primitive_t prim = nullptr;
   dnnl_memory_desc_t src, weights, user_weights, dst, scratch;
-  dnnl_memory_desc_t channels;  // a post-op's [OC] vector, broadcast over N, H and W
   size_t scratch_bytes = 0;
   Primitive() = default;
   Primitive(const Primitive&) = delete;
@@ -211,50 +200,9 @@ struct Filter {
 };
 
 using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
-// The post-ops' kinds, one base-4 digit each (their vectors are arguments of each call).
-int64_t post_ops_key(const PostOps& post) {
-  int64_t k = 0;
-  for (int i = 0; i < post.count; ++i) k = k * 4 + 1 + static_cast<int64_t>(post.ops[i]);
-  return k;
-}
-Key key_of(const Conv2D& g, const PostOps& post) {
-  return {g.n,
-          g.h,
-          g.w,
-          g.c,
-          g.oh,
-          g.ow,
-          g.oc,
-          g.kh,
-          g.kw,
-          g.sh,
-          g.sw,
-          g.dh,
-          g.dw,
-          g.pad_top,
-          g.pad_left,
-          g.groups,
-          post_ops_key(post)};
-}
-
-// oneDNN's post-ops for `post`; false where it refuses one.
-bool append_post_ops(dnnl_post_ops_t ops, const PostOps& post, const dnnl_memory_desc_t& channels) {
-  const Api& a = api();
-  for (int i = 0; i < post.count; ++i) {
-    switch (post.ops[i]) {
-      case PostOp::kAdd:
-        if (a.dnnl_post_ops_append_binary(ops, dnnl_binary_add, &channels) != dnnl_success) return false;
-        break;
-      case PostOp::kMul:
-        if (a.dnnl_post_ops_append_binary(ops, dnnl_binary_mul, &channels) != dnnl_success) return false;
-        break;
-      case PostOp::kSub:
-        if (a.dnnl_post_ops_append_binary(ops, dnnl_binary_sub, &channels) != dnnl_success) return false;
-        break;
-    }
-  }
-  return true;
+                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+Key key_of(const Conv2D& g) {
+  return {g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left, g.groups};
 }
 
 // Bounds: the compiled primitives and the reordered filters kept (oldest dropped first).
@@ -272,12 +220,11 @@ Caches& caches() {
   return *c;
 }
 
-std::shared_ptr<Primitive> compile(const Conv2D& g, const PostOps& post) {
+std::shared_ptr<Primitive> compile(const Conv2D& g) {
   const Api& a = api();
   auto p = std::make_shared<Primitive>();
   p->src = md({g.n, g.c, g.h, g.w}, dnnl_nhwc);
   p->dst = md({g.n, g.oc, g.oh, g.ow}, dnnl_nhwc);
-  p->channels = md({1, g.oc, 1, 1}, dnnl_nchw);
   // kiln's [KH, KW, C / G, OC] filter is oneDNN's [G, OC / G, C / G, KH, KW] in "hwigo" order.
   const int64_t gr = g.groups;
   p->user_weights =
@@ -298,17 +245,6 @@ std::shared_ptr<Primitive> compile(const Conv2D& g, const PostOps& post) {
   if (a.dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
   // kiln gives each call its scratchpad, so concurrent calls of one primitive never share one.
   a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  dnnl_post_ops_t ops = nullptr;
-  if (post.count > 0) {
-    const bool made = a.dnnl_post_ops_create(&ops) == dnnl_success;
-    const bool set = made && append_post_ops(ops, post, p->channels) &&
-                     a.dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
-    if (ops) a.dnnl_post_ops_destroy(ops);
-    if (!set) {
-      a.dnnl_primitive_attr_destroy(attr);
-      return nullptr;
-    }
-  }
   const dnnl_status_t st = a.dnnl_primitive_desc_create(&p->pd, &desc, attr, a.engine, nullptr);
   a.dnnl_primitive_attr_destroy(attr);
   if (st != dnnl_success) return nullptr;
@@ -327,24 +263,17 @@ std::shared_ptr<Primitive> compile(const Conv2D& g, const PostOps& post) {
   return p;
 }
 
-// One argument of a primitive: which, its layout and its memory.
-struct Arg {
-  int arg;
-  const dnnl_memory_desc_t* layout;
-  void* data;
-};
-constexpr int kMaxArgs = 4 + kMaxPostOps;
-
 // Runs a primitive with memory objects over the given pointers (each call makes its own:
 // they are small, and nothing is shared between concurrent calls).
-bool execute(dnnl_primitive_t prim, const Arg* args, int count) {
+bool execute(dnnl_primitive_t prim,
+             std::initializer_list<std::pair<int, std::pair<const dnnl_memory_desc_t*, void*> > > args) {
   const Api& a = api();
-  dnnl_exec_arg_t exec[kMaxArgs];
+  dnnl_exec_arg_t exec[4];
   int n = 0;
-  bool ok = count <= kMaxArgs;
-  for (int i = 0; ok && i < count; ++i) {
-    exec[n].arg = args[i].arg;
-    if (a.dnnl_memory_create(&exec[n].memory, args[i].layout, a.engine, args[i].data) != dnnl_success) {
+  bool ok = true;
+  for (const auto& [arg, m] : args) {
+    exec[n].arg = arg;
+    if (a.dnnl_memory_create(&exec[n].memory, m.first, a.engine, m.second) != dnnl_success) {
       ok = false;
       break;
     }
@@ -384,8 +313,8 @@ std::shared_ptr<Filter> reordered(const Primitive& p, const detail::TensorImpl& 
   dnnl_primitive_t reorder = nullptr;
   const bool made = a.dnnl_primitive_create(&reorder, rpd) == dnnl_success;
   a.dnnl_primitive_desc_destroy(rpd);
-  const Arg args[] = {{DNNL_ARG_FROM, &p.user_weights, filter.data}, {DNNL_ARG_TO, &f->layout, f->bytes.get()}};
-  const bool ok = made && execute(reorder, args, 2);
+  const bool ok = made && execute(reorder, {{DNNL_ARG_FROM, {&p.user_weights, filter.data}},
+                                            {DNNL_ARG_TO, {&f->layout, f->bytes.get()}}});
   if (reorder) a.dnnl_primitive_destroy(reorder);
   if (!ok) return nullptr;
   if (foreign(filter)) return f;  // used once, not cached
@@ -417,9 +346,8 @@ bool usable() { return g_enabled.load(std::memory_order_relaxed) && api().engine
 
 const char* description() { return api().description.c_str(); }
 
-bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, float* y, int threads,
-            const PostOps& post) {
-  if (!usable() || post.count < 0 || post.count > kMaxPostOps) return false;
+bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, float* y, int threads) {
+  if (!usable()) return false;
   // OpenMP's team size is per calling thread: set before compiling or reordering runs any.
   if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
   std::shared_ptr<Primitive> p;
@@ -427,30 +355,30 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
   bool known = false;
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.primitives.find(key_of(g, post));
+    auto it = c.primitives.find(key_of(g));
     if (it != c.primitives.end()) {
       known = true;
       p = it->second;
     }
   }
   if (!known) {
-    p = compile(g, post);  // null: oneDNN has nothing better for it, remembered as such
+    p = compile(g);  // null: oneDNN has nothing better for it, remembered as such
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.primitives.size() >= kMaxPrimitives) c.primitives.clear();
-    c.primitives.emplace(key_of(g, post), p);
+    c.primitives.emplace(key_of(g), p);
   }
   if (!p) return false;
   std::shared_ptr<Filter> f = reordered(*p, filter);
   if (!f) return false;
   void* scratch = detail::scratch_bytes(detail::kConvScratch, std::max<size_t>(p->scratch_bytes, 64));
-  Arg args[kMaxArgs] = {{DNNL_ARG_SRC, &p->src, const_cast<float*>(x)},
-                        {DNNL_ARG_WEIGHTS, &p->weights, f->bytes.get()},
-                        {DNNL_ARG_DST, &p->dst, y}};
-  int n = 3;
-  if (p->scratch_bytes > 0) args[n++] = {DNNL_ARG_SCRATCHPAD, &p->scratch, scratch};
-  for (int i = 0; i < post.count; ++i)  // a post-op's vector, by its place among them
-    args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1, &p->channels, const_cast<float*>(post.values[i])};
-  return execute(p->prim, args, n);
+  if (p->scratch_bytes == 0)
+    return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},
+                             {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},
+                             {DNNL_ARG_DST, {&p->dst, y}}});
+  return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},
+                           {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},
+                           {DNNL_ARG_DST, {&p->dst, y}},
+                           {DNNL_ARG_SCRATCHPAD, {&p->scratch, scratch}}});
 }
 
 int64_t cached_filters() {

@@ -4,7 +4,6 @@
 // (docs/perf/dispatch.md), mostly because they read a filter reordered once into their
 // blocked layout, where a GEMM repacks the filter on every call.
 #pragma once
-#include <array>
 #include <cstdint>
 
 namespace kiln::detail {
@@ -23,20 +22,6 @@ struct Conv2D {
   int64_t groups = 1;
 };
 
-// What oneDNN applies to each output value as it writes it (its post-ops), in order: add,
-// multiply by or subtract a vector of the output's channels. Each is the float32 operation
-// kiln's own epilogue does (ops/conv_epilogue.h), rounded the same, so the values are those
-// of the separate ops. No activation: oneDNN's ReLU and ReLU6 (relu with alpha 0, clip,
-// bounded_relu, a binary max or min) turn a NaN into 0 in its convolution kernels, where
-// TensorFlow's and kiln's keep it; they stay kiln's.
-enum class PostOp : uint8_t { kAdd, kMul, kSub };
-constexpr int kMaxPostOps = 6;
-struct PostOps {
-  std::array<PostOp, kMaxPostOps> ops{};
-  std::array<const float*, kMaxPostOps> values{};  // each step's [OC] vector
-  int count = 0;
-};
-
 // Whether convolutions may run on oneDNN: the library loaded, KILN_ONEDNN is not "0" and
 // tests have not turned it off.
 bool usable();
@@ -45,12 +30,11 @@ const char* description();
 // Tests: route convolutions to kiln's own kernels (false) or to oneDNN when usable (true).
 void enable(bool on);
 
-// y = post(conv(x, filter)), row-major NHWC output. The filter's reordered copy is cached
-// while the filter tensor lives (kiln's tensors are immutable, and the cache's reference
-// keeps a variable's value from being updated in place), so a served model reorders each
-// filter once. Returns false, having written nothing, where oneDNN cannot run the convolution.
-bool conv2d(const Conv2D& geometry, const float* x, const detail::TensorImpl& filter, float* y, int threads,
-            const PostOps& post = {});
+// y = conv(x, filter), row-major NHWC output. The filter's reordered copy is cached while the
+// filter tensor lives (kiln's tensors are immutable, and the cache's reference keeps a
+// variable's value from being updated in place), so a served model reorders each filter
+// once. Returns false, having written nothing, where oneDNN cannot run the convolution.
+bool conv2d(const Conv2D& geometry, const float* x, const detail::TensorImpl& filter, float* y, int threads);
 
 // Cached reordered filters, their bytes, and whether one of the filter at `data` is cached
 // (tests and memory accounting).

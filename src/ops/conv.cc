@@ -149,8 +149,6 @@ Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vec
 
 using conv::apply_epilogue;
 using conv::Epilogue;
-using conv::EpilogueOp;
-using conv::EpilogueStep;
 
 #if defined(__x86_64__)
 // A thin float convolution (kh * kw * C <= kThinPatch taps per output: a first layer over one
@@ -222,38 +220,9 @@ __attribute__((target(KILN_TARGET_AVX512_FEATURES))) void thin_block(const Geome
 }
 #endif
 
-// The steps at the epilogue's start that oneDNN can apply as it writes each output (its
-// post-ops: onednn.h), and how many they are; an activation stays kiln's.
-kernels::onednn::PostOps onednn_post_ops(const Epilogue& e, int& taken) {
-  using kernels::onednn::PostOp;
-  kernels::onednn::PostOps post;
-  for (taken = 0; taken < e.count && taken < kernels::onednn::kMaxPostOps; ++taken) {
-    const EpilogueStep& step = e.steps[taken];
-    PostOp op;
-    switch (step.op) {
-      case EpilogueOp::kBiasAdd:
-      case EpilogueOp::kAddV2:
-        op = PostOp::kAdd;
-        break;
-      case EpilogueOp::kMul:
-        op = PostOp::kMul;
-        break;
-      case EpilogueOp::kSub:
-        op = PostOp::kSub;
-        break;
-      default:
-        return post;
-    }
-    post.ops[post.count] = op;
-    post.values[post.count++] = static_cast<const float*>(step.channel_values);
-  }
-  return post;
-}
-
 // Runs the convolution on oneDNN where that is installed and the work is large enough (a
 // float32 one of `fd` input channels per group, `oc` outputs); false leaves it to kiln's own
-// kernels. The epilogue's per-channel steps run as oneDNN's post-ops as it writes each
-// output; an activation then runs in blocks of rows that stay in cache, split over threads.
+// kernels. The epilogue then runs in blocks of rows that stay in cache, split over the threads.
 template <class T>
 bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const Epilogue& epilogue) {
   if constexpr (!std::is_same_v<T, float>) {
@@ -279,17 +248,13 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
                                               .pad_left = g.x.pad_before,
                                               .groups = g.c / fd};
     T* y = c.out(0).as<T>();
-    int taken = 0;
-    const kernels::onednn::PostOps post = onednn_post_ops(epilogue, taken);
-    if (!kernels::onednn::conv2d(geometry, c.in(0).as<T>(), c.in(1), y, intra_op_threads(), post)) return false;
-    Epilogue rest;
-    for (int s = taken; s < epilogue.count; ++s) rest.steps[rest.count++] = epilogue.steps[s];
-    if (rest.count > 0) {
+    if (!kernels::onednn::conv2d(geometry, c.in(0).as<T>(), c.in(1), y, intra_op_threads())) return false;
+    if (epilogue.count > 0) {
       constexpr int64_t kRows = 256;
       parallel_for((rows + kRows - 1) / kRows, rows * oc >= (int64_t{1} << 16) ? 2 : rows + 1,
                    [&](int64_t lo, int64_t hi) {
                      for (int64_t blk = lo; blk < hi; ++blk)
-                       apply_epilogue(y + blk * kRows * oc, std::min(kRows, rows - blk * kRows), oc, rest);
+                       apply_epilogue(y + blk * kRows * oc, std::min(kRows, rows - blk * kRows), oc, epilogue);
                    });
     }
     return true;

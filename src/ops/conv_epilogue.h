@@ -6,9 +6,7 @@
 // instead of four. Each step rounds as the op it replaces does (conv_epilogue.cc is compiled
 // without multiply-add contraction), so float32 and float64 results are bit for bit the
 // unfused ops'. A 16-bit float convolution runs widened (ops/widen.h): its fused steps
-// compute in float32 and round once, at the end, as TensorFlow's fused kernels do. A float32
-// convolution on oneDNN runs the per-channel steps as oneDNN's post-ops, while each output
-// is in a register (kernels/onednn.h: the same values); only the activation runs here.
+// compute in float32 and round once, at the end, as TensorFlow's fused kernels do.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -93,11 +93,11 @@ struct TwoFilters {
         k2(random_uniform(t.k, -1, 1, DType::Float32, seed + 2)) {}
 };
 
-// A traced convolution's per-channel steps run as oneDNN's post-ops (BiasAdd, Keras's
-// BatchNormalization's Mul and AddV2, a Sub, ReLU), ReLU6 after them in kiln's pass: the same
-// values as the eager ops, NaN and infinities included (oneDNN's ReLU keeps a NaN, as kiln's
-// does), with one NaN in most windows and channel vectors of both signs.
-TEST(OneDnnConv, PostOpsGiveTheSeparateOpsValues) {
+// A traced convolution on oneDNN with its fused chain (BiasAdd, Keras's BatchNormalization's
+// Mul and AddV2, a Sub, ReLU or ReLU6, applied by kiln's epilogue after oneDNN): the same
+// values as the eager ops, NaN and infinities included, with one NaN in most windows and
+// channel vectors of both signs.
+TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
   REQUIRE_ONEDNN();
   const std::vector<Case> shapes = {
       {{1, 56, 56, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
