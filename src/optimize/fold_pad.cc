@@ -39,20 +39,14 @@ class FoldPad : public Pass {
   const char* name() const override { return "fold_pad"; }
   bool run(graph::Graph& g, const PassContext&) override {
     const int n = g.num_nodes();
-    std::vector<int> uses(n, 0);
-    std::vector<char> pinned(n, 0);  // a graph output or a control input: its value is needed
-    for (const auto& node : g.nodes()) {
-      for (const Output& in : node->inputs) ++uses[in.node->id];
-      for (const Node* c : node->control_inputs) pinned[c->id] = 1;
-    }
-    for (const Output& o : g.outputs) pinned[o.node->id] = 1;
+    const UseCounts counts(g);
     Replacements repl;
     for (int id = 0; id < n; ++id) {
       Node& conv = *g.node(id);
       if ((conv.op != &op::Conv2D() && conv.op != &op::DepthwiseConv2dNative()) || !conv.control_inputs.empty())
         continue;
       const Node& pad = *conv.inputs[0].node;
-      if (pad.op != &op::Pad() || !pad.control_inputs.empty() || pinned[pad.id] || uses[pad.id] != 1) continue;
+      if (pad.op != &op::Pad() || !counts.used_once(pad)) continue;
       if (conv.inputs[1].node == &pad) continue;
       const std::string& format = conv.attrs.s(kDataFormat);
       const std::string& padding = conv.attrs.s(kPadding);

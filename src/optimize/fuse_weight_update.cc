@@ -37,14 +37,8 @@ class FuseWeightUpdate : public Pass {
   const char* name() const override { return "fuse_weight_update"; }
   bool run(graph::Graph& g, const PassContext&) override {
     const int n = g.num_nodes();
-    std::vector<int> uses(n, 0);
-    std::vector<char> pinned(n, 0);  // a graph output or a control input: its value is needed
-    for (const auto& node : g.nodes()) {
-      for (const Output& in : node->inputs) ++uses[in.node->id];
-      for (const Node* c : node->control_inputs) pinned[c->id] = 1;
-    }
-    for (const Output& o : g.outputs) pinned[o.node->id] = 1;
-    auto used_once = [&](const Node& p) { return !pinned[p.id] && uses[p.id] == 1 && p.control_inputs.empty(); };
+    const UseCounts counts(g);
+    auto used_once = [&](const Node& p) { return counts.used_once(p); };
     // The weight-gradient product behind `o`, if the fused kernel takes it; null otherwise.
     auto product = [&](const Output& o) -> Node* {
       Node* mm = o.node;

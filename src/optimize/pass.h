@@ -44,4 +44,14 @@ std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options
 // Shared by passes: a replacement map keyed by (node, output index).
 using Replacements = std::map<std::pair<const graph::Node*, int>, graph::Output>;
 
+// How a rewrite may fold a node into its user: how many inputs read each node, and which
+// values are needed beyond them (a graph output's, a control input's).
+struct UseCounts {
+  std::vector<int> uses;
+  std::vector<char> pinned;
+  explicit UseCounts(const graph::Graph& g);
+  // Read by exactly one input, needed nowhere else, and waiting on nothing.
+  bool used_once(const graph::Node& n) const { return !pinned[n.id] && uses[n.id] == 1 && n.control_inputs.empty(); }
+};
+
 }  // namespace kiln::optimize

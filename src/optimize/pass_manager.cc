@@ -11,6 +11,14 @@ std::string PassStats::str() const {
   return buf;
 }
 
+UseCounts::UseCounts(const graph::Graph& g) : uses(g.num_nodes(), 0), pinned(g.num_nodes(), 0) {
+  for (const auto& node : g.nodes()) {
+    for (const graph::Output& in : node->inputs) ++uses[in.node->id];
+    for (const graph::Node* c : node->control_inputs) pinned[c->id] = 1;
+  }
+  for (const graph::Output& o : g.outputs) pinned[o.node->id] = 1;
+}
+
 std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options) {
   std::vector<std::unique_ptr<Pass>> passes;
   if (options.remove_identity) passes.push_back(make_remove_identity());
