@@ -241,88 +241,6 @@ void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<c
   }
 }
 
-void Plan::plan_parallelism(const graph::Graph& g) {
-  const int n = static_cast<int>(steps_.size());
-  std::vector<int> producer(num_slots_, -1), step_of_node(g.num_nodes(), -1);
-  for (int si = 0; si < n; ++si) {
-    const Step& st = steps_[si];
-    step_of_node[st.node->id] = si;
-    for (int i = 0; i < st.num_outputs; ++i) producer[output_slots_[st.first_output + i]] = si;
-  }
-  num_preds_.assign(n, 0);
-  successors_.assign(n, {});
-  std::vector<double> cost(n, 0), finish(n, 0);
-  // A step this large splits its own work over the intra-op threads well: measured on
-  // InceptionV3 (two threads, its convolutions 1e7..1e9 multiply-adds at batch 1), splitting
-  // each step beat running the branches side by side with single-threaded kernels (104
-  // against 106-112 ms at batch 1, 2.6 against 3.6 s at batch 32). Inter-op parallelism is
-  // for graphs whose work is mostly in smaller steps.
-  constexpr double kSplitsWell = 1e7;
-  double total = 0, critical = 0, small = 0;
-  for (int si = 0; si < n; ++si) {
-    const Step& st = steps_[si];
-    std::vector<int> preds;
-    for (int i = 0; i < st.num_inputs; ++i)
-      if (const int p = producer[input_slots_[st.first_input + i]]; p >= 0) preds.push_back(p);
-    for (const graph::Node* c : st.node->control_inputs)
-      if (c->id < static_cast<int>(step_of_node.size()) && step_of_node[c->id] >= 0)
-        preds.push_back(step_of_node[c->id]);
-    std::sort(preds.begin(), preds.end());
-    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-    num_preds_[si] = static_cast<int>(preds.size());
-    // Estimated work: the op's own estimate, else the elements it reads (an unknown
-    // dimension, such as a loaded signature's batch, counts as 1).
-    std::vector<ops::InputInfo> infos;
-    double elements = 0;
-    for (const graph::Output& in : st.node->inputs) {
-      infos.push_back(graph::input_info(in));
-      const TensorShape& shape = in.node->out_shapes[in.index];
-      if (shape.unknown_rank()) continue;
-      double e = 1;
-      for (int64_t d : shape.dims()) e *= static_cast<double>(std::max<int64_t>(d, 1));
-      elements += e;
-    }
-    cost[si] = st.op->cost ? static_cast<double>(st.op->cost(infos.data(), static_cast<int>(infos.size()), *st.attrs))
-                           : elements;
-    if (cost[si] < kSplitsWell) small += cost[si];
-    double start = 0;
-    for (int p : preds) {
-      successors_[p].push_back(si);
-      start = std::max(start, finish[p]);
-    }
-    finish[si] = start + cost[si];
-    total += cost[si];
-    critical = std::max(critical, finish[si]);
-  }
-  // Run steps concurrently only when there is real work beside the critical path, and most
-  // of the work is in steps too small to split well.
-  constexpr double kMinWork = 4e6;  // ~1 ms of scalar work: below it, hand-offs cost more
-  parallel_ = small >= kMinWork && small >= total / 2 && critical > 0 && total / critical >= 1.5;
-  if (parallel_) plan_alone_steps();
-}
-
-// Steps are in a topological order. Step i runs alone when no dependency edge jumps over
-// it (p < i < q), no step before it is a sink (each then leads to i, its successors staying
-// at or before i) and no step after it is a source (each then comes from i). Linear time.
-void Plan::plan_alone_steps() {
-  const int n = static_cast<int>(steps_.size());
-  std::vector<int> jumps(n + 1, 0), sinks_before(n + 1, 0), sources_after(n + 1, 0);
-  for (int p = 0; p < n; ++p)
-    for (int q : successors_[p])
-      if (q > p + 1) {  // the edge jumps over p+1 .. q-1
-        ++jumps[p + 1];
-        --jumps[q];
-      }
-  for (int i = 0; i < n; ++i) sinks_before[i + 1] = sinks_before[i] + (successors_[i].empty() ? 1 : 0);
-  for (int i = n - 1; i >= 0; --i) sources_after[i] = sources_after[i + 1] + (num_preds_[i] == 0 ? 1 : 0);
-  alone_.assign(n, 0);
-  int over = 0;
-  for (int i = 0; i < n; ++i) {
-    over += jumps[i];
-    alone_[i] = over == 0 && sinks_before[i] == 0 && sources_after[i + 1] == 0;
-  }
-}
-
 namespace {
 // Gives a frame back to its plan's pool when a run ends (also by an error).
 struct FrameLease {
@@ -431,14 +349,33 @@ void Plan::feed(const Tensor* const* feeds, size_t num_feeds, Tensor* slots) con
 bool Plan::will_run_in_parallel() const { return parallel_ && intra_op_threads() > 1 && inter_op_threads() != 1; }
 
 void Plan::run_steps(Tensor* slots, Frame* frame) const {
+  std::vector<int64_t> sizes;
+  std::vector<double> measured;
+  bool measuring = false;
   if (will_run_in_parallel()) {
-    run_parallel(slots, frame);
-    return;
+    if (feed_size_decisions_) sizes = feed_sizes(slots);
+    switch (side_by_side_for(sizes)) {
+      case SideBySide::kYes:
+        run_parallel(slots, frame);
+        return;
+      case SideBySide::kNo:
+        break;
+      case SideBySide::kMeasure:  // this run is serial, and measures each step's cost
+        measuring = true;
+        measured.reserve(steps_.size());
+        break;
+    }
   }
   std::vector<ops::InputInfo> infos;
+  std::vector<const ops::TensorImpl*> measure_in;
   const detail::ActiveLimits* limits = detail::active_limits();
   for (const Step& st : steps_) {
     if (limits) limits->check();  // cancellation and deadline, between steps
+    if (measuring) {
+      measure_in.resize(st.num_inputs);
+      gather_inputs(st, slots, frame, measure_in.data());
+      measure_step(st, measure_in.data(), measured);
+    }
     if (st.lean)
       run_lean(st, slots, frame);
     else
@@ -446,6 +383,7 @@ void Plan::run_steps(Tensor* slots, Frame* frame) const {
     const int* rs = release_slots_.data() + st.first_release;
     for (int i = 0; i < st.num_release; ++i) slots[rs[i]] = Tensor();
   }
+  if (measuring) decide_side_by_side(sizes, measured);
 }
 
 // A While step. The cond and body plans get their slots and frames once for the whole loop;
@@ -664,13 +602,17 @@ void Plan::drain(const std::shared_ptr<ParallelRun>& run, Tensor* slots, Frame* 
     }
     const int si = r.ready.back();
     r.ready.pop_back();
+    // The caller's step with nothing beside it (nothing else ready or running) gets the
+    // intra-op threads too: the plan's estimate cannot know a loaded signature's batch, and a
+    // batch-32 matmul run single-threaded here left the second thread idle.
+    const bool alone = alone_[si] || (caller && r.ready.empty() && r.running == 0);
     ++r.running;
     lock.unlock();
     std::exception_ptr err;
     try {
       if (r.has_limits) r.limits.check();
       const Step& st = steps_[si];
-      if (alone_[si]) {
+      if (alone) {
         execute_step(st, slots, frame, infos);
       } else {
         SerialKernelsScope serial;

@@ -60,6 +60,9 @@ class Plan {
   // Whether a call started now runs them side by side: a parallel plan, more than one
   // intra-op thread, and an inter-op setting other than 1.
   bool will_run_in_parallel() const;
+  // The same for a call with these feeds: a plan whose feeds have unknown dimensions decides
+  // per size, from its first run at that size (serial, measuring each step's cost).
+  bool will_run_in_parallel(const std::vector<Tensor>& feeds) const;
   // Per step of a parallel plan: does it run alone, with the intra-op threads (tests).
   const std::vector<char>& alone_steps() const { return alone_; }
 
@@ -104,6 +107,18 @@ class Plan {
   // for its kernels instead of running single-threaded (run_parallel).
   std::vector<char> alone_;
   std::vector<int> slot_readers_;  // per slot: steps reading it (0: never released)
+
+  // A plan that runs side by side, with feeds of unknown sizes, decides again per size
+  // (plan_parallelism.cc).
+  struct FeedSizeDecisions;
+  enum class SideBySide { kYes, kNo, kMeasure };
+  bool feed_sizes_vary_ = false;
+  std::shared_ptr<FeedSizeDecisions> feed_size_decisions_;
+  std::vector<int64_t> feed_sizes(const Tensor* slots) const;
+  SideBySide side_by_side_for(const std::vector<int64_t>& sizes) const;
+  void measure_step(const Step& st, const ops::TensorImpl* const* in, std::vector<double>& cost) const;
+  void decide_side_by_side(const std::vector<int64_t>& sizes, const std::vector<double>& cost) const;
+  bool worth_running_side_by_side(const std::vector<double>& cost) const;
 
   void plan_memory(const std::vector<int>& last_use, std::vector<char>& in_frame);
   void plan_parallelism(const graph::Graph& g);

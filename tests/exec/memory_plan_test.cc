@@ -185,3 +185,26 @@ TEST(InterOpParallel, BranchesOfLargeConvolutionsSplitEachStepInstead) {
   EXPECT_FALSE(
       f.get_concrete_function(TensorSpec{{-1, 112, 112, 64}, DType::Float32}, w).impl()->plan->runs_in_parallel());
 }
+
+TEST(InterOpParallel, AFedBatchLargeEnoughToSplitEachStepRunsThemOneAtATime) {
+  // Planned with an unknown batch (counted as 1), each 192x192 product looks small: the plan
+  // runs the branches side by side. Fed a batch of 8, each product is ~6e7 multiply-adds,
+  // which its kernel splits over the threads better: from its first run at that size on
+  // (which measures), the plan runs the steps one at a time. A batch of 1 stays side by side.
+  if (kiln::default_intra_op_threads() < 2) GTEST_SKIP() << "one CPU: nothing runs side by side";
+  auto body = [](Tensor a, Tensor b, Tensor w) { return two_branches(a, b, w); };
+  auto f = function(body);
+  const TensorSpec batch{{-1, 192, 192}, DType::Float32};
+  Tensor w = random_uniform({192, 192}, -0.1, 0.1, DType::Float32, 3);
+  ConcreteFunction cf = f.get_concrete_function(batch, batch, w);
+  const auto& plan = *cf.impl()->plan;
+  ASSERT_TRUE(plan.runs_in_parallel());
+  for (int64_t n : {1, 8}) {
+    Tensor a = random_uniform({n, 192, 192}, -0.1, 0.1, DType::Float32, 1);
+    Tensor b = random_uniform({n, 192, 192}, -0.1, 0.1, DType::Float32, 2);
+    EXPECT_FALSE(plan.will_run_in_parallel({a, b, w})) << n;  // not measured yet: the next run measures
+    const auto want = body(a, b, w).to_vector<float>();
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(cf(a, b, w)[0].to_vector<float>(), want) << n;
+    EXPECT_EQ(plan.will_run_in_parallel({a, b, w}), n == 1) << n;
+  }
+}
