@@ -1,10 +1,9 @@
 // arithmetic_simplification: algebraic rewrites, each exact (results bit for bit as traced):
 // x+0, 0+x, x-0, x*1, 1*x, x/1 -> x (when the result has x's shape); x*0 and x-x -> 0 for
 // integers (for floats NaN and inf make them wrong); neg(neg(x)) -> x; transpose of
-// transpose -> one transpose (or x); reshape of reshape -> one reshape; cast to the same
-// dtype -> x; x / c -> x * (1/c) for float constants c that are powers of two with a
-// representable reciprocal (only then is it exact); MatMul of a 2-D Transpose -> the
-// transpose_a/b attr; x*x -> Square(x).
+// transpose -> one transpose (or x); a transpose by the identity permutation -> x; reshape of reshape -> one reshape;
+// cast to the same dtype -> x; x / c -> x * (1/c) for float constants c that are powers of two with a representable
+// reciprocal (only then is it exact); MatMul of a 2-D Transpose -> the transpose_a/b attr; x*x -> Square(x).
 #include <cmath>
 #include <cstring>
 
@@ -99,6 +98,13 @@ class ArithmeticSimplification : public Pass {
     if (o == &op::Neg() && in[0].node->op == &op::Neg() && !in[0].node->stateful)
       return *out = in[0].node->inputs[0], true;
     if (o == &op::Cast() && n.attrs.type(kCastDstT) == in[0].node->out_dtypes[in[0].index]) return *out = in[0], true;
+    if (o == &op::Transpose()) {  // an identity permutation (Tensordot's, when no axis moves) -> x
+      const auto p = const_ints(in[1]);
+      const TensorShape& x = shape(in[0]);
+      bool identity = !p.empty() && !x.unknown_rank() && x.rank() == static_cast<int>(p.size());
+      for (size_t i = 0; identity && i < p.size(); ++i) identity = p[i] == static_cast<int64_t>(i);
+      if (identity) return *out = in[0], true;
+    }
     if (o == &op::Transpose() && in[0].node->op == &op::Transpose()) {
       const Node& inner = *in[0].node;
       const auto p2 = const_ints(in[1]), p1 = const_ints(inner.inputs[1]);

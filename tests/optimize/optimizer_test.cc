@@ -96,6 +96,24 @@ TEST(Optimizer, ArithmeticRewrites) {
   EXPECT_EQ(z.to_vector<int32_t>(), (std::vector<int32_t>{0, 0}));
 }
 
+// Tensordot transposes by the identity permutation when no axis moves (a Dense layer on a
+// 3-D input): the transpose goes, even with unknown dimensions. A rank that does not match
+// the permutation keeps it, so the call still fails as TensorFlow's does.
+TEST(Optimizer, TransposeByTheIdentityPermutationIsItsInput) {
+  auto f = function([](Tensor x) { return transpose(x, {0, 1, 2}) * 2.0f; }, no_fusion());
+  auto cf = f.get_concrete_function(TensorSpec{{-1, -1, 3}, DType::Float32});
+  EXPECT_EQ(op_counts(cf.optimized_graph())["Transpose"], 0);
+  Tensor x = random_uniform({2, 4, 3}, -1, 1, DType::Float32, 7);
+  EXPECT_EQ(f(x).to_vector<float>(), (x * 2.0f).to_vector<float>());
+  auto any_rank = f.get_concrete_function(TensorSpec{TensorShape::unknown(), DType::Float32});
+  EXPECT_EQ(op_counts(any_rank.optimized_graph())["Transpose"], 1);
+  kiln::testing::expect_error<InvalidArgumentError>(
+      [&] {
+        (void)any_rank(constant<float>({1, 2}));
+      },
+      "transpose expects a vector of size 1");
+}
+
 TEST(Optimizer, ShapesOfKnownShapesFold) {
   auto f = function([](Tensor x) { return reshape(x, shape_of(x)) + cast(size_of(x), DType::Float32); });
   auto cf = f.get_concrete_function(TensorSpec{{2, 3}, DType::Float32});
