@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/parallel.h"
 #include "core/scratch.h"
 #include "kernels/isa_dispatch.h"
 #include "kernels/vmath.h"
@@ -405,35 +406,65 @@ void infer_softmax(InferContext& c) {
   c.out(0).shape = shape_of(c.in(0));
   c.kernel_dtype = c.in(0).dtype;
 }
+// A row's max and sum in 16 independent lanes: one accumulator is a serial chain the
+// compiler must keep in order; lanes become vector instructions. std::max(a, b) keeps a when
+// b is NaN, as the vector max does: a NaN row's outputs are NaN either way (its sum is).
+template <class T>
+KILN_ISA_BODY T row_max(const T* x, int64_t n) {
+  constexpr int L = 16;
+  T m = x[0];
+  int64_t i = 1;
+  if (n >= 2 * L) {
+    T acc[L];
+    for (int j = 0; j < L; ++j) acc[j] = x[j];
+    for (i = L; i + L <= n; i += L)
+      for (int j = 0; j < L; ++j) acc[j] = std::max(acc[j], x[i + j]);
+    for (int j = 0; j < L; ++j) m = std::max(m, acc[j]);
+  }
+  for (; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+template <class T>
+KILN_ISA_BODY T row_sum(const T* x, int64_t n) {
+  constexpr int L = 16;
+  T acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int j = 0; j < L; ++j) acc[j] += x[i + j];
+  T sum = 0;
+  for (int j = 0; j < L; ++j) sum += acc[j];
+  for (; i < n; ++i) sum += x[i];
+  return sum;
+}
+
 template <bool Log>
 struct SoftmaxKernel {
   template <class T>
   struct K {
-    static void run(KernelContext& c) { KILN_ISA_DISPATCH(run_body(c)); }
-    KILN_ISA_BODY static void run_body(KernelContext& c) {
+    static void run(KernelContext& c) {
       const TensorImpl& x = c.in(0);
       const int64_t n = x.dims[x.dims.size() - 1];
       const int64_t rows = n == 0 ? 0 : x.num_elements / n;
       const T* p = x.as<T>();
       T* o = c.out(0).as<T>();
-      for (int64_t r = 0; r < rows; ++r) {
+      // Rows split over threads from ~32K elements on (an attention's scores: 2M and more).
+      parallel_for(rows, std::max<int64_t>(2, 32768 / std::max<int64_t>(n, 1)),
+                   [&](int64_t lo, int64_t hi) { KILN_ISA_DISPATCH(rows_body(p, o, n, lo, hi)); });
+    }
+    KILN_ISA_BODY static void rows_body(const T* p, T* o, int64_t n, int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
         const T* xr = p + r * n;
         T* orow = o + r * n;
-        T mx = xr[0];
-        for (int64_t i = 1; i < n; ++i) mx = std::max(mx, xr[i]);
+        const T mx = row_max(xr, n);
         for (int64_t i = 0; i < n; ++i) orow[i] = xr[i] - mx;
         if constexpr (Log) {
           T* tmp = detail::scratch<T>(detail::kReduceScratch, static_cast<size_t>(n));
           kernels::vexp(orow, tmp, n);
-          T sum = 0;
-          for (int64_t i = 0; i < n; ++i) sum += tmp[i];
-          const T ls = std::log(sum);
+          const T ls = std::log(row_sum(tmp, n));
           for (int64_t i = 0; i < n; ++i) orow[i] -= ls;
         } else {
           kernels::vexp(orow, orow, n);
-          T sum = 0;
-          for (int64_t i = 0; i < n; ++i) sum += orow[i];
-          const T inv = T(1) / sum;
+          const T inv = T(1) / row_sum(orow, n);
           for (int64_t i = 0; i < n; ++i) orow[i] *= inv;
         }
       }
