@@ -11,10 +11,29 @@ namespace {
 const int kSqueezeDims = attr_index(op::Squeeze(), "squeeze_dims");
 const int kOutType = attr_index({{&op::Shape(), "out_type"}, {&op::Size(), "out_type"}});
 
+// Reshape, ExpandDims and Squeeze hand out a view of their input: the same elements with
+// new dims, no copy (TensorFlow's kernels share the buffer too). A plan does not run the
+// shape function of a step that makes its own outputs, so the kernel runs it on the values
+// (the checks and messages stay the shape function's). Data in a plan's frame, which the
+// frame reuses after its last step, is copied instead (make_alias).
+void run_view(KernelContext& c) {
+  InputInfo infos[2];
+  for (int i = 0; i < c.num_inputs && i < 2; ++i) infos[i] = InputInfo{c.in(i).dtype, &c.in(i).dims, false, &c.in(i)};
+  InferContext ctx(c.op, infos, c.num_inputs, c.attrs);
+  c.op.infer(ctx);
+  c.outputs[0] = detail::make_alias(&c.in(0), ctx.out(0).shape.dims());
+}
 template <class T>
-struct CopyKernel {
-  static void run(KernelContext& c) { std::memcpy(c.out(0).data, c.in(0).data, c.in(0).nbytes()); }
+struct ViewKernel {
+  static void run(KernelContext& c) { run_view(c); }
 };
+// Every dtype, String and Variant included (make_alias retains their elements).
+std::array<KernelFn, kNumDTypes> view_kernels() {
+  std::array<KernelFn, kNumDTypes> k = kernels_for<ViewKernel, KILN_EVERY_TYPE>();
+  k[static_cast<int>(DType::String)] = &run_view;
+  k[static_cast<int>(DType::Variant)] = &run_view;
+  return k;
+}
 
 // Reshape(tensor, shape).
 void infer_reshape(InferContext& c) {
@@ -165,9 +184,9 @@ const OpDef& op::Reshape() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"tensor", "shape"},
-                            .traits = kPure | kTfjs | kMovesElements,
+                            .traits = kPure | kTfjs | kOwnOutputs,
                             .infer = infer_reshape,
-                            .kernels = kernels_for<CopyKernel, KILN_EVERY_TYPE>(),
+                            .kernels = view_kernels(),
                             .index_type_attrs = {{"Tshape", 1}},
                             .grad = &reshape_grad};
   return def;
@@ -177,9 +196,9 @@ const OpDef& op::ExpandDims() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"input", renamed_arg("dim", "axis")},
-                            .traits = kPure | kTfjs | kMovesElements,
+                            .traits = kPure | kTfjs | kOwnOutputs,
                             .infer = infer_expand_dims,
-                            .kernels = kernels_for<CopyKernel, KILN_EVERY_TYPE>(),
+                            .kernels = view_kernels(),
                             .index_type_attrs = {{"Tdim", 1}},
                             .grad = &reshape_grad};
   return def;
@@ -189,10 +208,10 @@ const OpDef& op::Squeeze() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .input_args = {"input"},
-                            .traits = kPure | kTfjs | kMovesElements,
+                            .traits = kPure | kTfjs | kOwnOutputs,
                             .attr_specs = {renamed_attr(int_list_attr("squeeze_dims", {}), "axis")},
                             .infer = infer_squeeze,
-                            .kernels = kernels_for<CopyKernel, KILN_EVERY_TYPE>(),
+                            .kernels = view_kernels(),
                             .grad = &reshape_grad};
   return def;
 }

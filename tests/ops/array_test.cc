@@ -27,6 +27,40 @@ TEST(Reshape, ValuesAndInference) {
   expect_error<InvalidArgumentError>([&] { reshape(x, {-3, 2}); }, "must be non-negative");
 }
 
+// Reshape, ExpandDims and Squeeze share their input's buffer, eager and traced, as
+// TensorFlow's do; a traced function whose input size is known only when it runs still checks
+// the requested shape (a plan runs no shape function for such a step: the kernel does).
+TEST(Reshape, SharesTheInputsBufferAndStillChecksTheShape) {
+  Tensor x = random_uniform({64, 32}, -1, 1, DType::Float32, 5);
+  const void* data = x.data();
+  EXPECT_EQ(reshape(x, {32, 64}).data(), data);
+  EXPECT_EQ(expand_dims(x, 0).data(), data);
+  EXPECT_EQ(squeeze(reshape(x, {1, 64, 32})).data(), data);
+  auto f = function([](Tensor t) { return std::make_tuple(reshape(t, {-1, 8}), squeeze(expand_dims(t, 1), {1})); });
+  ConcreteFunction cf = f.get_concrete_function(TensorSpec{{-1, 32}, DType::Float32});
+  const std::vector<Tensor> out = cf(x);
+  EXPECT_EQ(out[0].shape(), TensorShape({256, 8}));
+  EXPECT_EQ(out[0].data(), data);
+  EXPECT_EQ(out[1].data(), data);
+  EXPECT_EQ(out[1].to_vector<float>(), x.to_vector<float>());
+  auto g = function([](Tensor t) { return reshape(t, {-1, 7}); });
+  ConcreteFunction cg = g.get_concrete_function(TensorSpec{{-1, 32}, DType::Float32});
+  expect_error<InvalidArgumentError>([&] { (void)cg(x); }, "requested shape requires a multiple of 7");
+  // An intermediate in the plan's frame (static shapes), which later steps overwrite: the view
+  // is a copy, and the result stays right.
+  auto h = function([](Tensor t) {
+    Tensor a = reshape(t * 2.0f, {32, 64});
+    Tensor b = t * 3.0f;
+    return reshape(a, {64, 32}) + b;
+  });
+  EXPECT_EQ(h(x).to_vector<float>(), (x * 2.0f + x * 3.0f).to_vector<float>());
+  // Strings: the view retains each element.
+  Tensor s = constant(std::vector<std::string>{"a", "bc", "def", "g"}, {2, 2});
+  auto fs = function([](Tensor t) { return reshape(t, {4}); });
+  EXPECT_EQ(fs.get_concrete_function(TensorSpec{{-1, 2}, DType::String})(s)[0].to_vector<std::string>(),
+            (std::vector<std::string>{"a", "bc", "def", "g"}));
+}
+
 TEST(Transpose, PermutesDims) {
   Tensor x = iota({2, 3});
   expect_tensor<int32_t>(transpose(x), {0, 3, 1, 4, 2, 5}, {3, 2});
