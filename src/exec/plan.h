@@ -112,7 +112,6 @@ class Plan {
   // (plan_parallelism.cc).
   struct FeedSizeDecisions;
   enum class SideBySide { kYes, kNo, kMeasure };
-  bool feed_sizes_vary_ = false;
   std::shared_ptr<FeedSizeDecisions> feed_size_decisions_;
   std::vector<int64_t> feed_sizes(const Tensor* slots) const;
   SideBySide side_by_side_for(const std::vector<int64_t>& sizes) const;

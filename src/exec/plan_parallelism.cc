@@ -89,8 +89,9 @@ void Plan::plan_parallelism(const graph::Graph& g) {
   parallel_ = worth_running_side_by_side(cost);
   if (!parallel_) return;
   plan_alone_steps();
-  for (const TensorShape& shape : feed_shapes_) feed_sizes_vary_ |= !shape.is_fully_defined();
-  if (feed_sizes_vary_) feed_size_decisions_ = std::make_shared<FeedSizeDecisions>();
+  bool sizes_vary = false;
+  for (const TensorShape& shape : feed_shapes_) sizes_vary |= !shape.is_fully_defined();
+  if (sizes_vary) feed_size_decisions_ = std::make_shared<FeedSizeDecisions>();
 }
 
 // Steps are in a topological order. Step i runs alone when no dependency edge jumps over
