@@ -46,8 +46,8 @@ class FoldPad : public Pass {
       if ((conv.op != &op::Conv2D() && conv.op != &op::DepthwiseConv2dNative()) || !conv.control_inputs.empty())
         continue;
       const Node& pad = *conv.inputs[0].node;
+      // Used once: not also the filter.
       if (pad.op != &op::Pad() || !counts.used_once(pad)) continue;
-      if (conv.inputs[1].node == &pad) continue;
       const std::string& format = conv.attrs.s(kDataFormat);
       const std::string& padding = conv.attrs.s(kPadding);
       if (!(format.empty() || format == "NHWC") || (padding != "VALID" && padding != "EXPLICIT")) continue;

@@ -38,11 +38,11 @@ class FuseWeightUpdate : public Pass {
   bool run(graph::Graph& g, const PassContext&) override {
     const int n = g.num_nodes();
     const UseCounts counts(g);
-    auto used_once = [&](const Node& p) { return counts.used_once(p); };
     // The weight-gradient product behind `o`, if the fused kernel takes it; null otherwise.
     auto product = [&](const Output& o) -> Node* {
       Node* mm = o.node;
-      if (mm->op != &ops::op::MatMul() || !used_once(*mm) || !mm->attrs.b(kTransposeA) || mm->attrs.b(kTransposeB))
+      if (mm->op != &ops::op::MatMul() || !counts.used_once(*mm) || !mm->attrs.b(kTransposeA) ||
+          mm->attrs.b(kTransposeB))
         return nullptr;
       if (!static_matrix(mm->inputs[0]) || !static_matrix(mm->inputs[1])) return nullptr;
       const auto& a = mm->inputs[0].node->out_shapes[mm->inputs[0].index].dims();
@@ -64,7 +64,7 @@ class FuseWeightUpdate : public Pass {
                            update.attrs[kMomentumNesterov]};
       } else if (update.op == &ops::op::AssignSubVariableOp()) {
         Node* mul = update.inputs[0].node;
-        if (mul->op != &ops::op::Mul() || !used_once(*mul)) continue;
+        if (mul->op != &ops::op::Mul() || !counts.used_once(*mul)) continue;
         for (int side = 0; side < 2 && !mm; ++side)
           if (float_scalar(mul->inputs[side]) && (mm = product(mul->inputs[1 - side]))) scalars = {mul->inputs[side]};
         if (!mm) continue;
