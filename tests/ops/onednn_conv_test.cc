@@ -3,6 +3,7 @@
 // assigned variable, a new filter or memory kiln does not own always gives fresh results.
 // (CI installs libdnnl-dev; without it these tests say so and skip.)
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <thread>
@@ -216,4 +217,24 @@ TEST(OneDnnConv, TheLibraryIsNamed) {
   const std::string name = config::convolution_library();
   EXPECT_TRUE(name.rfind("onednn 2.", 0) == 0 || name.rfind("kiln (", 0) == 0) << name;
   EXPECT_EQ(kernels::onednn::usable(), name.rfind("onednn", 0) == 0);
+}
+
+// A convolution's per-channel pass runs on oneDNN's OpenMP team (kiln's pool without one):
+// every index exactly once, for any thread count, and a chunk's error reaches the caller.
+TEST(OneDnnTeam, ChunksCoverTheRangeOnceAndErrorsReachTheCaller) {
+  for (int64_t n : {0, 1, 2, 7, 1000})
+    for (int threads : {1, 2, 4}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      kernels::onednn::parallel_on_team(n, threads, [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << n << " " << threads;
+    }
+  expect_error<InvalidArgumentError>(
+      [] {
+        kernels::onednn::parallel_on_team(100, 2, [](int64_t lo, int64_t) {
+          if (lo == 0) throw InvalidArgumentError("chunk 0 failed");
+        });
+      },
+      "chunk 0 failed");
 }
