@@ -88,6 +88,11 @@ std::atomic<int> g_inter_op{0};
 void set_inter_op_threads(int n) { g_inter_op.store(std::max(0, n), std::memory_order_relaxed); }
 int inter_op_threads() { return g_inter_op.load(std::memory_order_relaxed); }
 
+namespace {
+std::atomic<TeamRunner> g_team{nullptr};
+}
+void set_team_runner(TeamRunner runner) { g_team.store(runner, std::memory_order_release); }
+
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   const int threads = intra_op_threads();
   auto job = std::make_shared<Job>();
@@ -95,6 +100,11 @@ void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& 
   job->n = n;
   job->chunks = std::min<int64_t>(threads, n);
   job->limits = detail::active_limits();
+  if (const TeamRunner team = g_team.load(std::memory_order_acquire)) {
+    team([](void* j) { static_cast<Job*>(j)->work(); }, job.get(), static_cast<int>(job->chunks));
+    if (job->error) std::rethrow_exception(job->error);
+    return;
+  }
   const int helpers = static_cast<int>(job->chunks) - 1;
   Eigen::Barrier done(static_cast<unsigned>(helpers));
   for (int i = 0; i < helpers; ++i)

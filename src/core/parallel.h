@@ -35,6 +35,11 @@ int inter_op_threads();
 // Runs fn on a pool thread (fire and forget; fn must own what it touches).
 void schedule_on_pool(std::function<void()> fn);
 
+// Where another library's thread team serves the kernels' splits better than kiln's pool
+// (oneDNN's OpenMP threads, which spin after its convolutions: kernels/onednn.cc), it runs
+// fn(arg) on each of `threads` members, the caller among them, and returns when all have.
+using TeamRunner = void (*)(void (*fn)(void*), void* arg, int threads);
+void set_team_runner(TeamRunner runner);
 // Splits fn over the pool (see parallel_for).
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 

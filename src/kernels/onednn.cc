@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <list>
 #include <map>
 #include <memory>
@@ -48,7 +47,6 @@ void enable(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 bool usable() { return false; }
 const char* description() { return "kiln (built without the oneDNN 2.x headers)"; }
 bool conv2d(const Conv2D&, const float*, const detail::TensorImpl&, float*, int) { return false; }
-void parallel_on_team(int64_t n, int, const std::function<void(int64_t, int64_t)>& fn) { parallel_for(n, 2, fn); }
 int64_t cached_filters() { return 0; }
 int64_t cached_filter_bytes() { return 0; }
 bool holds_filter(const void*) { return false; }
@@ -86,10 +84,8 @@ struct Api {
   KILN_DNNL_FN(dnnl_get_effective_cpu_isa)
 #undef KILN_DNNL_FN
   void (*omp_set_num_threads)(int) = nullptr;  // libgomp's, when oneDNN runs on OpenMP
-  // `#pragma omp parallel`'s entry point in libgomp's ABI (LLVM's libomp has it too), and the
-  // calling member's place in the team.
+  // `#pragma omp parallel`'s entry point in libgomp's ABI (LLVM's libomp has it too).
   void (*gomp_parallel)(void (*)(void*), void*, unsigned, unsigned) = nullptr;
-  int (*omp_get_thread_num)() = nullptr;
   dnnl_engine_t engine = nullptr;
   std::string description = "kiln (libdnnl.so.2 not found)";
 };
@@ -111,6 +107,20 @@ const char* isa_name(dnnl_cpu_isa_t isa) {
     default:
       return "other";
   }
+}
+
+// ThreadSanitizer cannot see libgomp's barriers (it is not built with TSan): it would report
+// the team's chunks as races. Such builds use kiln's pool.
+#if KILN_TSAN
+constexpr bool kUnderTsan = true;
+#else
+constexpr bool kUnderTsan = false;
+#endif
+
+// libgomp's GOMP_parallel, once api() found it: kiln's parallel_for runs on oneDNN's team.
+void (*g_gomp_parallel)(void (*)(void*), void*, unsigned, unsigned) = nullptr;
+void run_on_team(void (*fn)(void*), void* arg, int threads) {
+  g_gomp_parallel(fn, arg, static_cast<unsigned>(threads), 0);
 }
 
 const Api& api() {
@@ -168,7 +178,10 @@ const Api& api() {
     }
     r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "omp_set_num_threads"));
     r.gomp_parallel = reinterpret_cast<void (*)(void (*)(void*), void*, unsigned, unsigned)>(dlsym(h, "GOMP_parallel"));
-    r.omp_get_thread_num = reinterpret_cast<int (*)()>(dlsym(h, "omp_get_thread_num"));
+    if (r.gomp_parallel && r.omp_set_num_threads && !kUnderTsan) {
+      g_gomp_parallel = r.gomp_parallel;
+      set_team_runner(&run_on_team);
+    }
     r.description = "onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                     std::to_string(v->patch) + " (" + isa_name(r.dnnl_get_effective_cpu_isa()) + ")";
     return r;
@@ -389,52 +402,6 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
                            {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},
                            {DNNL_ARG_DST, {&p->dst, y}},
                            {DNNL_ARG_SCRATCHPAD, {&p->scratch, scratch}}});
-}
-
-namespace {
-// ThreadSanitizer cannot see libgomp's barriers (it is not built with TSan): it would report
-// the team's chunks as races. Such builds use kiln's pool.
-#if KILN_TSAN
-constexpr bool kUnderTsan = true;
-#else
-constexpr bool kUnderTsan = false;
-#endif
-
-// One parallel_on_team call: members take chunks until none are left; nothing may unwind
-// through OpenMP's frames, so the first exception is kept for the caller.
-struct TeamJob {
-  const std::function<void(int64_t, int64_t)>* fn;
-  int64_t n, chunks;
-  std::atomic<int64_t> next{0};
-  std::mutex mu;
-  std::exception_ptr error;
-  static void work(void* p) {
-    TeamJob& j = *static_cast<TeamJob*>(p);
-    SerialKernelsScope serial;  // a kernel called per chunk does not also split over kiln's pool
-    for (int64_t c; (c = j.next.fetch_add(1, std::memory_order_relaxed)) < j.chunks;) {
-      try {
-        (*j.fn)(j.n * c / j.chunks, j.n * (c + 1) / j.chunks);
-      } catch (...) {
-        j.next.store(j.chunks, std::memory_order_relaxed);
-        std::lock_guard<std::mutex> lock(j.mu);
-        if (!j.error) j.error = std::current_exception();
-      }
-    }
-  }
-};
-}  // namespace
-
-void parallel_on_team(int64_t n, int threads, const std::function<void(int64_t, int64_t)>& fn) {
-  const Api& a = api();
-  if (!a.gomp_parallel || !a.omp_set_num_threads || !usable() || kUnderTsan) return parallel_for(n, 2, fn);
-  if (n <= 0) return;
-  if (threads <= 1 || n < 2) return fn(0, n);
-  TeamJob job;
-  job.fn = &fn;
-  job.n = n;
-  job.chunks = std::min<int64_t>(n, int64_t{4} * threads);  // uneven members even out
-  a.gomp_parallel(&TeamJob::work, &job, static_cast<unsigned>(threads), 0);
-  if (job.error) std::rethrow_exception(job.error);
 }
 
 int64_t cached_filters() {

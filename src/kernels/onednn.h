@@ -5,7 +5,6 @@
 // blocked layout, where a GEMM repacks the filter on every call.
 #pragma once
 #include <cstdint>
-#include <functional>
 
 namespace kiln::detail {
 struct TensorImpl;
@@ -24,7 +23,10 @@ struct Conv2D {
 };
 
 // Whether convolutions may run on oneDNN: the library loaded, KILN_ONEDNN is not "0" and
-// tests have not turned it off.
+// tests have not turned it off. Loading it also hands kiln's parallel_for to oneDNN's OpenMP
+// team (core/parallel.h, set_team_runner), where the library runs on OpenMP: its threads spin
+// a while after each convolution, and kiln's pool beside them would share the cores with
+// that spinning (MobileNetV2 at batch 1 on two threads: a quarter of the samples in libgomp).
 bool usable();
 // "onednn <version> (<ISA it runs>)", or "kiln (<why not>)" (kiln::config::convolution_library).
 const char* description();
@@ -36,13 +38,6 @@ void enable(bool on);
 // variable's value from being updated in place), so a served model reorders each filter
 // once. Returns false, having written nothing, where oneDNN cannot run the convolution.
 bool conv2d(const Conv2D& geometry, const float* x, const detail::TensorImpl& filter, float* y, int threads);
-
-// fn(begin, end) over [0, n) in chunks, on the OpenMP team of `threads` that oneDNN's
-// convolutions run on (its threads spin a while after a convolution, so a per-channel pass
-// right after one finds them awake). On kiln's pool, those spinning threads and kiln's would
-// share the cores (MobileNetV2 at batch 1 on two threads: a quarter of the samples in
-// libgomp's spin). kiln's parallel_for where oneDNN does not run on OpenMP.
-void parallel_on_team(int64_t n, int threads, const std::function<void(int64_t, int64_t)>& fn);
 
 // Cached reordered filters, their bytes, and whether one of the filter at `data` is cached
 // (tests and memory accounting).

@@ -251,16 +251,11 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
     if (!kernels::onednn::conv2d(geometry, c.in(0).as<T>(), c.in(1), y, intra_op_threads())) return false;
     if (epilogue.count > 0) {
       constexpr int64_t kRows = 256;
-      const int64_t blocks = (rows + kRows - 1) / kRows;
-      auto per_block = [&](int64_t lo, int64_t hi) {
-        for (int64_t blk = lo; blk < hi; ++blk)
-          apply_epilogue(y + blk * kRows * oc, std::min(kRows, rows - blk * kRows), oc, epilogue);
-      };
-      // On the threads that ran the convolution (kernels/onednn.h).
-      if (rows * oc >= (int64_t{1} << 16))
-        kernels::onednn::parallel_on_team(blocks, intra_op_threads(), per_block);
-      else
-        per_block(0, blocks);
+      parallel_for((rows + kRows - 1) / kRows, rows * oc >= (int64_t{1} << 16) ? 2 : rows + 1,
+                   [&](int64_t lo, int64_t hi) {
+                     for (int64_t blk = lo; blk < hi; ++blk)
+                       apply_epilogue(y + blk * kRows * oc, std::min(kRows, rows - blk * kRows), oc, epilogue);
+                   });
     }
     return true;
   }
