@@ -406,7 +406,7 @@ void infer_softmax(InferContext& c) {
   c.out(0).shape = shape_of(c.in(0));
   c.kernel_dtype = c.in(0).dtype;
 }
-// A row's max and sum in 16 independent lanes: one accumulator is a serial chain the
+// A row's max in 16 independent lanes: one accumulator is a serial chain the
 // compiler must keep in order; lanes become vector instructions. std::max(a, b) keeps a when
 // b is NaN, as the vector max does: a NaN row's outputs are NaN either way (its sum is).
 template <class T>
@@ -424,17 +424,11 @@ KILN_ISA_BODY T row_max(const T* x, int64_t n) {
   for (; i < n; ++i) m = std::max(m, x[i]);
   return m;
 }
+// A row's sum as Reduce's (pairwise, error growing with log(n)): the leaf inline in the
+// caller's instruction-set variant, longer rows through pairwise_sum.
 template <class T>
 KILN_ISA_BODY T row_sum(const T* x, int64_t n) {
-  constexpr int L = 16;
-  T acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int j = 0; j < L; ++j) acc[j] += x[i + j];
-  T sum = 0;
-  for (int j = 0; j < L; ++j) sum += acc[j];
-  for (; i < n; ++i) sum += x[i];
-  return sum;
+  return n <= 1024 ? pairwise_leaf_body(x, n) : pairwise_sum(x, n);
 }
 
 template <bool Log>
