@@ -16,6 +16,9 @@
 #if defined(__linux__)
 #include <sched.h>
 #endif
+#include <pthread.h>
+
+#include <new>
 
 namespace kiln {
 namespace {
@@ -33,9 +36,18 @@ int default_threads() {
 
 std::atomic<int> g_threads{default_threads()};
 
+// Never destroyed: kernels may run during static destruction of user objects. Made at first
+// use, and again in a forked child (after_fork_in_child), which has none of the parent's
+// threads: the parent's pool would take its work and never run it.
+std::atomic<Eigen::ThreadPool*> g_pool{nullptr};
+std::mutex g_pool_mu;
+
 Eigen::ThreadPool& pool() {
-  // Never destroyed: kernels may run during static destruction of user objects.
-  static Eigen::ThreadPool* p = new Eigen::ThreadPool(std::max(1, default_threads() - 1));
+  if (Eigen::ThreadPool* p = g_pool.load(std::memory_order_acquire)) return *p;
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  if (Eigen::ThreadPool* p = g_pool.load(std::memory_order_relaxed)) return *p;
+  auto* p = new Eigen::ThreadPool(std::max(1, default_threads() - 1));
+  g_pool.store(p, std::memory_order_release);
   return *p;
 }
 
@@ -90,7 +102,18 @@ int inter_op_threads() { return g_inter_op.load(std::memory_order_relaxed); }
 
 namespace {
 std::atomic<TeamRunner> g_team{nullptr};
+
+// A forked child has only the thread that forked. The parent's pool is left behind (its
+// destructor would wait for threads that do not exist here) and a new one is made at first
+// use; a team runner's library (libgomp) cannot start a team after fork, so kiln's pool serves.
+// The lock is made anew: another of the parent's threads may have held it at the fork.
+void after_fork_in_child() {
+  g_pool.store(nullptr, std::memory_order_relaxed);
+  new (&g_pool_mu) std::mutex;
+  g_team.store(nullptr, std::memory_order_relaxed);
 }
+[[maybe_unused]] const int g_fork_handler = pthread_atfork(nullptr, nullptr, &after_fork_in_child);
+}  // namespace
 void set_team_runner(TeamRunner runner) { g_team.store(runner, std::memory_order_release); }
 
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {

@@ -30,6 +30,7 @@
 
 #if KILN_ONEDNN_HEADERS
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include "core/scratch.h"
 #endif
@@ -178,6 +179,10 @@ const Api& api() {
     }
     r.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "omp_set_num_threads"));
     r.gomp_parallel = reinterpret_cast<void (*)(void (*)(void*), void*, unsigned, unsigned)>(dlsym(h, "GOMP_parallel"));
+    // libgomp cannot start a team in a forked child (it waits for threads the child does not
+    // have): a child of a process that loaded oneDNN on OpenMP runs kiln's own kernels.
+    if (r.omp_set_num_threads)
+      pthread_atfork(nullptr, nullptr, [] { g_enabled.store(false, std::memory_order_relaxed); });
     if (r.gomp_parallel && r.omp_set_num_threads && !kUnderTsan) {
       g_gomp_parallel = r.gomp_parallel;
       set_team_runner(&run_on_team);

@@ -2,6 +2,9 @@
 // of reordered filters: a hit only while the very same immutable memory is in use, so an
 // assigned variable, a new filter or memory kiln does not own always gives fresh results.
 // (CI installs libdnnl-dev; without it these tests say so and skip.)
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -9,6 +12,7 @@
 #include <thread>
 
 #include "core/parallel.h"
+#include "core/sanitizers.h"
 #include "kernels/onednn.h"
 #include "kiln/cpu.h"
 #include "test_util.h"
@@ -239,4 +243,36 @@ TEST(OneDnnTeam, ParallelForCoversTheRangeOnceAndErrorsReachTheCaller) {
         });
       },
       "chunk 0 failed");
+}
+
+// A forked child has only the thread that forked: libgomp cannot start a team there and the
+// parent's pool threads are gone. Python's multiprocessing forks by default on Linux, so a
+// child of a process that ran convolutions must still run them (on kiln's kernels) and split
+// work, not wait forever. The child kills itself with SIGALRM if it hangs.
+TEST(OneDnnTeam, AForkedChildStillConvolvesAndSplitsWork) {
+#if defined(KILN_TSAN)
+  GTEST_SKIP() << "ThreadSanitizer does not support starting threads after a multi-threaded fork";
+#endif
+  const Case t = {{1, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
+  const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 3);
+  const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, 4);
+  kiln::config::set_intra_op_parallelism_threads(2);
+  const std::vector<float> want = convolve(t, x, k).to_vector<float>();
+  kiln::parallel_for(1000, 2, [](int64_t, int64_t) {});  // the team or the pool has started
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);
+    std::atomic<int64_t> covered{0};
+    kiln::parallel_for(1000, 2, [&](int64_t lo, int64_t hi) { covered += hi - lo; });
+    const std::vector<float> got = convolve(t, x, k).to_vector<float>();
+    bool close = got.size() == want.size();
+    for (size_t i = 0; close && i < got.size(); ++i) close = std::fabs(got[i] - want[i]) <= 1e-3f;
+    _exit(covered == 1000 && close ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  kiln::config::set_intra_op_parallelism_threads(0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status) << " (14: it hung)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's results were wrong";
 }
