@@ -5,6 +5,8 @@
 // at that size measured. At batch 32 a Transformer's matmuls are large enough to split each
 // over the threads; estimated at batch 1 they looked small, and ran one per thread.
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <mutex>
 
 #include "exec/plan.h"
@@ -37,9 +39,12 @@ double step_cost(const Step& st, const std::vector<ops::InputInfo>& infos) {
 
 }  // namespace
 
+// Per feed size, append-only: a call reads the first `count` entries without a lock (each is
+// written before count is raised past it, and never again); writers append under mu.
 struct Plan::FeedSizeDecisions {
   std::mutex mu;
-  std::vector<std::pair<std::vector<int64_t>, bool>> side_by_side;  // per feed size
+  std::array<std::pair<std::vector<int64_t>, bool>, kMaxFeedSizes> side_by_side;
+  std::atomic<size_t> count{0};
 };
 
 // Run steps concurrently only when there is real work beside the critical path, and most of
@@ -136,11 +141,11 @@ std::vector<int64_t> Plan::feed_sizes(const Tensor* slots) const {
 
 Plan::SideBySide Plan::side_by_side_for(const std::vector<int64_t>& sizes) const {
   if (!feed_size_decisions_) return SideBySide::kYes;
-  FeedSizeDecisions& d = *feed_size_decisions_;
-  std::lock_guard<std::mutex> lock(d.mu);
-  for (const auto& [seen, yes] : d.side_by_side)
-    if (seen == sizes) return yes ? SideBySide::kYes : SideBySide::kNo;
-  return d.side_by_side.size() < kMaxFeedSizes ? SideBySide::kMeasure : SideBySide::kYes;
+  const FeedSizeDecisions& d = *feed_size_decisions_;
+  const size_t known = d.count.load(std::memory_order_acquire);
+  for (size_t i = 0; i < known; ++i)
+    if (d.side_by_side[i].first == sizes) return d.side_by_side[i].second ? SideBySide::kYes : SideBySide::kNo;
+  return known < kMaxFeedSizes ? SideBySide::kMeasure : SideBySide::kYes;
 }
 
 bool Plan::will_run_in_parallel(const std::vector<Tensor>& feeds) const {
@@ -165,9 +170,12 @@ void Plan::decide_side_by_side(const std::vector<int64_t>& sizes, const std::vec
   const bool yes = worth_running_side_by_side(cost);
   FeedSizeDecisions& d = *feed_size_decisions_;
   std::lock_guard<std::mutex> lock(d.mu);
-  for (const auto& entry : d.side_by_side)
-    if (entry.first == sizes) return;  // another call measured it meanwhile
-  if (d.side_by_side.size() < kMaxFeedSizes) d.side_by_side.emplace_back(sizes, yes);
+  const size_t known = d.count.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < known; ++i)
+    if (d.side_by_side[i].first == sizes) return;  // another call measured it meanwhile
+  if (known == kMaxFeedSizes) return;
+  d.side_by_side[known] = {sizes, yes};
+  d.count.store(known + 1, std::memory_order_release);
 }
 
 }  // namespace kiln::exec
