@@ -248,8 +248,10 @@ TEST(OneDnnTeam, ParallelForCoversTheRangeOnceAndErrorsReachTheCaller) {
 // A forked child has only the thread that forked: libgomp cannot start a team there and the
 // parent's pool threads are gone. Python's multiprocessing forks by default on Linux, so a
 // child of a process that ran convolutions must still run them (on kiln's kernels) and split
-// work, not wait forever. The child kills itself with SIGALRM if it hangs.
-TEST(OneDnnTeam, AForkedChildStillConvolvesAndSplitsWork) {
+// work, not wait forever. The child kills itself with SIGALRM if it hangs. (Not among the
+// kernel tests run under QEMU's user mode, whose forked child of a threaded process fails an
+// assertion of QEMU's own at its first new thread.)
+TEST(OneDnnTeam, AForkedChildStillRunsKernelsAndSplitsWork) {
 #if defined(KILN_TSAN)
   GTEST_SKIP() << "ThreadSanitizer does not support starting threads after a multi-threaded fork";
 #endif
@@ -268,11 +270,11 @@ TEST(OneDnnTeam, AForkedChildStillConvolvesAndSplitsWork) {
     const std::vector<float> got = convolve(t, x, k).to_vector<float>();
     bool close = got.size() == want.size();
     for (size_t i = 0; close && i < got.size(); ++i) close = std::fabs(got[i] - want[i]) <= 1e-3f;
-    _exit(covered == 1000 && close ? 0 : 1);
+    _exit(covered != 1000 ? 2 : close ? 0 : 3);
   }
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   kiln::config::set_intra_op_parallelism_threads(0);
   ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status) << " (14: it hung)";
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's results were wrong";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: the child's split missed work; 3: its convolution differs";
 }
