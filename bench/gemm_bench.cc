@@ -5,10 +5,12 @@
 #include <benchmark/benchmark.h>
 #include <kiln/kiln.h>
 
+#include <string>
 #include <vector>
 
 #include "core/parallel.h"
 #include "kernels/gemm.h"
+#include "kernels/onednn.h"
 
 using namespace kiln;
 
@@ -115,3 +117,34 @@ BENCHMARK(BM_GemmWeightGradient)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 // A recurrent cell's product [x, h] * W (8x96 by 96x256): few rows.
 static void BM_GemmShortRows(benchmark::State& state) { short_gemm(state, false, 8, 256, 96); }
 BENCHMARK(BM_GemmShortRows)->Arg(0)->Arg(1);
+
+// The large-GEMM library on the products of a Transformer encoder (batch 32 x 128 tokens,
+// model 256, feed-forward 1024) and of classifier heads, one thread: Arg 1 picks OpenBLAS (0)
+// or oneDNN's sgemm (1), which kiln's AVX-512 level uses where libdnnl loads
+// (docs/perf/dispatch.md). Arg 0 indexes kLibraryShapes.
+constexpr int kLibraryShapes[][3] = {{4096, 256, 256}, {4096, 1024, 256}, {4096, 256, 1024},
+                                     {49, 512, 2048},  {196, 768, 768},   {128, 128, 64}};
+static void BM_GemmLibrary(benchmark::State& state) {
+  const auto [m, n, k] = kLibraryShapes[state.range(0)];
+  const auto a = random_uniform({m, k}, -1, 1, DType::Float32, 1).to_vector<float>();
+  const auto b = random_uniform({k, n}, -1, 1, DType::Float32, 2).to_vector<float>();
+  std::vector<float> c(static_cast<size_t>(m) * n);
+  auto sgemm = kernels::openblas_sgemm();
+  const bool onednn = state.range(1) == 1;
+  if (onednn ? !kernels::onednn::usable() : !sgemm) {
+    state.SkipWithError(onednn ? "oneDNN not usable" : "OpenBLAS not installed");
+    return;
+  }
+  for (auto _ : state) {
+    if (onednn)
+      kernels::onednn::sgemm(false, false, m, n, k, a.data(), k, b.data(), n, c.data(), n);
+    else
+      sgemm(101, 111, 111, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                 (onednn ? " onednn" : " openblas"));
+}
+BENCHMARK(BM_GemmLibrary)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1}})->Unit(benchmark::kMicrosecond);

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <string>
 
+#include "core/cpu_isa.h"
 #include "kernels/blas.h"
 #include "kernels/isa_dispatch.h"
+#include "kernels/onednn.h"
 #include "kiln/cpu.h"
 
 namespace kiln::kernels {
@@ -33,9 +35,11 @@ template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, const int32_t
 template void gemm<int64_t>(bool, bool, int64_t, int64_t, int64_t, const int64_t*, const int64_t*, int64_t*);
 
 const char* large_gemm_backend() {
-  static const std::string name =
+  static const std::string library =
       blas().sgemm ? std::string("openblas (") + (blas().core ? blas().core : "?") + ")" : std::string("eigen");
-  return name.c_str();
+  // Float products go to oneDNN where its AVX-512 GEMM runs (kernels/isa/gemm_isa.cc).
+  static const std::string onednn_first = std::string(onednn::description()) + " float32, " + library + " float64";
+  return cpu_isa() == CpuIsa::kAvx512 && onednn::usable() ? onednn_first.c_str() : library.c_str();
 }
 
 SgemmFn openblas_sgemm() { return reinterpret_cast<SgemmFn>(blas().sgemm); }

@@ -48,6 +48,9 @@ void enable(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 bool usable() { return false; }
 const char* description() { return "kiln (built without the oneDNN 2.x headers)"; }
 bool conv2d(const Conv2D&, const float*, const detail::TensorImpl&, float*, int) { return false; }
+bool sgemm(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t) {
+  return false;
+}
 int64_t cached_filters() { return 0; }
 int64_t cached_filter_bytes() { return 0; }
 bool holds_filter(const void*) { return false; }
@@ -83,6 +86,7 @@ struct Api {
   KILN_DNNL_FN(dnnl_version)
   KILN_DNNL_FN(dnnl_set_max_cpu_isa)
   KILN_DNNL_FN(dnnl_get_effective_cpu_isa)
+  KILN_DNNL_FN(dnnl_sgemm)
 #undef KILN_DNNL_FN
   void (*omp_set_num_threads)(int) = nullptr;  // libgomp's, when oneDNN runs on OpenMP
   // `#pragma omp parallel`'s entry point in libgomp's ABI (LLVM's libomp has it too).
@@ -162,6 +166,7 @@ const Api& api() {
     KILN_DNNL_LOAD(dnnl_version)
     KILN_DNNL_LOAD(dnnl_set_max_cpu_isa)
     KILN_DNNL_LOAD(dnnl_get_effective_cpu_isa)
+    KILN_DNNL_LOAD(dnnl_sgemm)
 #undef KILN_DNNL_LOAD
     const dnnl_version_t* v = all ? r.dnnl_version() : nullptr;
     // oneDNN's JIT runs no higher than kiln's own kernels (KILN_CPU_ISA lowers both), and
@@ -373,6 +378,15 @@ std::shared_ptr<Filter> reordered(const Primitive& p, const detail::TensorImpl& 
 bool usable() { return g_enabled.load(std::memory_order_relaxed) && api().engine; }
 
 const char* description() { return api().description.c_str(); }
+
+bool sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+           float* c, int64_t ldc) {
+  if (!usable()) return false;
+  // One thread: the caller splits. Inside a team member oneDNN sees the parallel region and
+  // runs serially anyway; elsewhere this thread's team size would otherwise be the cores'.
+  if (api().omp_set_num_threads) api().omp_set_num_threads(1);
+  return api().dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.f, a, lda, b, ldb, 0.f, c, ldc) == dnnl_success;
+}
 
 bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, float* y, int threads) {
   if (!usable()) return false;

@@ -39,6 +39,12 @@ void enable(bool on);
 // once. Returns false, having written nothing, where oneDNN cannot run the convolution.
 bool conv2d(const Conv2D& geometry, const float* x, const detail::TensorImpl& filter, float* y, int threads);
 
+// C = op(A) op(B), row-major with leading dimensions, on oneDNN's GEMM in the calling thread
+// (the caller splits large products). Its JIT kernels beat OpenBLAS's on the shapes measured
+// (docs/perf/dispatch.md). Returns false, having written nothing, where oneDNN is not usable.
+bool sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc);
+
 // Cached reordered filters, their bytes, and whether one of the filter at `data` is cached
 // (tests and memory accounting).
 int64_t cached_filters();
