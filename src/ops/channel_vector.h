@@ -19,6 +19,16 @@ inline bool is_channel_vector(const Dims& v, int64_t channels, size_t out_rank) 
   return true;
 }
 
+// `v` has the output's dims `out` but a last dimension of 1 ([B, T, 1] against [B, T, C],
+// C > 1): each element broadcasts over one row of the output (a layer norm's mean and scale).
+// Unknown dimensions (-1) match their like: the kernel checks the sizes at run time.
+inline bool is_row_vector(const Dims& v, const Dims& out) {
+  if (out.empty() || v.size() != out.size() || v.back() != 1 || out.back() <= 1) return false;
+  for (size_t k = 0; k + 1 < v.size(); ++k)
+    if (v[k] != out[k]) return false;
+  return true;
+}
+
 // Fills `total_bytes` of `dst` with copies of the `row_bytes` at `row`, the last one cut short:
 // a vector repeated to a chunk's length, so a kernel reads it as one long operand (the fused
 // elementwise kernel's per-channel vectors, a binary op's repeated rows).

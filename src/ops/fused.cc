@@ -4,12 +4,15 @@
 // fused result is exactly the unfused one.
 // attrs: program = [num_inputs, num_registers, then per step: op, dst, a, b (-1: unary)],
 // with op an index into fusable_ops(); output_shape. Registers 0..num_inputs-1 are inputs.
-// An input has the output's elements, one element (broadcast), or the output's last
-// dimension (a per-channel vector, read through a copy repeated to a chunk's length). When
+// An input has the output's elements, one element (broadcast), the output's last dimension
+// (a per-channel vector, read through a copy repeated to a chunk's length) or one element per
+// row of the last dimension (spread over each chunk on the stack). When
 // output_shape has unknown dimensions, the output has the inputs' broadcast shape at run
 // time, and an input of another shape is broadcast into a copy first.
 #include "ops/fused.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -101,6 +104,35 @@ void broadcast_into(const TensorImpl& in, const Dims& dims, size_t es, unsigned 
   }
 }
 
+// Elements [start, start + len) of an output whose rows of `channels` elements each take one
+// element of `rows`: runs of copies of each row's element.
+void spread_rows(unsigned char* dst, const unsigned char* rows, size_t es, int64_t start, int64_t len,
+                 int64_t channels) {
+  int64_t row = start / channels, pos = start % channels;
+  for (int64_t j = 0; j < len; ++row, pos = 0) {
+    const int64_t run = std::min(channels - pos, len - j);
+    const unsigned char* v = rows + row * static_cast<int64_t>(es);
+    unsigned char* d = dst + j * static_cast<int64_t>(es);
+    switch (es) {
+      case 4: {
+        uint32_t x;
+        std::memcpy(&x, v, 4);
+        std::fill_n(reinterpret_cast<uint32_t*>(d), run, x);
+        break;
+      }
+      case 8: {
+        uint64_t x;
+        std::memcpy(&x, v, 8);
+        std::fill_n(reinterpret_cast<uint64_t*>(d), run, x);
+        break;
+      }
+      default:
+        for (int64_t k = 0; k < run; ++k) std::memcpy(d + k * static_cast<int64_t>(es), v, es);
+    }
+    j += run;
+  }
+}
+
 struct FusedKernel {
   static void run(KernelContext& c) {
     const auto& p = c.attrs.list(kProgram);
@@ -117,13 +149,20 @@ struct FusedKernel {
     const int64_t channels = out.dims.empty() ? 0 : out.dims.back();
     // (In this thread's scratch: a call allocates nothing once warm.)
     int64_t tiled_at[kMaxFusedRegisters];  // byte offset of input r's copy, -1 for none
+    int row_slot[kMaxFusedRegisters];      // input r's spread buffer in a chunk, -1 for none
+    int row_inputs = 0;
     int64_t tiled_bytes = 0;
     const int64_t span = kChunk + channels;
     std::vector<unsigned char> broadcast[kMaxFusedRegisters];  // the rare materialized inputs
     for (int r = 0; r < num_inputs; ++r) {
       const TensorImpl& in = c.in(r);
       tiled_at[r] = -1;
+      row_slot[r] = -1;
       if (in.num_elements == n || in.num_elements == 1) continue;
+      if (row_inputs < kMaxFusedRowInputs && is_row_vector(in.dims, out.dims)) {
+        row_slot[r] = row_inputs++;
+        continue;
+      }
       if (channels > 1 && is_channel_vector(in.dims, channels, out.dims.size())) {
         tiled_at[r] = tiled_bytes;
         tiled_bytes += span * static_cast<int64_t>(es);
@@ -141,6 +180,7 @@ struct FusedKernel {
     }
     parallel_for((n + kChunk - 1) / kChunk, 256, [&](int64_t lo, int64_t hi) {
       alignas(64) unsigned char temps[kMaxFusedTemps * kChunk * 8];  // on the stack: no allocation
+      alignas(64) unsigned char spread[kMaxFusedRowInputs * kChunk * 8];
       const void* reg[kMaxFusedRegisters];
       char scalar[kMaxFusedRegisters] = {};
       for (int64_t chunk = lo; chunk < hi; ++chunk) {
@@ -148,7 +188,11 @@ struct FusedKernel {
         for (int r = 0; r < num_inputs; ++r) {
           const TensorImpl& in = c.in(r);
           scalar[r] = in.num_elements == 1 && n != 1;
-          if (tiled_at[r] >= 0)
+          if (row_slot[r] >= 0) {
+            unsigned char* dst = spread + static_cast<size_t>(row_slot[r]) * kChunk * es;
+            spread_rows(dst, static_cast<const unsigned char*>(in.data), es, start, len, channels);
+            reg[r] = dst;
+          } else if (tiled_at[r] >= 0)
             reg[r] = tiled + tiled_at[r] + (start % channels) * static_cast<int64_t>(es);
           else if (!broadcast[r].empty())
             reg[r] = broadcast[r].data() + start * static_cast<int64_t>(es);

@@ -9,6 +9,8 @@ namespace kiln::ops {
 // Limits of one fused kernel (its intermediates live on the stack).
 inline constexpr int kMaxFusedTemps = 12;
 inline constexpr int kMaxFusedRegisters = 32;
+// Row-vector inputs spread per chunk on the stack; more are broadcast into a copy first.
+inline constexpr int kMaxFusedRowInputs = 4;
 
 const std::vector<const OpDef*>& fusable_ops();
 int fusable_index(const OpDef* op);  // -1 if not fusable

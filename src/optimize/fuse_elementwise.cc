@@ -1,11 +1,13 @@
 // fuse_elementwise: a chain or tree of elementwise ops over one shape becomes one
 // KilnFusedElementwise node: one pass over memory, no intermediate buffers. Operands other
-// than the group's shape are single elements or vectors along the last dimension (a
-// BatchNormalization's per-channel scale and shift, shape [C] or [1, ..., 1, C]). A shape
+// than the group's shape are single elements, vectors along the last dimension (a
+// BatchNormalization's per-channel scale and shift, shape [C] or [1, ..., 1, C]) or one
+// element per row (a layer norm's mean and scale, [B, T, 1] against [B, T, C]). A shape
 // may have unknown dimensions (a served model's batch): the fused kernel then takes its
 // inputs' broadcast shape at run time, as the separate ops would (ops/fused.cc). A producer
 // joins its consumer's group only if nothing outside the group uses it.
 #include <algorithm>
+#include <string>
 
 #include "ops/channel_vector.h"
 #include "ops/fused.h"
@@ -19,21 +21,35 @@ namespace {
 using graph::Node;
 using graph::Output;
 
+// The op whose chunk function computes n: its own, or AddV2's for a BiasAdd over the last
+// dimension (NHWC; its [C] bias a per-channel operand), so a Dense layer's bias joins the
+// activation or residual Add after it where the MatMul before it could not take it (Keras's
+// Tensordot puts a Reshape between them).
+const ops::OpDef* chunk_op(const Node& n) {
+  if (n.op == &ops::op::BiasAdd()) {
+    const std::string& format = n.attrs.s(0);  // data_format
+    return format.empty() || format == "NHWC" ? &ops::op::AddV2() : nullptr;
+  }
+  return n.op;
+}
+
 // Chunk functions compute the dtypes an op has kernels of its own for; the 16-bit floats run
 // through float32 (ops/widen.h) and stay unfused, and so do strings (fused scratch memory
 // holds no object references) and complex numbers (the fused kernel computes real types).
 bool fusable(const Node& n) {
-  return n.op->chunk && !n.stateful && detail::has_values(n.out_dtypes[0]) && !is_complex(n.out_dtypes[0]) &&
-         n.control_inputs.empty() && n.num_outputs() == 1 && n.op->kernel_for(n.out_dtypes[0]) != &ops::run_widened &&
-         !n.out_shapes[0].unknown_rank() && ops::fusable_index(n.op) >= 0;
+  const ops::OpDef* op = chunk_op(n);
+  return op && op->chunk && !n.stateful && detail::has_values(n.out_dtypes[0]) && !is_complex(n.out_dtypes[0]) &&
+         n.control_inputs.empty() && n.num_outputs() == 1 && op->kernel_for(n.out_dtypes[0]) != &ops::run_widened &&
+         !n.out_shapes[0].unknown_rank() && ops::fusable_index(op) >= 0;
 }
 
 // How a group over `dims` reads an operand of shape `s`.
-enum class Operand { kFull, kScalar, kChannels, kNone };
+enum class Operand { kFull, kScalar, kChannels, kRows, kNone };
 Operand operand_kind(const TensorShape& s, const Dims& dims) {
   if (s.unknown_rank()) return Operand::kNone;
   const Dims& d = s.dims();
   if (d == dims) return Operand::kFull;
+  if (ops::is_row_vector(d, dims)) return Operand::kRows;
   if (!s.is_fully_defined()) return Operand::kNone;
   int64_t count = 1;
   for (int64_t x : d) count *= x;
@@ -108,7 +124,7 @@ class FuseElementwise : public Pass {
       };
       for (size_t k = 0; k < members.size(); ++k) {
         const Node& m = *members[k];
-        program.push_back(ops::fusable_index(m.op));
+        program.push_back(ops::fusable_index(chunk_op(m)));
         program.push_back(num_inputs + static_cast<int64_t>(k));
         program.push_back(reg_of(m.inputs[0]));
         program.push_back(m.inputs.size() > 1 ? reg_of(m.inputs[1]) : -1);

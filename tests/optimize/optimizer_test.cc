@@ -296,7 +296,8 @@ TEST(Optimizer, ConvolutionBiasAndActivationFuse) {
                                               TensorSpec{{2, 2, 2, 3}, DType::Float32}, TensorSpec{{3}, DType::Float32})
                           .optimized_graph());
   EXPECT_EQ(hc["KilnFusedConv2D"], 0);
-  EXPECT_EQ(hc["BiasAdd"], 1);
+  EXPECT_EQ(hc["Conv2D"], 1);
+  EXPECT_EQ(hc["BiasAdd"] + hc["KilnFusedElementwise"], 1);  // the bias and ReLU: elementwise fusion's
 }
 
 // Keras's BatchNormalization at inference exports as Mul(scale) and AddV2(shift) by vectors
@@ -470,6 +471,73 @@ TEST(Optimizer, ElementwiseChainsOverAnUnknownBatchFuse) {
   const Tensor kx = random_uniform({2, 3, 5}, -1, 1, DType::Float32, 37),
                kv = random_uniform({5}, -1, 1, DType::Float32, 38);
   EXPECT_EQ(kcf(kx, kv)[0].to_vector<float>(), (kx * kv + 1.0f).to_vector<float>());
+}
+
+// A layer norm as Keras writes it (moments with keepdims, then x * (rsqrt(var + eps) * gamma)
+// + (beta - mean * that)): its one-per-row operands ([B, T, 1] against [B, T, C]) join the
+// fused chain, with an unknown batch. Rows shorter than the kernel's chunk and longer (300
+// crosses chunk ends); batches of 1 and 7; bit for bit the eager ops. More row operands than
+// the kernel spreads on its stack are broadcast into copies first, with the same result.
+TEST(Optimizer, RowOperandsOfALayerNormFuse) {
+  auto layer_norm = [](Tensor x, Tensor gamma, Tensor beta) {
+    const Tensor mean = reduce_mean(x, {-1}, true);
+    const Tensor var = reduce_mean(squared_difference(x, mean), {-1}, true);
+    const Tensor scale = rsqrt(var + 1e-3f) * gamma;
+    return x * scale + (neg(mean) * scale + beta);
+  };
+  for (int64_t channels : {6, 300}) {
+    auto cf =
+        function(layer_norm)
+            .get_concrete_function(TensorSpec{{-1, 5, channels}, DType::Float32},
+                                   TensorSpec{{channels}, DType::Float32}, TensorSpec{{channels}, DType::Float32});
+    auto counts = op_counts(cf.optimized_graph());
+    EXPECT_EQ(counts["Mul"] + counts["AddV2"], 0) << channels;  // in the chain, or with rsqrt
+    const Tensor gamma = random_uniform({channels}, 0.5, 2, DType::Float32, 41);
+    const Tensor beta = random_uniform({channels}, -1, 1, DType::Float32, 42);
+    for (int64_t batch : {1, 7}) {
+      const Tensor x = random_uniform({batch, 5, channels}, -3, 3, DType::Float32, 43);
+      const Tensor got = cf(x, gamma, beta)[0];
+      EXPECT_EQ(got.shape().dims(), (Dims{batch, 5, channels}));
+      EXPECT_EQ(got.to_vector<float>(), layer_norm(x, gamma, beta).to_vector<float>()) << channels << " " << batch;
+    }
+  }
+  auto five_rows = [](Tensor x, Tensor r) {
+    Tensor y = x;
+    for (int k = 0; k < 5; ++k) y = y * (r + static_cast<float>(k)) + 1.0f;
+    return y;
+  };
+  auto many = function(five_rows).get_concrete_function(TensorSpec{{-1, 3, 40}, DType::Float32},
+                                                        TensorSpec{{-1, 3, 1}, DType::Float32});
+  EXPECT_EQ(op_counts(many.optimized_graph())["Mul"], 0);
+  const Tensor x = random_uniform({2, 3, 40}, -1, 1, DType::Float32, 44),
+               r = random_uniform({2, 3, 1}, -1, 1, DType::Float32, 45);
+  EXPECT_EQ(many(x, r)[0].to_vector<float>(), five_rows(x, r).to_vector<float>());
+  // An unknown batch the row operand does not share at run time broadcasts, or fails, as the
+  // separate ops do.
+  const Tensor r1 = random_uniform({1, 3, 1}, -1, 1, DType::Float32, 46);
+  EXPECT_EQ(many(x, r1)[0].to_vector<float>(), five_rows(x, r1).to_vector<float>());
+  EXPECT_THROW(many(x, random_uniform({3, 3, 1}, -1, 1, DType::Float32, 47)), InvalidArgumentError);
+}
+
+// A BiasAdd the MatMul before it cannot take (Keras's Dense on a sequence has a Reshape
+// between them) joins the elementwise chain after it as an AddV2 of a per-channel vector: the
+// bias, the residual Add and the activation in one pass, bit for bit the eager ops.
+TEST(Optimizer, ABiasAddJoinsTheElementwiseChainAfterIt) {
+  auto body = [](Tensor x, Tensor w, Tensor b, Tensor skip) {
+    const Tensor y = reshape(matmul(reshape(x, {-1, 8}), w), {-1, 5, 16});
+    return relu(bias_add(y, b) + skip);
+  };
+  auto cf =
+      function(body).get_concrete_function(TensorSpec{{-1, 5, 8}, DType::Float32}, TensorSpec{{8, 16}, DType::Float32},
+                                           TensorSpec{{16}, DType::Float32}, TensorSpec{{-1, 5, 16}, DType::Float32});
+  auto counts = op_counts(cf.optimized_graph());
+  EXPECT_EQ(counts["BiasAdd"] + counts["AddV2"] + counts["Relu"], 0);
+  EXPECT_EQ(counts["KilnFusedElementwise"], 1);
+  const Tensor x = random_uniform({3, 5, 8}, -1, 1, DType::Float32, 51),
+               w = random_uniform({8, 16}, -1, 1, DType::Float32, 52),
+               b = random_uniform({16}, -1, 1, DType::Float32, 53),
+               skip = random_uniform({3, 5, 16}, -1, 1, DType::Float32, 54);
+  EXPECT_EQ(cf(x, w, b, skip)[0].to_vector<float>(), body(x, w, b, skip).to_vector<float>());
 }
 
 // What does not broadcast along the channels alone stays a separate op: a Sub whose
