@@ -30,6 +30,7 @@ std::unique_ptr<Pass> make_fuse_elementwise();
 std::unique_ptr<Pass> make_fold_pad();
 std::unique_ptr<Pass> make_fuse_contraction();
 std::unique_ptr<Pass> make_fuse_weight_update();
+std::unique_ptr<Pass> make_refine_shapes();
 
 struct PassStats {
   std::string pass;

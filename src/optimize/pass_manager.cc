@@ -26,7 +26,9 @@ std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options
   if (options.arithmetic_simplification) passes.push_back(make_arithmetic_simplification());
   if (options.common_subexpression_elimination) passes.push_back(make_common_subexpression_elimination());
   if (options.prune) passes.push_back(make_prune());
-  // Fusions last: the other passes see plain ops.
+  // Fusions last: the other passes see plain ops; they see the shapes the graph's own shape
+  // arithmetic gives (a Dense layer's channels behind Tensordot's run-time Reshape).
+  if (options.contraction_fusion || options.elementwise_fusion) passes.push_back(make_refine_shapes());
   if (options.contraction_fusion) {
     passes.push_back(make_fold_pad());
     passes.push_back(make_fuse_contraction());

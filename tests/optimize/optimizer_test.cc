@@ -540,6 +540,52 @@ TEST(Optimizer, ABiasAddJoinsTheElementwiseChainAfterIt) {
   EXPECT_EQ(cf(x, w, b, skip)[0].to_vector<float>(), body(x, w, b, skip).to_vector<float>());
 }
 
+// Keras's Dense on a sequence (Tensordot) reshapes by a shape it builds at run time: Shape,
+// a GatherV2 of the free dimensions, a ConcatV2 (or Pack) with the units. Its dimensions are
+// known but the batch, as TensorFlow's shape inference finds, so the BiasAdd and activation
+// after it fuse; results match the eager ops. (The traced signature's output spec keeps
+// what tracing knew, [?, ?, ?]: TensorFlow's says [?, 5, 16].) A shape arithmetic kiln
+// does not evaluate (an index out of range) leaves the shape unknown and fails at run time.
+// The shape the optimized graph gives the last operation of `type`, as GraphView prints it.
+std::string optimized_shape_of(const ConcreteFunction& cf, const std::string& type) {
+  std::string shape = "none";
+  for (const Operation& op : cf.optimized_graph().operations)
+    if (op.type == type && !op.outputs.empty()) shape = op.outputs[0].substr(op.outputs[0].rfind(' ') + 1);
+  return shape;
+}
+
+TEST(Optimizer, ShapesBuiltFromShapeTensorsAreKnownWhereTheyAre) {
+  auto dense = [](Tensor x, Tensor w, Tensor b) {
+    const Tensor free = gather(shape_of(x), std::vector<int64_t>{0, 1});
+    const Tensor units = constant(std::vector<int32_t>{16}, {1});
+    const Tensor y = reshape(matmul(reshape(x, {-1, 8}), w), concat({free, units}, 0));
+    return relu(bias_add(y, b));
+  };
+  auto cf = function(dense).get_concrete_function(
+      TensorSpec{{-1, 5, 8}, DType::Float32}, TensorSpec{{8, 16}, DType::Float32}, TensorSpec{{16}, DType::Float32});
+  auto counts = op_counts(cf.optimized_graph());
+  EXPECT_EQ(counts["BiasAdd"] + counts["Relu"], 0);
+  EXPECT_EQ(counts["KilnFusedElementwise"], 1);
+  EXPECT_EQ(optimized_shape_of(cf, "Reshape"), "[?,5,16]");
+  const Tensor x = random_uniform({3, 5, 8}, -1, 1, DType::Float32, 61),
+               w = random_uniform({8, 16}, -1, 1, DType::Float32, 62),
+               b = random_uniform({16}, -1, 1, DType::Float32, 63);
+  EXPECT_EQ(cf(x, w, b)[0].to_vector<float>(), dense(x, w, b).to_vector<float>());
+  // A Pack of a gathered scalar and a constant: [-1, 40].
+  auto packed = function([](Tensor x) {
+    return reshape(x, stack({gather(shape_of(x), constant(int32_t{0})), constant(int32_t{40})}));
+  });
+  EXPECT_EQ(optimized_shape_of(packed.get_concrete_function(TensorSpec{{-1, 5, 8}, DType::Float32}), "Reshape"),
+            "[?,40]");
+  auto bad = function([](Tensor x) {
+    const Tensor free = gather(shape_of(x), std::vector<int64_t>{0, 3});  // rank 3: no dimension 3
+    return reshape(x, concat({free, constant(std::vector<int32_t>{-1}, {1})}, 0));
+  });
+  auto bcf = bad.get_concrete_function(TensorSpec{{-1, 5, 8}, DType::Float32});
+  EXPECT_EQ(optimized_shape_of(bcf, "Reshape"), "[?,?,?]");
+  EXPECT_THROW(bcf(x), InvalidArgumentError);
+}
+
 // What does not broadcast along the channels alone stays a separate op: a Sub whose
 // convolution is the subtrahend, a product with a tensor of the output's shape, a vector
 // along another dimension, and a BiasAdd after an op that is not part of the chain.
