@@ -15,6 +15,7 @@
 #include "core/run_limits.h"
 #include "core/shape_fit.h"
 #include "eager/execute.h"
+#include "ops/op_list.h"
 
 namespace kiln::exec {
 
@@ -191,6 +192,13 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
   for (const Step& st : steps_)
     if (st.node->stateful || st.op->has(ops::kControlFlow))
       for (int i = 0; i < st.num_inputs; ++i) in_frame[input_slots_[st.first_input + i]] = 2;
+  // A view (Reshape, ExpandDims, Squeeze) shares its input's buffer, which the frame would
+  // reuse after the input's last step; the view kernel copies frame data instead. So the
+  // input is an owned tensor and the view costs no copy.
+  for (const Step& st : steps_)
+    if (st.num_inputs > 0 &&
+        (st.op == &ops::op::Reshape() || st.op == &ops::op::ExpandDims() || st.op == &ops::op::Squeeze()))
+      in_frame[input_slots_[st.first_input]] = 2;
   std::vector<FrameEntry> entries;
   std::vector<int> def_step, last_step;
   frame_index_.assign(num_slots_, -1);

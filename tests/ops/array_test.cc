@@ -46,8 +46,8 @@ TEST(Reshape, SharesTheInputsBufferAndStillChecksTheShape) {
   auto g = function([](Tensor t) { return reshape(t, {-1, 7}); });
   ConcreteFunction cg = g.get_concrete_function(TensorSpec{{-1, 32}, DType::Float32});
   expect_error<InvalidArgumentError>([&] { (void)cg(x); }, "requested shape requires a multiple of 7");
-  // An intermediate in the plan's frame (static shapes), which later steps overwrite: the view
-  // is a copy, and the result stays right.
+  // An intermediate of static shape, which a plan would give frame memory that later steps
+  // overwrite: a view's input stays out of the frame, and the result stays right.
   auto h = function([](Tensor t) {
     Tensor a = reshape(t * 2.0f, {32, 64});
     Tensor b = t * 3.0f;
