@@ -15,7 +15,6 @@
 #include "core/run_limits.h"
 #include "core/shape_fit.h"
 #include "eager/execute.h"
-#include "ops/op_list.h"
 
 namespace kiln::exec {
 
@@ -192,13 +191,11 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
   for (const Step& st : steps_)
     if (st.node->stateful || st.op->has(ops::kControlFlow))
       for (int i = 0; i < st.num_inputs; ++i) in_frame[input_slots_[st.first_input + i]] = 2;
-  // A view (Reshape, ExpandDims, Squeeze) shares its input's buffer, which the frame would
-  // reuse after the input's last step; the view kernel copies frame data instead. So the
-  // input is an owned tensor and the view costs no copy.
+  // A view (kView) shares its input's buffer, which the frame would reuse after the input's
+  // last step; make_alias copies frame data instead. So the input is an owned tensor and the
+  // view costs no copy.
   for (const Step& st : steps_)
-    if (st.num_inputs > 0 &&
-        (st.op == &ops::op::Reshape() || st.op == &ops::op::ExpandDims() || st.op == &ops::op::Squeeze()))
-      in_frame[input_slots_[st.first_input]] = 2;
+    if (st.num_inputs > 0 && st.op->has(ops::kView)) in_frame[input_slots_[st.first_input]] = 2;
   std::vector<FrameEntry> entries;
   std::vector<int> def_step, last_step;
   frame_index_.assign(num_slots_, -1);
@@ -542,6 +539,11 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
   gather_inputs(st, slots, frame, in);
   try {
     const int* os = output_slots_.data() + st.first_output;
+    if (st.op->has(ops::kView) && st.static_shapes) {  // the shape was checked when traced
+      const StaticOutput& so = static_outputs_[st.first_static];
+      slots[os[0]] = Tensor(detail::make_alias(in[0], so.dims));
+      return;
+    }
     if (st.op->has(ops::kOwnOutputs)) {  // the kernel provides its outputs
       for (int i = 0; i < st.num_outputs; ++i) out[i] = nullptr;
       call_kernel(st, in, out);

@@ -295,6 +295,11 @@ enum Trait : uint32_t {
                                // executor taking one reference per moved element (run_moving_objects)
   kFuzzedInternal = 1u << 15,  // a kInternal row users reach through kiln's API (a parser, not an
                                // optimizer's fusion): the kernel fuzzer builds it from the row anyway
+  kView = 1u << 16,            // output 0 is input 0's elements under the dims the shape function
+                               // gives (Reshape, ExpandDims, Squeeze): an alias, no copy. With
+                               // kOwnOutputs. Eager calls and static plan steps make the alias
+                               // themselves (the shape is known: no second shape function); plans
+                               // keep input 0 out of the frame, which would reuse its memory
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

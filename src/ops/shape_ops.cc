@@ -12,10 +12,11 @@ const int kSqueezeDims = attr_index(op::Squeeze(), "squeeze_dims");
 const int kOutType = attr_index({{&op::Shape(), "out_type"}, {&op::Size(), "out_type"}});
 
 // Reshape, ExpandDims and Squeeze hand out a view of their input: the same elements with
-// new dims, no copy (TensorFlow's kernels share the buffer too). A plan does not run the
-// shape function of a step that makes its own outputs, so the kernel runs it on the values
-// (the checks and messages stay the shape function's). Data in a plan's frame, which the
-// frame reuses after its last step, is copied instead (make_alias).
+// new dims, no copy (TensorFlow's kernels share the buffer too). Eager calls and plan steps
+// of static shape alias without the kernel (kView); the kernel serves a plan step whose
+// shape the values decide, running the shape function on them (the checks and messages stay
+// the shape function's). Data in a plan's frame, which the frame reuses after its last step,
+// is copied instead (make_alias); plans keep a view's input out of the frame.
 void run_view(KernelContext& c) {
   InputInfo infos[2];
   for (int i = 0; i < c.num_inputs && i < 2; ++i) infos[i] = InputInfo{c.in(i).dtype, &c.in(i).dims, false, &c.in(i)};
@@ -184,7 +185,7 @@ const OpDef& op::Reshape() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"tensor", "shape"},
-                            .traits = kPure | kTfjs | kOwnOutputs,
+                            .traits = kPure | kTfjs | kOwnOutputs | kView,
                             .infer = infer_reshape,
                             .kernels = view_kernels(),
                             .index_type_attrs = {{"Tshape", 1}},
@@ -196,7 +197,7 @@ const OpDef& op::ExpandDims() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"input", renamed_arg("dim", "axis")},
-                            .traits = kPure | kTfjs | kOwnOutputs,
+                            .traits = kPure | kTfjs | kOwnOutputs | kView,
                             .infer = infer_expand_dims,
                             .kernels = view_kernels(),
                             .index_type_attrs = {{"Tdim", 1}},
@@ -208,7 +209,7 @@ const OpDef& op::Squeeze() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .input_args = {"input"},
-                            .traits = kPure | kTfjs | kOwnOutputs,
+                            .traits = kPure | kTfjs | kOwnOutputs | kView,
                             .attr_specs = {renamed_attr(int_list_attr("squeeze_dims", {}), "axis")},
                             .infer = infer_squeeze,
                             .kernels = view_kernels(),
