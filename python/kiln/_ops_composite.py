@@ -284,8 +284,11 @@ def tensordot(a, b, axes, name=None):
     inner = k.reduce_prod(k.gather(sa, a_axes)) if a_axes else k.constant(1)
     a2 = k.reshape(at, k.stack([k.reduce_prod(free_a), inner]))
     b2 = k.reshape(bt, k.stack([inner, k.reduce_prod(free_b)]))
-    out = k.reshape(k.matmul(a2, b2), k.concat([free_a, free_b], 0))
     static = [a.shape[i] for i in a_free] + [b.shape[i] for i in b_free]
     if all(d is not None for d in static):
-        out = k.reshape(out, static)
-    return out
+        return k.reshape(k.matmul(a2, b2), static)
+    # The free dimensions known while tracing are constants of the shape, the rest read from
+    # it, so the result's static shape has them (TensorFlow sets it: [?, 5, 16], not [?, ?, ?]).
+    dims = [a.shape[i] if a.shape[i] is not None else sa[i] for i in a_free] + \
+           [b.shape[i] if b.shape[i] is not None else sb[i] for i in b_free]
+    return k.reshape(k.matmul(a2, b2), k.stack(dims))

@@ -542,10 +542,11 @@ TEST(Optimizer, ABiasAddJoinsTheElementwiseChainAfterIt) {
 
 // Keras's Dense on a sequence (Tensordot) reshapes by a shape it builds at run time: Shape,
 // a GatherV2 of the free dimensions, a ConcatV2 (or Pack) with the units. Its dimensions are
-// known but the batch, as TensorFlow's shape inference finds, so the BiasAdd and activation
-// after it fuse; results match the eager ops. (The traced signature's output spec keeps
-// what tracing knew, [?, ?, ?]: TensorFlow's says [?, 5, 16].) A shape arithmetic kiln
-// does not evaluate (an index out of range) leaves the shape unknown and fails at run time.
+// known but the batch, as Grappler's shape refinement finds, so the BiasAdd and activation
+// after it fuse; results match the eager ops. (The traced signature's output spec says
+// [?, ?, 16], as TensorFlow's shape inference does: it does not evaluate a GatherV2.) A shape
+// arithmetic kiln does not evaluate (an index out of range) leaves the shape unknown and
+// fails at run time.
 // The shape the optimized graph gives the last operation of `type`, as GraphView prints it.
 std::string optimized_shape_of(const ConcreteFunction& cf, const std::string& type) {
   std::string shape = "none";
@@ -567,6 +568,8 @@ TEST(Optimizer, ShapesBuiltFromShapeTensorsAreKnownWhereTheyAre) {
   EXPECT_EQ(counts["BiasAdd"] + counts["Relu"], 0);
   EXPECT_EQ(counts["KilnFusedElementwise"], 1);
   EXPECT_EQ(optimized_shape_of(cf, "Reshape"), "[?,5,16]");
+  ASSERT_EQ(cf.output_specs().size(), 1u);
+  EXPECT_EQ(cf.output_specs()[0].shape.dims(), (Dims{-1, -1, 16}));
   const Tensor x = random_uniform({3, 5, 8}, -1, 1, DType::Float32, 61),
                w = random_uniform({8, 16}, -1, 1, DType::Float32, 62),
                b = random_uniform({16}, -1, 1, DType::Float32, 63);
