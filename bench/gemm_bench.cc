@@ -117,6 +117,11 @@ BENCHMARK(BM_GemmWeightGradient)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 // A recurrent cell's product [x, h] * W (8x96 by 96x256): few rows.
 static void BM_GemmShortRows(benchmark::State& state) { short_gemm(state, false, 8, 256, 96); }
 BENCHMARK(BM_GemmShortRows)->Arg(0)->Arg(1);
+// An LSTM(128) step at batch 1: h * U, a vector times a 128x512 matrix (and 4 rows of it).
+static void BM_GemmVectorRow(benchmark::State& state) { short_gemm(state, false, 1, 512, 128); }
+BENCHMARK(BM_GemmVectorRow)->Arg(0)->Arg(1);
+static void BM_GemmFourRows(benchmark::State& state) { short_gemm(state, false, 4, 512, 128); }
+BENCHMARK(BM_GemmFourRows)->Arg(0)->Arg(1);
 
 // The large-GEMM library on the products of a Transformer encoder (batch 32 x 128 tokens,
 // model 256, feed-forward 1024) and of classifier heads, one thread: Arg 1 picks OpenBLAS (0)

@@ -208,7 +208,34 @@ TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
     int64_t m, n, k;
   };
   // One row too: a served model's batch-1 dense layer (a classifier's 1x1280 x 1280x1000).
-  for (const Shape s : {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000},
-                        Shape{1, 1000, 1280}, Shape{1, 17, 3}})
+  // Products of at most 4 rows take 64-column panels: whole, and with a masked last one.
+  for (const Shape s :
+       {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000}, Shape{1, 1000, 1280},
+        Shape{1, 17, 3}, Shape{4, 512, 128}, Shape{3, 100, 400}, Shape{4, 65, 500}})
     EXPECT_EQ(fma_chain_mismatches(false, s.m, s.n, s.k), 0) << s.m << "x" << s.n << "x" << s.k;
+}
+
+// Small floating-point products (below the library's size, wider than the narrow kernels)
+// keep each row of C in registers over k (gemm_small_rows): whole blocks, one-vector blocks
+// and scalar tails, against a double-precision sum, at every instruction-set level the
+// kernel tests run under.
+TEST(MatMul, SmallProductsKeepRowsInRegistersAndAgree) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (const Shape s : {Shape{1, 512, 128}, Shape{1, 17, 5}, Shape{2, 100, 3}, Shape{3, 65, 40}, Shape{1, 31, 1},
+                        Shape{5, 64, 64}, Shape{1, 200, 300}}) {
+    for (const DType dt : {DType::Float32, DType::Float64}) {
+      const Tensor a = random_uniform({s.m, s.k}, -1, 1, dt, 5), b = random_uniform({s.k, s.n}, -1, 1, dt, 6);
+      const auto got = cast(matmul(a, b), DType::Float64).to_vector<double>();
+      const auto av = cast(a, DType::Float64).to_vector<double>(), bv = cast(b, DType::Float64).to_vector<double>();
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j) {
+          double want = 0;
+          for (int64_t p = 0; p < s.k; ++p) want += av[i * s.k + p] * bv[p * s.n + j];
+          ASSERT_NEAR(got[i * s.n + j], want, 1e-5 * (1 + std::sqrt(static_cast<double>(s.k))))
+              << s.m << "x" << s.n << "x" << s.k << " " << dtype_name(dt) << " at " << i << "," << j;
+        }
+    }
+  }
 }

@@ -79,29 +79,29 @@ enum class ALayout { kTransposed, kPlain };
 template <int kRows, int kCols, ALayout kA, class Rule>
 void tile(int64_t i, int64_t j, int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
   __mmask16 mask[kCols];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int c = 0; c < kCols; ++c) mask[c] = lanes(n - j - 16 * c);
   __m512 acc[kRows][kCols];
 #pragma GCC unroll 28
   for (int r = 0; r < kRows; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) acc[r][c] = _mm512_setzero_ps();
   for (int64_t p = 0; p < k; ++p) {
     if (p < kRows) VectorRule<Rule>::prefetch(rule, i + p, j);
     const float* bp = b + p * n + j;
     __m512 bv[kCols];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) bv[c] = _mm512_maskz_loadu_ps(mask[c], bp + 16 * c);
 #pragma GCC unroll 28
     for (int r = 0; r < kRows; ++r) {
       const __m512 av = _mm512_set1_ps(kA == ALayout::kTransposed ? a[p * m + i + r] : a[(i + r) * k + p]);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int c = 0; c < kCols; ++c) acc[r][c] = _mm512_fmadd_ps(av, bv[c], acc[r][c]);
     }
   }
 #pragma GCC unroll 28
   for (int r = 0; r < kRows; ++r)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c)
       if (mask[c]) VectorRule<Rule>::apply(rule, i + r, j + 16 * c, acc[r][c], mask[c]);
 }
@@ -126,14 +126,18 @@ constexpr int64_t kParallelWork = int64_t{128} * 128 * 128;
 
 template <ALayout kA, class Rule>
 void panels(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
-  // 14 rows x 32 columns keep 28 sums in registers (of 32); a narrow C, 28 rows x 16.
-  const int64_t width = n <= 16 ? 16 : 32;
+  // 14 rows x 32 columns keep 28 sums in registers (of 32); a narrow C, 28 rows x 16; a
+  // product of at most 4 rows, 4 x 64, so that one row still has 4 chains of multiply-adds
+  // in flight (4 x 32 left a batch-1 recurrent step latency-bound).
+  const int64_t width = n <= 16 ? 16 : m <= 4 ? 64 : 32;
   const int64_t count = (n + width - 1) / width;
   const bool parallel = m * n * k >= kParallelWork;
   parallel_for(count, parallel ? 2 : count + 1, [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p) {
       if (width == 16)
         column_panel<28, 1, kA>(p * width, m, n, k, a, b, rule);
+      else if (width == 64)
+        column_panel<4, 4, kA>(p * width, m, n, k, a, b, rule);
       else
         column_panel<14, 2, kA>(p * width, m, n, k, a, b, rule);
     }
