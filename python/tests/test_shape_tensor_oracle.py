@@ -54,6 +54,23 @@ def sliced(m):
     return f, [m.TensorSpec([None, 5, 8], m.float32)]
 
 
+def reversed_shape(m):
+    # (x.shape[::-1], with masks, is a ValueError in TensorFlow's shape inference.)
+    def f(x):
+        s = m.shape(x)
+        return m.reshape(x, m.concat([s[2:0:-1], s[:1]], 0))
+
+    return f, [m.TensorSpec([None, 5, 8], m.float32)]
+
+
+def stepped_slices(m):
+    def f(x):
+        s = m.shape(x)
+        return m.reshape(x, m.concat([s[-1:0:-2], s[:1], [1]], 0))
+
+    return f, [m.TensorSpec([None, 5, 8, 3], m.float32)]
+
+
 def arithmetic_on_dimensions(m):
     def f(x):
         s = m.shape(x)
@@ -69,7 +86,7 @@ def identity_of_a_shape(m):
     return f, [m.TensorSpec([None, 5, 8], m.float32)]
 
 
-CASES = {"slice of a shape": sliced, "arithmetic on dimensions": arithmetic_on_dimensions,
+CASES = {"slice of a shape": sliced, "reversed shape": reversed_shape, "stepped slices": stepped_slices, "arithmetic on dimensions": arithmetic_on_dimensions,
          "identity of a shape": identity_of_a_shape,
 "tensordot-like": tensordot_like, "pack": packed, "cast and slice": cast_shape,
          "unknown rank": unknown_rank, "tf.tensordot": real_tensordot}

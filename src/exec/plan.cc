@@ -539,9 +539,12 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
   gather_inputs(st, slots, frame, in);
   try {
     const int* os = output_slots_.data() + st.first_output;
-    if (st.op->has(ops::kView) && st.static_shapes) {  // the shape was checked when traced
-      const StaticOutput& so = static_outputs_[st.first_static];
-      slots[os[0]] = Tensor(detail::make_alias(in[0], so.dims));
+    // A view's output shape was known when traced. Its input's may not have been (a Reshape
+    // of a [?] to [2, 3]): only an input of as many elements aliases without the kernel,
+    // whose shape function reports any other.
+    if (st.op->has(ops::kView) && st.static_shapes &&
+        in[0]->num_elements == static_outputs_[st.first_static].num_elements) {
+      slots[os[0]] = Tensor(detail::make_alias(in[0], static_outputs_[st.first_static].dims));
       return;
     }
     if (st.op->has(ops::kOwnOutputs)) {  // the kernel provides its outputs

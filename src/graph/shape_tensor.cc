@@ -128,13 +128,14 @@ std::optional<Dims> slice_of(const Node& n, Evaluation& e) {
   const auto size = static_cast<int64_t>(in->size());
   const int64_t stride = (*st)[0];
   // Python's slice rules: negative indices count from the end, and both ends clamp.
-  auto clamp = [&](int64_t k, bool masked, bool is_begin) {
-    if (masked)
-      return is_begin == (stride > 0) ? (stride > 0 ? int64_t{0} : size - 1) : (stride > 0 ? size : int64_t{-1});
+  // A masked begin is the first element in the stride's direction; a masked end, one past
+  // the last.
+  auto clamp = [&](int64_t k) {
     if (k < 0) k += size;
     return stride > 0 ? std::clamp<int64_t>(k, 0, size) : std::clamp<int64_t>(k, -1, size - 1);
   };
-  const int64_t from = clamp((*b)[0], bm == 1, true), to = clamp((*en)[0], em == 1, false);
+  const int64_t from = bm == 1 ? (stride > 0 ? 0 : size - 1) : clamp((*b)[0]);
+  const int64_t to = em == 1 ? (stride > 0 ? size : -1) : clamp((*en)[0]);
   Dims out;
   for (int64_t k = from; stride > 0 ? k < to : k > to; k += stride) out.push_back((*in)[static_cast<size_t>(k)]);
   return out;

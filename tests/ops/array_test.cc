@@ -46,6 +46,14 @@ TEST(Reshape, SharesTheInputsBufferAndStillChecksTheShape) {
   auto g = function([](Tensor t) { return reshape(t, {-1, 7}); });
   ConcreteFunction cg = g.get_concrete_function(TensorSpec{{-1, 32}, DType::Float32});
   expect_error<InvalidArgumentError>([&] { (void)cg(x); }, "requested shape requires a multiple of 7");
+  // A shape known when traced from an input whose size is not: the plan's view step aliases
+  // only an input of as many elements, and any other fails as the op does.
+  auto fixed = function([](Tensor t) { return reshape(t, {16, 8}); });
+  ConcreteFunction cfixed = fixed.get_concrete_function(TensorSpec{{-1}, DType::Float32});
+  Tensor flat = random_uniform({128}, -1, 1, DType::Float32, 6);
+  EXPECT_EQ(cfixed(flat)[0].data(), flat.data());
+  expect_error<InvalidArgumentError>([&] { (void)cfixed(random_uniform({127}, -1, 1, DType::Float32, 7)); },
+                                     "Input to reshape is a tensor with 127 values, but the requested shape has 128");
   // An intermediate of static shape, which a plan would give frame memory that later steps
   // overwrite: a view's input stays out of the frame, and the result stays right.
   auto h = function([](Tensor t) {
