@@ -71,6 +71,14 @@ def stepped_slices(m):
     return f, [m.TensorSpec([None, 5, 8, 3], m.float32)]
 
 
+def huge_step(m):
+    def f(x):
+        s = m.shape(x, out_type=m.int64)
+        return m.reshape(x, m.concat([s[1:3:2 ** 62], s[-1:-4:-(2 ** 62)], m.constant([-1], m.int64)], 0))
+
+    return f, [m.TensorSpec([None, 5, 8], m.float32)]
+
+
 def arithmetic_on_dimensions(m):
     def f(x):
         s = m.shape(x)
@@ -122,3 +130,14 @@ def test_the_refined_reshape_still_runs_like_tensorflow(tf):
             f = m.function(body, input_signature=specs)
             out.append(np.asarray(f(x, w) if len(specs) == 2 else f(x)))
         np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6, err_msg=m_name)
+
+
+def test_a_step_longer_than_the_shape_takes_one_element():
+    """Python's slice rules are the oracle here: TensorFlow's shape inference does not return
+    on this graph (a step of 2**62)."""
+    static = [None, 5, 8]
+    want = static[1:3:2 ** 62] + static[-1:-4:-(2 ** 62)] + [None]
+    assert traced_shapes(kiln, huge_step) == (want, want)
+    x = np.ones([2, 5, 8], np.float32)
+    body, specs = huge_step(kiln)
+    assert kiln.function(body, input_signature=specs)(x).shape == (5, 8, 2)

@@ -38,6 +38,20 @@ std::optional<std::vector<int64_t>> ints_of(const ops::TensorImpl* t) {
 
 const TensorShape& shape_of(const Output& o) { return o.node->out_shapes[o.index]; }
 
+// Known, and at most kMaxElements elements (without overflow on a hostile graph's dims).
+bool small(const TensorShape& s) {
+  if (!s.is_fully_defined()) return false;
+  int64_t n = 1;
+  for (int64_t d : s.dims())
+    if (d == 0) return true;
+  for (int64_t d : s.dims()) {
+    if (d > kMaxElements) return false;
+    n *= d;
+    if (n > kMaxElements) return false;
+  }
+  return true;
+}
+
 // An int32 or int64 tensor of `v`: a scalar, or a vector.
 std::optional<Tensor> int_tensor(DType dtype, const std::vector<int64_t>& v, bool scalar) {
   if (dtype != DType::Int32 && dtype != DType::Int64) return std::nullopt;
@@ -79,18 +93,13 @@ std::optional<Tensor> value_of(const Output& o, Evaluation& e) {
     return int_tensor(n.out_dtypes[0], s.dims(), false);
   }
   if (auto d = dimension_of_shape(n)) return d;
-  const TensorShape& out = shape_of(o);
-  if (!out.is_fully_defined() || n.stateful || n.op->has(ops::kControlFlow) || n.op->has(ops::kNoKernel) ||
+  if (!small(shape_of(o)) || n.stateful || n.op->has(ops::kControlFlow) || n.op->has(ops::kNoKernel) ||
       !detail::has_values(n.out_dtypes[o.index]))
     return std::nullopt;
-  int64_t elements = 1;
-  for (int64_t d : out.dims()) elements *= d;
-  if (elements > kMaxElements) return std::nullopt;
   std::vector<Tensor> values;
   std::vector<const ops::TensorImpl*> impls;
   for (const Output& in : n.inputs) {
-    const TensorShape& is = shape_of(in);
-    if (!is.is_fully_defined() || is.num_elements() > kMaxElements) return std::nullopt;
+    if (!small(shape_of(in))) return std::nullopt;
     auto v = value_of(in, e);
     if (!v) return std::nullopt;
     values.push_back(std::move(*v));
@@ -126,7 +135,9 @@ std::optional<Dims> slice_of(const Node& n, Evaluation& e) {
   const auto in = partial_of(n.inputs[0], e);
   if (!in) return std::nullopt;
   const auto size = static_cast<int64_t>(in->size());
-  const int64_t stride = (*st)[0];
+  // A step longer than the shape takes one element, as the shape's length plus one does
+  // (and k + stride cannot overflow).
+  const int64_t stride = std::clamp<int64_t>((*st)[0], -(size + 1), size + 1);
   // Python's slice rules: negative indices count from the end, and both ends clamp.
   // A masked begin is the first element in the stride's direction; a masked end, one past
   // the last.
