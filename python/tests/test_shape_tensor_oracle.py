@@ -79,6 +79,27 @@ def huge_step(m):
     return f, [m.TensorSpec([None, 5, 8], m.float32)]
 
 
+def fill_by_shape(m):
+    def f(x):
+        return m.fill(m.stack([m.shape(x)[0], 5]), 1.0)
+
+    return f, [m.TensorSpec([None, 5, 8], m.float32)]
+
+
+def zeros_by_shape(m):
+    def f(x):
+        return m.zeros(m.shape(x)[1:])
+
+    return f, [m.TensorSpec([None, 5, 8], m.float32)]
+
+
+def broadcast_to_shape(m):
+    def f(x):
+        return m.broadcast_to(x[:, :1, :], m.concat([m.shape(x)[:2], [8]], 0))
+
+    return f, [m.TensorSpec([None, 5, 8], m.float32)]
+
+
 def arithmetic_on_dimensions(m):
     def f(x):
         s = m.shape(x)
@@ -94,7 +115,7 @@ def identity_of_a_shape(m):
     return f, [m.TensorSpec([None, 5, 8], m.float32)]
 
 
-CASES = {"slice of a shape": sliced, "reversed shape": reversed_shape, "stepped slices": stepped_slices, "arithmetic on dimensions": arithmetic_on_dimensions,
+CASES = {"slice of a shape": sliced, "reversed shape": reversed_shape, "stepped slices": stepped_slices, "fill": fill_by_shape, "zeros": zeros_by_shape, "broadcast_to": broadcast_to_shape, "arithmetic on dimensions": arithmetic_on_dimensions,
          "identity of a shape": identity_of_a_shape,
 "tensordot-like": tensordot_like, "pack": packed, "cast and slice": cast_shape,
          "unknown rank": unknown_rank, "tf.tensordot": real_tensordot}

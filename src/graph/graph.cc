@@ -68,11 +68,12 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
     dtypes.push_back(ctx.out(i).dtype);
     shapes.push_back(ctx.out(i).shape);
   }
-  // A Reshape by a shape built at run time: the dimensions the graph's shape arithmetic
-  // already knows (shape_tensor.h), as TensorFlow's shape inference finds them.
-  if (&op == &ops::op::Reshape() && inputs_in.size() == 2 && !inputs_in[1].node->const_value() &&
-      !shapes[0].is_fully_defined())
-    if (const auto known = shape_from_shape_tensor(inputs_in[1], ShapeRules::kShapeInference))
+  // An output shaped by a shape built at run time (OpDef::shape_input): the dimensions the
+  // graph's shape arithmetic already knows (shape_tensor.h), as TensorFlow's shape inference
+  // finds them.
+  if (const int si = op.shape_input; si >= 0 && si < static_cast<int>(inputs_in.size()) && !shapes.empty() &&
+                                     !inputs_in[si].node->const_value() && !shapes[0].is_fully_defined())
+    if (const auto known = shape_from_shape_tensor(inputs_in[si], ShapeRules::kShapeInference))
       refine_shape(shapes[0], *known);
   Node* node = add_node_with_outputs(op, name_hint, std::move(inputs_in), std::move(attrs), std::move(dtypes),
                                      std::move(shapes), std::move(control_inputs));

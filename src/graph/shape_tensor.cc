@@ -30,10 +30,7 @@ struct Evaluation {
 
 std::optional<std::vector<int64_t>> ints_of(const ops::TensorImpl* t) {
   if (!t || (t->dtype != DType::Int32 && t->dtype != DType::Int64) || t->dims.size() > 1) return std::nullopt;
-  std::vector<int64_t> v(static_cast<size_t>(t->num_elements));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = t->dtype == DType::Int32 ? static_cast<const int32_t*>(t->data)[i] : static_cast<const int64_t*>(t->data)[i];
-  return v;
+  return ops::int_values(*t);
 }
 
 const TensorShape& shape_of(const Output& o) { return o.node->out_shapes[o.index]; }

@@ -124,6 +124,7 @@ const OpDef& op::BroadcastTo() {
                             .input_args = {"input", "shape"},
                             .traits = kPure | kTfjs | kMovesElements,
                             .infer = infer_broadcast_to,
+                            .shape_input = 1,
                             .kernels = kernels_for<BroadcastToKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tidx", 1}},
                             .grad = &broadcast_to_grad};

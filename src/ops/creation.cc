@@ -191,6 +191,7 @@ const OpDef& op::Fill() {
                             .input_args = {"dims", "value"},
                             .traits = kPure | kTfjs | kMovesElements,
                             .infer = infer_fill,
+                            .shape_input = 0,
                             .kernels = kernels_for<FillKernel, KILN_EVERY_TYPE>(),
                             .type_attr_input = 1,
                             .index_type_attrs = {{"index_type", 0}},

@@ -315,6 +315,10 @@ struct OpDef {
   uint32_t traits = 0;
   std::vector<AttrSpec> attr_specs = {};  // in the order kernels read them (Attrs)
   ShapeFn infer = nullptr;
+  // Output 0's shape is this input's value (Reshape's shape, Fill's dims, BroadcastTo's
+  // shape), or -1. A graph evaluates that input partially when it adds the node, as
+  // TensorFlow's shape inference does (graph/shape_tensor.h), and the optimizer again.
+  int shape_input = -1;
   std::array<KernelFn, kNumDTypes> kernels{};  // indexed by the kernel dtype
   // Instead of `kernels`: one kernel for inputs of every dtype (it moves bytes or dispatches
   // on the dtype itself), whatever kernel dtype the shape function left.

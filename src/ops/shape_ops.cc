@@ -187,6 +187,7 @@ const OpDef& op::Reshape() {
                             .input_args = {"tensor", "shape"},
                             .traits = kPure | kTfjs | kOwnOutputs | kView,
                             .infer = infer_reshape,
+                            .shape_input = 1,
                             .kernels = view_kernels(),
                             .index_type_attrs = {{"Tshape", 1}},
                             .grad = &reshape_grad};

@@ -3,7 +3,7 @@
 // its product by Shape(x), a GatherV2 of its free dimensions and a ConcatV2 with the units;
 // TensorFlow's shape inference (and so Graph::add_node) does not evaluate the GatherV2 and
 // says [?, ?, units]. Grappler's shape refinement does, and so does this pass
-// (graph/shape_tensor.h, ShapeRules::kOptimizer): each Reshape fed by such a shape gets the
+// (graph/shape_tensor.h, ShapeRules::kOptimizer): each Reshape (any OpDef::shape_input) fed by such a shape gets the
 // dimensions it knows, and the nodes after it are inferred again (keeping what they knew: a
 // shape only gets more specific). Fusions then see the Dense output's channels: its BiasAdd
 // joins the activation after it (fuse_elementwise).
@@ -30,9 +30,10 @@ class RefineShapes : public Pass {
       Node& node = *g.node(id);
       bool input_refined = false;
       for (const Output& in : node.inputs) input_refined |= in.node->id < n && refined[in.node->id];
-      if (node.op == &ops::op::Reshape() && node.inputs.size() == 2 && !node.out_shapes[0].is_fully_defined() &&
-          !node.inputs[1].node->const_value()) {
-        if (const auto known = graph::shape_from_shape_tensor(node.inputs[1], graph::ShapeRules::kOptimizer))
+      if (const int si = node.op->shape_input; si >= 0 && si < static_cast<int>(node.inputs.size()) &&
+                                               node.num_outputs() > 0 && !node.out_shapes[0].is_fully_defined() &&
+                                               !node.inputs[si].node->const_value()) {
+        if (const auto known = graph::shape_from_shape_tensor(node.inputs[si], graph::ShapeRules::kOptimizer))
           refined[id] |= graph::refine_shape(node.out_shapes[0], *known);
       }
       if (input_refined && !node.stateful) refined[id] |= infer_again(node);
