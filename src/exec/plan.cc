@@ -195,7 +195,8 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
   // last step; make_alias copies frame data instead. So the input is an owned tensor and the
   // view costs no copy.
   for (const Step& st : steps_)
-    if (st.num_inputs > 0 && st.op->has(ops::kView)) in_frame[input_slots_[st.first_input]] = 2;
+    if (st.num_inputs > 0 && (st.op->has(ops::kView) || st.op->has(ops::kSharesInput)))
+      in_frame[input_slots_[st.first_input]] = 2;
   std::vector<FrameEntry> entries;
   std::vector<int> def_step, last_step;
   frame_index_.assign(num_slots_, -1);

@@ -300,6 +300,9 @@ enum Trait : uint32_t {
                                // kOwnOutputs. Eager calls and static plan steps make the alias
                                // themselves (the shape is known: no second shape function); plans
                                // keep input 0 out of the frame, which would reuse its memory
+  kSharesInput = 1u << 17,     // output 0 may hold views of input 0's elements (TensorListFromTensor's
+                               // items): plans keep input 0 out of the frame, so it has a buffer
+                               // the views retain (a frame input is copied instead)
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

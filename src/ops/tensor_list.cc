@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/buffer.h"
 #include "core/object_value.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -290,7 +291,14 @@ void run_from_tensor(KernelContext& c) {
   list->element_shape = requested;
   const int64_t per = t.dims[0] == 0 ? 0 : t.num_elements / t.dims[0];
   list->items.reserve(static_cast<size_t>(t.dims[0]));
-  for (int64_t i = 0; i < t.dims[0]; ++i) list->items.push_back(owned_copy(t, element, i * per, per));
+  // Items view a buffered input's rows (it is immutable; the views keep it alive): a
+  // sequence made into a list before a loop is not copied. Frame memory, memory another
+  // library owns (a NumPy array's) and object elements (each retained per owner) are copied.
+  const bool views = t.buffer && !t.buffer->external_release && !detail::holds_objects(t.dtype) &&
+                     static_cast<size_t>(per) * dtype_size(t.dtype) > detail::kInlineBytes;
+  for (int64_t i = 0; i < t.dims[0]; ++i)
+    list->items.push_back(views ? detail::wrap(detail::make_view(&t, element, i * per))
+                                : owned_copy(t, element, i * per, per));
   c.outputs[0] = hand_out(std::move(holder));
 }
 
@@ -471,7 +479,7 @@ const OpDef& op::TensorListFromTensor() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"tensor", "element_shape"},
-                            .traits = kOwnOutputs,
+                            .traits = kOwnOutputs | kSharesInput,
                             .infer = infer_from_tensor,
                             .any_dtype_kernel = &run_from_tensor,
                             .type_attr = "element_dtype",
