@@ -29,6 +29,18 @@ Graph* FunctionLibrary::add_named(const std::string& name) {
   return insert(std::unique_ptr<Graph>(new Graph(this, nullptr, name)));
 }
 
+Graph* FunctionLibrary::add_copy(const std::string& name) {
+  const Graph& original = get(name);
+  int& n = counts_[name];
+  std::string copy_name;
+  do {
+    copy_name = name + "_" + std::to_string(n++);
+  } while (by_name_.count(copy_name));
+  std::unique_ptr<Graph> g(new Graph(this, nullptr, copy_name));
+  original.copy_nodes_into(*g);
+  return insert(std::move(g));
+}
+
 const Graph* FunctionLibrary::find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

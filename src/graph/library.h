@@ -26,6 +26,10 @@ class FunctionLibrary {
   // A new empty body with exactly this name; InvalidArgumentError if the name is taken.
   Graph* add_named(const std::string& name);
 
+  // A copy of body `name` under a new name (`name_N`), for a rewrite of one caller's body
+  // that the body's other callers must not see. InternalError if there is no such body.
+  Graph* add_copy(const std::string& name);
+
   // The body a FuncRef names. Every FuncRef in a graph names an entry of its library, so a
   // missing one is an InternalError.
   const Graph& get(const std::string& name) const;

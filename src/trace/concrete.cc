@@ -43,13 +43,17 @@ std::vector<Tensor> ConcreteImpl::call(const Tensor* const* args, size_t num_arg
 
 void ConcreteImpl::compile(const OptimizerOptions& options) {
   // Every body of the library is optimized (once) like the graph itself: loop bodies are
-  // usually the hot part. The traced graph and its library stay as they were.
+  // usually the hot part. The traced graph and its library stay as they were. The graph goes
+  // first, and then the bodies by index: a pass may rewrite a loop's body into a new copy
+  // (hoist_loop_products), which it wants to see unfused and which is then optimized in turn.
   auto library = graph->library().clone();
-  for (const auto& body : library->bodies())
-    for (const auto& s : optimize::optimize(*body, options))
-      optimization_report.push_back(body->function_name() + ": " + s.str());
-  optimized = graph->clone(std::move(library));
+  optimized = graph->clone(library);
   for (const auto& s : optimize::optimize(*optimized, options)) optimization_report.push_back(s.str());
+  for (int i = 0; i < library->size(); ++i) {
+    graph::Graph& body = *library->bodies()[i];
+    for (const auto& s : optimize::optimize(body, options))
+      optimization_report.push_back(body.function_name() + ": " + s.str());
+  }
   plan = std::make_unique<exec::Plan>(*optimized);
 }
 
