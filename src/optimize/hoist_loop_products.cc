@@ -239,8 +239,8 @@ class HoistLoopProducts : public Pass {
       matrix = Output{g.add_node(*s.matrix->op, scope + "/matrix", {}, s.matrix->attrs), 0};
     }
     const bool tb = s.product->attrs.b(kTransposeB);
-    Node* product =
-        g.add_node(op::BatchMatMulV2(), scope + "/product", {s.list_source->inputs[0], matrix}, {false, tb, false, false});
+    Node* product = g.add_node(op::BatchMatMulV2(), scope + "/product", {s.list_source->inputs[0], matrix},
+                               {false, tb, false, false});
     const TensorShape item = s.product->out_shapes[0];
     Node* shape = g.add_const(shape_vector(item), scope + "/element_shape");
     Node* list = g.add_node(op::TensorListFromTensor(), scope + "/list", {{product, 0}, {shape, 0}}, {});

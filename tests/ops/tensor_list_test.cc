@@ -102,3 +102,39 @@ TEST(TensorList, CarriedThroughATracedWhileLoop) {
   for (int call = 0; call < 3; ++call) EXPECT_EQ(f(x, constant(3)).to_vector<float>(), eager.to_vector<float>());
   EXPECT_EQ(f(x, constant(1)).shape(), TensorShape({1, 2}));
 }
+
+// The recurrent input projection: each step multiplies the sequence's element by a matrix
+// the loop does not change. The optimizer computes all the products before the loop
+// (hoist_loop_products) and the loop reads them from a list whose items view the product's
+// rows (TensorListFromTensor shares its input): results equal the eager loop's, call after
+// call, and under ASan no view outlives or overruns its buffer.
+TEST(TensorList, AnInvariantProductInALoopIsHoistedAndAgrees) {
+  constexpr int64_t kSteps = 5, kBatch = 2, kFeatures = 12, kUnits = 9;
+  std::vector<float> xs(kSteps * kBatch * kFeatures), ws(kFeatures * kUnits);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<float>(i % 5) * 0.25f - 0.5f;
+  const Tensor w = constant<float>(ws, {kFeatures, kUnits});
+  auto body = [&](const Tensor& x) {
+    const Tensor steps = from_tensor(x, constant<int32_t>({kBatch, kFeatures}));
+    Tensor out = reserve(constant<int32_t>({kBatch, kUnits}), static_cast<int32_t>(kSteps));
+    auto [i, list] = while_loop([&](Tensor i, Tensor) { return i < constant(static_cast<int32_t>(kSteps)); },
+                                [&](Tensor i, Tensor list) {
+                                  const Tensor item = get_item(steps, i, constant<int32_t>({kBatch, kFeatures}));
+                                  return std::make_tuple(i + 1, set_item(list, i, tanh(matmul(item, w))));
+                                },
+                                std::make_tuple(constant(0), out));
+    return stack(list, constant<int32_t>({kBatch, kUnits}));
+  };
+  const Tensor x = constant<float>(xs, {kSteps, kBatch, kFeatures});
+  const std::vector<float> eager = body(x).to_vector<float>();
+  auto f = function(body);
+  auto cf = f.get_concrete_function(TensorSpec{{kSteps, kBatch, kFeatures}, DType::Float32});
+  bool hoisted = false;
+  for (const std::string& line : cf.optimization_report()) hoisted |= line.rfind("hoist_loop_products", 0) == 0;
+  EXPECT_TRUE(hoisted);
+  for (int call = 0; call < 3; ++call) {
+    const std::vector<float> traced = f(x).to_vector<float>();
+    ASSERT_EQ(traced.size(), eager.size());
+    for (size_t k = 0; k < eager.size(); ++k) EXPECT_NEAR(traced[k], eager[k], 1e-5f) << k;
+  }
+}
