@@ -292,8 +292,9 @@ void run_from_tensor(KernelContext& c) {
   const int64_t per = t.dims[0] == 0 ? 0 : t.num_elements / t.dims[0];
   list->items.reserve(static_cast<size_t>(t.dims[0]));
   // Items view a buffered input's rows (it is immutable; the views keep it alive): a
-  // sequence made into a list before a loop is not copied. Frame memory, memory another
-  // library owns (a NumPy array's) and object elements (each retained per owner) are copied.
+  // sequence made into a list before a loop is not copied. Frame memory (a plan reuses it)
+  // and memory another library owns (a NumPy array's, which its owner may change) are
+  // copied; so would object elements be, which a view would not retain.
   const bool views = t.buffer && !t.buffer->external_release && !detail::holds_objects(t.dtype) &&
                      static_cast<size_t>(per) * dtype_size(t.dtype) > detail::kInlineBytes;
   for (int64_t i = 0; i < t.dims[0]; ++i)

@@ -12,6 +12,10 @@
 // variable, or a variable that nothing in the loop writes), and the lists' element shapes
 // are known to fit, so the original list could not have failed where the new one does not.
 // The body is rewritten in a copy (library::add_copy): other loops that share it keep it.
+// Unlike the fusions, not bit for bit: the large product may sum each dot product in another
+// order than the small ones did (as any choice of GEMM kernel may), so results can differ
+// in their last bits. The hoisted product holds the whole sequence's projection at once
+// (steps × batch × units), which a run's memory limit counts.
 #include <set>
 
 #include "ops/helpers.h"
