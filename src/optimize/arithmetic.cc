@@ -14,13 +14,7 @@
 namespace kiln::optimize {
 namespace {
 
-using graph::Graph;
-using graph::Node;
-using graph::Output;
-namespace op = ops::op;
 const int kCastDstT = ops::attr_index(op::Cast(), "DstT");
-const int kTransposeA = ops::attr_index(op::MatMul(), "transpose_a");
-const int kTransposeB = ops::attr_index(op::MatMul(), "transpose_b");
 
 // Whether `o` is a constant whose every element equals v.
 bool const_all(const Output& o, double v) {
@@ -129,7 +123,7 @@ class ArithmeticSimplification : public Pass {
         std::vector<Output> ins = in;
         ins[side] = t.inputs[0];
         ops::Attrs a = n.attrs;  // the transposed side's flag flips
-        const int flag = side == 0 ? kTransposeA : kTransposeB;
+        const int flag = side == 0 ? kMatMulTransposeA : kMatMulTransposeB;
         a[flag] = !n.attrs.b(flag);
         return *out = add(g, op::MatMul(), n.name + "/fused_transpose", ins, a), true;
       }

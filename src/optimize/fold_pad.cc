@@ -15,10 +15,6 @@
 namespace kiln::optimize {
 namespace {
 
-using graph::Node;
-using graph::Output;
-namespace op = ops::op;
-
 // The conv rows' attr order (ops/conv.cc): strides, padding, explicit_paddings, data_format, ...
 constexpr int kPadding = 1, kExplicitPaddings = 2, kDataFormat = 3;
 

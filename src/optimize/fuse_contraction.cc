@@ -17,8 +17,6 @@
 namespace kiln::optimize {
 namespace {
 
-using graph::Node;
-using graph::Output;
 using ops::conv::EpilogueOp;
 
 // The convolution's attrs in the fused row's order: strides, padding, explicit_paddings,

@@ -18,9 +18,6 @@
 namespace kiln::optimize {
 namespace {
 
-using graph::Node;
-using graph::Output;
-
 // The op whose chunk function computes n: its own, or AddV2's for a BiasAdd over the last
 // dimension (NHWC; its [C] bias a per-channel operand), so a Dense layer's bias joins the
 // activation or residual Add after it where the MatMul before it could not take it (Keras's

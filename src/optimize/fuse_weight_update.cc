@@ -13,11 +13,6 @@
 namespace kiln::optimize {
 namespace {
 
-using graph::Node;
-using graph::Output;
-
-const int kTransposeA = ops::attr_index(ops::op::MatMul(), "transpose_a");
-const int kTransposeB = ops::attr_index(ops::op::MatMul(), "transpose_b");
 const int kGdVar = ops::attr_index(ops::op::ResourceApplyGradientDescent(), "_resource");
 const int kMomentumVar = ops::attr_index(ops::op::ResourceApplyKerasMomentum(), "_resource");
 const int kMomentumAccum = ops::attr_index(ops::op::ResourceApplyKerasMomentum(), "_accum");
@@ -41,8 +36,8 @@ class FuseWeightUpdate : public Pass {
     // The weight-gradient product behind `o`, if the fused kernel takes it; null otherwise.
     auto product = [&](const Output& o) -> Node* {
       Node* mm = o.node;
-      if (mm->op != &ops::op::MatMul() || !counts.used_once(*mm) || !mm->attrs.b(kTransposeA) ||
-          mm->attrs.b(kTransposeB))
+      if (mm->op != &ops::op::MatMul() || !counts.used_once(*mm) || !mm->attrs.b(kMatMulTransposeA) ||
+          mm->attrs.b(kMatMulTransposeB))
         return nullptr;
       if (!static_matrix(mm->inputs[0]) || !static_matrix(mm->inputs[1])) return nullptr;
       const auto& a = mm->inputs[0].node->out_shapes[mm->inputs[0].index].dims();

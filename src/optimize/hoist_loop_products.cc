@@ -25,13 +25,6 @@
 namespace kiln::optimize {
 namespace {
 
-using graph::Graph;
-using graph::Node;
-using graph::Output;
-namespace op = ops::op;
-
-const int kTransposeA = ops::attr_index(op::MatMul(), "transpose_a");
-const int kTransposeB = ops::attr_index(op::MatMul(), "transpose_b");
 const int kCond = ops::attr_index(op::While(), "cond");
 const int kBody = ops::attr_index(op::While(), "body");
 const int kGetItemDtype = ops::attr_index(op::TensorListGetItem(), "element_dtype");
@@ -179,11 +172,11 @@ class HoistLoopProducts : public Pass {
       return false;
     // ... for one MatMul by a matrix the loop does not change, of known contraction size.
     auto [product, slot] = inner.data[get_item->id][0];
-    if (product->op != &op::MatMul() || slot != 0 || product->attrs.b(kTransposeA) || inner.awaited[product->id])
+    if (product->op != &op::MatMul() || slot != 0 || product->attrs.b(kMatMulTransposeA) || inner.awaited[product->id])
       return false;
     const Output m = through_identities(product->inputs[1]);
     const TensorShape& ms = m.node->out_shapes[m.index];
-    const bool tb = product->attrs.b(kTransposeB);
+    const bool tb = product->attrs.b(kMatMulTransposeB);
     if (ms.rank() != 2 || ms.dim(tb ? 1 : 0) != xs.dim(2) || product->out_shapes[0].rank() != 2) return false;
     site->matrix_var = -1;
     if (m.node->op->has(ops::kNoKernel)) {  // a loop variable: passed through unchanged
@@ -242,7 +235,7 @@ class HoistLoopProducts : public Pass {
     } else {
       matrix = Output{g.add_node(*s.matrix->op, scope + "/matrix", {}, s.matrix->attrs), 0};
     }
-    const bool tb = s.product->attrs.b(kTransposeB);
+    const bool tb = s.product->attrs.b(kMatMulTransposeB);
     Node* product = g.add_node(op::BatchMatMulV2(), scope + "/product", {s.list_source->inputs[0], matrix},
                                {false, tb, false, false});
     const TensorShape item = s.product->out_shapes[0];

@@ -7,8 +7,19 @@
 
 #include "graph/graph.h"
 #include "kiln/function.h"
+#include "ops/op_list.h"
 
 namespace kiln::optimize {
+
+// The names every pass uses.
+using graph::Graph;
+using graph::Node;
+using graph::Output;
+namespace op = ops::op;
+
+// MatMul's transpose flags, which several passes read.
+inline const int kMatMulTransposeA = ops::attr_index(ops::op::MatMul(), "transpose_a");
+inline const int kMatMulTransposeB = ops::attr_index(ops::op::MatMul(), "transpose_b");
 
 struct PassContext {
   const OptimizerOptions& options;

@@ -16,9 +16,6 @@
 namespace kiln::optimize {
 namespace {
 
-using graph::Node;
-using graph::Output;
-
 class RefineShapes : public Pass {
  public:
   const char* name() const override { return "refine_shapes"; }
