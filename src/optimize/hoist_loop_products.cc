@@ -125,10 +125,17 @@ class HoistLoopProducts : public Pass {
     for (int id = 0; id < n; ++id) {
       Node& loop = *g.node(id);
       if (!loop.op->has(ops::kLoop)) continue;
+      const Graph& body = g.library().get(loop.attrs.func(kBody).name);
+      const Graph& cond = g.library().get(loop.attrs.func(kCond).name);
+      if (body.inputs.size() != loop.inputs.size() || body.outputs.size() != loop.inputs.size() ||
+          cond.inputs.size() != loop.inputs.size())
+        continue;
+      // Who reads what in the body and condition: built once per loop, asked once per variable.
+      const Readers inner(body), in_cond(cond);
       // One site per loop per run: the body is copied for it; the next round finds the next.
       for (int var = 0; var < static_cast<int>(loop.inputs.size()); ++var) {
         Site site;
-        if (!find_site(g, outer, loop, var, &site)) continue;
+        if (!find_site(g, outer, Loop{loop, body, cond, inner, in_cond}, var, &site)) continue;
         hoist(g, loop, site);
         changed = true;
         break;
@@ -138,12 +145,20 @@ class HoistLoopProducts : public Pass {
   }
 
  private:
-  static bool find_site(const Graph& g, const Readers& outer, const Node& loop, int var, Site* site) {
-    const Graph& body = g.library().get(loop.attrs.func(kBody).name);
-    const Graph& cond = g.library().get(loop.attrs.func(kCond).name);
-    if (body.inputs.size() != loop.inputs.size() || body.outputs.size() != loop.inputs.size() ||
-        cond.inputs.size() != loop.inputs.size())
-      return false;
+  // A loop with its body and condition and who reads what in them.
+  struct Loop {
+    const Node& node;
+    const Graph& body;
+    const Graph& cond;
+    const Readers& inner;
+    const Readers& in_cond;
+  };
+
+  static bool find_site(const Graph& g, const Readers& outer, const Loop& l, int var, Site* site) {
+    const Node& loop = l.node;
+    const Graph& body = l.body;
+    const Graph& cond = l.cond;
+    const Readers& inner = l.inner;
     // Before the loop: a list made from a tensor of static rank 3 (T, batch, features).
     Node* source = through_identities(loop.inputs[var]).node;
     if (source->op != &op::TensorListFromTensor()) return false;
@@ -156,12 +171,11 @@ class HoistLoopProducts : public Pass {
     if (!const_shape(source->inputs[1], &list_shape) || !always_fits(list_shape, element)) return false;
     // Nobody outside the body sees the variable: not the loop's users, not the condition.
     if (outer.output_read(loop, var)) return false;
-    const Readers in_cond(cond);
+    const Readers& in_cond = l.in_cond;
     if (!in_cond.data[cond.inputs[var]->id].empty() || !in_cond.outputs[cond.inputs[var]->id].empty()) return false;
     // In the body: passed through unchanged, and read by one TensorListGetItem only.
     const Node* arg = body.inputs[var];
     if (through_identities(body.outputs[var]).node != arg) return false;
-    const Readers inner(body);
     Node* get_item = nullptr;
     if (!only_passes_through(body, inner, *arg, var, &get_item) || !get_item || get_item->inputs[0].index != 0)
       return false;
