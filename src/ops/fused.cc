@@ -9,6 +9,11 @@
 // row of the last dimension (spread over each chunk on the stack). When
 // output_shape has unknown dimensions, the output has the inputs' broadcast shape at run
 // time, and an input of another shape is broadcast into a copy first.
+// windows (optional): per input, a pair (columns, offset); columns 0 for an input read as
+// above. Otherwise the input is a wider tensor whose last dimension has `columns` elements,
+// and the operand is its columns [offset, offset + c) for the output's last dimension c:
+// an LSTM's gates, Split or sliced from one product, read in place instead of copied out
+// by a Split step first (each chunk's rows are gathered on the stack).
 #include "ops/fused.h"
 
 #include <algorithm>
@@ -46,6 +51,16 @@ namespace {
 
 const int kProgram = attr_index(op::KilnFusedElementwise(), "program");
 const int kOutputShape = attr_index(op::KilnFusedElementwise(), "output_shape");
+const int kWindows = attr_index(op::KilnFusedElementwise(), "windows");
+
+// Input r's window, when it has one: its columns and the operand's first column.
+struct Window {
+  int64_t columns = 0, offset = 0;
+};
+Window window_of(const std::vector<int64_t>& windows, int r) {
+  if (windows.empty()) return {};
+  return {.columns = windows[2 * static_cast<size_t>(r)], .offset = windows[2 * static_cast<size_t>(r) + 1]};
+}
 
 constexpr int64_t kChunk = 256;
 
@@ -55,6 +70,27 @@ void infer_fused(InferContext& c) {
   c.out(0).dtype = c.in(0).dtype;
   const TensorShape& shape = c.attrs.shape(kOutputShape);
   c.out(0).shape = shape;
+  // Windows need the output's last dimension: what each window is as wide as.
+  const auto& windows = c.attrs.list(kWindows);
+  if (!windows.empty() && windows.size() != 2 * static_cast<size_t>(c.num_inputs))
+    c.fail("malformed fused windows: " + std::to_string(windows.size()) + " entries for " +
+           std::to_string(c.num_inputs) + " inputs");
+  const int64_t width = shape.unknown_rank() || shape.rank() == 0 ? -1 : shape.dims().back();
+  std::vector<Dims> windowed(static_cast<size_t>(c.num_inputs));
+  for (int i = 0; i < c.num_inputs; ++i) {
+    const Window w = window_of(windows, i);
+    if (w.columns == 0) continue;
+    if (w.columns < 0 || w.offset < 0 || width < 0 || w.offset > w.columns - width)
+      c.fail("malformed fused window " + std::to_string(i) + ": columns " + std::to_string(w.columns) + ", offset " +
+             std::to_string(w.offset) + " for an output of shape " + shape_text(shape));
+    const InputInfo& in = c.in(i);
+    if (in.unknown_rank) continue;
+    if (in.dims->size() != shape.dims().size() || (in.dims->back() >= 0 && in.dims->back() != w.columns))
+      c.fail("fused window " + std::to_string(i) + " expects " + std::to_string(w.columns) + " columns of rank " +
+             std::to_string(shape.rank()) + ", got shape " + dims_text(*in.dims));
+    windowed[static_cast<size_t>(i)] = *in.dims;
+    windowed[static_cast<size_t>(i)].back() = width;
+  }
   if (shape.is_fully_defined() || shape.unknown_rank()) return;
   // Unknown dimensions (a served model's batch): the inputs' broadcast shape, which is what
   // the separate ops give (elementwise ops commute with broadcasting); what does not
@@ -63,13 +99,16 @@ void infer_fused(InferContext& c) {
   bool known = false;
   for (int i = 0; i < c.num_inputs; ++i) {
     if (c.in(i).unknown_rank) return;
+    // A window's operand: its input with the output's last dimension.
+    const Dims& dims = window_of(windows, i).columns ? windowed[static_cast<size_t>(i)] : *c.in(i).dims;
     if (!known) {
-      acc = *c.in(i).dims;
+      acc = dims;
       known = true;
       continue;
     }
     const InputInfo so_far{.dtype = c.in(0).dtype, .dims = &acc, .unknown_rank = false, .value = nullptr};
-    acc = broadcast_shapes(c, so_far, c.in(i)).dims();
+    const InputInfo operand{.dtype = c.in(i).dtype, .dims = &dims, .unknown_rank = false, .value = nullptr};
+    acc = broadcast_shapes(c, so_far, operand).dims();
   }
   if (acc.size() != shape.dims().size()) c.fail("the fused inputs' broadcast rank is not the output's");
   for (size_t k = 0; k < acc.size(); ++k)
@@ -80,17 +119,17 @@ void infer_fused(InferContext& c) {
 // Input `in` broadcast to `dims` into `dst` (numpy rules, which the shape function checked):
 // the rare case of a served model's tensors of unknown batch whose batches differ at run
 // time. Element by element: the common cases never come here.
-void broadcast_into(const TensorImpl& in, const Dims& dims, size_t es, unsigned char* dst) {
-  const size_t rank = dims.size(), shift = rank - in.dims.size();
+void broadcast_into(const void* data, const Dims& in_dims, const Dims& dims, size_t es, unsigned char* dst) {
+  const size_t rank = dims.size(), shift = rank - in_dims.size();
   std::vector<int64_t> stride(rank, 0), index(rank, 0);
   for (int64_t k = static_cast<int64_t>(rank) - 1, step = 1; k >= static_cast<int64_t>(shift); --k) {
-    const int64_t d = in.dims[static_cast<size_t>(k) - shift];
+    const int64_t d = in_dims[static_cast<size_t>(k) - shift];
     stride[static_cast<size_t>(k)] = d == 1 ? 0 : step;
     step *= d;
   }
   int64_t total = 1;
   for (int64_t d : dims) total *= d;
-  const auto* src = static_cast<const unsigned char*>(in.data);
+  const auto* src = static_cast<const unsigned char*>(data);
   int64_t offset = 0;
   for (int64_t i = 0; i < total; ++i) {
     std::memcpy(dst + i * static_cast<int64_t>(es), src + offset * static_cast<int64_t>(es), es);
@@ -133,6 +172,19 @@ void spread_rows(unsigned char* dst, const unsigned char* rows, size_t es, int64
   }
 }
 
+// Elements [start, start + len) of an operand that is columns [offset, offset + width) of
+// `src`, whose rows have `columns` elements: copied into `dst` run by run.
+void gather_window(unsigned char* dst, const unsigned char* src, size_t es, int64_t start, int64_t len, int64_t width,
+                   const Window& w) {
+  int64_t row = start / width, col = start % width;
+  for (int64_t j = 0; j < len; ++row, col = 0) {
+    const int64_t run = std::min(width - col, len - j);
+    std::memcpy(dst + j * static_cast<int64_t>(es), src + (row * w.columns + w.offset + col) * static_cast<int64_t>(es),
+                static_cast<size_t>(run) * es);
+    j += run;
+  }
+}
+
 struct FusedKernel {
   static void run(KernelContext& c) {
     const auto& p = c.attrs.list(kProgram);
@@ -147,18 +199,57 @@ struct FusedKernel {
       c.fail("fused program too large");
     // Per-channel vectors, each repeated to cover a chunk from any offset within the vector.
     const int64_t channels = out.dims.empty() ? 0 : out.dims.back();
+    // Windows: each input's columns checked against the output's (the attr is the fusion
+    // pass's, but the tensors are whatever the graph gave at run time).
+    const auto& windows = c.attrs.list(kWindows);
+    if (!windows.empty() && windows.size() != 2 * static_cast<size_t>(num_inputs)) c.fail("malformed fused windows");
+    int window_slot[kMaxFusedRegisters];  // input r's gather buffer in a chunk, -1 for none
+    bool windowed[kMaxFusedRegisters];
+    int window_inputs = 0;
+    std::vector<unsigned char> broadcast[kMaxFusedRegisters];  // the rare materialized inputs
+    for (int r = 0; r < num_inputs; ++r) {
+      window_slot[r] = -1;
+      const Window w = window_of(windows, r);
+      windowed[r] = w.columns != 0;
+      if (!windowed[r]) continue;
+      const TensorImpl& in = c.in(r);
+      if (out.dims.empty() || in.dims.size() != out.dims.size() || in.dims.back() != w.columns || w.offset < 0 ||
+          channels > w.columns || w.offset > w.columns - channels)
+        c.fail("fused window " + std::to_string(r) + " (columns " + std::to_string(w.columns) + ", offset " +
+               std::to_string(w.offset) + ") does not fit input shape " + dims_text(in.dims) + " for output " +
+               dims_text(out.dims));
+      bool rows_match = true;
+      for (size_t k = 0; k + 1 < out.dims.size(); ++k) rows_match &= in.dims[k] == out.dims[k];
+      if (rows_match) {
+        if (window_inputs == kMaxFusedWindowInputs) c.fail("fused program has too many windows");
+        window_slot[r] = window_inputs++;
+        continue;
+      }
+      // A served model's unknown batch that differs at run time (the shape function checked
+      // it broadcasts): the window copied out, then broadcast as any other input.
+      Dims operand = in.dims;
+      operand.back() = channels;
+      for (size_t k = 0; k < operand.size(); ++k)
+        if (operand[k] != out.dims[k] && operand[k] != 1)
+          c.fail("fused window " + std::to_string(r) + " of input shape " + dims_text(in.dims) +
+                 " does not broadcast to output " + dims_text(out.dims));
+      const int64_t count = detail::checked_num_elements(operand.data(), operand.size());
+      std::vector<unsigned char> copy(static_cast<size_t>(count) * es);
+      if (count > 0) gather_window(copy.data(), static_cast<const unsigned char*>(in.data), es, 0, count, channels, w);
+      broadcast[r].resize(static_cast<size_t>(n) * es);
+      broadcast_into(copy.data(), operand, out.dims, es, broadcast[r].data());
+    }
     // (In this thread's scratch: a call allocates nothing once warm.)
     int64_t tiled_at[kMaxFusedRegisters];  // byte offset of input r's copy, -1 for none
     int row_slot[kMaxFusedRegisters];      // input r's spread buffer in a chunk, -1 for none
     int row_inputs = 0;
     int64_t tiled_bytes = 0;
     const int64_t span = kChunk + channels;
-    std::vector<unsigned char> broadcast[kMaxFusedRegisters];  // the rare materialized inputs
     for (int r = 0; r < num_inputs; ++r) {
       const TensorImpl& in = c.in(r);
       tiled_at[r] = -1;
       row_slot[r] = -1;
-      if (in.num_elements == n || in.num_elements == 1) continue;
+      if (windowed[r] || in.num_elements == n || in.num_elements == 1) continue;
       if (row_inputs < kMaxFusedRowInputs && is_row_vector(in.dims, out.dims)) {
         row_slot[r] = row_inputs++;
         continue;
@@ -169,7 +260,7 @@ struct FusedKernel {
         continue;
       }
       broadcast[r].resize(static_cast<size_t>(n) * es);
-      broadcast_into(in, out.dims, es, broadcast[r].data());
+      broadcast_into(in.data, in.dims, out.dims, es, broadcast[r].data());
     }
     unsigned char* tiled =
         tiled_bytes ? static_cast<unsigned char*>(detail::scratch_bytes(detail::kFusedScratch, tiled_bytes)) : nullptr;
@@ -181,14 +272,20 @@ struct FusedKernel {
     parallel_for((n + kChunk - 1) / kChunk, 256, [&](int64_t lo, int64_t hi) {
       alignas(64) unsigned char temps[kMaxFusedTemps * kChunk * 8];  // on the stack: no allocation
       alignas(64) unsigned char spread[kMaxFusedRowInputs * kChunk * 8];
+      alignas(64) unsigned char gathered[kMaxFusedWindowInputs * kChunk * 8];
       const void* reg[kMaxFusedRegisters];
       char scalar[kMaxFusedRegisters] = {};
       for (int64_t chunk = lo; chunk < hi; ++chunk) {
         const int64_t start = chunk * kChunk, len = std::min(kChunk, n - start);
         for (int r = 0; r < num_inputs; ++r) {
           const TensorImpl& in = c.in(r);
-          scalar[r] = in.num_elements == 1 && n != 1;
-          if (row_slot[r] >= 0) {
+          scalar[r] = !windowed[r] && in.num_elements == 1 && n != 1;
+          if (window_slot[r] >= 0) {
+            unsigned char* dst = gathered + static_cast<size_t>(window_slot[r]) * kChunk * es;
+            gather_window(dst, static_cast<const unsigned char*>(in.data), es, start, len, channels,
+                          window_of(windows, r));
+            reg[r] = dst;
+          } else if (row_slot[r] >= 0) {
             unsigned char* dst = spread + static_cast<size_t>(row_slot[r]) * kChunk * es;
             spread_rows(dst, static_cast<const unsigned char*>(in.data), es, start, len, channels);
             reg[r] = dst;
@@ -217,14 +314,15 @@ struct FusedKernel {
 }  // namespace
 
 const OpDef& op::KilnFusedElementwise() {
-  static const OpDef def = {.name = "KilnFusedElementwise",
-                            .num_inputs = -1,
-                            .num_outputs = 1,
-                            .input_args = {list_arg("inputs")},
-                            .traits = kElementwise | kInternal,
-                            .attr_specs = {int_list_attr("program"), shape_attr("output_shape")},
-                            .infer = infer_fused,
-                            .any_dtype_kernel = &FusedKernel::run};
+  static const OpDef def = {
+      .name = "KilnFusedElementwise",
+      .num_inputs = -1,
+      .num_outputs = 1,
+      .input_args = {list_arg("inputs")},
+      .traits = kElementwise | kInternal,
+      .attr_specs = {int_list_attr("program"), shape_attr("output_shape"), int_list_attr("windows", {})},
+      .infer = infer_fused,
+      .any_dtype_kernel = &FusedKernel::run};
   return def;
 }
 

@@ -5,12 +5,16 @@
 // element per row (a layer norm's mean and scale, [B, T, 1] against [B, T, C]). A shape
 // may have unknown dimensions (a served model's batch): the fused kernel then takes its
 // inputs' broadcast shape at run time, as the separate ops would (ops/fused.cc). A producer
-// joins its consumer's group only if nothing outside the group uses it.
+// joins its consumer's group only if nothing outside the group uses it. An operand that is
+// a run of columns of a wider tensor (Split along the last dimension, a StridedSlice of the
+// last dimension's columns: an LSTM's four gates out of one product) is read through a
+// window of that tensor, so the slicing step and its copy go when nothing else needs them.
 #include <algorithm>
 #include <string>
 
 #include "ops/channel_vector.h"
 #include "ops/fused.h"
+#include "ops/helpers.h"
 #include "ops/op_list.h"
 #include "ops/widen.h"
 #include "optimize/pass.h"
@@ -60,6 +64,76 @@ bool operands_ok(const Node& n, const Dims& dims) {
     if (operand_kind(in.node->out_shapes[in.index], dims) == Operand::kNone) return false;
     if (in.node->out_dtypes[in.index] != n.out_dtypes[0]) return false;
   }
+  return true;
+}
+
+// Ints of a constant vector or scalar.
+bool const_ints(const Output& o, std::vector<int64_t>* v) {
+  const ops::TensorImpl* t = o.node->const_value();
+  if (!t || (t->dtype != DType::Int32 && t->dtype != DType::Int64) || t->dims.size() > 1) return false;
+  *v = ops::int_values(*t);
+  return true;
+}
+
+// Where `o` (of a group's shape, last dimension `width`) is columns [offset, offset + width)
+// of a tensor of the same rank whose other dimensions are o's: that tensor and the window.
+struct ColumnWindow {
+  Output source;
+  int64_t columns = 0, offset = 0;
+};
+const int kSplitNum = ops::attr_index(ops::op::Split(), "num_split");
+const int kSliceBeginMask = ops::attr_index(ops::op::StridedSlice(), "begin_mask");
+const int kSliceEndMask = ops::attr_index(ops::op::StridedSlice(), "end_mask");
+const int kSliceEllipsisMask = ops::attr_index(ops::op::StridedSlice(), "ellipsis_mask");
+const int kSliceNewAxisMask = ops::attr_index(ops::op::StridedSlice(), "new_axis_mask");
+const int kSliceShrinkMask = ops::attr_index(ops::op::StridedSlice(), "shrink_axis_mask");
+
+bool column_window(const Output& o, const Dims& dims, ColumnWindow* w) {
+  const Node& n = *o.node;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (rank == 0 || dims.back() <= 0 || !n.control_inputs.empty()) return false;
+  const int64_t width = dims.back();
+  std::vector<int64_t> v;
+  if (n.op == &ops::op::Split()) {
+    const Output value = n.inputs[1];
+    const TensorShape& vs = value.node->out_shapes[value.index];
+    if (vs.unknown_rank() || vs.rank() != rank || !const_ints(n.inputs[0], &v) || v.size() != 1) return false;
+    const int64_t axis = v[0] < 0 ? v[0] + rank : v[0];
+    const int64_t columns = vs.dims().back(), parts = n.attrs.i(kSplitNum);
+    if (axis != rank - 1 || columns <= width || parts <= 0 || columns != parts * width) return false;
+    *w = ColumnWindow{.source = value, .columns = columns, .offset = o.index * width};
+    return true;
+  }
+  if (n.op != &ops::op::StridedSlice() || n.attrs.i(kSliceEllipsisMask) || n.attrs.i(kSliceNewAxisMask) ||
+      n.attrs.i(kSliceShrinkMask))
+    return false;
+  const Output value = n.inputs[0];
+  const TensorShape& vs = value.node->out_shapes[value.index];
+  std::vector<int64_t> begin, end;
+  if (vs.unknown_rank() || vs.rank() != rank || !const_ints(n.inputs[1], &begin) || !const_ints(n.inputs[2], &end) ||
+      !const_ints(n.inputs[3], &v) || static_cast<int64_t>(begin.size()) != rank ||
+      static_cast<int64_t>(end.size()) != rank || static_cast<int64_t>(v.size()) != rank)
+    return false;
+  const int64_t begin_mask = n.attrs.i(kSliceBeginMask), end_mask = n.attrs.i(kSliceEndMask);
+  for (int64_t k = 0; k < rank; ++k) {
+    if (v[static_cast<size_t>(k)] != 1) return false;
+    // Every other dimension whole: both masks, or from 0 to a known size the output has too.
+    const bool whole =
+        (begin_mask >> k & 1 && end_mask >> k & 1) ||
+        (begin[static_cast<size_t>(k)] == 0 && vs.dim(k) >= 0 && dims[static_cast<size_t>(k)] == vs.dim(k));
+    if (k < rank - 1 && !whole) return false;
+  }
+  const int64_t columns = vs.dims().back();
+  if (columns <= width) return false;
+  // The last dimension's start as the kernel takes it (negative from the end, clamped).
+  int64_t offset = begin_mask >> (rank - 1) & 1 ? 0 : begin.back();
+  if (offset < 0) offset += columns;
+  offset = std::clamp<int64_t>(offset, 0, columns);
+  int64_t stop = end_mask >> (rank - 1) & 1 ? columns : end.back();
+  if (stop < 0) stop += columns;
+  stop = std::clamp<int64_t>(stop, 0, columns);
+  if (stop - offset != width) return false;
+  *w = ColumnWindow{.source = value, .columns = columns, .offset = offset};
   return true;
 }
 
@@ -126,8 +200,21 @@ class FuseElementwise : public Pass {
         program.push_back(reg_of(m.inputs[0]));
         program.push_back(m.inputs.size() > 1 ? reg_of(m.inputs[1]) : -1);
       }
+      // Operands that are columns of a wider tensor read it through a window (the kernel's
+      // limit of them; the rest stay the slicing step's copies).
+      std::vector<int64_t> windows;
+      for (size_t i = 0, used = 0; i < external.size() && used < ops::kMaxFusedWindowInputs; ++i) {
+        ColumnWindow w;
+        const TensorShape& s = external[i].node->out_shapes[external[i].index];
+        if (s.unknown_rank() || s.dims() != dims || !column_window(external[i], dims, &w)) continue;
+        if (windows.empty()) windows.assign(2 * external.size(), 0);
+        windows[2 * i] = w.columns;
+        windows[2 * i + 1] = w.offset;
+        external[i] = w.source;
+        ++used;
+      }
       Node* fused = g.add_node(ops::op::KilnFusedElementwise(), root.name + "/fused", external,
-                               ops::Attrs{std::move(program), TensorShape(dims)});
+                               ops::Attrs{std::move(program), TensorShape(dims), std::move(windows)});
       repl[{&root, 0}] = Output{fused, 0};
     }
     g.replace_uses(repl);
