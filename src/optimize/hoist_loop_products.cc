@@ -120,6 +120,10 @@ class HoistLoopProducts : public Pass {
 
   bool run(Graph& g, const PassContext&) override {
     const int n = g.num_nodes();
+    // Most graphs have no loop: who reads what is worth building only for one that has.
+    bool any_loop = false;
+    for (int id = 0; id < n && !any_loop; ++id) any_loop = g.node(id)->op->has(ops::kLoop);
+    if (!any_loop) return false;
     const Readers outer(g);
     bool changed = false;
     for (int id = 0; id < n; ++id) {
