@@ -76,7 +76,7 @@ void infer_fused(InferContext& c) {
     c.fail("malformed fused windows: " + std::to_string(windows.size()) + " entries for " +
            std::to_string(c.num_inputs) + " inputs");
   const int64_t width = shape.unknown_rank() || shape.rank() == 0 ? -1 : shape.dims().back();
-  std::vector<Dims> windowed(static_cast<size_t>(c.num_inputs));
+  std::vector<Dims> windowed(windows.empty() ? 0 : static_cast<size_t>(c.num_inputs));  // none: no allocation
   for (int i = 0; i < c.num_inputs; ++i) {
     const Window w = window_of(windows, i);
     if (w.columns == 0) continue;

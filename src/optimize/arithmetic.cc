@@ -38,11 +38,6 @@ bool same_shape(const TensorShape& a, const TensorShape& b) {
 // The result of `n` (one output) keeps x's shape, so replacing it by x is exact.
 bool keeps_shape(const Node& n, const Output& x) { return same_shape(n.out_shapes[0], shape(x)); }
 
-std::vector<int64_t> const_ints(const Output& o) {
-  const ops::TensorImpl* t = o.node->const_value();
-  return t ? ops::int_values(*t) : std::vector<int64_t>{};
-}
-
 class ArithmeticSimplification : public Pass {
  public:
   const char* name() const override { return "arithmetic_simplification"; }

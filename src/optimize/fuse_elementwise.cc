@@ -14,7 +14,6 @@
 
 #include "ops/channel_vector.h"
 #include "ops/fused.h"
-#include "ops/helpers.h"
 #include "ops/op_list.h"
 #include "ops/widen.h"
 #include "optimize/pass.h"
@@ -67,14 +66,6 @@ bool operands_ok(const Node& n, const Dims& dims) {
   return true;
 }
 
-// Ints of a constant vector or scalar.
-bool const_ints(const Output& o, std::vector<int64_t>* v) {
-  const ops::TensorImpl* t = o.node->const_value();
-  if (!t || (t->dtype != DType::Int32 && t->dtype != DType::Int64) || t->dims.size() > 1) return false;
-  *v = ops::int_values(*t);
-  return true;
-}
-
 // Where `o` (of a group's shape, last dimension `width`) is columns [offset, offset + width)
 // of a tensor of the same rank whose other dimensions are o's: that tensor and the window.
 struct ColumnWindow {
@@ -97,7 +88,8 @@ bool column_window(const Output& o, const Dims& dims, ColumnWindow* w) {
   if (n.op == &ops::op::Split()) {
     const Output value = n.inputs[1];
     const TensorShape& vs = value.node->out_shapes[value.index];
-    if (vs.unknown_rank() || vs.rank() != rank || !const_ints(n.inputs[0], &v) || v.size() != 1) return false;
+    v = const_ints(n.inputs[0]);
+    if (vs.unknown_rank() || vs.rank() != rank || v.size() != 1) return false;
     const int64_t axis = v[0] < 0 ? v[0] + rank : v[0];
     const int64_t columns = vs.dims().back(), parts = n.attrs.i(kSplitNum);
     if (axis != rank - 1 || columns <= width || parts <= 0 || columns != parts * width) return false;
@@ -109,9 +101,9 @@ bool column_window(const Output& o, const Dims& dims, ColumnWindow* w) {
     return false;
   const Output value = n.inputs[0];
   const TensorShape& vs = value.node->out_shapes[value.index];
-  std::vector<int64_t> begin, end;
-  if (vs.unknown_rank() || vs.rank() != rank || !const_ints(n.inputs[1], &begin) || !const_ints(n.inputs[2], &end) ||
-      !const_ints(n.inputs[3], &v) || static_cast<int64_t>(begin.size()) != rank ||
+  const std::vector<int64_t> begin = const_ints(n.inputs[1]), end = const_ints(n.inputs[2]);
+  v = const_ints(n.inputs[3]);
+  if (vs.unknown_rank() || vs.rank() != rank || static_cast<int64_t>(begin.size()) != rank ||
       static_cast<int64_t>(end.size()) != rank || static_cast<int64_t>(v.size()) != rank)
     return false;
   const int64_t begin_mask = n.attrs.i(kSliceBeginMask), end_mask = n.attrs.i(kSliceEndMask);

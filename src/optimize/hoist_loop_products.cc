@@ -139,7 +139,7 @@ class HoistLoopProducts : public Pass {
       // One site per loop per run: the body is copied for it; the next round finds the next.
       for (int var = 0; var < static_cast<int>(loop.inputs.size()); ++var) {
         Site site;
-        if (!find_site(g, outer, Loop{loop, body, cond, inner, in_cond}, var, &site)) continue;
+        if (!find_site(outer, Loop{loop, body, cond, inner, in_cond}, var, &site)) continue;
         hoist(g, loop, site);
         changed = true;
         break;
@@ -158,7 +158,7 @@ class HoistLoopProducts : public Pass {
     const Readers& in_cond;
   };
 
-  static bool find_site(const Graph& g, const Readers& outer, const Loop& l, int var, Site* site) {
+  static bool find_site(const Readers& outer, const Loop& l, int var, Site* site) {
     const Node& loop = l.node;
     const Graph& body = l.body;
     const Graph& cond = l.cond;

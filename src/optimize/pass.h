@@ -25,6 +25,10 @@ struct PassContext {
   const OptimizerOptions& options;
 };
 
+// The values of a constant integer scalar or vector (a perm, a shape, begin/end of a
+// slice); empty when `o` is not one.
+std::vector<int64_t> const_ints(const Output& o);
+
 class Pass {
  public:
   virtual ~Pass() = default;

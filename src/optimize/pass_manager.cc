@@ -1,6 +1,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "ops/helpers.h"
 #include "optimize/pass.h"
 
 namespace kiln::optimize {
@@ -9,6 +10,12 @@ std::string PassStats::str() const {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%s: %d -> %d nodes (%.0f us)", pass.c_str(), nodes_before, nodes_after, micros);
   return buf;
+}
+
+std::vector<int64_t> const_ints(const Output& o) {
+  const ops::TensorImpl* t = o.node->const_value();
+  if (!t || (t->dtype != DType::Int32 && t->dtype != DType::Int64) || t->dims.size() > 1) return {};
+  return ops::int_values(*t);
 }
 
 UseCounts::UseCounts(const graph::Graph& g) : uses(g.num_nodes(), 0), pinned(g.num_nodes(), 0) {
