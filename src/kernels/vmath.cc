@@ -20,6 +20,9 @@ KILN_VMATH_DISPATCH(vsqrt)
 KILN_VMATH_DISPATCH(vrsqrt)
 #undef KILN_VMATH_DISPATCH
 
+KILN_ISA_DECLARE(void vdivide_by_scalar(const float* x, float s, float* y, int64_t n))
+void vdivide_by_scalar(const float* x, float s, float* y, int64_t n) { KILN_ISA_CALL(vdivide_by_scalar, x, s, y, n); }
+
 KILN_ISA_DECLARE(void verfc(const float* x, float* y, int64_t n))
 void verfc(const float* x, float* y, int64_t n) { KILN_ISA_CALL(verfc, x, y, n); }
 

@@ -16,6 +16,10 @@ KILN_VMATH(vsqrt)
 KILN_VMATH(vrsqrt)
 #undef KILN_VMATH
 
+// y = x / s, float32, with exactly division's results: at the AVX-512 level three fused
+// multiply-adds per 16 lanes instead of vdivps (kernels/isa/vmath_isa.cc says why it is exact).
+void vdivide_by_scalar(const float* x, float s, float* y, int64_t n);
+
 // The complementary error function, float32 (GELU's, as TensorFlow writes it): glibc's vector
 // math library (libmvec, glibc >= 2.35) at the CPU's vector width, within 3 ulps of the scalar
 // erfcf (tests/ops/vmath_erf_test.cc); where libmvec is missing, the scalar erfcf. Erf stays

@@ -113,6 +113,51 @@ void verfc(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::erfc(x[i]);
 }
 
+// A pass that only divides (x / 3 in a fused chain, a mean's count) waits on the divider:
+// vdivps takes ten cycles per 16 floats on Skylake-SP and Ice Lake. Three multiply-adds give
+// the same quotients bit for bit, by Markstein's lemma (as proved in Russinoff's "Formal
+// Verification of Floating-Point Hardware Design", ch. 13): with y = RN(1/b) and q within one
+// ulp of a/b, r = a - b*q is exact (one fused multiply-add) and RN(q + r*y) = RN(a/b).
+// Here y = RN(1/|s|) comes from one scalar division; q = x*y. (The code forms |s|*q - x, r
+// negated, so that a -0 numerator keeps its sign; a negative s flips the sign at the end.)
+// Vectors with a lane outside |x| in [2^-62, 2^62] (zeros excepted), and s outside
+// [2^-63, 2^63], divide: inside, every intermediate is a normal number and r is exact.
+// tests/ops/fast_division_test.cc compares every significand at the range's edges, the
+// specials and random pairs with division. (Not worth it where other arithmetic fills the
+// pass: sigmoid's divisions run in the divider beside its exp, and the same sequence there
+// made it slower. Nor at AVX2: vdivps's 8 lanes take about as long as the sequence.)
+void vdivide_by_scalar(const float* x, float s, float* y, int64_t n) {
+#if defined(__AVX512F__)
+  const float a = std::fabs(s);
+  if (a >= 0x1p-63f && a <= 0x1p63f) {
+    const float recip = 1.f / a;
+    const __m512 sv = _mm512_set1_ps(a), yv = _mm512_set1_ps(recip), div = _mm512_set1_ps(s);
+    const __m512i sign = _mm512_set1_epi32(std::signbit(s) ? int(0x80000000u) : 0),
+                  magnitude = _mm512_set1_epi32(0x7FFFFFFF);
+    const __m512i low = _mm512_set1_epi32(0x20800000),
+                  span = _mm512_set1_epi32(0x5E800000 - 0x20800000);  // 2^-62, 2^62
+    for (int64_t i = 0; i < n; i += 16) {
+      const __mmask16 lanes = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+      const __m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
+      const __m512i bits = _mm512_and_si512(_mm512_castps_si512(v), magnitude);
+      const __mmask16 ok = _mm512_cmple_epu32_mask(_mm512_sub_epi32(bits, low), span) |
+                           _mm512_cmpeq_epi32_mask(bits, _mm512_setzero_si512());
+      __m512 q;
+      if (ok == 0xFFFF) {
+        q = _mm512_mul_ps(v, yv);
+        q = _mm512_fnmadd_ps(_mm512_fmsub_ps(sv, q, v), yv, q);
+        q = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(q), sign));
+      } else {
+        q = _mm512_div_ps(v, div);
+      }
+      _mm512_mask_storeu_ps(y + i, lanes, q);
+    }
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / s;
+}
+
 void vexp(const float* x, float* y, int64_t n) { exp_impl(x, y, n); }
 void vexp(const double* x, double* y, int64_t n) { exp_impl(x, y, n); }
 void vsigmoid(const float* x, float* y, int64_t n) { sigmoid_impl(x, y, n); }
