@@ -20,6 +20,7 @@
 
 #include "ops/helpers.h"
 #include "ops/op_list.h"
+#include "optimize/loop_readers.h"
 #include "optimize/pass.h"
 
 namespace kiln::optimize {
@@ -28,33 +29,6 @@ namespace {
 const int kCond = ops::attr_index(op::While(), "cond");
 const int kBody = ops::attr_index(op::While(), "body");
 const int kGetItemDtype = ops::attr_index(op::TensorListGetItem(), "element_dtype");
-
-// The value an output is, through Identity nodes (their control inputs order, not change).
-Output through_identities(Output o) {
-  while (o.node->op == &op::Identity() && o.node->inputs.size() == 1) o = o.node->inputs[0];
-  return o;
-}
-
-// Who reads each node's outputs: data inputs (node, input index) and graph outputs.
-struct Readers {
-  std::vector<std::vector<std::pair<Node*, int>>> data;  // by node id
-  std::vector<std::vector<int>> outputs;                 // graph output indices, by node id
-  std::vector<char> awaited;                             // a control input of some node
-  explicit Readers(const Graph& g) : data(g.num_nodes()), outputs(g.num_nodes()), awaited(g.num_nodes(), 0) {
-    for (const auto& n : g.nodes()) {
-      for (int i = 0; i < static_cast<int>(n->inputs.size()); ++i) data[n->inputs[i].node->id].push_back({n.get(), i});
-      for (const Node* c : n->control_inputs) awaited[c->id] = 1;
-    }
-    for (int i = 0; i < static_cast<int>(g.outputs.size()); ++i) outputs[g.outputs[i].node->id].push_back(i);
-  }
-  bool output_read(const Node& n, int index) const {
-    for (const auto& [user, slot] : data[n.id])
-      if (user->inputs[slot].index == index) return true;
-    for (int o : outputs[n.id])
-      if (n.graph->outputs[o].index == index) return true;
-    return false;
-  }
-};
 
 // A shape written as a Const element_shape input (-1 for an unknown dim, a scalar -1 for an
 // unknown rank); false if it is not a Const or not such a shape.

@@ -47,6 +47,7 @@ std::unique_ptr<Pass> make_fuse_contraction();
 std::unique_ptr<Pass> make_fuse_weight_update();
 std::unique_ptr<Pass> make_refine_shapes();
 std::unique_ptr<Pass> make_hoist_loop_products();
+std::unique_ptr<Pass> make_hoist_concat_products();
 
 struct PassStats {
   std::string pass;

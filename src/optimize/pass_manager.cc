@@ -38,7 +38,10 @@ std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options
   if (options.contraction_fusion || options.elementwise_fusion) passes.push_back(make_refine_shapes());
   // Before fusion, which would fuse a loop body's product away from its list read; it kills
   // the product it moves, so only with pruning.
-  if (options.contraction_fusion && options.prune) passes.push_back(make_hoist_loop_products());
+  if (options.contraction_fusion && options.prune) {
+    passes.push_back(make_hoist_loop_products());
+    passes.push_back(make_hoist_concat_products());
+  }
   if (options.contraction_fusion) {
     passes.push_back(make_fold_pad());
     passes.push_back(make_fuse_contraction());
