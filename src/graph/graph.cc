@@ -31,12 +31,14 @@ std::string Graph::unique_name(const std::string& raw_hint) {
   std::string hint;
   for (const auto& s : scopes_) hint += s + "/";
   hint += raw_hint;
-  auto it = name_counts_.find(hint);
-  if (it == name_counts_.end() && !by_name_.count(hint)) {
-    name_counts_[hint] = 1;
+  // A hint not seen before and no node's name yet is the name; otherwise hint_N, counting
+  // on from where the hint's last name left off (one lookup for the common cases).
+  auto [it, first] = name_counts_.try_emplace(hint, 0);
+  if (first && !by_name_.count(hint)) {
+    it->second = 1;
     return hint;
   }
-  int& n = name_counts_[hint];
+  int& n = it->second;
   std::string candidate;
   do {
     candidate = hint + "_" + std::to_string(n++);
@@ -55,10 +57,17 @@ Node* Graph::find(const std::string& name) const {
 Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs_in,
                       ops::Attrs attrs, std::vector<Node*> control_inputs) {
   attrs = ops::with_defaults(op, std::move(attrs));
-  std::vector<ops::InputInfo> infos;
-  infos.reserve(inputs_in.size());
-  for (const Output& o : inputs_in) infos.push_back(input_info(o));
-  ops::InferContext ctx{op, infos.data(), static_cast<int>(infos.size()), attrs};
+  // Most ops have a few inputs: their infos on the stack, not one allocation per node.
+  constexpr size_t kFewInputs = 8;
+  ops::InputInfo few[kFewInputs];
+  std::vector<ops::InputInfo> many;
+  ops::InputInfo* infos = few;
+  if (inputs_in.size() > kFewInputs) {
+    many.resize(inputs_in.size());
+    infos = many.data();
+  }
+  for (size_t i = 0; i < inputs_in.size(); ++i) infos[i] = input_info(inputs_in[i]);
+  ops::InferContext ctx{op, infos, static_cast<int>(inputs_in.size()), attrs};
   ops::UnseenValueProbe probe;
   eager::infer_concrete(ctx);
 
@@ -163,6 +172,8 @@ namespace kiln::graph {
 
 void Graph::copy_nodes_into(Graph& g) const {
   g.has_custom_gradient = has_custom_gradient;
+  g.nodes_.reserve(g.nodes_.size() + nodes_.size());
+  g.by_name_.reserve(g.by_name_.size() + nodes_.size());  // one table, not a rehash per doubling
   std::vector<Node*> map(nodes_.size());
   for (const auto& n : nodes_) {
     auto c = std::make_unique<Node>(*n);
@@ -179,11 +190,11 @@ void Graph::copy_nodes_into(Graph& g) const {
 }
 
 std::unique_ptr<Graph> Graph::clone(std::shared_ptr<FunctionLibrary> library) const {
-  auto g = std::make_unique<Graph>();
-  g->library_owner_ = library ? std::move(library) : (library_owner_ ? library_owner_ : nullptr);
-  if (!g->library_owner_) throw InternalError("Graph::clone of a function body: clone its library instead");
-  g->library_ = g->library_owner_.get();
-  g->function_name_ = function_name_;
+  if (!library) library = library_owner_;
+  if (!library) throw InternalError("Graph::clone of a function body: clone its library instead");
+  // (The body constructor: a root graph's own would make a library only to drop it.)
+  std::unique_ptr<Graph> g(new Graph(library.get(), nullptr, function_name_));
+  g->library_owner_ = std::move(library);
   copy_nodes_into(*g);
   return g;
 }

@@ -1,8 +1,9 @@
-// hoist_concat_products: a loop whose body multiplies [u, v] (a ConcatV2 along the columns)
-// by a matrix W, where the loop changes neither u nor W (a recurrent cell's
+// hoist_concat_products: a loop whose body multiplies [u, v] or [v, u] (a ConcatV2 along the
+// columns) by a matrix W, where the loop changes neither u nor W (a recurrent cell's
 // `matmul(concat([x, h], 1), w)` over a fixed x: a decoder's context, the benchmark's LSTM),
 // does u · W[:k] once before the loop instead of on every step: inside, the product is
-// u · W[:k] + v · W[k:], with u · W[:k] a loop variable in u's place and W[k:] in W's.
+// u · W[:k] + v · W[k:] (for [v, u], W's last k rows are u's), with u's share a loop
+// variable in u's place and v's rows of W in W's.
 // Each step then multiplies only v's columns: two thirds of the work for the LSTM of
 // bench_peers (32 input and 64 hidden units). XLA does the same (its dot-of-concat rewrite,
 // then loop-invariant code motion).
@@ -55,10 +56,11 @@ bool read_only_by(const Readers& r, const Node& n, const Node* user, int var) {
 }
 
 struct Site {
-  Node* product = nullptr;  // MatMul(ConcatV2([u, v], 1), W) in the body
+  Node* product = nullptr;  // MatMul(ConcatV2([u, v] or [v, u], 1), W) in the body
   Node* concat = nullptr;
+  int u_at = 0;  // u's place in the concatenation
   int u_var = -1, w_var = -1;
-  int64_t u_columns = 0;
+  int64_t u_columns = 0, w_rows = 0;
 };
 
 class HoistConcatProducts : public Pass {
@@ -108,8 +110,13 @@ class HoistConcatProducts : public Pass {
     if (concat->out_shapes[0].rank() != 2) return false;
     const std::vector<int64_t> axis = const_ints(concat->inputs[2]);
     if (axis.size() != 1 || (axis[0] != 1 && axis[0] != -1)) return false;
-    // u: a loop variable passed through, read by the concatenation alone, of known columns.
-    const int u_var = invariant_var(body, concat->inputs[0]);
+    // u: a loop variable passed through, read by the concatenation alone, of known columns;
+    // the first operand if it is one, else the second.
+    int u_at = 0, u_var = invariant_var(body, concat->inputs[0]);
+    if (u_var < 0) {
+      u_at = 1;
+      u_var = invariant_var(body, concat->inputs[1]);
+    }
     const int w_var = invariant_var(body, product->inputs[1]);
     if (u_var < 0 || w_var < 0 || u_var == w_var) return false;
     const Node* u = body.inputs[u_var];
@@ -117,14 +124,20 @@ class HoistConcatProducts : public Pass {
     const TensorShape& us = u->out_shapes[0];
     const TensorShape& ws = w->out_shapes[0];
     if (us.rank() != 2 || us.dim(1) < 1 || ws.rank() != 2 || ws.dim(0) <= us.dim(1)) return false;
-    if (through_identities(concat->inputs[1]).node == u) return false;  // [u, u]: nothing varies
+    if (through_identities(concat->inputs[1 - u_at]).node == u) return false;  // [u, u]: nothing varies
     if (!read_only_by(inner, *u, concat, u_var) || !read_only_by(inner, *w, product, w_var)) return false;
     // Nobody else sees the two variables: not the condition, not the loop's users.
     for (int var : {u_var, w_var}) {
       const Node* c = cond.inputs[static_cast<size_t>(var)];
       if (!in_cond.data[c->id].empty() || !in_cond.outputs[c->id].empty() || outer.output_read(loop, var)) return false;
     }
-    *site = Site{.product = product, .concat = concat, .u_var = u_var, .w_var = w_var, .u_columns = us.dim(1)};
+    *site = Site{.product = product,
+                 .concat = concat,
+                 .u_at = u_at,
+                 .u_var = u_var,
+                 .w_var = w_var,
+                 .u_columns = us.dim(1),
+                 .w_rows = ws.dim(0)};
     return true;
   }
 
@@ -153,7 +166,8 @@ class HoistConcatProducts : public Pass {
       Node* size = g.add_const(int_vector({rows, -1}), scope + "/" + name + "_size");
       return Output{g.add_node(op::Slice(), scope + "/" + name, {w, {begin, 0}, {size, 0}}, {}), 0};
     };
-    const Output w_u = slice("u_rows", 0, k), w_v = slice("v_rows", k, -1);
+    const int64_t v_rows = s.w_rows - k;
+    const Output w_u = slice("u_rows", s.u_at == 0 ? 0 : v_rows, k), w_v = slice("v_rows", s.u_at == 0 ? k : 0, v_rows);
     Node* u_product = g.add_node(op::MatMul(), scope + "/u_product", {loop.inputs[static_cast<size_t>(s.u_var)], w_u},
                                  s.product->attrs);
     loop.inputs[static_cast<size_t>(s.u_var)] = Output{u_product, 0};
@@ -174,7 +188,8 @@ class HoistConcatProducts : public Pass {
     Node* concat = body.node(s.concat->id);
     Node* v_product =
         body.add_node(op::MatMul(), product->name + "/v_product",
-                      {concat->inputs[1], {body.inputs[static_cast<size_t>(s.w_var)], 0}}, product->attrs);
+                      {concat->inputs[static_cast<size_t>(1 - s.u_at)], {body.inputs[static_cast<size_t>(s.w_var)], 0}},
+                      product->attrs);
     Node* sum = body.add_node(op::AddV2(), product->name + "/sum",
                               {{body.inputs[static_cast<size_t>(s.u_var)], 0}, {v_product, 0}}, {});
     body.replace_uses({{{product, 0}, Output{sum, 0}}});
