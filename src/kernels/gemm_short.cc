@@ -1,6 +1,6 @@
-// The short GEMMs' entry points: the kernels exist at the AVX-512 level only
-// (kernels/isa/gemm_short_isa.cc), and short_inner_tn / short_rows_nn send work here only
-// when the CPU runs at that level.
+// The short GEMMs' entry points: the kernels exist at the AVX-512 level (and the few-rows
+// product at AVX2 too; kernels/isa/gemm_short_isa.cc), and short_inner_tn / short_rows_nn
+// send work here only when the CPU runs at such a level.
 #include "kernels/gemm_short.h"
 
 #include <stdexcept>
@@ -23,6 +23,7 @@ namespace {
 void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
 #if defined(KILN_HAVE_ISA_VARIANTS)
   if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx512) return isa_avx512::gemm_short_rows(m, n, k, a, b, c);
+  if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx2) return isa_avx2::gemm_short_rows(m, n, k, a, b, c);
 #endif
   (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
   no_avx512("gemm_short_rows");

@@ -30,9 +30,18 @@ inline bool short_inner_tn(bool transpose_a, bool transpose_b, int64_t m, int64_
 // short for the library GEMM's packing to pay (it copies all of B to read it once: a 1x1280
 // times 1280x1000 classifier took 414 us through OpenBLAS, 187 here). All M rows of a
 // 32-column panel stay in registers over k.
-inline bool short_rows_nn(bool transpose_a, bool transpose_b, int64_t m, int64_t n) {
-  return ::kiln::detail::g_cpu_isa == ::kiln::CpuIsa::kAvx512 && !transpose_a && !transpose_b && m >= 1 && m <= 14 &&
-         n > 16;
+// At the AVX2 level (16 registers: 6 rows at a time), up to 8 rows and a B of at most 1 MB,
+// which stays in cache across the row blocks that each read it.
+inline bool short_rows_nn(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k) {
+  if (transpose_a || transpose_b || m < 1 || n <= 16) return false;
+  switch (::kiln::detail::g_cpu_isa) {
+    case ::kiln::CpuIsa::kAvx512:
+      return m <= 14;
+    case ::kiln::CpuIsa::kAvx2:
+      return m <= 8 && k * n <= (int64_t{1} << 18);
+    default:
+      return false;
+  }
 }
 void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c);
 

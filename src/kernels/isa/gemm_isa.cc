@@ -419,7 +419,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
   const int64_t work = m * n * k;
   if constexpr (std::is_same_v<T, float>) {  // no packing, C written once (kernels/gemm_short.h)
     if (short_inner_tn(ta, tb, m, n, k)) return gemm_tn_short(m, n, k, a, b, StoreRule{.out = c, .ld = n});
-    if (work >= kSmallGemmWork && short_rows_nn(ta, tb, m, n)) return gemm_short_rows(m, n, k, a, b, c);
+    if (work >= kSmallGemmWork && short_rows_nn(ta, tb, m, n, k)) return gemm_short_rows(m, n, k, a, b, c);
   }
   if constexpr (std::is_floating_point_v<T>) {
     if (work >= kParallelGemmWork && std::max(m, n) >= 64 && intra_op_threads() > 1)
