@@ -24,8 +24,6 @@
 namespace kiln::optimize {
 namespace {
 
-const int kCond = ops::attr_index(op::While(), "cond");
-const int kBody = ops::attr_index(op::While(), "body");
 const int kPlaceholderShape = ops::attr_index(op::Placeholder(), "shape");
 
 // The loop variable whose body argument `o` is (through Identities), when the body passes it
@@ -68,31 +66,16 @@ class HoistConcatProducts : public Pass {
   const char* name() const override { return "hoist_concat_products"; }
 
   bool run(Graph& g, const PassContext&) override {
-    const int n = g.num_nodes();
-    bool any_loop = false;
-    for (int id = 0; id < n && !any_loop; ++id) any_loop = g.node(id)->op->has(ops::kLoop);
-    if (!any_loop) return false;
-    const Readers outer(g);
-    bool changed = false;
-    for (int id = 0; id < n; ++id) {
-      Node& loop = *g.node(id);
-      if (!loop.op->has(ops::kLoop)) continue;
-      const Graph& body = g.library().get(loop.attrs.func(kBody).name);
-      const Graph& cond = g.library().get(loop.attrs.func(kCond).name);
-      const size_t vars = loop.inputs.size();
-      if (body.inputs.size() != vars || body.outputs.size() != vars || cond.inputs.size() != vars ||
-          loop.out_shapes.size() != vars)
-        continue;
+    return rewrite_loops(g, [&g](Node& loop, const Graph& body, const Graph& cond, const Readers& outer) {
       const Readers inner(body), in_cond(cond);
       Site site;
       for (const auto& node : body.nodes())
         if (find_site(outer, loop, body, cond, inner, in_cond, node.get(), &site)) {
           hoist(g, loop, site);
-          changed = true;
-          break;  // the body was copied; the next round finds the next site
+          return true;  // the body was copied; the next round finds the next site
         }
-    }
-    return changed;
+      return false;
+    });
   }
 
  private:
@@ -176,12 +159,12 @@ class HoistConcatProducts : public Pass {
     loop.out_shapes[static_cast<size_t>(s.u_var)] = u_shape;
     loop.out_shapes[static_cast<size_t>(s.w_var)] = w_shape;
     // The condition's copy takes the new shapes (it reads neither).
-    Graph& cond = *g.library().add_copy(loop.attrs.func(kCond).name);
+    Graph& cond = *g.library().add_copy(loop.attrs.func(kLoopCond).name);
     reshape_argument(cond, s.u_var, u_shape);
     reshape_argument(cond, s.w_var, w_shape);
-    loop.attrs[kCond] = ops::FuncRef{cond.function_name()};
+    loop.attrs[kLoopCond] = ops::FuncRef{cond.function_name()};
     // The body's copy: u's argument is now u's product, W's is W[k:]; v · W[k:] is added.
-    Graph& body = *g.library().add_copy(loop.attrs.func(kBody).name);
+    Graph& body = *g.library().add_copy(loop.attrs.func(kLoopBody).name);
     reshape_argument(body, s.u_var, u_shape);
     reshape_argument(body, s.w_var, w_shape);
     Node* product = body.node(s.product->id);
@@ -198,7 +181,7 @@ class HoistConcatProducts : public Pass {
     for (int var : {s.u_var, s.w_var})
       body.outputs[static_cast<size_t>(var)] = Output{body.inputs[static_cast<size_t>(var)], 0};
     body.compact_order(true);
-    loop.attrs[kBody] = ops::FuncRef{body.function_name()};
+    loop.attrs[kLoopBody] = ops::FuncRef{body.function_name()};
   }
 };
 

@@ -26,8 +26,6 @@
 namespace kiln::optimize {
 namespace {
 
-const int kCond = ops::attr_index(op::While(), "cond");
-const int kBody = ops::attr_index(op::While(), "body");
 const int kGetItemDtype = ops::attr_index(op::TensorListGetItem(), "element_dtype");
 
 // A shape written as a Const element_shape input (-1 for an unknown dim, a scalar -1 for an
@@ -93,21 +91,7 @@ class HoistLoopProducts : public Pass {
   const char* name() const override { return "hoist_loop_products"; }
 
   bool run(Graph& g, const PassContext&) override {
-    const int n = g.num_nodes();
-    // Most graphs have no loop: who reads what is worth building only for one that has.
-    bool any_loop = false;
-    for (int id = 0; id < n && !any_loop; ++id) any_loop = g.node(id)->op->has(ops::kLoop);
-    if (!any_loop) return false;
-    const Readers outer(g);
-    bool changed = false;
-    for (int id = 0; id < n; ++id) {
-      Node& loop = *g.node(id);
-      if (!loop.op->has(ops::kLoop)) continue;
-      const Graph& body = g.library().get(loop.attrs.func(kBody).name);
-      const Graph& cond = g.library().get(loop.attrs.func(kCond).name);
-      if (body.inputs.size() != loop.inputs.size() || body.outputs.size() != loop.inputs.size() ||
-          cond.inputs.size() != loop.inputs.size())
-        continue;
+    return rewrite_loops(g, [&g](Node& loop, const Graph& body, const Graph& cond, const Readers& outer) {
       // Who reads what in the body and condition: built once per loop, asked once per variable.
       const Readers inner(body), in_cond(cond);
       // One site per loop per run: the body is copied for it; the next round finds the next.
@@ -115,11 +99,10 @@ class HoistLoopProducts : public Pass {
         Site site;
         if (!find_site(outer, Loop{loop, body, cond, inner, in_cond}, var, &site)) continue;
         hoist(g, loop, site);
-        changed = true;
-        break;
+        return true;
       }
-    }
-    return changed;
+      return false;
+    });
   }
 
  private:
@@ -234,14 +217,14 @@ class HoistLoopProducts : public Pass {
     Node* shape = g.add_const(shape_vector(item), scope + "/element_shape");
     Node* list = g.add_node(op::TensorListFromTensor(), scope + "/list", {{product, 0}, {shape, 0}}, {});
     // The loop's own copy of its body reads the products' list where it read the sequence.
-    Graph& body = *g.library().add_copy(loop.attrs.func(kBody).name);
+    Graph& body = *g.library().add_copy(loop.attrs.func(kLoopBody).name);
     Node* get_item = body.node(s.get_item->id);
     Node* read_shape = body.add_const(shape_vector(item), get_item->name + "/hoisted_shape");
     Node* read = body.add_node(op::TensorListGetItem(), get_item->name + "/hoisted",
                                {{body.inputs[s.var], 0}, get_item->inputs[1], {read_shape, 0}}, get_item->attrs);
     body.replace_uses({{{body.node(s.product->id), 0}, Output{read, 0}}});
     body.compact_order(true);
-    loop.attrs[kBody] = ops::FuncRef{body.function_name()};
+    loop.attrs[kLoopBody] = ops::FuncRef{body.function_name()};
     loop.inputs[s.var] = Output{list, 0};
   }
 };

@@ -1,5 +1,5 @@
 // What the loop passes (hoist_loop_products, hoist_concat_products) ask of a graph: what an
-// output is through Identity nodes, and who reads each node.
+// output is through Identity nodes, who reads each node, and its loops one by one.
 #pragma once
 #include <utility>
 #include <vector>
@@ -34,5 +34,34 @@ struct Readers {
     return false;
   }
 };
+
+inline const int kLoopCond = ops::attr_index(op::While(), "cond");
+inline const int kLoopBody = ops::attr_index(op::While(), "body");
+
+// Runs visit(loop, body, cond, outer) for each While of `g` whose body and condition take one
+// argument per loop variable and whose body returns one result per variable; `outer` is who
+// reads what in `g`. Returns whether any visit changed the graph (each says). A graph without
+// a loop costs one scan.
+template <class Visit>
+bool rewrite_loops(Graph& g, Visit visit) {
+  const int n = g.num_nodes();
+  bool any_loop = false;
+  for (int id = 0; id < n && !any_loop; ++id) any_loop = g.node(id)->op->has(ops::kLoop);
+  if (!any_loop) return false;
+  const Readers outer(g);
+  bool changed = false;
+  for (int id = 0; id < n; ++id) {
+    Node& loop = *g.node(id);
+    if (!loop.op->has(ops::kLoop)) continue;
+    const Graph& body = g.library().get(loop.attrs.func(kLoopBody).name);
+    const Graph& cond = g.library().get(loop.attrs.func(kLoopCond).name);
+    const size_t vars = loop.inputs.size();
+    if (body.inputs.size() != vars || body.outputs.size() != vars || cond.inputs.size() != vars ||
+        loop.out_shapes.size() != vars)
+      continue;
+    changed |= visit(loop, body, cond, outer);
+  }
+  return changed;
+}
 
 }  // namespace kiln::optimize
