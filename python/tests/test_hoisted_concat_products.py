@@ -65,14 +65,34 @@ def test_the_invariant_share_of_a_concatenated_product_is_hoisted(tf, dtype, var
     assert sorted(o["type"] for o in outside) == ["MatMul", "Slice", "Slice"], outside
 
 
-@pytest.mark.parametrize("batch", [1, 7])
-def test_an_unknown_batch_is_hoisted_too(tf, batch):
-    x = np.random.default_rng(5).standard_normal((batch, INPUTS)).astype(np.float32)
-    spec = [kiln.TensorSpec([None, INPUTS], np.float32)]
-    mine = kiln.function(_cell_loop(kiln, np.float32), input_signature=spec)
-    theirs = tf.function(_cell_loop(tf, np.float32), input_signature=[tf.TensorSpec([None, INPUTS], np.float32)])
+def test_an_unknown_batch_keeps_its_product_whole_and_fails_as_tensorflow_does(tf):
+    """Rows that differ at run time make ConcatV2 fail; the two shares' sum would broadcast."""
+    spec = lambda m: [m.TensorSpec([None, INPUTS], np.float32)]
+    mine = kiln.function(_cell_loop(kiln, np.float32), input_signature=spec(kiln))
+    theirs = tf.function(_cell_loop(tf, np.float32), input_signature=spec(tf))
+    x = np.random.default_rng(5).standard_normal((7, INPUTS)).astype(np.float32)
     np.testing.assert_allclose(mine(kiln.constant(x)).numpy(), theirs(tf.constant(x)).numpy(), rtol=1e-5, atol=1e-5)
-    assert "hoist_concat_products" in _report(mine.get_concrete_function())
+    assert "hoist_concat_products" not in _report(mine.get_concrete_function())
+
+    def mismatched(m):
+        w = m.constant(np.ones((INPUTS + UNITS, UNITS), np.float32))
+
+        def run(x):
+            def cell(i, x, h):
+                return i + 1, x, m.tanh(m.matmul(m.concat([x, h], 1), w))
+
+            h0 = m.zeros([1, UNITS])
+            return m.while_loop(lambda i, x, h: i < 3, cell, [m.constant(0), x, h0],
+                                shape_invariants=[m.TensorShape([]), m.TensorShape([None, INPUTS]),
+                                                  m.TensorShape([None, UNITS])])[2]
+
+        return m.function(run, input_signature=spec(m))
+
+    x5 = np.ones((5, INPUTS), np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        mismatched(tf)(tf.constant(x5))
+    with pytest.raises(kiln.errors.InvalidArgumentError):
+        mismatched(kiln)(kiln.constant(x5))
 
 
 @pytest.mark.parametrize("variant", ["u changes", "cond reads u", "caller reads u", "w read elsewhere"])

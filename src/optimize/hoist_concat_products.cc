@@ -10,8 +10,10 @@
 //
 // The variables are replaced only when nothing else can tell: in the body, u and W are read
 // by that product alone (through Identities) and passed through unchanged; the condition
-// and the loop's users never read them; u's columns are known. Body and condition are
-// rewritten in copies (library::add_copy): other loops that share them keep them.
+// and the loop's users never read them; u's columns are known, and u and v have the same
+// known number of rows (a served model's unknown batch is left alone: rows that differed at
+// run time would make ConcatV2 fail, but the two shares' sum broadcast). Body and condition
+// are rewritten in copies (library::add_copy): other loops that share them keep them.
 // Like hoist_loop_products, not bit for bit: each element of the product is summed in two
 // parts, u's and v's, then added, where the single product summed them in one run (as a
 // library GEMM that blocks the inner dimension does), so results can differ in their last
@@ -107,6 +109,11 @@ class HoistConcatProducts : public Pass {
     const TensorShape& us = u->out_shapes[0];
     const TensorShape& ws = w->out_shapes[0];
     if (us.rank() != 2 || us.dim(1) < 1 || ws.rank() != 2 || ws.dim(0) <= us.dim(1)) return false;
+    // The same known number of rows in u and v: where ConcatV2 would fail on rows that differ
+    // at run time, the sum of the two shares would broadcast one row instead.
+    const Output v = concat->inputs[static_cast<size_t>(1 - u_at)];
+    const TensorShape& vs = v.node->out_shapes[static_cast<size_t>(v.index)];
+    if (vs.rank() != 2 || us.dim(0) < 0 || vs.dim(0) != us.dim(0)) return false;
     if (through_identities(concat->inputs[1 - u_at]).node == u) return false;  // [u, u]: nothing varies
     if (!read_only_by(inner, *u, concat, u_var) || !read_only_by(inner, *w, product, w_var)) return false;
     // Nobody else sees the two variables: not the condition, not the loop's users.
