@@ -15,8 +15,8 @@ KILN_ISA_DECLARE(template <class Rule>
                  void gemm_tn_short(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule))
 
 namespace {
-[[noreturn]] void no_avx512(const char* what) {
-  throw std::logic_error(std::string(what) + " runs on the AVX-512 level only (its predicate is false here)");
+[[noreturn]] void no_kernel(const char* what) {
+  throw std::logic_error(std::string(what) + " has no kernel at this level (its predicate is false here)");
 }
 }  // namespace
 
@@ -26,7 +26,7 @@ void gemm_short_rows(int64_t m, int64_t n, int64_t k, const float* a, const floa
   if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx2) return isa_avx2::gemm_short_rows(m, n, k, a, b, c);
 #endif
   (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
-  no_avx512("gemm_short_rows");
+  no_kernel("gemm_short_rows");
 }
 
 template <class Rule>
@@ -35,7 +35,7 @@ void gemm_tn_short(int64_t m, int64_t n, int64_t k, const float* a, const float*
   if (::kiln::detail::g_cpu_isa == CpuIsa::kAvx512) return isa_avx512::gemm_tn_short(m, n, k, a, b, rule);
 #endif
   (void)m, (void)n, (void)k, (void)a, (void)b, (void)rule;
-  no_avx512("gemm_tn_short");
+  no_kernel("gemm_tn_short");
 }
 
 template void gemm_tn_short<StoreRule>(int64_t, int64_t, int64_t, const float*, const float*, const StoreRule&);

@@ -309,8 +309,8 @@ KILN_ISA_BODY void binary_span_body(const T* x, bool x_scalar, const T* y, bool 
 }
 template <class F, class T, class R>
 void binary_span(const T* x, bool x_scalar, const T* y, bool y_scalar, R* z, int64_t n) {
-  // float32 by one divisor (x / 3, a mean's count): multiply-adds instead of the divider,
-  // with division's results (kernels/vmath.h).
+  // float32 by one divisor (x / 3): multiply-adds instead of the divider, with division's
+  // results (kernels/vmath.h).
   if constexpr (std::is_same_v<F, DivF> && std::is_same_v<T, float> && std::is_same_v<R, float>)
     if (y_scalar && !x_scalar) return kernels::vdivide_by_scalar(x, y[0], z, n);
   KILN_ISA_DISPATCH((binary_span_body<F, T, R>(x, x_scalar, y, y_scalar, z, n)));
