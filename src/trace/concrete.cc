@@ -1,6 +1,8 @@
 #include "trace/concrete.h"
 
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "graph/library.h"
 #include "optimize/pass.h"
@@ -41,16 +43,40 @@ std::vector<Tensor> ConcreteImpl::call(const Tensor* const* args, size_t num_arg
   return results;
 }
 
+namespace {
+// The bodies of `library` that `root` calls, directly or through other bodies.
+std::unordered_set<const graph::Graph*> called_bodies(const graph::Graph& root, const graph::FunctionLibrary& library) {
+  std::unordered_set<const graph::Graph*> called;
+  std::vector<const graph::Graph*> todo{&root};
+  while (!todo.empty()) {
+    const graph::Graph* g = todo.back();
+    todo.pop_back();
+    for (const auto& n : g->nodes())
+      for (const ops::FuncRef* f : ops::func_refs(n->attrs))
+        if (const graph::Graph* body = library.find(f->name); body && called.insert(body).second) todo.push_back(body);
+  }
+  return called;
+}
+}  // namespace
+
 void ConcreteImpl::compile(const OptimizerOptions& options) {
-  // Every body of the library is optimized (once) like the graph itself: loop bodies are
+  // Every body the graph calls is optimized (once) like the graph itself: loop bodies are
   // usually the hot part. The traced graph and its library stay as they were. The graph goes
   // first, and then the bodies by index: a pass may rewrite a loop's body into a new copy
-  // (hoist_loop_products), which it wants to see unfused and which is then optimized in turn.
+  // (hoist_loop_products, hoist_concat_products), which it wants to see unfused and which is
+  // then optimized in turn, while the original, called by nobody any more, is skipped.
   auto library = graph->library().clone();
   optimized = graph->clone(library);
   for (const auto& s : optimize::optimize(*optimized, options)) optimization_report.push_back(s.str());
+  std::unordered_set<const graph::Graph*> called;
+  int walked_at = -1;  // the library's size when `called` was found: a rewrite's copy grows it
   for (int i = 0; i < library->size(); ++i) {
+    if (library->size() != walked_at) {
+      called = called_bodies(*optimized, *library);
+      walked_at = library->size();
+    }
     graph::Graph& body = *library->bodies()[i];
+    if (!called.count(&body)) continue;
     for (const auto& s : optimize::optimize(body, options))
       optimization_report.push_back(body.function_name() + ": " + s.str());
   }
