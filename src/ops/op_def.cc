@@ -82,19 +82,19 @@ std::vector<const FuncRef*> func_refs(const Attrs& attrs) {
 
 size_t Attrs::hash() const {
   size_t h = static_cast<size_t>(count_);
-  for (int i = 0; i < count_; ++i) h = combine(h, hash_attr(values_[i]));
+  for (int i = 0; i < count_; ++i) h = combine(h, hash_attr((*this)[i]));
   return h;
 }
 
 bool Attrs::operator==(const Attrs& o) const {
   if (count_ != o.count_) return false;
   for (int i = 0; i < count_; ++i) {
-    if (values_[i].index() != o.values_[i].index()) return false;
-    if (std::holds_alternative<Tensor>(values_[i])) {
-      if (!tensors_equal(std::get<Tensor>(values_[i]), std::get<Tensor>(o.values_[i]))) return false;
-    } else if (std::holds_alternative<double>(values_[i])) {
+    if ((*this)[i].index() != o[i].index()) return false;
+    if (std::holds_alternative<Tensor>((*this)[i])) {
+      if (!tensors_equal(std::get<Tensor>((*this)[i]), std::get<Tensor>(o[i]))) return false;
+    } else if (std::holds_alternative<double>((*this)[i])) {
       // Bitwise, so that NaN attrs compare equal to themselves.
-      const double x = std::get<double>(values_[i]), y = std::get<double>(o.values_[i]);
+      const double x = std::get<double>((*this)[i]), y = std::get<double>(o[i]);
       if (std::memcmp(&x, &y, sizeof x) != 0) return false;
     } else {
       const bool same = std::visit(
@@ -103,9 +103,9 @@ bool Attrs::operator==(const Attrs& o) const {
             if constexpr (std::is_same_v<T, Tensor>)
               return false;  // handled above
             else
-              return x == std::get<T>(o.values_[i]);
+              return x == std::get<T>(o[i]);
           },
-          values_[i]);
+          (*this)[i]);
       if (!same) return false;
     }
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -124,37 +125,77 @@ class Attrs;
 std::vector<const FuncRef*> func_refs(const Attrs& attrs);
 
 // Attr values in the order of the op's attr_specs, so kernels read them by index: no
-// string lookup per call.
+// string lookup per call. Only the `size()` values an op has are constructed: every node
+// carries one, and tracing moves it several times, so moving or dropping the empty slots
+// (a variant visit each) cost a traced op more than its real attrs.
 class Attrs {
  public:
-  Attrs() = default;
+  Attrs() noexcept {}  // the slots stay raw memory until push() fills them
   Attrs(std::initializer_list<AttrValue> values) {
     for (auto& v : values) push(v);
   }
+  Attrs(const Attrs& o) { append_copies(o); }
+  Attrs(Attrs&& o) noexcept { take(o); }
+  Attrs& operator=(const Attrs& o) {
+    if (this != &o) {
+      clear();
+      append_copies(o);
+    }
+    return *this;
+  }
+  Attrs& operator=(Attrs&& o) noexcept {
+    if (this != &o) {
+      clear();
+      take(o);
+    }
+    return *this;
+  }
+  ~Attrs() { clear(); }
+
   int size() const { return count_; }
-  const AttrValue& operator[](int i) const { return values_[i]; }
-  AttrValue& operator[](int i) { return values_[i]; }
+  const AttrValue& operator[](int i) const { return slots()[i]; }
+  AttrValue& operator[](int i) { return slots()[i]; }
   void push(AttrValue v) {
     if (count_ == kMaxAttrs) throw InternalError("an op row has more than kMaxAttrs attrs");
-    values_[count_++] = std::move(v);
+    new (slots() + count_) AttrValue(std::move(v));
+    ++count_;
   }
 
-  int64_t i(int k) const { return std::get<int64_t>(values_[k]); }
-  double f(int k) const { return std::get<double>(values_[k]); }
-  bool b(int k) const { return std::get<bool>(values_[k]); }
-  DType type(int k) const { return std::get<DType>(values_[k]); }
-  const std::vector<int64_t>& list(int k) const { return std::get<std::vector<int64_t>>(values_[k]); }
-  const std::string& s(int k) const { return std::get<std::string>(values_[k]); }
-  const TensorShape& shape(int k) const { return std::get<ShapeAttr>(values_[k]).get(); }
-  const Tensor& tensor(int k) const { return std::get<Tensor>(values_[k]); }
-  const FuncRef& func(int k) const { return std::get<FuncRef>(values_[k]); }
-  Resource* resource(int k) const { return std::get<ResourceRef>(values_[k]).resource.get(); }
+  int64_t i(int k) const { return std::get<int64_t>((*this)[k]); }
+  double f(int k) const { return std::get<double>((*this)[k]); }
+  bool b(int k) const { return std::get<bool>((*this)[k]); }
+  DType type(int k) const { return std::get<DType>((*this)[k]); }
+  const std::vector<int64_t>& list(int k) const { return std::get<std::vector<int64_t>>((*this)[k]); }
+  const std::string& s(int k) const { return std::get<std::string>((*this)[k]); }
+  const TensorShape& shape(int k) const { return std::get<ShapeAttr>((*this)[k]).get(); }
+  const Tensor& tensor(int k) const { return std::get<Tensor>((*this)[k]); }
+  const FuncRef& func(int k) const { return std::get<FuncRef>((*this)[k]); }
+  Resource* resource(int k) const { return std::get<ResourceRef>((*this)[k]).resource.get(); }
 
   size_t hash() const;
   bool operator==(const Attrs& o) const;
 
  private:
-  std::array<AttrValue, kMaxAttrs> values_;
+  AttrValue* slots() { return std::launder(reinterpret_cast<AttrValue*>(storage_)); }
+  const AttrValue* slots() const { return std::launder(reinterpret_cast<const AttrValue*>(storage_)); }
+  void clear() noexcept {
+    for (int k = count_ - 1; k >= 0; --k) slots()[k].~AttrValue();
+    count_ = 0;
+  }
+  // Copies o's values after this one's (count_ counts each as it is made, so a copy that
+  // throws leaves a consistent, destructible Attrs).
+  void append_copies(const Attrs& o) {
+    for (int k = 0; k < o.count_; ++k) {
+      new (slots() + count_) AttrValue(o[k]);
+      ++count_;
+    }
+  }
+  void take(Attrs& o) noexcept {
+    for (int k = 0; k < o.count_; ++k) new (slots() + k) AttrValue(std::move(o[k]));
+    count_ = o.count_;
+    o.clear();
+  }
+  alignas(AttrValue) unsigned char storage_[kMaxAttrs * sizeof(AttrValue)];
   int count_ = 0;
 };
 
