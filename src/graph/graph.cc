@@ -27,31 +27,42 @@ ops::InputInfo input_info(const Output& o) {
   return ops::InputInfo{o.node->out_dtypes[o.index], &s.dims(), s.unknown_rank(), o.node->const_value()};
 }
 
-std::string Graph::unique_name(const std::string& raw_hint) {
-  std::string hint;
-  for (const auto& s : scopes_) hint += s + "/";
-  hint += raw_hint;
-  // A hint not seen before and no node's name yet is the name; otherwise hint_N, counting
-  // on from where the hint's last name left off (one lookup for the common cases).
-  auto [it, first] = name_counts_.try_emplace(hint, 0);
-  if (first && !by_name_.count(hint)) {
-    it->second = 1;
-    return hint;
+void Graph::claim_name(const std::string& raw_hint, std::string* name) {
+  for (const auto& s : scopes_) *name += s + "/";
+  *name += raw_hint;
+  // A name not given out yet is the name; otherwise hint_N, counting on from the hint's
+  // uses so far and skipping names already taken (TensorFlow's Graph.unique_name, which
+  // also folds case; kiln keeps an imported graph's "Conv" and "conv" apart).
+  bool made = false;
+  NameTable::Entry* hint = names_.try_emplace(*name, &made);
+  if (hint->hint_uses++ == 0 && !hint->node) return;
+  int uses = hint->hint_uses;
+  const size_t capacity = names_.capacity();  // the entry moves if the table grows
+  while (true) {
+    const std::string suffix = "_" + std::to_string(uses - 1);
+    NameTable::Entry* candidate = names_.try_emplace(*name + suffix, &made);
+    if (made) {
+      candidate->hint_uses = 1;
+      (names_.capacity() == capacity ? hint : names_.find(*name))->hint_uses = uses;
+      *name += suffix;
+      return;
+    }
+    ++uses;
   }
-  int& n = it->second;
-  std::string candidate;
-  do {
-    candidate = hint + "_" + std::to_string(n++);
-  } while (by_name_.count(candidate));
-  return candidate;
+}
+
+std::string Graph::unique_name(const std::string& hint) {
+  std::string name;
+  claim_name(hint, &name);
+  return name;
 }
 
 void Graph::push_scope(const std::string& scope) { scopes_.push_back(unique_name(scope).substr(0)); }
 void Graph::pop_scope() { scopes_.pop_back(); }
 
 Node* Graph::find(const std::string& name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  const NameTable::Entry* e = names_.find(name);
+  return e ? e->node : nullptr;
 }
 
 Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs_in,
@@ -71,47 +82,51 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
   ops::UnseenValueProbe probe;
   eager::infer_concrete(ctx);
 
-  std::vector<DType> dtypes;
-  std::vector<TensorShape> shapes;
+  // Named only now: an op its shape function refuses takes no name.
+  auto node = start_node(op, name_hint, std::move(inputs_in), std::move(attrs), std::move(control_inputs));
   for (int i = 0; i < ctx.num_outputs; ++i) {
-    dtypes.push_back(ctx.out(i).dtype);
-    shapes.push_back(ctx.out(i).shape);
+    node->out_dtypes.push_back(ctx.out(i).dtype);
+    node->out_shapes.push_back(std::move(ctx.out(i).shape));
   }
   // An output shaped by a shape built at run time (OpDef::shape_input): the dimensions the
   // graph's shape arithmetic already knows (shape_tensor.h), as TensorFlow's shape inference
   // finds them.
-  if (const int si = op.shape_input; si >= 0 && si < static_cast<int>(inputs_in.size()) && !shapes.empty() &&
-                                     !inputs_in[si].node->const_value() && !shapes[0].is_fully_defined())
-    if (const auto known = shape_from_shape_tensor(inputs_in[si], ShapeRules::kShapeInference))
-      refine_shape(shapes[0], *known);
-  Node* node = add_node_with_outputs(op, name_hint, std::move(inputs_in), std::move(attrs), std::move(dtypes),
-                                     std::move(shapes), std::move(control_inputs));
+  const std::vector<Output>& ins = node->inputs;
+  if (const int si = op.shape_input; si >= 0 && si < static_cast<int>(ins.size()) && !node->out_shapes.empty() &&
+                                     !ins[si].node->const_value() && !node->out_shapes[0].is_fully_defined())
+    if (const auto known = shape_from_shape_tensor(ins[si], ShapeRules::kShapeInference))
+      refine_shape(node->out_shapes[0], *known);
   node->kernel_dtype = ctx.kernel_dtype;
   node->shape_needs_values = probe.saw_unseen_value();
-  return node;
+  return finish_node(std::move(node));
 }
 
 Node* Graph::add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
                                    ops::Attrs attrs, std::vector<DType> dtypes, std::vector<TensorShape> shapes,
                                    std::vector<Node*> control_inputs) {
-  auto node = std::make_unique<Node>();
-  attrs = ops::with_defaults(op, std::move(attrs));
-  node->name = unique_name(name_hint);
-  node->op = &op;
-  node->attrs = std::move(attrs);
-  node->inputs = std::move(inputs);
-  node->control_inputs = std::move(control_inputs);
-  node->out_dtypes = std::move(dtypes);
+  auto node = start_node(op, name_hint, std::move(inputs), std::move(attrs), std::move(control_inputs));
+  node->out_dtypes = SmallVec<DType, 2>(dtypes.begin(), dtypes.end());
   node->out_shapes = std::move(shapes);
   return finish_node(std::move(node));
 }
 
-Node* Graph::finish_node(std::unique_ptr<Node> node) {
+NodePtr Graph::start_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
+                          ops::Attrs attrs, std::vector<Node*> control_inputs) {
+  NodePtr node(new (arena_.allocate()) Node());
+  claim_name(name_hint, &node->name);
+  node->op = &op;
+  node->attrs = ops::with_defaults(op, std::move(attrs));
+  node->inputs = std::move(inputs);
+  node->control_inputs = std::move(control_inputs);
+  return node;
+}
+
+Node* Graph::finish_node(NodePtr node) {
   node->id = static_cast<int>(nodes_.size());
   node->graph = this;
   node->stateful = node->op->is_stateful();
   Node* raw = node.get();
-  by_name_[raw->name] = raw;
+  names_.find(raw->name)->node = raw;  // (not kept from start_node: the table may have grown)
   nodes_.push_back(std::move(node));
   return raw;
 }
@@ -173,20 +188,23 @@ namespace kiln::graph {
 void Graph::copy_nodes_into(Graph& g) const {
   g.has_custom_gradient = has_custom_gradient;
   g.nodes_.reserve(g.nodes_.size() + nodes_.size());
-  g.by_name_.reserve(g.by_name_.size() + nodes_.size());  // one table, not a rehash per doubling
   std::vector<Node*> map(nodes_.size());
   for (const auto& n : nodes_) {
-    auto c = std::make_unique<Node>(*n);
+    NodePtr c(new (g.arena_.allocate()) Node(*n));
     c->graph = &g;
     for (Output& in : c->inputs) in.node = map[in.node->id];
     for (Node*& ci : c->control_inputs) ci = map[ci->id];
     map[n->id] = c.get();
-    g.by_name_[c->name] = c.get();
     g.nodes_.push_back(std::move(c));
   }
   for (const Node* in : inputs) g.inputs.push_back(map[in->id]);
   for (const Output& o : outputs) g.outputs.push_back(Output{map[o.node->id], o.index});
-  g.name_counts_ = name_counts_;
+  // The names as they were (a pruned node's too, so that none is given out again), each
+  // naming the copy of its node.
+  g.names_ = names_;
+  g.names_.for_each([&](NameTable::Entry& e) {
+    if (e.node) e.node = map[e.node->id];
+  });
 }
 
 std::unique_ptr<Graph> Graph::clone(std::shared_ptr<FunctionLibrary> library) const {
@@ -293,12 +311,12 @@ int Graph::compact_order(bool remove_dead) {
       }
     }
   }
-  std::vector<std::unique_ptr<Node>> order;
+  std::vector<NodePtr> order;
   order.reserve(order_ids.size());
   for (int id : order_ids) order.push_back(std::move(nodes_[id]));
   const int removed = static_cast<int>(n - order.size());
   for (auto& x : nodes_)
-    if (x) by_name_.erase(x->name);  // the dead (live nodes were moved out; their names stay)
+    if (x) names_.find(x->name)->node = nullptr;  // the dead (live nodes were moved out)
   nodes_ = std::move(order);
   for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i]->id = static_cast<int>(i);
   return removed;

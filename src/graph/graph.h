@@ -2,13 +2,17 @@
 // node:index, control inputs, and per-output dtype and partial shape from each op's own
 // shape function.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "core/inline_vec.h"
+#include "core/sanitizers.h"
 #include "graph/library.h"
+#include "graph/name_table.h"
 #include "ops/op_def.h"
 
 namespace kiln::graph {
@@ -29,8 +33,9 @@ class Node {
   ops::Attrs attrs;
   std::vector<Output> inputs;
   std::vector<Node*> control_inputs;
-  std::vector<DType> out_dtypes;
-  std::vector<TensorShape> out_shapes;
+  // Inline for the usual one or two outputs: tracing and cloning a node allocate less.
+  SmallVec<DType, 2> out_dtypes;
+  InlineVec<TensorShape, 1> out_shapes;
   DType kernel_dtype = DType::Float32;  // the per-dtype kernel its shape function chose
   // Its shape function lacked an input's value (ops::UnseenValueProbe): its out_shapes are
   // not proof that value is valid, so plans re-run the shape function when it runs.
@@ -43,6 +48,46 @@ class Node {
   const ops::TensorImpl* const_value() const;
   // A symbolic Tensor for output i.
   Tensor output(int i);
+};
+
+// A graph's nodes live in its arena (below): their owning pointers destroy, never free.
+// Under AddressSanitizer every node is its own allocation instead, so that a pointer kept
+// to a pruned node is still reported.
+struct NodeDestroyer {
+  void operator()(Node* n) const {
+#if KILN_ASAN
+    delete n;
+#else
+    n->~Node();
+#endif
+  }
+};
+using NodePtr = std::unique_ptr<Node, NodeDestroyer>;
+
+// Storage for one graph's nodes, in chunks that live as long as the graph: a traced op
+// costs no allocation of its own for its node. A node that dies before its graph (pruned)
+// keeps its slot until then.
+class NodeArena {
+ public:
+  void* allocate() {
+#if KILN_ASAN
+    return ::operator new(sizeof(Node));
+#else
+    if (used_ == chunk_size_) {
+      chunk_size_ = chunks_.empty() ? 8 : std::min<size_t>(2 * chunk_size_, 256);
+      chunks_.push_back(std::make_unique<Slot[]>(chunk_size_));
+      used_ = 0;
+    }
+    return &chunks_.back()[used_++];
+#endif
+  }
+
+ private:
+  struct alignas(Node) Slot {
+    unsigned char bytes[sizeof(Node)];
+  };
+  [[maybe_unused]] std::vector<std::unique_ptr<Slot[]>> chunks_;
+  [[maybe_unused]] size_t chunk_size_ = 0, used_ = 0;  // (unused under ASan)
 };
 
 class Graph {
@@ -83,7 +128,7 @@ class Graph {
   // "MatMul", then "MatMul_1", ... as TensorFlow uniquifies names.
   std::string unique_name(const std::string& hint);
 
-  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  const std::vector<NodePtr>& nodes() const { return nodes_; }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
   Node* node(int id) const { return nodes_[id].get(); }
   Node* find(const std::string& name) const;
@@ -115,9 +160,9 @@ class Graph {
   void pop_scope();
 
  private:
-  std::vector<std::unique_ptr<Node>> nodes_;
-  std::unordered_map<std::string, int> name_counts_;
-  std::unordered_map<std::string, Node*> by_name_;
+  NodeArena arena_;  // before nodes_: destroyed after them
+  std::vector<NodePtr> nodes_;
+  NameTable names_;
   std::vector<std::string> scopes_;
   std::shared_ptr<FunctionLibrary> library_owner_;  // root graphs: keeps the library alive
   FunctionLibrary* library_ = nullptr;              // bodies live in (and die with) it
@@ -126,7 +171,13 @@ class Graph {
   uint64_t serial_ = 0;
   friend class FunctionLibrary;
   Graph(FunctionLibrary* library, Graph* parent, std::string name);  // a body
-  Node* finish_node(std::unique_ptr<Node> node);
+  // Appends to *name a name no other has, made from `hint` as unique_name.
+  void claim_name(const std::string& raw_hint, std::string* name);
+  // A node with its name, op, inputs and attrs (defaults added), its outputs still to fill
+  // in; finish_node adds it.
+  NodePtr start_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs, ops::Attrs attrs,
+                     std::vector<Node*> control_inputs);
+  Node* finish_node(NodePtr node);
   void copy_nodes_into(Graph& g) const;
 };
 
