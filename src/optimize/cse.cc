@@ -1,8 +1,6 @@
 // common_subexpression_elimination: pure nodes with the same op, attrs and inputs (in either
 // order for commutative ops) merge into one. Each node's key is a cheap hash, so finding a
 // duplicate is a hash lookup, not a scan.
-#include <unordered_map>
-
 #include "optimize/pass.h"
 
 namespace kiln::optimize {
@@ -43,16 +41,25 @@ class CommonSubexpressionElimination : public Pass {
   const char* name() const override { return "common_subexpression_elimination"; }
   bool run(graph::Graph& g, const PassContext&) override {
     // Keys refer to the nodes themselves (no copies): hash -> first node with it, and a chain
-    // through `next` for the rare hashes several keys share.
+    // through `next` for the rare hashes several keys share. The hash -> first table is open
+    // addressing over one array (a node-based map allocated once per distinct key).
     struct Seen {
       graph::Node* node;
       bool swap;
+      size_t hash;
       int next;  // index into `seen` of the next node with this hash, -1 at the end
     };
     std::vector<Seen> seen;
     seen.reserve(static_cast<size_t>(g.num_nodes()));
-    std::unordered_map<size_t, int> first;
-    first.reserve(static_cast<size_t>(g.num_nodes()));
+    size_t slots = 16;
+    while (slots < 2 * static_cast<size_t>(g.num_nodes())) slots *= 2;
+    std::vector<int> first(slots, -1);  // index into `seen`, -1 for an empty slot
+    // The slot of hash h: where its chain starts, or the empty slot it would take.
+    auto slot_of = [&](size_t h) {
+      size_t i = (h ^ (h >> 29)) & (slots - 1);
+      while (first[i] >= 0 && seen[static_cast<size_t>(first[i])].hash != h) i = (i + 1) & (slots - 1);
+      return i;
+    };
     std::vector<graph::Node*> twin_of(static_cast<size_t>(g.num_nodes()), nullptr);  // merged node -> survivor
     bool merged = false;
     for (const auto& up : g.nodes()) {
@@ -63,10 +70,12 @@ class CommonSubexpressionElimination : public Pass {
         if (graph::Node* t = twin_of[static_cast<size_t>(in.node->id)]) in.node = t;
       const bool swap = swapped(n);
       const size_t h = key_hash(n, swap);
-      auto [it, fresh] = first.try_emplace(h, static_cast<int>(seen.size()));
+      const size_t slot = slot_of(h);
       graph::Node* twin = nullptr;
-      if (!fresh) {
-        int at = it->second;
+      if (first[slot] < 0) {
+        first[slot] = static_cast<int>(seen.size());
+      } else {
+        int at = first[slot];
         for (; !twin; at = seen[static_cast<size_t>(at)].next) {
           const Seen& c = seen[static_cast<size_t>(at)];
           if (same_key(*c.node, c.swap, n, swap)) twin = c.node;
@@ -78,7 +87,7 @@ class CommonSubexpressionElimination : public Pass {
         twin_of[static_cast<size_t>(n.id)] = twin;  // output i of n becomes output i of twin
         merged = true;
       } else {
-        seen.push_back(Seen{.node = &n, .swap = swap, .next = -1});
+        seen.push_back(Seen{.node = &n, .swap = swap, .hash = h, .next = -1});
       }
     }
     if (!merged) return false;

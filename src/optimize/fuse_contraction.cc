@@ -62,16 +62,14 @@ class FuseContraction : public Pass {
   const char* name() const override { return "fuse_contraction"; }
   bool run(graph::Graph& g, const PassContext&) override {
     const int n = g.num_nodes();
-    std::vector<std::vector<Node*>> users(n);
+    const Users users(g);
     std::vector<char> pinned(n, 0);  // a graph output or a control input: its value is needed
-    for (const auto& node : g.nodes()) {
-      for (const Output& in : node->inputs) users[in.node->id].push_back(node.get());
+    for (const auto& node : g.nodes())
       for (const Node* c : node->control_inputs) pinned[c->id] = 1;
-    }
     for (const Output& o : g.outputs) pinned[o.node->id] = 1;
     auto only_user = [&](const Node& p) -> Node* {
-      if (pinned[p.id] || users[p.id].size() != 1) return nullptr;
-      return users[p.id][0];
+      if (pinned[p.id] || users.of(p).size() != 1) return nullptr;
+      return users.of(p)[0];
     };
     Replacements repl;
     for (int id = 0; id < n; ++id) {

@@ -134,10 +134,8 @@ class FuseElementwise : public Pass {
   const char* name() const override { return "fuse_elementwise"; }
   bool run(graph::Graph& g, const PassContext&) override {
     const int n = g.num_nodes();
-    std::vector<std::vector<const Node*>> users(n);
+    const Users users(g);
     std::vector<char> escapes(n, 0);
-    for (const auto& node : g.nodes())
-      for (const Output& in : node->inputs) users[in.node->id].push_back(node.get());
     for (const Output& o : g.outputs) escapes[o.node->id] = 1;
     std::vector<int> group(n, -1);
     Replacements repl;
@@ -145,7 +143,9 @@ class FuseElementwise : public Pass {
       Node& root = *g.node(id);
       if (group[id] >= 0 || !fusable(root) || !operands_ok(root, root.out_shapes[0].dims())) continue;
       const Dims dims = root.out_shapes[0].dims();
-      std::vector<Node*> members{&root};
+      std::vector<Node*> members;
+      members.reserve(ops::kMaxFusedTemps);
+      members.push_back(&root);
       group[id] = id;
       for (size_t k = 0; k < members.size(); ++k)
         for (const Output& in : members[k]->inputs) {
@@ -153,7 +153,8 @@ class FuseElementwise : public Pass {
           if (p.id >= n || group[p.id] >= 0 || !fusable(p) || escapes[p.id]) continue;
           if (p.out_shapes[0].dims() != dims || !operands_ok(p, dims)) continue;
           if (members.size() >= static_cast<size_t>(ops::kMaxFusedTemps)) continue;  // kernel limit
-          const bool inside = std::all_of(users[p.id].begin(), users[p.id].end(),
+          const auto readers = users.of(p);
+          const bool inside = std::all_of(readers.begin(), readers.end(),
                                           [&](const Node* u) { return u->id < n && group[u->id] == id; });
           if (!inside) continue;
           members.push_back(&p);
@@ -179,7 +180,10 @@ class FuseElementwise : public Pass {
         for (Node* m : members) group[m->id] = -1;
         continue;
       }
-      std::vector<int64_t> program{num_inputs, num_inputs + static_cast<int64_t>(members.size())};
+      std::vector<int64_t> program;
+      program.reserve(2 + 4 * members.size());
+      program.push_back(num_inputs);
+      program.push_back(num_inputs + static_cast<int64_t>(members.size()));
       auto reg_of = [&](const Output& o) -> int64_t {
         for (size_t k = 0; k < members.size(); ++k)
           if (members[k] == o.node) return num_inputs + static_cast<int64_t>(k);

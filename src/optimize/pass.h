@@ -2,6 +2,7 @@
 // `bool run(Graph&, const PassContext&)` returning whether it changed the graph.
 #pragma once
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,21 @@ struct UseCounts {
   explicit UseCounts(const graph::Graph& g);
   // Read by exactly one input, needed nowhere else, and waiting on nothing.
   bool used_once(const graph::Node& n) const { return !pinned[n.id] && uses[n.id] == 1 && n.control_inputs.empty(); }
+};
+
+// Who reads each node: one entry per input that reads it, users in node order. Two arrays
+// for the whole graph (one list per node would be an allocation per node, per pass).
+// Nodes a pass appends later have no entry.
+class Users {
+ public:
+  explicit Users(const graph::Graph& g);
+  std::span<Node* const> of(const Node& n) const {
+    return {list_.data() + start_[n.id], list_.data() + start_[n.id + 1]};
+  }
+
+ private:
+  std::vector<int> start_;  // node id -> its first entry in list_; one more at the end
+  std::vector<Node*> list_;
 };
 
 }  // namespace kiln::optimize

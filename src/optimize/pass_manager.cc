@@ -26,6 +26,16 @@ UseCounts::UseCounts(const graph::Graph& g) : uses(g.num_nodes(), 0), pinned(g.n
   for (const graph::Output& o : g.outputs) pinned[o.node->id] = 1;
 }
 
+Users::Users(const graph::Graph& g) : start_(g.num_nodes() + 1, 0) {
+  for (const auto& node : g.nodes())
+    for (const graph::Output& in : node->inputs) ++start_[in.node->id + 1];
+  for (size_t i = 1; i < start_.size(); ++i) start_[i] += start_[i - 1];
+  list_.resize(start_.back());
+  std::vector<int> next(start_.begin(), start_.end() - 1);
+  for (const auto& node : g.nodes())
+    for (const graph::Output& in : node->inputs) list_[next[in.node->id]++] = node.get();
+}
+
 std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options) {
   std::vector<std::unique_ptr<Pass>> passes;
   if (options.remove_identity) passes.push_back(make_remove_identity());
