@@ -65,6 +65,11 @@ TEST(GraphNames, ScopesPrefixAndClaimNames) {
   EXPECT_EQ(a->name, "block/add");
   EXPECT_EQ(b->name, "block_1/add");
   EXPECT_EQ(add(g, x, "block")->name, "block_2");
+  // A hint that is a name given out before counts on from it, as TensorFlow's unique_name.
+  EXPECT_EQ(add(g, x, "c")->name, "c");
+  EXPECT_EQ(add(g, x, "c")->name, "c_1");
+  EXPECT_EQ(add(g, x, "c_1")->name, "c_1_1");
+  EXPECT_EQ(add(g, x, "c_1")->name, "c_1_2");
 }
 
 }  // namespace
