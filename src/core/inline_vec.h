@@ -14,7 +14,7 @@ template <class T, size_t N>
 class InlineVec {
  public:
   InlineVec() noexcept {}  // NOLINT: the slots stay raw memory until filled
-  InlineVec(std::initializer_list<T> values) { append(values.begin(), values.end()); }
+  InlineVec(std::initializer_list<T> values) { append_or_clear(values.begin(), values.end()); }
   InlineVec(std::vector<T>&& v) {  // NOLINT: implicit, as a std::vector converts to it
     if (v.size() > N) {
       heap_ = std::move(v);
@@ -23,8 +23,8 @@ class InlineVec {
       for (T& x : v) emplace(std::move(x));
     }
   }
-  InlineVec(const std::vector<T>& v) { append(v.begin(), v.end()); }  // NOLINT
-  InlineVec(const InlineVec& o) { append(o.begin(), o.end()); }
+  InlineVec(const std::vector<T>& v) { append_or_clear(v.begin(), v.end()); }  // NOLINT
+  InlineVec(const InlineVec& o) { append_or_clear(o.begin(), o.end()); }
   InlineVec(InlineVec&& o) noexcept { take(o); }
   InlineVec& operator=(const InlineVec& o) {
     if (this != &o) {
@@ -77,6 +77,17 @@ class InlineVec {
   template <class It>
   void append(It b, It e) {
     for (; b != e; ++b) push_back(*b);
+  }
+  // For constructors, which are never destroyed when they throw: a copy that throws first
+  // destroys the elements made.
+  template <class It>
+  void append_or_clear(It b, It e) {
+    try {
+      append(b, e);
+    } catch (...) {
+      clear();
+      throw;
+    }
   }
   // The inline elements move to the heap (before one more than N is added).
   void spill() {

@@ -134,7 +134,14 @@ class Attrs {
   Attrs(std::initializer_list<AttrValue> values) {
     for (auto& v : values) push(v);
   }
-  Attrs(const Attrs& o) { append_copies(o); }
+  Attrs(const Attrs& o) {
+    try {
+      append_copies(o);
+    } catch (...) {  // a constructor that throws is never destroyed: drop the copies made
+      clear();
+      throw;
+    }
+  }
   Attrs(Attrs&& o) noexcept { take(o); }
   Attrs& operator=(const Attrs& o) {
     if (this != &o) {
@@ -183,7 +190,7 @@ class Attrs {
     count_ = 0;
   }
   // Copies o's values after this one's (count_ counts each as it is made, so a copy that
-  // throws leaves a consistent, destructible Attrs).
+  // throws leaves the ones made to clear()).
   void append_copies(const Attrs& o) {
     for (int k = 0; k < o.count_; ++k) {
       new (slots() + count_) AttrValue(o[k]);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 namespace kiln {
@@ -95,6 +96,38 @@ TEST(InlineVec, TakesAStdVector) {
     }
     EXPECT_EQ(g_live, 0) << n;
   }
+}
+
+// A copy that throws part way leaves nothing alive: a constructor that throws is never
+// destroyed, so the vector must drop the elements it had made itself.
+int g_copies_left = 0;
+struct ThrowsOnCopy : Counted {
+  explicit ThrowsOnCopy(int v) : Counted(v) {}
+  ThrowsOnCopy(const ThrowsOnCopy& o) : Counted(check(o)) {}
+  ThrowsOnCopy(ThrowsOnCopy&&) noexcept = default;
+  static const Counted& check(const Counted& o) {
+    if (g_copies_left-- == 0) throw std::runtime_error("copy refused");
+    return o;
+  }
+};
+
+TEST(InlineVec, ACopyThatThrowsLeavesNothingBehind) {
+  using Vec = InlineVec<ThrowsOnCopy, 2>;
+  for (int n = 1; n <= 5; ++n)
+    for (int allowed = 0; allowed < n; ++allowed) {
+      {
+        g_copies_left = 1000;  // setting up copies freely
+        Vec a;
+        for (int i = 0; i < n; ++i) a.push_back(ThrowsOnCopy(i));
+        std::vector<ThrowsOnCopy> v(a.begin(), a.end());
+        g_copies_left = allowed;
+        EXPECT_THROW((void)Vec(a), std::runtime_error);
+        g_copies_left = allowed;
+        EXPECT_THROW((void)Vec(v), std::runtime_error);
+        EXPECT_EQ(g_live, 2 * n) << n << " " << allowed;
+      }
+      EXPECT_EQ(g_live, 0);
+    }
 }
 
 }  // namespace
