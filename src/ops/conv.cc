@@ -251,11 +251,11 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
     if (!kernels::onednn::conv2d(geometry, c.in(0).as<T>(), c.in(1), y, intra_op_threads())) return false;
     if (epilogue.count > 0) {
       constexpr int64_t kRows = 256;
-      parallel_for((rows + kRows - 1) / kRows, rows * oc >= (int64_t{1} << 16) ? 2 : rows + 1,
-                   [&](int64_t lo, int64_t hi) {
-                     for (int64_t blk = lo; blk < hi; ++blk)
-                       apply_epilogue(y + blk * kRows * oc, std::min(kRows, rows - blk * kRows), oc, epilogue);
-                   });
+      parallel_for(
+          (rows + kRows - 1) / kRows, rows * oc >= (int64_t{1} << 16) ? 2 : rows + 1, [&](int64_t lo, int64_t hi) {
+            for (int64_t blk = lo; blk < hi; ++blk)
+              apply_epilogue(y + blk * kRows * oc, blk * kRows, std::min(kRows, rows - blk * kRows), oc, epilogue);
+          });
     }
     return true;
   }
@@ -311,8 +311,9 @@ template <class T>
 void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const Epilogue& epilogue) {
   if (g.c == 0) {  // no input channels: every output is an empty sum
     T* y = c.out(0).as<T>();
-    std::fill(y, y + c.out(0).num_elements, T(0));
-    if (oc > 0) apply_epilogue(y, c.out(0).num_elements / oc, oc, epilogue);
+    const int64_t rows = g.n * g.y.out * g.x.out;  // the output may hold more images (a fused Add's)
+    std::fill(y, y + rows * oc, T(0));
+    apply_epilogue(y, 0, rows, oc, epilogue);
     return;
   }
   const int64_t groups = g.c / fd, per_group = oc / groups;
@@ -328,7 +329,7 @@ void grouped_convolve(KernelContext& c, const Geometry& g, int64_t fd, int64_t o
                [&](int64_t lo, int64_t hi) {
                  for (int64_t r = lo; r < hi; ++r) {
                    KILN_ISA_DISPATCH((grouped_row_body(g, x, w, fd, oc, r, y + r * g.x.out * oc)));
-                   apply_epilogue(y + r * g.x.out * oc, g.x.out, oc, epilogue);
+                   apply_epilogue(y + r * g.x.out * oc, r * g.x.out, g.x.out, oc, epilogue);
                  }
                });
 }
@@ -350,7 +351,7 @@ void convolve(KernelContext& c, const Geometry& g, const Epilogue& epilogue) {
                          g.x.pad_before == 0 && g.y.out == g.h && g.x.out == g.w;
   if (patch == 0) {
     std::fill(y, y + rows * oc, T(0));
-    apply_epilogue(y, rows, oc, epilogue);
+    apply_epilogue(y, 0, rows, oc, epilogue);
     return;
   }
   if (on_onednn<T>(c, g, g.c, oc, epilogue)) return;
@@ -372,7 +373,7 @@ void convolve(KernelContext& c, const Geometry& g, const Epilogue& epilogue) {
         for (int64_t blk = lo; blk < hi; ++blk) {
           const int64_t r0 = blk * kThinBlock, r1 = std::min(rows, r0 + kThinBlock);
           thin_block(g, x, w, oc, offsets, identity, r0, r1, y);
-          apply_epilogue(y + r0 * oc, r1 - r0, oc, epilogue);
+          apply_epilogue(y + r0 * oc, r0, r1 - r0, oc, epilogue);
         }
       });
       return;
@@ -439,7 +440,7 @@ void convolve(KernelContext& c, const Geometry& g, const Epilogue& epilogue) {
         a = cols;
       }
       kernels::gemm<T>(false, false, r1 - r0, oc, patch, a, w, y + r0 * oc);
-      apply_epilogue(y + r0 * oc, r1 - r0, oc, epilogue);
+      apply_epilogue(y + r0 * oc, r0, r1 - r0, oc, epilogue);
     }
   });
 }
@@ -459,8 +460,9 @@ struct Conv2DKernel {
 // remapper makes _FusedConv2D the same way), which apply to each block of output rows while
 // it is in cache (conv_epilogue.h). Attrs: the convolution's strides, padding,
 // explicit_paddings, data_format, dilations, then fused_ops: the ops' names in order,
-// comma-separated ("BiasAdd,Mul,AddV2,Relu"); each of BiasAdd, Mul, AddV2 and Sub takes the
-// next of `args`, a vector of the output's channels (shape [C] or [1, ..., 1, C]).
+// comma-separated ("BiasAdd,Mul,AddV2,Add,Relu"); each of BiasAdd, Mul, AddV2 and Sub takes
+// the next of `args`, a vector of the output's channels (shape [C] or [1, ..., 1, C]); Add
+// takes a tensor of the output's shape.
 Epilogue fused_epilogue(const OpDef& op, const Attrs& attrs, int num_inputs) {
   Epilogue e;
   if (std::string why = conv::parse_epilogue(attrs.s(kFusedOps), e); !why.empty())
@@ -470,16 +472,40 @@ Epilogue fused_epilogue(const OpDef& op, const Attrs& attrs, int num_inputs) {
                         attrs.s(kFusedOps) + "'");
   return e;
 }
+// The images a fused Add's result has: the AddV2's broadcast of the convolution's batch
+// `a` and the tensor's `b` (-1 unknown); other sizes are the convolution's.
+int64_t broadcast_batch(InferContext& c, int64_t a, int64_t b, const Dims& tensor) {
+  if (a == b || b == 1) return a;
+  if (a == 1) return b;
+  if (a < 0 || b < 0) return a < 0 ? b : a;  // the unknown one is 1 or the other
+  c.fail("Incompatible shapes: the convolution's batch " + std::to_string(a) + " vs. a fused Add's " +
+         dims_text(tensor));
+}
 void infer_fused_conv2d(InferContext& c) {
-  fused_epilogue(c.op, c.attrs, c.num_inputs);
+  const Epilogue e = fused_epilogue(c.op, c.attrs, c.num_inputs);
   infer_conv2d(c);
-  const TensorShape& out = c.out(0).shape;
+  TensorShape& out = c.out(0).shape;
   const int64_t channels = out.unknown_rank() ? -1 : out.dims().back();
-  for (int i = 2; i < c.num_inputs; ++i) {
-    const InputInfo& v = c.in(i);
+  for (int s = 0, i = 2; s < e.count; ++s) {
+    if (!conv::takes_channel_values(e.steps[s].op)) continue;
+    const InputInfo& v = c.in(i++);
     if (v.dtype != c.in(0).dtype) c.fail("a fused op's vector must have the input's dtype");
     if (v.unknown_rank) continue;
     const Dims& d = *v.dims;
+    if (conv::takes_output_sized(e.steps[s].op)) {
+      // The tensor an Add step adds: the convolution's shape but for the batch, which
+      // broadcasts as the AddV2's would (an unknown size is checked again when it runs).
+      bool same = d.size() == 4 && (out.unknown_rank() || out.dims().size() == 4);
+      for (size_t k = 1; same && !out.unknown_rank() && k < 4; ++k)
+        same = d[k] < 0 || out.dims()[k] < 0 || d[k] == out.dims()[k];
+      if (!same) c.fail("a fused Add's tensor must have the output's shape" + dims_text(d));
+      if (!out.unknown_rank()) {
+        Dims dims = out.dims();
+        dims[0] = broadcast_batch(c, dims[0], d[0], d);
+        out = TensorShape(dims);
+      }
+      continue;
+    }
     // An unknown channel count on either side is checked again when the kernel runs.
     const bool unknown = channels < 0 || (!d.empty() && d.back() < 0);
     if (!is_channel_vector(d, unknown && !d.empty() ? d.back() : channels, 4))
@@ -493,14 +519,35 @@ struct FusedConv2DKernel {
     const Geometry g = geometry(c, f.dims[0], f.dims[1], c.attrs.list(kConvStrides), c.attrs.list(kConvDilations),
                                 c.attrs.s(kConvPadding), c.attrs.list(kConvExplicitPaddings));
     Epilogue e = fused_epilogue(c.op, c.attrs, c.num_inputs);
-    const int64_t channels = c.out(0).dims[3];
+    const Dims& out = c.out(0).dims;  // the convolution's, but for a batch an Add broadcast
+    const int64_t channels = out[3];
+    const int64_t image_rows = out[1] * out[2];
+    int add_step = -1;
     for (int s = 0, arg = 2; s < e.count; ++s) {
       if (!conv::takes_channel_values(e.steps[s].op)) continue;
-      if (c.in(arg).num_elements != channels)
+      const TensorImpl& v = c.in(arg++);
+      if (conv::takes_output_sized(e.steps[s].op)) {
+        // The shape function checked every size but an unknown batch's: one image broadcasts.
+        if (v.dims[0] != out[0]) e.steps[s].tensor_rows = image_rows;
+        add_step = s;
+      } else if (v.num_elements != channels) {
         throw InternalError(std::string(c.op.name) + ": a fused op's vector and the output's channels disagree");
-      e.steps[s].channel_values = c.in(arg++).as<T>();
+      }
+      e.steps[s].channel_values = v.as<T>();
     }
-    convolve<T>(c, g, e);
+    if (out[0] == g.n) return convolve<T>(c, g, e);
+    // One image convolved, an Add's tensor of several (or of none): the AddV2 broadcast the
+    // image. It is convolved once, with the steps before the Add, then copied to each image;
+    // the rest of the steps run on every image.
+    if (c.out(0).num_elements == 0) return;
+    Epilogue before, after;
+    for (int s = 0; s < e.count; ++s)
+      (s < add_step ? before : after).steps[s < add_step ? before.count++ : after.count++] = e.steps[s];
+    convolve<T>(c, g, before);
+    T* y = c.out(0).as<T>();
+    const int64_t image = image_rows * channels;
+    for (int64_t b = 1; b < out[0]; ++b) std::copy(y, y + image, y + b * image);
+    apply_epilogue(y, 0, out[0] * image_rows, channels, after);
   }
 };
 

@@ -14,15 +14,15 @@ struct Named {
   const char* name;
   EpilogueOp op;
 };
-constexpr Named kNamed[] = {{"BiasAdd", EpilogueOp::kBiasAdd}, {"Mul", EpilogueOp::kMul},
-                            {"AddV2", EpilogueOp::kAddV2},     {"Sub", EpilogueOp::kSub},
-                            {"Relu", EpilogueOp::kRelu},       {"Relu6", EpilogueOp::kRelu6}};
+constexpr Named kNamed[] = {{"BiasAdd", EpilogueOp::kBiasAdd}, {"Mul", EpilogueOp::kMul}, {"AddV2", EpilogueOp::kAddV2},
+                            {"Sub", EpilogueOp::kSub},         {"Add", EpilogueOp::kAdd}, {"Relu", EpilogueOp::kRelu},
+                            {"Relu6", EpilogueOp::kRelu6}};
 
 // One row: every step in turn over the row's channels (the row stays in L1), each loop a
 // plain vectorizable pass. The activations are the Relu and Relu6 kernels' expressions, so a
 // NaN passes through as it does there.
 template <class T>
-KILN_ISA_BODY void epilogue_rows_body(T* y, int64_t rows, int64_t channels, const Epilogue& e) {
+KILN_ISA_BODY void epilogue_rows_body(T* y, int64_t first_row, int64_t rows, int64_t channels, const Epilogue& e) {
   for (int64_t r = 0; r < rows; ++r) {
     T* __restrict row = y + r * channels;
     for (int s = 0; s < e.count; ++s) {
@@ -38,6 +38,12 @@ KILN_ISA_BODY void epilogue_rows_body(T* y, int64_t rows, int64_t channels, cons
         case EpilogueOp::kSub:
           for (int64_t j = 0; j < channels; ++j) row[j] = row[j] - v[j];
           break;
+        case EpilogueOp::kAdd: {
+          const int64_t at = e.steps[s].tensor_rows > 0 ? (first_row + r) % e.steps[s].tensor_rows : first_row + r;
+          const T* __restrict t = v + at * channels;
+          for (int64_t j = 0; j < channels; ++j) row[j] = row[j] + t[j];
+          break;
+        }
         case EpilogueOp::kRelu:
           for (int64_t j = 0; j < channels; ++j) row[j] = row[j] < T(0) ? T(0) : row[j];
           break;
@@ -57,6 +63,7 @@ const char* epilogue_op_name(EpilogueOp op) {
 }
 
 bool takes_channel_values(EpilogueOp op) { return op != EpilogueOp::kRelu && op != EpilogueOp::kRelu6; }
+bool takes_output_sized(EpilogueOp op) { return op == EpilogueOp::kAdd; }
 
 bool epilogue_op_named(const std::string& name, EpilogueOp& op) {
   for (const Named& n : kNamed)
@@ -92,11 +99,11 @@ int num_channel_values(const Epilogue& e) {
 }
 
 template <class T>
-void apply_epilogue(T* y, int64_t rows, int64_t channels, const Epilogue& e) {
+void apply_epilogue(T* y, int64_t first_row, int64_t rows, int64_t channels, const Epilogue& e) {
   if (e.count == 0 || rows <= 0 || channels <= 0) return;
-  KILN_ISA_DISPATCH((epilogue_rows_body(y, rows, channels, e)));
+  KILN_ISA_DISPATCH((epilogue_rows_body(y, first_row, rows, channels, e)));
 }
-template void apply_epilogue<float>(float*, int64_t, int64_t, const Epilogue&);
-template void apply_epilogue<double>(double*, int64_t, int64_t, const Epilogue&);
+template void apply_epilogue<float>(float*, int64_t, int64_t, int64_t, const Epilogue&);
+template void apply_epilogue<double>(double*, int64_t, int64_t, int64_t, const Epilogue&);
 
 }  // namespace kiln::ops::conv

@@ -15,14 +15,20 @@
 namespace kiln::ops::conv {
 
 // BiasAdd, AddV2 and Mul add or multiply a per-channel vector (either operand order: IEEE
-// addition and multiplication commute); Sub subtracts one from the output; Relu and Relu6
+// addition and multiplication commute); Sub subtracts one from the output; Add adds a tensor
+// of the output's shape (a residual connection's AddV2, as ResNet's, MobileNetV2's and
+// EfficientNet's blocks end: named as TensorFlow's _FusedConv2D names it); Relu and Relu6
 // end the chain.
-enum class EpilogueOp : uint8_t { kBiasAdd, kMul, kAddV2, kSub, kRelu, kRelu6 };
+enum class EpilogueOp : uint8_t { kBiasAdd, kMul, kAddV2, kSub, kAdd, kRelu, kRelu6 };
 constexpr int kMaxEpilogueSteps = 6;
 
 struct EpilogueStep {
   EpilogueOp op = EpilogueOp::kBiasAdd;
-  const void* channel_values = nullptr;  // the vector's [C] values; null for Relu, Relu6
+  // The vector's [C] values; for Add, the [rows, C] tensor's; null for Relu, Relu6.
+  const void* channel_values = nullptr;
+  // Add: the tensor's rows when it has one image and the output several (it broadcasts over
+  // the batch: row r reads its row r % tensor_rows); 0 when it has the output's shape.
+  int64_t tensor_rows = 0;
 };
 struct Epilogue {
   std::array<EpilogueStep, kMaxEpilogueSteps> steps{};
@@ -30,7 +36,8 @@ struct Epilogue {
 };
 
 const char* epilogue_op_name(EpilogueOp op);
-bool takes_channel_values(EpilogueOp op);
+bool takes_channel_values(EpilogueOp op);  // an input each: a vector, or Add's tensor
+bool takes_output_sized(EpilogueOp op);    // Add: its input is the output's shape
 // The op named `name` ("BiasAdd", "Mul", "AddV2", "Sub", "Relu", "Relu6"); false for others.
 bool epilogue_op_named(const std::string& name, EpilogueOp& op);
 
@@ -39,8 +46,9 @@ bool epilogue_op_named(const std::string& name, EpilogueOp& op);
 std::string parse_epilogue(const std::string& text, Epilogue& out);
 int num_channel_values(const Epilogue& e);
 
-// Applies `e` to `rows` rows of `channels` values (T: float or double).
+// Applies `e` to `rows` rows of `channels` values (T: float or double): `y` is the output's
+// row `first_row`, where an Add step's tensor is read.
 template <class T>
-void apply_epilogue(T* y, int64_t rows, int64_t channels, const Epilogue& e);
+void apply_epilogue(T* y, int64_t first_row, int64_t rows, int64_t channels, const Epilogue& e);
 
 }  // namespace kiln::ops::conv

@@ -5,7 +5,10 @@
 // (TensorFlow's remapper makes _FusedConv2D the same way). The chain: BiasAdd, Mul, AddV2 or
 // Sub by a vector of the output's channels, in any number up to the kernel's limit, then
 // optionally Relu or Relu6 — Conv2D -> BiasAdd -> Relu, and Keras's BatchNormalization at
-// inference, Conv2D -> [BiasAdd ->] Mul(scale) -> AddV2(shift) -> Relu. The fused kernel does
+// inference, Conv2D -> [BiasAdd ->] Mul(scale) -> AddV2(shift) -> Relu. A residual
+// connection's AddV2 of a float tensor of the output's shape joins too (ResNet's
+// ... -> AddV2(shift) -> AddV2(shortcut) -> Relu), so the block's output is written once
+// instead of being read and written again by the addition. The fused kernel does
 // the same arithmetic in the same order (ops/conv_epilogue.h), so results are bit for bit
 // those of the separate ops. A node joins only if its one user is the next step and nothing
 // else (a graph output, a control edge) needs its value.
@@ -29,9 +32,26 @@ bool per_channel(const Output& v, int64_t channels, DType dtype) {
   return v.node->out_dtypes[v.index] == dtype && !s.unknown_rank() && ops::is_channel_vector(s.dims(), channels, 4);
 }
 
-// The epilogue step `next` is, when `prev` is its data operand: which op, and its vector.
-bool as_epilogue_step(const Node& next, const Node& prev, int64_t channels, DType dtype, EpilogueOp& op,
+// `v` is a float32 or float64 tensor of `out`'s shape, as far as the graph knows: every size
+// known and equal but the batch, which may be unknown on both sides (a served model's). At
+// run time the kernel refuses batches that differ (the AddV2 would have broadcast them), which
+// a graph whose two operands come from one input never has. 16-bit floats stay separate: the
+// fused steps would round once, in float32, where the ops round at each step.
+bool output_sized(const Output& v, const TensorShape& out, DType dtype) {
+  const TensorShape& s = v.node->out_shapes[v.index];
+  if (v.node->out_dtypes[v.index] != dtype || (dtype != DType::Float32 && dtype != DType::Float64) ||
+      s.unknown_rank() || s.dims().size() != out.dims().size())
+    return false;
+  for (size_t k = 0; k < s.dims().size(); ++k)
+    if (s.dims()[k] != out.dims()[k] || (k > 0 && s.dims()[k] < 0)) return false;
+  return true;
+}
+
+// The epilogue step `next` is, when `prev` is its data operand: which op, and its vector (or
+// for Add, its tensor of the output's shape `out`).
+bool as_epilogue_step(const Node& next, const Node& prev, const TensorShape& out, DType dtype, EpilogueOp& op,
                       Output& vector) {
+  const int64_t channels = out.dims().back();
   if (!next.control_inputs.empty() || next.inputs.empty()) return false;
   if (next.op == &ops::op::Relu() || next.op == &ops::op::Relu6()) {
     op = next.op == &ops::op::Relu() ? EpilogueOp::kRelu : EpilogueOp::kRelu6;
@@ -42,7 +62,12 @@ bool as_epilogue_step(const Node& next, const Node& prev, int64_t channels, DTyp
   const bool left = next.inputs[0].node == &prev;
   if (!left && !(commutes && next.inputs[1].node == &prev)) return false;
   vector = next.inputs[left ? 1 : 0];
-  if (vector.node == &prev || !per_channel(vector, channels, dtype)) return false;
+  if (vector.node == &prev) return false;
+  if (next.op == &ops::op::AddV2() && output_sized(vector, out, dtype) && next.out_shapes[0] == out) {
+    op = EpilogueOp::kAdd;
+    return true;
+  }
+  if (!per_channel(vector, channels, dtype)) return false;
   if (next.op == &ops::op::BiasAdd()) {
     const std::string& format = next.attrs.s(0);  // data_format: the channels are last only in NHWC
     op = EpilogueOp::kBiasAdd;
@@ -67,6 +92,10 @@ class FuseContraction : public Pass {
     for (const auto& node : g.nodes())
       for (const Node* c : node->control_inputs) pinned[c->id] = 1;
     for (const Output& o : g.outputs) pinned[o.node->id] = 1;
+    // Nodes a chain took: a residual AddV2 of two convolutions' outputs (a ResNet block whose
+    // shortcut is a convolution too) joins the first one's chain only, and the second's ends
+    // before it.
+    std::vector<char> taken(n, 0);
     auto only_user = [&](const Node& p) -> Node* {
       if (pinned[p.id] || users.of(p).size() != 1) return nullptr;
       return users.of(p)[0];
@@ -78,7 +107,6 @@ class FuseContraction : public Pass {
       if ((conv.op != &ops::op::Conv2D() && !depthwise) || !conv.control_inputs.empty()) continue;
       const TensorShape& out = conv.out_shapes[0];
       if (out.unknown_rank() || out.dims().size() != 4 || out.dims().back() < 0) continue;
-      const int64_t channels = out.dims().back();
       Node* last = &conv;
       std::string fused_ops;
       std::vector<Output> inputs = {conv.inputs[0], conv.inputs[1]};
@@ -86,7 +114,8 @@ class FuseContraction : public Pass {
         Node* next = only_user(*last);
         EpilogueOp op;
         Output vector;
-        if (!next || !as_epilogue_step(*next, *last, channels, conv.out_dtypes[0], op, vector)) break;
+        if (!next || taken[next->id] || !as_epilogue_step(*next, *last, out, conv.out_dtypes[0], op, vector)) break;
+        taken[next->id] = 1;
         fused_ops += (fused_ops.empty() ? "" : ",") + std::string(ops::conv::epilogue_op_name(op));
         if (ops::conv::takes_channel_values(op)) inputs.push_back(vector);
         last = next;

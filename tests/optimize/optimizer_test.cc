@@ -300,6 +300,126 @@ TEST(Optimizer, ConvolutionBiasAndActivationFuse) {
   EXPECT_EQ(hc["BiasAdd"] + hc["KilnFusedElementwise"], 1);  // the bias and ReLU: elementwise fusion's
 }
 
+// A residual block's end: convolution, bias, BatchNormalization's Mul and AddV2, then the
+// AddV2 of the block's shortcut (a tensor of the output's shape) and a ReLU, as ResNet's
+// blocks end (MobileNetV2's and EfficientNet's without the ReLU): one fused node whose
+// epilogue adds the shortcut, bit for bit the separate ops run eagerly, NaN included, in
+// float32 and float64, with a known or unknown batch; and where the batches differ at run time
+// the AddV2's broadcasting or its error.
+TEST(Optimizer, ConvolutionResidualAddFuses) {
+  struct Case {
+    std::vector<int64_t> x, k;
+    bool depthwise, shortcut_first, activation;
+    DType dtype;
+  };
+  const std::vector<Case> cases = {{{2, 9, 7, 5}, {3, 3, 5, 6}, false, false, true, DType::Float32},
+                                   {{3, 6, 6, 8}, {1, 1, 8, 8}, false, true, false, DType::Float32},
+                                   {{1, 12, 10, 8}, {3, 3, 8, 1}, true, false, false, DType::Float32},
+                                   {{2, 5, 5, 3}, {3, 3, 3, 4}, false, true, true, DType::Float64},
+                                   {{1, 56, 56, 64}, {1, 1, 64, 64}, false, false, true, DType::Float32}};  // oneDNN's
+  int seed = 700;
+  for (const Case& t : cases) {
+    const int64_t channels = t.depthwise ? t.k[2] * t.k[3] : t.k[3];
+    auto body = [&](Tensor x, Tensor k, Tensor scale, Tensor shift, Tensor shortcut) {
+      Tensor y = t.depthwise
+                     ? execute_op("DepthwiseConv2dNative", {x, k},
+                                  {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", std::string("SAME")}})[0]
+                     : conv2d(x, k, {1, 1, 1, 1}, "SAME");
+      y = bias_add(y, shift) * scale + shift;
+      y = t.shortcut_first ? shortcut + y : y + shortcut;
+      return t.activation ? relu(y) : y;
+    };
+    auto f = function(body);
+    std::vector<int64_t> out = t.x;
+    out[3] = channels;
+    const Tensor x = random_uniform(t.x, -3, 3, t.dtype, seed++);
+    const Tensor k = random_uniform(t.k, -1, 1, t.dtype, seed++);
+    const Tensor scale = random_uniform({channels}, -2, 2, t.dtype, seed++);
+    const Tensor shift = random_uniform({channels}, -1, 1, t.dtype, seed++);
+    Tensor shortcut = random_uniform(out, -2, 2, t.dtype, seed++);
+    if (t.dtype == DType::Float32) {  // a NaN and an infinity in the shortcut
+      std::vector<float> v = shortcut.to_vector<float>();
+      v[3] = std::nanf("");
+      v[v.size() / 2] = -INFINITY;
+      shortcut = constant(v, out);
+    }
+    const std::string fused_name = t.depthwise ? "KilnFusedDepthwiseConv2dNative" : "KilnFusedConv2D";
+    for (bool unknown_batch : {false, true}) {
+      std::vector<int64_t> x_dims = t.x, out_dims = out;
+      if (unknown_batch) x_dims[0] = out_dims[0] = -1;
+      auto cf = f.get_concrete_function(TensorSpec{x_dims, t.dtype}, TensorSpec{t.k, t.dtype},
+                                        TensorSpec{{channels}, t.dtype}, TensorSpec{{channels}, t.dtype},
+                                        TensorSpec{out_dims, t.dtype});
+      auto counts = op_counts(cf.optimized_graph());
+      EXPECT_EQ(counts[fused_name], 1) << fused_name << " unknown batch " << unknown_batch;
+      EXPECT_EQ(counts["AddV2"] + counts["Relu"] + counts["KilnFusedElementwise"], 0)
+          << "unknown batch " << unknown_batch;
+      const Tensor got = cf(x, k, scale, shift, shortcut)[0], want = body(x, k, scale, shift, shortcut);
+      if (t.dtype == DType::Float64) {
+        EXPECT_EQ(got.to_vector<double>(), want.to_vector<double>());
+        continue;
+      }
+      const std::vector<float> g = got.to_vector<float>(), w = want.to_vector<float>();
+      ASSERT_EQ(g.size(), w.size());
+      for (size_t i = 0; i < g.size(); ++i)
+        ASSERT_TRUE(std::isnan(w[i]) ? std::isnan(g[i]) : g[i] == w[i]) << fused_name << " at " << i;
+    }
+  }
+  // A ResNet block whose shortcut is a convolution too: both convolutions fuse with their
+  // BatchNormalization, and the addition and ReLU join one of them.
+  auto projection = function([](Tensor x, Tensor k1, Tensor k2, Tensor scale, Tensor shift) {
+    Tensor main = conv2d(x, k1, {1, 1, 1, 1}, "SAME") * scale + shift;
+    Tensor shortcut = conv2d(x, k2, {1, 1, 1, 1}, "SAME") * scale + shift;
+    return relu(main + shortcut);
+  });
+  {
+    const Tensor x = random_uniform({2, 6, 6, 4}, -1, 1, DType::Float32, 710);
+    const Tensor k1 = random_uniform({3, 3, 4, 8}, -1, 1, DType::Float32, 711);
+    const Tensor k2 = random_uniform({1, 1, 4, 8}, -1, 1, DType::Float32, 712);
+    const Tensor scale = random_uniform({8}, -2, 2, DType::Float32, 713);
+    const Tensor shift = random_uniform({8}, -1, 1, DType::Float32, 714);
+    auto counts = op_counts(projection.get_concrete_function(x, k1, k2, scale, shift).optimized_graph());
+    EXPECT_EQ(counts["KilnFusedConv2D"], 2);
+    EXPECT_EQ(counts["Conv2D"] + counts["AddV2"] + counts["Relu"] + counts["KilnFusedElementwise"], 0);
+    EXPECT_EQ(projection(x, k1, k2, scale, shift).to_vector<float>(),
+              relu((conv2d(x, k1, {1, 1, 1, 1}, "SAME") * scale + shift) +
+                   (conv2d(x, k2, {1, 1, 1, 1}, "SAME") * scale + shift))
+                  .to_vector<float>());
+  }
+  // A shortcut that broadcasts where the graph can see it stays an AddV2: [1, H, W, C] against a batch of 2, and a
+  // batch the graph knows against one it does not.
+  auto g = function([](Tensor x, Tensor k, Tensor s) { return relu(conv2d(x, k, {1, 1, 1, 1}, "SAME") + s); });
+  for (const std::vector<int64_t>& s :
+       {std::vector<int64_t>{1, 4, 4, 3}, std::vector<int64_t>{-1, 4, 4, 3}, std::vector<int64_t>{4, 4, 3}}) {
+    auto counts =
+        op_counts(g.get_concrete_function(TensorSpec{{2, 4, 4, 2}, DType::Float32},
+                                          TensorSpec{{1, 1, 2, 3}, DType::Float32}, TensorSpec{s, DType::Float32})
+                      .optimized_graph());
+    EXPECT_EQ(counts["KilnFusedConv2D"], 0) << s.size();
+    EXPECT_EQ(counts["Conv2D"], 1) << s.size();
+  }
+  // Unknown batches that differ when it runs: one image (of either operand) broadcasts as the
+  // AddV2 does; two batches of more than one image fail as it does.
+  auto cf = g.get_concrete_function(TensorSpec{{-1, 4, 4, 2}, DType::Float32}, TensorSpec{{1, 1, 2, 3}, DType::Float32},
+                                    TensorSpec{{-1, 4, 4, 3}, DType::Float32});
+  EXPECT_EQ(op_counts(cf.optimized_graph())["KilnFusedConv2D"], 1);
+  const Tensor k = random_uniform({1, 1, 2, 3}, -1, 1, DType::Float32, 720);
+  for (const auto& [xb, sb] : {std::pair<int64_t, int64_t>{3, 1}, {1, 3}, {1, 0}, {0, 1}}) {
+    const Tensor x = random_uniform({xb, 4, 4, 2}, -1, 1, DType::Float32, 721);
+    const Tensor s = random_uniform({sb, 4, 4, 3}, -1, 1, DType::Float32, 722);
+    const Tensor got = cf(x, k, s)[0];
+    const Tensor want = relu(conv2d(x, k, {1, 1, 1, 1}, "SAME") + s);
+    EXPECT_EQ(got.shape().dims(), want.shape().dims()) << xb << " " << sb;
+    EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>()) << xb << " " << sb;
+  }
+  kiln::testing::expect_error<InvalidArgumentError>(
+      [&] {
+        (void)cf(random_uniform({2, 4, 4, 2}, -1, 1, DType::Float32, 723), k,
+                 random_uniform({3, 4, 4, 3}, -1, 1, DType::Float32, 724));
+      },
+      "Incompatible shapes");
+}
+
 // Keras's BatchNormalization at inference exports as Mul(scale) and AddV2(shift) by vectors
 // of the channels ([1, 1, 1, C] after a Reshape): a convolution, its bias, that pair and the
 // activation become one fused node (DepthwiseConv2dNative's too), bit for bit the separate
