@@ -99,7 +99,8 @@ struct TwoFilters {
 };
 
 // A traced convolution on oneDNN with its fused chain (BiasAdd, Keras's BatchNormalization's
-// Mul and AddV2, a Sub, ReLU or ReLU6, applied by kiln's epilogue after oneDNN): the same
+// Mul and AddV2, a Sub, a residual AddV2 of a tensor of the output's shape, ReLU or ReLU6,
+// applied by kiln's epilogue after oneDNN): the same
 // values as the eager ops, NaN and infinities included, with one NaN in most windows and
 // channel vectors of both signs.
 TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
@@ -109,7 +110,7 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
       {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
       {{1, 56, 56, 144}, {3, 3, 144, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"},
       {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}}};
-  enum Chain { kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu };
+  enum Chain { kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu };
   int seed = 40;
   for (const Case& t : shapes) {
     std::vector<float> xs = random_uniform(t.x, -1, 1, DType::Float32, seed++).to_vector<float>();
@@ -120,7 +121,11 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
     const int64_t oc = t.op == "Conv2D" ? t.k[3] : t.k[2] * t.k[3];
     const Tensor scale = random_uniform({oc}, -2, 2, DType::Float32, seed++);
     const Tensor shift = random_uniform({oc}, -1, 1, DType::Float32, seed++);
-    for (Chain chain : {kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu}) {
+    std::vector<int64_t> out_dims = convolve(t, x, k).shape().dims();
+    std::vector<float> rs = random_uniform(out_dims, -2, 2, DType::Float32, seed++).to_vector<float>();
+    rs[rs.size() / 3] = std::nanf("");
+    const Tensor residual = constant(rs, out_dims);
+    for (Chain chain : {kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu}) {
       auto body = [&](Tensor a, Tensor b) {
         Tensor y = convolve(t, a, b);
         switch (chain) {
@@ -132,10 +137,19 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
             return scale * y - shift;
           case kBiasBatchNormRelu:
             return relu(bias_add(y, shift) * scale + shift);
+          case kBatchNormResidualRelu:
+            return relu(y * scale + shift + residual);
         }
         return y;
       };
-      const std::vector<float> got = function(body)(x, k).to_vector<float>();
+      auto traced = function(body);
+      if (chain == kBatchNormResidualRelu) {  // the residual AddV2 and the ReLU are the convolution's
+        int separate = 0;
+        for (const auto& op : traced.get_concrete_function(x, k).optimized_graph().operations)
+          separate += op.type == "AddV2" || op.type == "Relu" || op.type == "KilnFusedElementwise";
+        EXPECT_EQ(separate, 0) << t.op;
+      }
+      const std::vector<float> got = traced(x, k).to_vector<float>();
       const std::vector<float> want = body(x, k).to_vector<float>();
       ASSERT_EQ(got.size(), want.size());
       int nan = 0;
