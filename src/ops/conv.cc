@@ -541,8 +541,10 @@ struct FusedConv2DKernel {
     // the rest of the steps run on every image.
     if (c.out(0).num_elements == 0) return;
     Epilogue before, after;
-    for (int s = 0; s < e.count; ++s)
-      (s < add_step ? before : after).steps[s < add_step ? before.count++ : after.count++] = e.steps[s];
+    for (int s = 0; s < e.count; ++s) {
+      Epilogue& part = s < add_step ? before : after;
+      part.steps[part.count++] = e.steps[s];
+    }
     convolve<T>(c, g, before);
     T* y = c.out(0).as<T>();
     const int64_t image = image_rows * channels;

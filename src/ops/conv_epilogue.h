@@ -38,7 +38,7 @@ struct Epilogue {
 const char* epilogue_op_name(EpilogueOp op);
 bool takes_channel_values(EpilogueOp op);  // an input each: a vector, or Add's tensor
 bool takes_output_sized(EpilogueOp op);    // Add: its input is the output's shape
-// The op named `name` ("BiasAdd", "Mul", "AddV2", "Sub", "Relu", "Relu6"); false for others.
+// The op named `name` ("BiasAdd", "Mul", "AddV2", "Sub", "Add", "Relu", "Relu6"); false for others.
 bool epilogue_op_named(const std::string& name, EpilogueOp& op);
 
 // Parses the fused ops' attr ("BiasAdd,Relu", "Mul,AddV2,Relu6"): known names, at most
