@@ -420,6 +420,53 @@ TEST(Optimizer, ConvolutionResidualAddFuses) {
       "Incompatible shapes");
 }
 
+// The epilogue's vectorized loops over a row's channels (ops/conv_epilogue.cc, compiled per
+// instruction-set level) end in remainders that depend on the channel count and the level's
+// vector width: every count from 1 to 70 and a wide one, in float32 and float64 (CI runs this
+// suite at AVX2 and baseline too), each element bit for bit the separate ops' value: NaN,
+// infinities and -0 in the shortcut, a NaN channel, results on both sides of 0 and 6.
+TEST(Optimizer, ConvolutionEpilogueEveryChannelCount) {
+  int seed = 900;
+  std::vector<int64_t> counts_checked;
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t c = 1; c <= 71; ++c) {
+      const int64_t channels = c == 71 ? 200 : c;
+      const bool six = channels % 2 == 0;
+      auto body = [&](Tensor x, Tensor k, Tensor b, Tensor m, Tensor s, Tensor r) {
+        Tensor y = ((bias_add(conv2d(x, k, {1, 1, 1, 1}, "VALID"), b) * m) - s) + r;
+        return six ? relu6(y) : relu(y);
+      };
+      auto f = function(body);
+      const std::vector<int64_t> out = {1, 2, 3, channels};
+      const Tensor x = random_uniform({1, 2, 3, 3}, -3, 3, dtype, seed++);
+      const Tensor k = random_uniform({1, 1, 3, channels}, -2, 2, dtype, seed++);
+      const Tensor b = random_uniform({channels}, -2, 2, dtype, seed++);
+      Tensor m = random_uniform({channels}, -4, 4, dtype, seed++);
+      const Tensor s = random_uniform({channels}, -2, 2, dtype, seed++);
+      std::vector<double> rv = random_uniform(out, -8, 8, DType::Float64, seed++).to_vector<double>();
+      const double special[] = {NAN, INFINITY, -INFINITY, -0.0, 6.0, 0.0};
+      for (size_t i = 0; i < rv.size(); i += 5) rv[i] = special[(i / 5) % 6];
+      Tensor r = cast(constant(rv, out), dtype);
+      if (channels > 3) {
+        std::vector<double> mv = cast(m, DType::Float64).to_vector<double>();
+        mv[channels - 2] = NAN;
+        m = cast(constant(mv, {channels}), dtype);
+      }
+      auto cf = f.get_concrete_function(x, k, b, m, s, r);
+      auto counts = op_counts(cf.optimized_graph());
+      EXPECT_EQ(counts["KilnFusedConv2D"], 1) << channels;
+      EXPECT_EQ(counts["Conv2D"] + counts["Sub"] + counts["AddV2"] + counts["KilnFusedElementwise"], 0) << channels;
+      const std::vector<double> got = cast(cf(x, k, b, m, s, r)[0], DType::Float64).to_vector<double>();
+      const std::vector<double> want = cast(body(x, k, b, m, s, r), DType::Float64).to_vector<double>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_TRUE(std::isnan(want[i]) ? std::isnan(got[i])
+                                        : got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]))
+            << dtype_name(dtype) << " channels " << channels << " at " << i << ": " << got[i] << " vs " << want[i];
+    }
+  }
+}
+
 // Keras's BatchNormalization at inference exports as Mul(scale) and AddV2(shift) by vectors
 // of the channels ([1, 1, 1, C] after a Reshape): a convolution, its bias, that pair and the
 // activation become one fused node (DepthwiseConv2dNative's too), bit for bit the separate
