@@ -235,21 +235,38 @@ struct EinsumKernel {
     };
     // The product is [batch, free0, free1]; the output follows its own label order, and the
     // GEMMs write into it directly when that order is the product's.
-    Labels layout = batch;
-    layout.insert(layout.end(), free0.begin(), free0.end());
-    layout.insert(layout.end(), free1.begin(), free1.end());
-    std::vector<int64_t> layout_sizes;
-    for (int id : layout) layout_sizes.push_back(size.at(id));
-    Dims layout_dims(layout_sizes.begin(), layout_sizes.end());
-    const Dims layout_strides = strides_of(layout_dims);
-    std::vector<int64_t> out_sizes, out_strides;
-    for (int id : eq.output) {
-      const auto it = std::find(layout.begin(), layout.end(), id);
-      out_sizes.push_back(it == layout.end() ? 1 : size.at(id));
-      out_strides.push_back(it == layout.end() ? 0 : layout_strides[it - layout.begin()]);
-    }
+    auto output_walk = [&](const Labels& rows, const Labels& cols) {
+      Labels layout = batch;
+      layout.insert(layout.end(), rows.begin(), rows.end());
+      layout.insert(layout.end(), cols.begin(), cols.end());
+      std::vector<int64_t> layout_sizes;
+      for (int id : layout) layout_sizes.push_back(size.at(id));
+      Dims layout_dims(layout_sizes.begin(), layout_sizes.end());
+      const Dims layout_strides = strides_of(layout_dims);
+      std::vector<int64_t> out_sizes, out_strides;
+      for (int id : eq.output) {
+        const auto it = std::find(layout.begin(), layout.end(), id);
+        out_sizes.push_back(it == layout.end() ? 1 : size.at(id));
+        out_strides.push_back(it == layout.end() ? 0 : layout_strides[it - layout.begin()]);
+      }
+      return collapse_walk(out_sizes.data(), out_strides.data(), out_sizes.size());
+    };
     if (c.out(0).num_elements != nb * m * nn) c.fail("the output's shape does not match the equation");
-    const StridedWalk out_walk = collapse_walk(out_sizes.data(), out_strides.data(), out_sizes.size());
+    StridedWalk out_walk = output_walk(free0, free1);
+    // An output ordered [batch, free1, free0] (multi-head attention's scores, "aecd,abcd->acbe")
+    // is the product of the operands the other way round, written in place instead of staged
+    // and transposed: each element is the same sum of the same products.
+    int first = 0, second = 1;
+    int64_t rows = m, cols = nn;
+    if (n == 2 && !out_walk.contiguous()) {
+      StridedWalk swapped = output_walk(free1, free0);
+      if (swapped.contiguous()) {
+        out_walk = swapped;
+        std::swap(first, second);
+        std::swap(free0, free1);
+        std::swap(rows, cols);
+      }
+    }
     std::unique_ptr<T[]> staged;
     T* prod = c.out(0).as<T>();
     if (!out_walk.contiguous()) {
@@ -257,15 +274,15 @@ struct EinsumKernel {
       prod = staged.get();
     }
     bool ta = false, tb = false;
-    const T* a = operand(0, free0, contracted, ta);
+    const T* a = operand(first, free0, contracted, ta);
     if (n == 2) {
-      const T* b = operand(1, contracted, free1, tb);
+      const T* b = operand(second, contracted, free1, tb);
       for (int64_t i = 0; i < nb; ++i) {
         if (kk == 0) {
-          std::fill(prod + i * m * nn, prod + (i + 1) * m * nn, T(0));
+          std::fill(prod + i * rows * cols, prod + (i + 1) * rows * cols, T(0));
           continue;
         }
-        kernels::gemm<T>(ta, tb, m, nn, kk, a + i * m * kk, b + i * kk * nn, prod + i * m * nn);
+        kernels::gemm<T>(ta, tb, rows, cols, kk, a + i * rows * kk, b + i * kk * cols, prod + i * rows * cols);
       }
     } else if (!ta) {
       for (int64_t r = 0; r < nb * m; ++r) {
