@@ -39,6 +39,41 @@
   } while (0)
 #endif
 
+// As KILN_ISA_DISPATCH, with `kIsaVectorBytes` defined in each variant as the width of the
+// level's vector registers (64, 32, 16), for bodies written with GCC's vector types
+// (kernels/lane_vectors.h): a vector type wider than the registers goes through memory.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KILN_ISA_DISPATCH_VECTOR(call)                               \
+  do {                                                               \
+    switch (::kiln::detail::g_cpu_isa) {                             \
+      case ::kiln::CpuIsa::kAvx512:                                  \
+        [&]() __attribute__((target(KILN_TARGET_AVX512_FEATURES))) { \
+          constexpr int kIsaVectorBytes = 64;                        \
+          call;                                                      \
+        }                                                            \
+        ();                                                          \
+        break;                                                       \
+      case ::kiln::CpuIsa::kAvx2:                                    \
+        [&]() __attribute__((target(KILN_TARGET_AVX2_FEATURES))) {   \
+          constexpr int kIsaVectorBytes = 32;                        \
+          call;                                                      \
+        }                                                            \
+        ();                                                          \
+        break;                                                       \
+      case ::kiln::CpuIsa::kBaseline: {                              \
+        constexpr int kIsaVectorBytes = 16;                          \
+        call;                                                        \
+        break;                                                       \
+      }                                                              \
+    }                                                                \
+  } while (0)
+#else
+#define KILN_ISA_DISPATCH_VECTOR(call)  \
+  do {                                  \
+    constexpr int kIsaVectorBytes = 16; \
+    call;                               \
+  } while (0)
+#endif
 // A kernel body the dispatcher inlines into each variant.
 #define KILN_ISA_BODY [[gnu::always_inline]] inline
 

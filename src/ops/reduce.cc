@@ -1,12 +1,14 @@
 // Reductions (Sum, Mean, Max, Min, Prod with axes as an input tensor), ArgMax, ArgMin, Softmax, LogSoftmax.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "core/parallel.h"
 #include "core/scratch.h"
 #include "kernels/isa_dispatch.h"
+#include "kernels/lane_vectors.h"
 #include "kernels/vmath.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -208,12 +210,15 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
 // The sum of a contiguous row of floats, pairwise as Eigen (TensorFlow's kernels) does: leaves
 // of up to 1024 elements summed in 8 interleaved lanes (vectorizes), halves added together,
 // so the error grows with log(n), not n (a float32 sum of 1e8 ones is 1e8, not 2^24).
-template <class T>
+// `bytes`: the caller's vector width (KILN_ISA_DISPATCH_VECTOR; kernels/lane_vectors.h).
+template <class T, int bytes>
 KILN_ISA_BODY T pairwise_leaf_body(const T* p, int64_t n) {
-  T lane[8] = {};
+  kernels::LaneVectors<T, 8, bytes> lanes;
+  std::memset(static_cast<void*>(lanes.v), 0, sizeof lanes.v);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) lane[k] += p[i + k];
+  for (; i + 8 <= n; i += 8) lanes.add(p + i);
+  T lane[8];
+  lanes.store(lane);
   T tail = 0;
   for (; i < n; ++i) tail += p[i];
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) + tail;
@@ -222,7 +227,7 @@ template <class T>
 T pairwise_sum(const T* p, int64_t n) {
   if (n <= 1024) {
     T sum = 0;
-    KILN_ISA_DISPATCH((sum = pairwise_leaf_body(p, n)));
+    KILN_ISA_DISPATCH_VECTOR((sum = pairwise_leaf_body<T, kIsaVectorBytes>(p, n)));
     return sum;
   }
   const int64_t half = (n / 2 + 1023) / 1024 * 1024;
@@ -273,6 +278,15 @@ KILN_ISA_BODY void reduce_rows_body(const T* p, int64_t outer, int64_t inner, T*
     T acc = R::template init<T>();
     for (int64_t i = 0; i < inner; ++i) acc = R::step(acc, row[i]);
     out[o] = R::finish(acc, inner);
+  }
+}
+// Rows [lo, hi) of `inner` floats each summed pairwise (leaves inline, longer rows through
+// pairwise_sum), finished by R (a mean divides).
+template <class R, class T, int bytes>
+KILN_ISA_BODY void sum_rows_body(const T* p, int64_t lo, int64_t hi, int64_t inner, T* out) {
+  for (int64_t o = lo; o < hi; ++o) {
+    const T* row = p + o * inner;
+    out[o] = R::finish(inner <= 1024 ? pairwise_leaf_body<T, bytes>(row, inner) : pairwise_sum(row, inner), inner);
   }
 }
 template <class R, class T>
@@ -326,7 +340,11 @@ struct ReduceKernel {
       int64_t outer, inner;
       const T* p = to_kept_then_reduced<T>(x, mask, &outer, &inner);
       if constexpr (kPairwise<R, T>) {
-        for (int64_t o = 0; o < outer; ++o) out[o] = R::finish(pairwise_sum(p + o * inner, inner), inner);
+        // Rows split over threads from ~64K elements (a layer norm's mean over [4096, 256]):
+        // each row's sum is the same whichever thread computes it.
+        parallel_for(outer, std::max<int64_t>(2, 65536 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
+          KILN_ISA_DISPATCH_VECTOR((sum_rows_body<R, T, kIsaVectorBytes>(p, lo, hi, inner, out)));
+        });
       } else {
         KILN_ISA_DISPATCH((reduce_rows_body<R, T>(p, outer, inner, out)));
       }
@@ -409,16 +427,17 @@ void infer_softmax(InferContext& c) {
 // A row's max in 16 independent lanes: one accumulator is a serial chain the
 // compiler must keep in order; lanes become vector instructions. std::max(a, b) keeps a when
 // b is NaN, as the vector max does: a NaN row's outputs are NaN either way (its sum is).
-template <class T>
+template <class T, int bytes>
 KILN_ISA_BODY T row_max(const T* x, int64_t n) {
   constexpr int L = 16;
   T m = x[0];
   int64_t i = 1;
   if (n >= 2 * L) {
+    kernels::LaneVectors<T, L, bytes> lanes;
+    lanes.load(x);
+    for (i = L; i + L <= n; i += L) lanes.max(x + i);
     T acc[L];
-    for (int j = 0; j < L; ++j) acc[j] = x[j];
-    for (i = L; i + L <= n; i += L)
-      for (int j = 0; j < L; ++j) acc[j] = std::max(acc[j], x[i + j]);
+    lanes.store(acc);
     for (int j = 0; j < L; ++j) m = std::max(m, acc[j]);
   }
   for (; i < n; ++i) m = std::max(m, x[i]);
@@ -426,9 +445,9 @@ KILN_ISA_BODY T row_max(const T* x, int64_t n) {
 }
 // A row's sum as Reduce's (pairwise, error growing with log(n)): the leaf inline in the
 // caller's instruction-set variant, longer rows through pairwise_sum.
-template <class T>
+template <class T, int bytes>
 KILN_ISA_BODY T row_sum(const T* x, int64_t n) {
-  return n <= 1024 ? pairwise_leaf_body(x, n) : pairwise_sum(x, n);
+  return n <= 1024 ? pairwise_leaf_body<T, bytes>(x, n) : pairwise_sum(x, n);
 }
 
 template <bool Log>
@@ -442,23 +461,25 @@ struct SoftmaxKernel {
       const T* p = x.as<T>();
       T* o = c.out(0).as<T>();
       // Rows split over threads from ~32K elements on (an attention's scores: 2M and more).
-      parallel_for(rows, std::max<int64_t>(2, 32768 / std::max<int64_t>(n, 1)),
-                   [&](int64_t lo, int64_t hi) { KILN_ISA_DISPATCH(rows_body(p, o, n, lo, hi)); });
+      parallel_for(rows, std::max<int64_t>(2, 32768 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+        KILN_ISA_DISPATCH_VECTOR(rows_body<kIsaVectorBytes>(p, o, n, lo, hi));
+      });
     }
+    template <int bytes>
     KILN_ISA_BODY static void rows_body(const T* p, T* o, int64_t n, int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T* xr = p + r * n;
         T* orow = o + r * n;
-        const T mx = row_max(xr, n);
+        const T mx = row_max<T, bytes>(xr, n);
         for (int64_t i = 0; i < n; ++i) orow[i] = xr[i] - mx;
         if constexpr (Log) {
           T* tmp = detail::scratch<T>(detail::kReduceScratch, static_cast<size_t>(n));
           kernels::vexp(orow, tmp, n);
-          const T ls = std::log(row_sum(tmp, n));
+          const T ls = std::log(row_sum<T, bytes>(tmp, n));
           for (int64_t i = 0; i < n; ++i) orow[i] -= ls;
         } else {
           kernels::vexp(orow, orow, n);
-          const T inv = T(1) / row_sum(orow, n);
+          const T inv = T(1) / row_sum<T, bytes>(orow, n);
           for (int64_t i = 0; i < n; ++i) orow[i] *= inv;
         }
       }

@@ -1,4 +1,5 @@
 // Reductions, ArgMax, Softmax.
+#include <algorithm>
 #include <cmath>
 
 #include "test_util.h"
@@ -87,4 +88,50 @@ TEST(Reduce, FloatSumsArePairwise) {
   double exact = 0;
   for (float v : x.to_vector<float>()) exact += v;
   EXPECT_NEAR(reduce_sum(x).item<float>(), exact, 1e-4);
+}
+
+// The exact order of a row's float sum (8 lanes, each a running sum over every 8th element,
+// combined ((0+1)+(2+3))+((4+5)+(6+7)), then the tail), which the kernels compute in the
+// instruction-set level's vectors (kernels/lane_vectors.h): every row length from 1 to 80 and a
+// long one, float32 and float64, random values with infinities and NaNs, bit for bit this
+// reference (CI runs the suite at AVX2 and baseline too). Softmax's row max runs in 16 such
+// lanes: a spike of +1000 at every position in turn must be found (missing it overflows exp).
+template <class T>
+T reference_leaf_sum(const T* p, int64_t n) {
+  T lane[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) lane[k] += p[i + k];
+  T tail = 0;
+  for (; i < n; ++i) tail += p[i];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) + tail;
+}
+template <class T>
+void expect_lane_order(DType dtype) {
+  for (int64_t n = 1; n <= 81; ++n) {
+    const int64_t len = n == 81 ? 1000 : n, rows = 3;
+    std::vector<double> v =
+        random_uniform({rows, len}, -100, 100, DType::Float64, static_cast<int>(n)).to_vector<double>();
+    if (n % 7 == 0) v[static_cast<size_t>(len + n / 2)] = INFINITY;  // row 1
+    if (n % 11 == 0) v[static_cast<size_t>(2 * len + n / 3)] = NAN;  // row 2
+    const Tensor x = cast(constant(v, {rows, len}), dtype);
+    const std::vector<T> xs = x.to_vector<T>(), sums = reduce_sum(x, {1}).to_vector<T>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const T want = reference_leaf_sum(xs.data() + r * len, len), got = sums[static_cast<size_t>(r)];
+      ASSERT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << dtype_name(dtype) << " length " << len;
+    }
+    for (int64_t spike = 0; spike < len && len < 1000; ++spike) {
+      std::vector<double> row =
+          random_uniform({len}, -1, 1, DType::Float64, static_cast<int>(spike)).to_vector<double>();
+      row[static_cast<size_t>(spike)] = 1000;
+      const std::vector<T> s = softmax(cast(constant(row, {len}), dtype)).to_vector<T>();
+      for (int64_t i = 0; i < len; ++i)
+        ASSERT_NEAR(s[static_cast<size_t>(i)], i == spike ? 1.0 : 0.0, 1e-6)
+            << dtype_name(dtype) << " length " << len << " spike " << spike << " at " << i;
+    }
+  }
+}
+TEST(Reduce, RowSumLaneOrderAndSoftmaxRowMax) {
+  expect_lane_order<float>(DType::Float32);
+  expect_lane_order<double>(DType::Float64);
 }
