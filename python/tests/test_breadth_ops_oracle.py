@@ -59,6 +59,15 @@ CASES = [
     ("Einsum", dict(inputs=[_small_ints(3, 4, 5)], equation="ijk->ki")),
     ("Einsum", dict(inputs=[_small_ints(3, 4, 5)], equation="ijk->kji")),
     ("Einsum", dict(inputs=[_small_ints(1, 4, 1, 5), _small_ints(5, 2)], equation="aibj,jk->aibk")),
+    # Attention-sized heads (at least 48^3 multiply-adds per head) are read and written in place
+    # through leading dimensions: both of Keras 3's einsums, Keras 2's scores (the operands
+    # swapped), float64, and a batch one operand broadcasts.
+    ("Einsum", dict(inputs=[_small_ints(2, 64, 3, 48), _small_ints(2, 64, 3, 48)], equation="BTNH,BSNH->BNTS")),
+    ("Einsum", dict(inputs=[_small_ints(2, 3, 64, 64), _small_ints(2, 64, 3, 48)], equation="BNTS,BSNH->BTNH")),
+    ("Einsum", dict(inputs=[_small_ints(2, 64, 3, 48), _small_ints(2, 60, 3, 48)], equation="aecd,abcd->acbe")),
+    ("Einsum", dict(inputs=[_small_ints(2, 64, 3, 48, dtype=np.float64), _small_ints(2, 64, 3, 48, dtype=np.float64)],
+                    equation="BTNH,BSNH->BNTS")),
+    ("Einsum", dict(inputs=[_small_ints(1, 64, 3, 48), _small_ints(2, 64, 3, 48)], equation="...TNH,...SNH->...NTS")),
     # Transpose copies one run (identity, or only dims of size 1 moved), runs (the innermost dim
     # kept: attention's head split), 32x32 blocks (a matrix, also behind dims of size 1), or
     # elements; any dtype, zero-sized too.

@@ -15,6 +15,9 @@ namespace kiln::kernels {
 
 KILN_ISA_DECLARE(template <class T> void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
                                               const T* a, const T* b, T* c))
+KILN_ISA_DECLARE(template <class T> void gemm_strided(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                                                      int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                                                      int64_t ldc))
 KILN_ISA_DECLARE(void eigen_sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c))
 
 namespace {
@@ -28,6 +31,16 @@ template <class T>
 void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
   KILN_ISA_CALL(gemm<T>, ta, tb, m, n, k, a, b, c);
 }
+
+template <class T>
+void gemm_strided(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                  T* c, int64_t ldc) {
+  KILN_ISA_CALL(gemm_strided<T>, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+template void gemm_strided<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t,
+                                  float*, int64_t);
+template void gemm_strided<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*,
+                                   int64_t, double*, int64_t);
 
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, const float*, float*);
 template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, const double*, double*);

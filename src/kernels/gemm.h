@@ -8,6 +8,13 @@ namespace kiln::kernels {
 template <class T>
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c);
 
+// The same product with leading dimensions (float and double), in the calling thread: A, B
+// and C may be strided views of larger tensors (Einsum reads attention's heads in place).
+// Element (r, c) of a row-major operand with leading dimension ld is at r * ld + c.
+template <class T>
+void gemm_strided(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                  const T* b, int64_t ldb, T* c, int64_t ldc);
+
 // Which implementation large float GEMMs use: "openblas (<core>)" or "eigen".
 const char* large_gemm_backend();
 

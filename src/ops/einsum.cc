@@ -11,8 +11,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/parallel.h"
 #include "kernels/gemm.h"
 #include "ops/gradient.h"
 #include "ops/helpers.h"
@@ -166,8 +168,111 @@ std::unique_ptr<T[]> scratch(int64_t n) {
   return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
 }
 
+// Multiply-adds per batch from which attention-like einsums read their operands in place
+// (kernels::gemm's library path starts at about this size too).
+constexpr int64_t kInPlaceMinWork = 48 * 48 * 48;
+
+// A group of labels as one dimension of a tensor: its size and the stride between its
+// elements, when the labels are nested in memory in the group's order (stride 0 where the
+// group is empty). False where they are not, or where a label broadcasts (stride 0).
+struct Dim {
+  int64_t size = 1, stride = 0;
+};
+bool as_one_dim(std::vector<int64_t> sizes, std::vector<int64_t> strides, Dim& d) {
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] > 1 && strides[i] == 0) return false;
+  const StridedWalk w = collapse_walk(sizes.data(), strides.data(), sizes.size());
+  if (w.sizes.size() > 1) return false;
+  d = w.sizes.empty() ? Dim{} : Dim{w.sizes[0], w.strides[0]};
+  return true;
+}
+// A [rows, cols] matrix through its two dims: row-major with leading dimension ld when its
+// columns are adjacent, else its transpose stored row-major (the GEMM's transpose flag) when
+// its rows are. False when neither (then the operand is copied).
+bool as_matrix(const Dim& rows, const Dim& cols, bool& transposed, int64_t& ld) {
+  if (cols.size == 1 || cols.stride == 1) {
+    transposed = false;
+    ld = rows.size == 1 ? std::max<int64_t>(cols.size, 1) : rows.stride;
+    return ld >= cols.size;
+  }
+  if (rows.size == 1 || rows.stride == 1) {
+    transposed = true;
+    ld = cols.stride;
+    return ld >= rows.size;
+  }
+  return false;
+}
+
 template <class T>
 struct EinsumKernel {
+  // Two operands whose every batch is a matrix (columns or rows adjacent, the other dim at a
+  // stride) and an output whose every batch is a row-major matrix, as multi-head attention's
+  // einsums read and write the heads of [batch, time, heads, depth] tensors: the GEMMs read
+  // and write them in place through leading dimensions instead of copying them (two operand
+  // transposes and an output transpose per call), the batches split over the threads.
+  // False, having written nothing, where a view is not a matrix.
+  static bool in_place_heads(int first, int second, const std::vector<int>& free0, const std::vector<int>& free1,
+                             const std::vector<int>& contracted, const std::vector<int>& batch,
+                             const std::map<int, int64_t>& size, const Equation& eq, KernelContext& c) {
+    const Dims out_strides = strides_of(c.out(0).dims);
+    // Label id's stride in operand k (2: the output); 0 where absent or broadcast.
+    auto stride_of = [&](int k, int id) -> int64_t {
+      const std::vector<int>& l = k == 2 ? eq.output : eq.inputs[k];
+      const auto it = std::find(l.begin(), l.end(), id);
+      if (it == l.end()) return 0;
+      const auto axis = static_cast<size_t>(it - l.begin());
+      const Dims& dims = k == 2 ? c.out(0).dims : c.in(k).dims;
+      if (dims[axis] == 1 && size.at(id) != 1) return 0;
+      return k == 2 ? out_strides[axis] : strides_of(c.in(k).dims)[axis];
+    };
+    auto group = [&](int k, const std::vector<int>& labels, Dim& d) {
+      std::vector<int64_t> sizes, strides;
+      for (int id : labels) {
+        sizes.push_back(size.at(id));
+        strides.push_back(stride_of(k, id));
+      }
+      return as_one_dim(sizes, strides, d);
+    };
+    Dim a_rows, a_cols, b_rows, b_cols, c_rows, c_cols;
+    bool ta = false, tb = false, tc = false;
+    int64_t lda = 0, ldb = 0, ldc = 0;
+    if (!group(first, free0, a_rows) || !group(first, contracted, a_cols) || !group(second, contracted, b_rows) ||
+        !group(second, free1, b_cols) || !group(2, free0, c_rows) || !group(2, free1, c_cols) ||
+        !as_matrix(a_rows, a_cols, ta, lda) || !as_matrix(b_rows, b_cols, tb, ldb) ||
+        !as_matrix(c_rows, c_cols, tc, ldc) || tc)
+      return false;
+    const int64_t m = a_rows.size, n = b_cols.size, k = a_cols.size;
+    // Smaller products run kernels::gemm's own kernels (the sums in TensorFlow's order), whose
+    // operands must be copied; for them a library GEMM's call costs more than the copies.
+    if (m * n * k < kInPlaceMinWork) return false;
+    std::vector<int64_t> batch_sizes, a_step, b_step, c_step;
+    for (int id : batch) {
+      batch_sizes.push_back(size.at(id));
+      a_step.push_back(stride_of(first, id));
+      b_step.push_back(stride_of(second, id));
+      c_step.push_back(stride_of(2, id));
+    }
+    int64_t nb = 1;
+    for (int64_t s : batch_sizes) nb *= s;
+    const T* a = c.in(first).as<T>();
+    const T* b = c.in(second).as<T>();
+    T* out = c.out(0).as<T>();
+    parallel_for(nb, 2, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t rest = i, ao = 0, bo = 0, co = 0;
+        for (size_t d = batch_sizes.size(); d-- > 0;) {
+          const int64_t idx = rest % batch_sizes[d];
+          rest /= batch_sizes[d];
+          ao += idx * a_step[d];
+          bo += idx * b_step[d];
+          co += idx * c_step[d];
+        }
+        kernels::gemm_strided<T>(ta, tb, m, n, k, a + ao, lda, b + bo, ldb, out + co, ldc);
+      }
+    });
+    return true;
+  }
+
   static void run(KernelContext& c) {
     const int n = c.num_inputs;
     std::vector<int64_t> ranks;
@@ -266,6 +371,17 @@ struct EinsumKernel {
         std::swap(free0, free1);
         std::swap(rows, cols);
       }
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+      // Only where run() would copy: operands already [batch, rows, cols] (either way round)
+      // go to kernels::gemm, which may split one large product over the threads.
+      auto copied = [&](int k, const Labels& rows, const Labels& cols) {
+        return !walk_of(k, {batch, rows, cols}).contiguous() && !walk_of(k, {batch, cols, rows}).contiguous();
+      };
+      if (n == 2 && nb >= 2 && kk > 0 &&
+          (!out_walk.contiguous() || copied(first, free0, contracted) || copied(second, contracted, free1)) &&
+          in_place_heads(first, second, free0, free1, contracted, batch, size, eq, c))
+        return;
     }
     std::unique_ptr<T[]> staged;
     T* prod = c.out(0).as<T>();

@@ -444,6 +444,21 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
   gemm_small(m, n, k, a, b, c);
 }
 
+template <class T>
+void gemm_strided(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                  T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t r = 0; r < m; ++r) std::memset(c + r * ldc, 0, sizeof(T) * n);
+    return;
+  }
+  gemm_large<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+template void gemm_strided<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t,
+                                  float*, int64_t);
+template void gemm_strided<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*,
+                                   int64_t, double*, int64_t);
+
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, const float*, float*);
 template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, const double*, double*);
 template void gemm<int32_t>(bool, bool, int64_t, int64_t, int64_t, const int32_t*, const int32_t*, int32_t*);
