@@ -15,65 +15,40 @@
 #define KILN_TARGET_AVX2_FEATURES "avx2,fma,bmi,bmi2,f16c,lzcnt,movbe,popcnt"
 #define KILN_TARGET_AVX512_FEATURES KILN_TARGET_AVX2_FEATURES ",avx512f,avx512bw,avx512dq,avx512vl,avx512cd"
 
+// Each variant also defines `kIsaVectorBytes`, the width of its level's vector registers (64,
+// 32, 16), for bodies written with GCC's vector types (kernels/lane_vectors.h): a vector type
+// wider than the registers goes through memory. KILN_ISA_DISPATCH_VECTOR names that use.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define KILN_ISA_DISPATCH(call)                                              \
-  do {                                                                       \
-    switch (::kiln::detail::g_cpu_isa) {                                     \
-      case ::kiln::CpuIsa::kAvx512:                                          \
-        [&]() __attribute__((target(KILN_TARGET_AVX512_FEATURES))) { call; } \
-        ();                                                                  \
-        break;                                                               \
-      case ::kiln::CpuIsa::kAvx2:                                            \
-        [&]() __attribute__((target(KILN_TARGET_AVX2_FEATURES))) { call; }   \
-        ();                                                                  \
-        break;                                                               \
-      case ::kiln::CpuIsa::kBaseline:                                        \
-        call;                                                                \
-        break;                                                               \
-    }                                                                        \
+#define KILN_ISA_VARIANT_(features, bytes, call)            \
+  [&]() __attribute__((target(features))) {                 \
+    [[maybe_unused]] constexpr int kIsaVectorBytes = bytes; \
+    call;                                                   \
+  }                                                         \
+  ()
+#define KILN_ISA_DISPATCH(call)                                   \
+  do {                                                            \
+    switch (::kiln::detail::g_cpu_isa) {                          \
+      case ::kiln::CpuIsa::kAvx512:                               \
+        KILN_ISA_VARIANT_(KILN_TARGET_AVX512_FEATURES, 64, call); \
+        break;                                                    \
+      case ::kiln::CpuIsa::kAvx2:                                 \
+        KILN_ISA_VARIANT_(KILN_TARGET_AVX2_FEATURES, 32, call);   \
+        break;                                                    \
+      case ::kiln::CpuIsa::kBaseline: {                           \
+        [[maybe_unused]] constexpr int kIsaVectorBytes = 16;      \
+        call;                                                     \
+        break;                                                    \
+      }                                                           \
+    }                                                             \
   } while (0)
 #else
-#define KILN_ISA_DISPATCH(call) \
-  do {                          \
-    call;                       \
+#define KILN_ISA_DISPATCH(call)                          \
+  do {                                                   \
+    [[maybe_unused]] constexpr int kIsaVectorBytes = 16; \
+    call;                                                \
   } while (0)
 #endif
-
-// As KILN_ISA_DISPATCH, with `kIsaVectorBytes` defined in each variant as the width of the
-// level's vector registers (64, 32, 16), for bodies written with GCC's vector types
-// (kernels/lane_vectors.h): a vector type wider than the registers goes through memory.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define KILN_ISA_DISPATCH_VECTOR(call)                               \
-  do {                                                               \
-    switch (::kiln::detail::g_cpu_isa) {                             \
-      case ::kiln::CpuIsa::kAvx512:                                  \
-        [&]() __attribute__((target(KILN_TARGET_AVX512_FEATURES))) { \
-          constexpr int kIsaVectorBytes = 64;                        \
-          call;                                                      \
-        }                                                            \
-        ();                                                          \
-        break;                                                       \
-      case ::kiln::CpuIsa::kAvx2:                                    \
-        [&]() __attribute__((target(KILN_TARGET_AVX2_FEATURES))) {   \
-          constexpr int kIsaVectorBytes = 32;                        \
-          call;                                                      \
-        }                                                            \
-        ();                                                          \
-        break;                                                       \
-      case ::kiln::CpuIsa::kBaseline: {                              \
-        constexpr int kIsaVectorBytes = 16;                          \
-        call;                                                        \
-        break;                                                       \
-      }                                                              \
-    }                                                                \
-  } while (0)
-#else
-#define KILN_ISA_DISPATCH_VECTOR(call)  \
-  do {                                  \
-    constexpr int kIsaVectorBytes = 16; \
-    call;                               \
-  } while (0)
-#endif
+#define KILN_ISA_DISPATCH_VECTOR(call) KILN_ISA_DISPATCH(call)
 // A kernel body the dispatcher inlines into each variant.
 #define KILN_ISA_BODY [[gnu::always_inline]] inline
 
