@@ -375,8 +375,9 @@ struct EinsumKernel {
     if constexpr (std::is_floating_point_v<T>) {
       // Only where run() would copy: operands already [batch, rows, cols] (either way round)
       // go to kernels::gemm, which may split one large product over the threads.
-      auto copied = [&](int k, const Labels& rows, const Labels& cols) {
-        return !walk_of(k, {batch, rows, cols}).contiguous() && !walk_of(k, {batch, cols, rows}).contiguous();
+      auto copied = [&](int k, const Labels& row_labels, const Labels& col_labels) {
+        return !walk_of(k, {batch, row_labels, col_labels}).contiguous() &&
+               !walk_of(k, {batch, col_labels, row_labels}).contiguous();
       };
       if (n == 2 && nb >= 2 && kk > 0 &&
           (!out_walk.contiguous() || copied(first, free0, contracted) || copied(second, contracted, free1)) &&
