@@ -69,6 +69,33 @@ TEST(Unary, EdgesAndAccuracy) {
   EXPECT_EQ(y_edges[1], 1.0f);
 }
 
+// An element's sigmoid depends on its value only, not on where it sits in the array: the
+// vector body, the tail and a one-element array give the same bits (a convolution's swish
+// epilogue takes the sigmoid a row at a time and must match the op over the whole tensor).
+template <class T>
+void expect_sigmoid_independent_of_position(DType dtype) {
+  std::vector<double> v = random_uniform({1000}, -100, 100, DType::Float64, 31).to_vector<double>();
+  const double special[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-310, -88.5, -103.0, 88.7, 89.0, 710.0, -745.0};
+  for (size_t i = 0; i < std::size(special); ++i) v[i * 37] = special[i];
+  for (size_t i = 500; i < 600; ++i) v[i] *= 0.05;  // the sigmoid's curve, not its tails
+  const Tensor x = cast(constant(v, {1000}), dtype);
+  const std::vector<T> whole = sigmoid(x).template to_vector<T>();
+  auto same = [](T a, T b) { return std::isnan(a) ? std::isnan(b) : a == b; };
+  for (int64_t i = 0; i < 1000; ++i)
+    ASSERT_TRUE(same(whole[i], sigmoid(slice(x, {i}, {1})).template to_vector<T>()[0]))
+        << dtype_name(dtype) << " alone at " << i << ": " << v[i];
+  for (int64_t start : {1, 3, 7, 13}) {
+    const int64_t len = 1000 - 2 * start;
+    const std::vector<T> part = sigmoid(slice(x, {start}, {len})).template to_vector<T>();
+    for (int64_t i = 0; i < len; ++i)
+      ASSERT_TRUE(same(whole[start + i], part[i])) << dtype_name(dtype) << " from " << start << " at " << i;
+  }
+}
+TEST(Unary, SigmoidIndependentOfPosition) {
+  expect_sigmoid_independent_of_position<float>(DType::Float32);
+  expect_sigmoid_independent_of_position<double>(DType::Float64);
+}
+
 TEST(Unary, FloatOnlyOpsRejectIntegers) {
   expect_error<InvalidArgumentError>(
       [] { sqrt(constant<int32_t>({4})); },

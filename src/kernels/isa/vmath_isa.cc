@@ -56,9 +56,25 @@ void exp_impl(const T* x, T* y, int64_t n) {
 // sigmoid(x) = 1 / (1 + exp(-x)): within 2 ulps everywhere. Eigen's own logistic() returns
 // exp(x) below x = -9 for float, thousands of ulps from the true value. Eigen's exp clamp
 // (above) does not matter here: where it bites, -x < -88.38, the result rounds to 1 anyway.
+// Every element goes through the same vector code, a run's tail through a zero-padded
+// vector: an element's result depends on its value only, not on where it sits in the array
+// (an Eigen expression computes an unaligned head and the tail with the scalar exp, ulps
+// apart). A convolution's swish epilogue (ops/conv_epilogue.h) relies on it: it takes the
+// sigmoid of a row at a time and must match the separate op's over the whole tensor.
 template <class T>
 void sigmoid_impl(const T* x, T* y, int64_t n) {
-  OutArr<T>(y, n) = (T(1) + (-Arr<T>(x, n)).exp()).inverse();
+  namespace ei = Eigen::internal;
+  using Packet = typename ei::packet_traits<T>::type;
+  constexpr int64_t kLanes = ei::unpacket_traits<Packet>::size;
+  const Packet one = ei::pset1<Packet>(T(1));
+  auto sigmoid = [&](Packet v) { return ei::pdiv(one, ei::padd(one, ei::pexp(ei::pnegate(v)))); };
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) ei::pstoreu(y + i, sigmoid(ei::ploadu<Packet>(x + i)));
+  if (i == n) return;
+  alignas(64) T tail[kLanes] = {};
+  std::copy(x + i, x + n, tail);
+  ei::pstoreu(tail, sigmoid(ei::ploadu<Packet>(tail)));
+  std::copy(tail, tail + (n - i), y + i);
 }
 // A correctly rounded square root, as IEEE (and TensorFlow) give it: Eigen's fast-math
 // packet sqrt is an rsqrt estimate with a Newton step, 1 ulp off and NaN for +inf. The file
