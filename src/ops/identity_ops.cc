@@ -1,7 +1,9 @@
 // Identities that change only what flows back: StopGradient (nothing), PreventGradient (an
 // error), and IdentityN (a list of tensors passed through together). Forward, each output is
-// its input unchanged, shared rather than copied. Not kForwardsInput: the optimizer removes
-// such nodes, and these must stay in a graph that is differentiated later.
+// its input unchanged, shared rather than copied. Traced graphs keep them (a tape or a
+// gradient built later reads them); the optimizer's copy, which only runs, reads their inputs
+// directly (kPassesThrough): Keras's swish, a custom gradient, ends in an IdentityN that would
+// otherwise keep its input from fusing into the convolution before it.
 #include "ops/gradient.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -40,7 +42,7 @@ const OpDef& op::StopGradient() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .input_args = {"input"},
-                            .traits = kOwnOutputs | kTfjs,
+                            .traits = kOwnOutputs | kPassesThrough | kTfjs,
                             .infer = infer_unary,
                             .any_dtype_kernel = &run_forward_all,
                             .grad = &no_gradient};
@@ -52,7 +54,7 @@ const OpDef& op::PreventGradient() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .input_args = {"input"},
-                            .traits = kOwnOutputs,
+                            .traits = kOwnOutputs | kPassesThrough,
                             .attr_specs = {string_attr("message", "")},
                             .infer = infer_unary,
                             .any_dtype_kernel = &run_forward_all,
@@ -65,7 +67,7 @@ const OpDef& op::IdentityN() {
                             .num_inputs = -1,
                             .num_outputs = -1,
                             .input_args = {list_arg("input")},
-                            .traits = kOwnOutputs | kTfjs,
+                            .traits = kOwnOutputs | kPassesThrough | kTfjs,
                             .infer = infer_identity_n,
                             .any_dtype_kernel = &run_forward_all,
                             .type_attr = nullptr,

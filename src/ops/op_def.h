@@ -351,6 +351,9 @@ enum Trait : uint32_t {
   kSharesInput = 1u << 17,     // output 0 may hold views of input 0's elements (TensorListFromTensor's
                                // items): plans keep input 0 out of the frame, so it has a buffer
                                // the views retain (a frame input is copied instead)
+  kPassesThrough = 1u << 18,   // each output i is input i unchanged, only the gradient differs
+                               // (StopGradient, PreventGradient, IdentityN): the optimizer's graphs
+                               // only run, so it reads the inputs directly (remove_identity)
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
