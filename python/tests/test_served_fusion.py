@@ -58,3 +58,63 @@ def test_batch_norm_runs_in_the_convolutions_of_a_served_keras_model(tf, tmp_pat
     images = [o["type"] for o in ops if o["type"] in ("AddV2", "KilnFusedElementwise")
               and any(out.endswith(",9,9,8]") for out in o["outputs"])]
     assert not images, images
+
+
+def _swish_model():
+    """EfficientNet's pattern: convolutions and BatchNormalization with Keras's swish (an
+    IdentityN of a custom gradient around x * sigmoid(x)), a depthwise one, and a Dense
+    layer's bias before a swish."""
+    layers = keras.layers
+    x = keras.Input((10, 10, 3))
+    y = layers.Conv2D(24, 3, padding="same", use_bias=False)(x)
+    y = layers.BatchNormalization()(y)
+    y = layers.Activation("swish")(y)
+    y = layers.DepthwiseConv2D(3, padding="same", use_bias=False)(y)
+    y = layers.BatchNormalization()(y)
+    y = layers.Activation("silu")(y)
+    y = layers.Conv2D(5, 1, activation="swish")(y)
+    model = keras.Model(x, y)
+    rng = np.random.default_rng(7)
+    for layer in model.layers:
+        weights = layer.get_weights()
+        if weights:  # wide values: both of the sigmoid's tails and its middle
+            layer.set_weights([rng.uniform(-3, 3, w.shape).astype(np.float32) if i != 3 or len(weights) != 4
+                               else rng.uniform(0.1, 3, w.shape).astype(np.float32)
+                               for i, w in enumerate(weights)])
+    return model
+
+
+def test_swish_runs_in_the_convolutions_of_a_served_keras_model(tf, tmp_path):
+    path = str(tmp_path / "model")
+    _swish_model().export(path, verbose=False)
+    mine, theirs = kiln.saved_model.load(path).signatures["serving_default"], tf.saved_model.load(path)
+    key = next(iter(mine.structured_input_signature[1]))
+    rng = np.random.default_rng(8)
+    for batch in (1, 4):
+        x = rng.standard_normal((batch, 10, 10, 3)).astype(np.float32) * 4
+        got = next(iter(mine(**{key: x}).values())).numpy()
+        want = theirs.signatures["serving_default"](**{key: tf.constant(x)})
+        want = next(iter(want.values())).numpy()
+        assert got.shape == want.shape
+        # The convolutions' sums run in another order than TensorFlow's (values reach the
+        # thousands here): agreement to float32's last few bits of the largest value.
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6 * np.abs(want).max())
+    ops = mine._model.signature(mine.name).optimized_operations()
+    fused = sorted((o["type"], o["attrs"]["fused_ops"]) for o in ops if "fused_ops" in o["attrs"])
+    assert fused == [("KilnFusedConv2D", "BiasAdd,Swish"), ("KilnFusedConv2D", "Mul,AddV2,Swish"),
+                     ("KilnFusedDepthwiseConv2dNative", "Mul,AddV2,Swish")], fused
+    types = [o["type"] for o in ops]
+    assert "Sigmoid" not in types and "IdentityN" not in types, types
+    images = [o["type"] for o in ops if o["type"] == "KilnFusedElementwise"
+              and any(",10,10," in out for out in o["outputs"])]
+    assert not images, images
+    # Traced by kiln itself, the same function computes the same values as the ops run one
+    # by one (kiln.function runs the fused graph; eagerly each op runs alone).
+    k = rng.uniform(-1, 1, (3, 3, 3, 16)).astype(np.float32)
+    scale, shift = rng.uniform(-4, 4, 16).astype(np.float32), rng.uniform(-1, 1, 16).astype(np.float32)
+
+    def block(x):
+        return kiln.nn.silu(kiln.nn.conv2d(x, k, 1, "SAME") * scale + shift)
+
+    x = rng.standard_normal((2, 7, 7, 3)).astype(np.float32) * 3
+    np.testing.assert_array_equal(kiln.function(block)(x).numpy(), block(kiln.constant(x)).numpy())

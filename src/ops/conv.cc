@@ -462,12 +462,12 @@ struct Conv2DKernel {
 // explicit_paddings, data_format, dilations, then fused_ops: the ops' names in order,
 // comma-separated ("BiasAdd,Mul,AddV2,Add,Relu"); each of BiasAdd, Mul, AddV2 and Sub takes
 // the next of `args`, a vector of the output's channels (shape [C] or [1, ..., 1, C]); Add
-// takes a tensor of the output's shape.
+// takes a tensor of the output's shape; Swish its beta, a scalar.
 Epilogue fused_epilogue(const OpDef& op, const Attrs& attrs, int num_inputs) {
   Epilogue e;
   if (std::string why = conv::parse_epilogue(attrs.s(kFusedOps), e); !why.empty())
     throw InternalError(std::string(op.name) + ": " + why);
-  if (num_inputs != 2 + conv::num_channel_values(e))
+  if (num_inputs != 2 + conv::num_inputs(e))
     throw InternalError(std::string(op.name) + ": " + std::to_string(num_inputs - 2) + " vectors for fused ops '" +
                         attrs.s(kFusedOps) + "'");
   return e;
@@ -487,7 +487,7 @@ void infer_fused_conv2d(InferContext& c) {
   TensorShape& out = c.out(0).shape;
   const int64_t channels = out.unknown_rank() ? -1 : out.dims().back();
   for (int s = 0, i = 2; s < e.count; ++s) {
-    if (!conv::takes_channel_values(e.steps[s].op)) continue;
+    if (!conv::takes_input(e.steps[s].op)) continue;
     const InputInfo& v = c.in(i++);
     if (v.dtype != c.in(0).dtype) c.fail("a fused op's vector must have the input's dtype");
     if (v.unknown_rank) continue;
@@ -504,6 +504,12 @@ void infer_fused_conv2d(InferContext& c) {
         dims[0] = broadcast_batch(c, dims[0], d[0], d);
         out = TensorShape(dims);
       }
+      continue;
+    }
+    if (conv::takes_scalar(e.steps[s].op)) {
+      if (std::any_of(d.begin(), d.end(), [](int64_t k) { return k != 1 && k >= 0; }))
+        c.fail(std::string("a fused ") + conv::epilogue_op_name(e.steps[s].op) + "'s operand must be a scalar" +
+               dims_text(d));
       continue;
     }
     // An unknown channel count on either side is checked again when the kernel runs.
@@ -524,12 +530,16 @@ struct FusedConv2DKernel {
     const int64_t image_rows = out[1] * out[2];
     int add_step = -1;
     for (int s = 0, arg = 2; s < e.count; ++s) {
-      if (!conv::takes_channel_values(e.steps[s].op)) continue;
+      if (!conv::takes_input(e.steps[s].op)) continue;
       const TensorImpl& v = c.in(arg++);
       if (conv::takes_output_sized(e.steps[s].op)) {
         // The shape function checked every size but an unknown batch's: one image broadcasts.
         if (v.dims[0] != out[0]) e.steps[s].tensor_rows = image_rows;
         add_step = s;
+      } else if (conv::takes_scalar(e.steps[s].op)) {
+        if (v.num_elements != 1)
+          throw InternalError(std::string(c.op.name) + ": a fused op's scalar has " + std::to_string(v.num_elements) +
+                              " elements");
       } else if (v.num_elements != channels) {
         throw InternalError(std::string(c.op.name) + ": a fused op's vector and the output's channels disagree");
       }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "kernels/isa_dispatch.h"
+#include "kernels/vmath.h"
 
 namespace kiln::ops::conv {
 
@@ -14,44 +15,74 @@ struct Named {
   const char* name;
   EpilogueOp op;
 };
-constexpr Named kNamed[] = {{"BiasAdd", EpilogueOp::kBiasAdd}, {"Mul", EpilogueOp::kMul}, {"AddV2", EpilogueOp::kAddV2},
-                            {"Sub", EpilogueOp::kSub},         {"Add", EpilogueOp::kAdd}, {"Relu", EpilogueOp::kRelu},
-                            {"Relu6", EpilogueOp::kRelu6}};
+constexpr Named kNamed[] = {{"BiasAdd", EpilogueOp::kBiasAdd}, {"Mul", EpilogueOp::kMul},
+                            {"AddV2", EpilogueOp::kAddV2},     {"Sub", EpilogueOp::kSub},
+                            {"Add", EpilogueOp::kAdd},         {"Relu", EpilogueOp::kRelu},
+                            {"Relu6", EpilogueOp::kRelu6},     {"Swish", EpilogueOp::kSwish}};
 
-// One row: every step in turn over the row's channels (the row stays in L1), each loop a
-// plain vectorizable pass. The activations are the Relu and Relu6 kernels' expressions, so a
-// NaN passes through as it does there.
+// Swish is elementwise, not per channel: it runs once over a group of rows, one contiguous
+// run of about kGroupValues values (still in L1 after the per-channel steps), so each call of
+// the sigmoid covers many rows, not one (a row's tail would go through a padded vector every
+// time). Its sigmoid goes through a stack buffer of kSwishPiece values.
+constexpr int64_t kGroupValues = 2048;
+constexpr int64_t kSwishPiece = 512;
+
+// x * sigmoid(beta * x) over n values, each product rounded as the Mul ops round it.
+template <class T>
+KILN_ISA_BODY void swish(T* __restrict x, int64_t n, T beta) {
+  T t[kSwishPiece];
+  for (int64_t j0 = 0; j0 < n; j0 += kSwishPiece) {
+    const int64_t len = std::min(kSwishPiece, n - j0);
+    for (int64_t j = 0; j < len; ++j) t[j] = beta * x[j0 + j];
+    kernels::vsigmoid(t, t, len);
+    for (int64_t j = 0; j < len; ++j) x[j0 + j] = x[j0 + j] * t[j];
+  }
+}
+
+// Each row: every per-channel step in turn over the row's channels (the row stays in L1),
+// each loop a plain vectorizable pass; then a last Swish over the group. The activations are
+// the Relu and Relu6 kernels' expressions, so a NaN passes through as it does there.
 template <class T>
 KILN_ISA_BODY void epilogue_rows_body(T* y, int64_t first_row, int64_t rows, int64_t channels, const Epilogue& e) {
-  for (int64_t r = 0; r < rows; ++r) {
-    T* __restrict row = y + r * channels;
-    for (int s = 0; s < e.count; ++s) {
-      const T* __restrict v = static_cast<const T*>(e.steps[s].channel_values);
-      switch (e.steps[s].op) {
-        case EpilogueOp::kBiasAdd:
-        case EpilogueOp::kAddV2:
-          for (int64_t j = 0; j < channels; ++j) row[j] = row[j] + v[j];
-          break;
-        case EpilogueOp::kMul:
-          for (int64_t j = 0; j < channels; ++j) row[j] = row[j] * v[j];
-          break;
-        case EpilogueOp::kSub:
-          for (int64_t j = 0; j < channels; ++j) row[j] = row[j] - v[j];
-          break;
-        case EpilogueOp::kAdd: {
-          const int64_t at = e.steps[s].tensor_rows > 0 ? (first_row + r) % e.steps[s].tensor_rows : first_row + r;
-          const T* __restrict t = v + at * channels;
-          for (int64_t j = 0; j < channels; ++j) row[j] = row[j] + t[j];
-          break;
+  const bool swish_last = e.steps[e.count - 1].op == EpilogueOp::kSwish;  // an activation is last
+  const int per_row = e.count - swish_last;
+  const int64_t group = swish_last ? std::max<int64_t>(1, kGroupValues / channels) : rows;
+  for (int64_t g0 = 0; g0 < rows; g0 += group) {
+    const int64_t g1 = std::min(rows, g0 + group);
+    for (int64_t r = g0; r < g1; ++r) {
+      T* __restrict row = y + r * channels;
+      for (int s = 0; s < per_row; ++s) {
+        const T* __restrict v = static_cast<const T*>(e.steps[s].channel_values);
+        switch (e.steps[s].op) {
+          case EpilogueOp::kBiasAdd:
+          case EpilogueOp::kAddV2:
+            for (int64_t j = 0; j < channels; ++j) row[j] = row[j] + v[j];
+            break;
+          case EpilogueOp::kMul:
+            for (int64_t j = 0; j < channels; ++j) row[j] = row[j] * v[j];
+            break;
+          case EpilogueOp::kSub:
+            for (int64_t j = 0; j < channels; ++j) row[j] = row[j] - v[j];
+            break;
+          case EpilogueOp::kAdd: {
+            const int64_t at = e.steps[s].tensor_rows > 0 ? (first_row + r) % e.steps[s].tensor_rows : first_row + r;
+            const T* __restrict t = v + at * channels;
+            for (int64_t j = 0; j < channels; ++j) row[j] = row[j] + t[j];
+            break;
+          }
+          case EpilogueOp::kRelu:
+            for (int64_t j = 0; j < channels; ++j) row[j] = row[j] < T(0) ? T(0) : row[j];
+            break;
+          case EpilogueOp::kRelu6:
+            for (int64_t j = 0; j < channels; ++j) row[j] = row[j] < T(0) ? T(0) : (row[j] > T(6) ? T(6) : row[j]);
+            break;
+          case EpilogueOp::kSwish:  // last only: below
+            break;
         }
-        case EpilogueOp::kRelu:
-          for (int64_t j = 0; j < channels; ++j) row[j] = row[j] < T(0) ? T(0) : row[j];
-          break;
-        case EpilogueOp::kRelu6:
-          for (int64_t j = 0; j < channels; ++j) row[j] = row[j] < T(0) ? T(0) : (row[j] > T(6) ? T(6) : row[j]);
-          break;
       }
     }
+    if (swish_last)
+      swish(y + g0 * channels, (g1 - g0) * channels, *static_cast<const T*>(e.steps[e.count - 1].channel_values));
   }
 }
 }  // namespace
@@ -62,8 +93,12 @@ const char* epilogue_op_name(EpilogueOp op) {
   return "?";
 }
 
-bool takes_channel_values(EpilogueOp op) { return op != EpilogueOp::kRelu && op != EpilogueOp::kRelu6; }
+bool takes_input(EpilogueOp op) { return op != EpilogueOp::kRelu && op != EpilogueOp::kRelu6; }
 bool takes_output_sized(EpilogueOp op) { return op == EpilogueOp::kAdd; }
+bool takes_scalar(EpilogueOp op) { return op == EpilogueOp::kSwish; }
+bool ends_chain(EpilogueOp op) {
+  return op == EpilogueOp::kRelu || op == EpilogueOp::kRelu6 || op == EpilogueOp::kSwish;
+}
 
 bool epilogue_op_named(const std::string& name, EpilogueOp& op) {
   for (const Named& n : kNamed)
@@ -83,8 +118,7 @@ std::string parse_epilogue(const std::string& text, Epilogue& out) {
     EpilogueOp op;
     if (!epilogue_op_named(name, op)) return "unknown fused op '" + name + "'";
     if (out.count == kMaxEpilogueSteps) return "more than " + std::to_string(kMaxEpilogueSteps) + " fused ops";
-    if (out.count > 0 && !takes_channel_values(out.steps[out.count - 1].op))
-      return "an activation must be the last fused op";
+    if (out.count > 0 && ends_chain(out.steps[out.count - 1].op)) return "an activation must be the last fused op";
     out.steps[out.count++].op = op;
     start = comma + 1;
   }
@@ -92,9 +126,9 @@ std::string parse_epilogue(const std::string& text, Epilogue& out) {
   return "";
 }
 
-int num_channel_values(const Epilogue& e) {
+int num_inputs(const Epilogue& e) {
   int n = 0;
-  for (int s = 0; s < e.count; ++s) n += takes_channel_values(e.steps[s].op);
+  for (int s = 0; s < e.count; ++s) n += takes_input(e.steps[s].op);
   return n;
 }
 

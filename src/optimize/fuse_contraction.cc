@@ -4,8 +4,10 @@
 // output while it is still in cache, instead of each in another pass over memory
 // (TensorFlow's remapper makes _FusedConv2D the same way). The chain: BiasAdd, Mul, AddV2 or
 // Sub by a vector of the output's channels, in any number up to the kernel's limit, then
-// optionally Relu or Relu6 — Conv2D -> BiasAdd -> Relu, and Keras's BatchNormalization at
-// inference, Conv2D -> [BiasAdd ->] Mul(scale) -> AddV2(shift) -> Relu. A residual
+// optionally Relu, Relu6 or a swish — Conv2D -> BiasAdd -> Relu, and Keras's BatchNormalization at
+// inference, Conv2D -> [BiasAdd ->] Mul(scale) -> AddV2(shift) -> Relu. The swish is Keras's
+// (tf.nn.silu, EfficientNet's activation), three ops: Mul(x, beta) -> Sigmoid -> Mul(x, .),
+// the value x read twice (its custom gradient's IdentityN is gone: remove_identity). A residual
 // connection's AddV2 of a float tensor of the output's shape joins too (ResNet's
 // ... -> AddV2(shift) -> AddV2(shortcut) -> Relu), so the block's output is written once
 // instead of being read and written again by the addition. The fused kernel does
@@ -14,6 +16,7 @@
 // else (a graph output, a control edge) needs its value.
 #include "ops/channel_vector.h"
 #include "ops/conv_epilogue.h"
+#include "ops/helpers.h"
 #include "ops/op_list.h"
 #include "optimize/pass.h"
 
@@ -82,6 +85,67 @@ bool as_epilogue_step(const Node& next, const Node& prev, const TensorShape& out
   return true;
 }
 
+// `v` is a scalar of `dtype`: every dimension 1, at most the output's rank (a Mul by it
+// keeps the output's shape).
+bool scalar_of(const Output& v, DType dtype) {
+  const TensorShape& s = v.node->out_shapes[v.index];
+  if (v.node->out_dtypes[v.index] != dtype || s.unknown_rank() || s.dims().size() > 4) return false;
+  for (int64_t d : s.dims())
+    if (d != 1) return false;
+  return true;
+}
+
+// `n` is a binary op waiting on nothing with `x` as exactly one of its operands: the other.
+bool other_operand(const Node& n, const Node& x, Output& other) {
+  if (n.inputs.size() != 2 || !n.control_inputs.empty()) return false;
+  const bool left = n.inputs[0].node == &x, right = n.inputs[1].node == &x;
+  if (left == right) return false;
+  other = n.inputs[left ? 1 : 0];
+  return true;
+}
+
+// The swish on the chain's value `x`, x * sigmoid(beta * x): x's two users are a Mul by a
+// scalar beta, whose one user is a Sigmoid, whose one user is the other, Mul(x, sigmoid);
+// or, without beta, Sigmoid(x) and Mul(x, sigmoid) (`beta` is then left empty). Float32 and
+// float64 only: a 16-bit convolution's fused steps would round once, in float32. Returns the
+// three nodes (the first Mul null without beta), or false.
+struct Swish {
+  Node *scale = nullptr, *sigmoid = nullptr, *product = nullptr;
+  Output beta;
+};
+template <class OnlyUser>
+bool as_swish(const Node& x, std::span<Node* const> users, DType dtype, OnlyUser only_user, Swish& out) {
+  if ((dtype != DType::Float32 && dtype != DType::Float64) || users.size() != 2 || users[0] == users[1]) return false;
+  for (int k = 0; k < 2; ++k) {
+    Swish w{.product = users[1 - k], .beta = {}};
+    Node* head = users[k];
+    if (head->op == &ops::op::Sigmoid()) {
+      w.sigmoid = head;
+    } else if (head->op == &ops::op::Mul() && other_operand(*head, x, w.beta) && scalar_of(w.beta, dtype)) {
+      w.scale = head;
+      w.sigmoid = only_user(*head);
+    }
+    if (!w.sigmoid || w.sigmoid->op != &ops::op::Sigmoid() || !w.sigmoid->control_inputs.empty() ||
+        w.sigmoid->inputs[0].node != (w.scale ? w.scale : &x) || only_user(*w.sigmoid) != w.product)
+      continue;
+    Output s;
+    if (w.product->op != &ops::op::Mul() || !other_operand(*w.product, x, s) || s.node != w.sigmoid) continue;
+    out = w;
+    return true;
+  }
+  return false;
+}
+
+// A scalar 1 of `dtype` (float32 or float64): the beta of a swish written without one.
+Tensor one_of(DType dtype) {
+  Tensor one(detail::make_concrete(dtype, {}));
+  if (dtype == DType::Float64)
+    *one.impl()->as<double>() = 1.0;
+  else
+    *one.impl()->as<float>() = 1.0f;
+  return one;
+}
+
 class FuseContraction : public Pass {
  public:
   const char* name() const override { return "fuse_contraction"; }
@@ -111,15 +175,26 @@ class FuseContraction : public Pass {
       std::string fused_ops;
       std::vector<Output> inputs = {conv.inputs[0], conv.inputs[1]};
       for (int steps = 0; steps < ops::conv::kMaxEpilogueSteps; ++steps) {
+        Swish swish;
+        if (!pinned[last->id] && as_swish(*last, users.of(*last), conv.out_dtypes[0], only_user, swish) &&
+            !taken[swish.product->id] && !(swish.scale && taken[swish.scale->id]) && !taken[swish.sigmoid->id]) {
+          for (Node* p : {swish.scale, swish.sigmoid, swish.product})
+            if (p) taken[p->id] = 1;
+          fused_ops += (fused_ops.empty() ? "" : ",") + std::string("Swish");
+          inputs.push_back(swish.scale ? swish.beta
+                                       : Output{g.add_const(one_of(conv.out_dtypes[0]), last->name + "/beta"), 0});
+          last = swish.product;
+          break;  // an activation ends the chain
+        }
         Node* next = only_user(*last);
         EpilogueOp op;
         Output vector;
         if (!next || taken[next->id] || !as_epilogue_step(*next, *last, out, conv.out_dtypes[0], op, vector)) break;
         taken[next->id] = 1;
         fused_ops += (fused_ops.empty() ? "" : ",") + std::string(ops::conv::epilogue_op_name(op));
-        if (ops::conv::takes_channel_values(op)) inputs.push_back(vector);
+        if (ops::conv::takes_input(op)) inputs.push_back(vector);
         last = next;
-        if (!ops::conv::takes_channel_values(op)) break;  // an activation ends the chain
+        if (ops::conv::ends_chain(op)) break;  // an activation ends the chain
       }
       if (last == &conv) continue;
       ops::Attrs attrs;

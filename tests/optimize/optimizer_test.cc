@@ -42,6 +42,31 @@ TEST(Optimizer, ConstantSubgraphFoldsToOneConst) {
   EXPECT_FALSE(cf.optimization_report().empty());
 }
 
+// StopGradient, PreventGradient and IdentityN pass their inputs through and differ only in
+// their gradients, which a function's trace has already built: the optimized graph, which
+// only runs, reads their inputs directly; the traced graph keeps them.
+TEST(Optimizer, PassThroughOpsLeaveTheOptimizedGraph) {
+  auto f = function([](Tensor x) {
+    GradientTape tape;
+    tape.watch(x);
+    const Tensor held = execute_op("StopGradient", {x})[0];
+    const std::vector<Tensor> both = execute_op("IdentityN", {x * x, held});
+    const Tensor y = both[0] + both[1] * x;  // x^2 + stop(x) * x: the gradient is 3x
+    return std::vector<Tensor>{y, tape.gradient(y, {x})[0], execute_op("PreventGradient", {y})[0]};
+  });
+  auto cf = f.get_concrete_function(TensorSpec{{3}, DType::Float32});
+  auto counts = op_counts(cf.optimized_graph());
+  EXPECT_EQ(counts["StopGradient"] + counts["IdentityN"] + counts["PreventGradient"], 0);
+  auto traced = op_counts(cf.graph());
+  EXPECT_EQ(traced["StopGradient"], 1);
+  EXPECT_GE(traced["IdentityN"], 1);
+  EXPECT_EQ(traced["PreventGradient"], 1);
+  const std::vector<Tensor> got = cf(constant<float>({1, -2, 0.5f}, {3}));
+  EXPECT_EQ(got[0].to_vector<float>(), (std::vector<float>{2, 8, 0.5f}));
+  EXPECT_EQ(got[1].to_vector<float>(), (std::vector<float>{3, -6, 1.5f}));
+  EXPECT_EQ(got[2].to_vector<float>(), got[0].to_vector<float>());
+}
+
 TEST(Optimizer, DuplicateSubtreesMerge) {
   auto f = function([](Tensor x) { return tanh(x * 2) + tanh(2 * x); }, no_fusion());  // commutative Mul too
   auto cf = f.get_concrete_function(TensorSpec{{3}, DType::Float32});
@@ -465,6 +490,88 @@ TEST(Optimizer, ConvolutionEpilogueEveryChannelCount) {
             << dtype_name(dtype) << " channels " << channels << " at " << i << ": " << got[i] << " vs " << want[i];
     }
   }
+}
+
+// Keras's swish (tf.nn.silu: x * sigmoid(beta * x), its custom gradient's IdentityN passing
+// the result, x and beta) after a convolution and its BatchNormalization or bias joins the
+// convolution's epilogue, as does x * sigmoid(x) written by hand: every channel count up to
+// 40, a few around and past the epilogue's 256-value pieces, float32 and float64, each
+// element bit for bit the separate ops' (NaN and infinite channels, values deep in both of
+// the sigmoid's tails), with a known and an unknown batch.
+TEST(Optimizer, ConvolutionSwishEpilogue) {
+  int seed = 1300;
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t channels : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 40, 255, 256, 257, 600}) {
+      for (int form = 0; form < 3; ++form) {  // Keras's with BatchNorm; by hand; depthwise with a bias
+        const bool depthwise = form == 2;
+        auto body = [&](Tensor x, Tensor k, Tensor m, Tensor s, Tensor beta) {
+          Tensor y = depthwise
+                         ? bias_add(execute_op("DepthwiseConv2dNative", {x, k},
+                                               {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"padding", "SAME"}})[0],
+                                    s)
+                         : conv2d(x, k, {1, 1, 1, 1}, "SAME") * m + s;
+          if (form == 1) return sigmoid(y) * y;
+          Tensor swish = y * sigmoid(beta * y);
+          return execute_op("IdentityN", {swish, y, beta})[0];
+        };
+        auto f = function(body);
+        const int64_t in_channels = depthwise ? channels : 3;
+        const std::vector<int64_t> x_dims = {2, 3, 4, in_channels};
+        const std::vector<int64_t> k_dims = {3, 3, in_channels, depthwise ? 1 : channels};
+        const Tensor x = random_uniform(x_dims, -3, 3, dtype, seed++);
+        const Tensor k = random_uniform(k_dims, -1, 1, dtype, seed++);
+        std::vector<double> mv = random_uniform({channels}, -40, 40, DType::Float64, seed++).to_vector<double>();
+        std::vector<double> sv = random_uniform({channels}, -2, 2, DType::Float64, seed++).to_vector<double>();
+        if (channels > 4) {
+          mv[1] = NAN;
+          sv[3] = -INFINITY;
+          sv[channels - 1] = INFINITY;
+        }
+        const Tensor m = cast(constant(mv, {channels}), dtype), s = cast(constant(sv, {channels}), dtype);
+        const Tensor beta = cast(constant(channels % 2 ? 1.0 : 1.5), dtype);
+        const std::string fused_name = depthwise ? "KilnFusedDepthwiseConv2dNative" : "KilnFusedConv2D";
+        for (bool unknown_batch : {false, true}) {
+          std::vector<int64_t> spec_dims = x_dims;
+          if (unknown_batch) spec_dims[0] = -1;
+          auto cf = f.get_concrete_function(TensorSpec{spec_dims, dtype}, TensorSpec{k_dims, dtype},
+                                            TensorSpec{{channels}, dtype}, TensorSpec{{channels}, dtype},
+                                            TensorSpec{{}, dtype});
+          auto counts = op_counts(cf.optimized_graph());
+          const std::string what = std::string(dtype_name(dtype)) + " channels " + std::to_string(channels) + " form " +
+                                   std::to_string(form) + " unknown batch " + std::to_string(unknown_batch);
+          EXPECT_EQ(counts[fused_name], 1) << what;
+          EXPECT_EQ(counts["Sigmoid"] + counts["Mul"] + counts["IdentityN"] + counts["KilnFusedElementwise"], 0)
+              << what;
+          const std::vector<double> got = cast(cf(x, k, m, s, beta)[0], DType::Float64).to_vector<double>();
+          const std::vector<double> want = cast(body(x, k, m, s, beta), DType::Float64).to_vector<double>();
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_TRUE(std::isnan(want[i]) ? std::isnan(got[i])
+                                            : got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]))
+                << what << " at " << i << ": " << got[i] << " vs " << want[i];
+        }
+      }
+    }
+  }
+  // The swish's value read by a third op, or its Mul by a vector instead of a scalar beta,
+  // is not Keras's swish: the convolution's chain ends before it.
+  auto also_read = function([](Tensor x, Tensor k) {
+    Tensor y = conv2d(x, k, {1, 1, 1, 1}, "SAME");
+    return y * sigmoid(y) + y;
+  });
+  auto by_vector = function([](Tensor x, Tensor k, Tensor v) {
+    Tensor y = conv2d(x, k, {1, 1, 1, 1}, "SAME");
+    return y * sigmoid(v * y);
+  });
+  const Tensor x = random_uniform({1, 4, 4, 2}, -1, 1, DType::Float32, 1390);
+  const Tensor k = random_uniform({1, 1, 2, 3}, -1, 1, DType::Float32, 1391);
+  const Tensor v = random_uniform({3}, -1, 1, DType::Float32, 1392);
+  EXPECT_EQ(op_counts(also_read.get_concrete_function(x, k).optimized_graph())["KilnFusedConv2D"], 0);
+  EXPECT_EQ(op_counts(by_vector.get_concrete_function(x, k, v).optimized_graph())["KilnFusedConv2D"], 0);
+  EXPECT_EQ(also_read(x, k).to_vector<float>(),
+            (conv2d(x, k, {1, 1, 1, 1}, "SAME") * sigmoid(conv2d(x, k, {1, 1, 1, 1}, "SAME")) +
+             conv2d(x, k, {1, 1, 1, 1}, "SAME"))
+                .to_vector<float>());
 }
 
 // Keras's BatchNormalization at inference exports as Mul(scale) and AddV2(shift) by vectors
