@@ -17,7 +17,7 @@
 
 // Each variant also defines `kIsaVectorBytes`, the width of its level's vector registers (64,
 // 32, 16), for bodies written with GCC's vector types (kernels/lane_vectors.h): a vector type
-// wider than the registers goes through memory. KILN_ISA_DISPATCH_VECTOR names that use.
+// wider than the registers goes through memory.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_ISA_VARIANT_(features, bytes, call)            \
   [&]() __attribute__((target(features))) {                 \
@@ -48,7 +48,6 @@
     call;                                                \
   } while (0)
 #endif
-#define KILN_ISA_DISPATCH_VECTOR(call) KILN_ISA_DISPATCH(call)
 // A kernel body the dispatcher inlines into each variant.
 #define KILN_ISA_BODY [[gnu::always_inline]] inline
 

@@ -2,8 +2,8 @@
 // vector registers. Written as arrays (acc[k] += p[i + k]), GCC unrolls such lanes into
 // scalar instructions instead of vectorizing them (a float32 row sum ran at about two
 // elements a cycle); as GCC vector types of at most the level's width (`bytes`, from
-// KILN_ISA_DISPATCH_VECTOR) each lane is still one accumulator computing what it did, in the
-// same order, so the results do not change, only the instructions.
+// KILN_ISA_DISPATCH's kIsaVectorBytes) each lane is still one accumulator computing what it
+// did, in the same order, so the results do not change, only the instructions.
 #pragma once
 #include <algorithm>
 #include <cstdint>

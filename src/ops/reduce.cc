@@ -210,7 +210,7 @@ const T* to_kept_then_reduced(const TensorImpl& x, const std::vector<bool>& mask
 // The sum of a contiguous row of floats, pairwise as Eigen (TensorFlow's kernels) does: leaves
 // of up to 1024 elements summed in 8 interleaved lanes (vectorizes), halves added together,
 // so the error grows with log(n), not n (a float32 sum of 1e8 ones is 1e8, not 2^24).
-// `bytes`: the caller's vector width (KILN_ISA_DISPATCH_VECTOR; kernels/lane_vectors.h).
+// `bytes`: the caller's vector width (KILN_ISA_DISPATCH's kIsaVectorBytes; kernels/lane_vectors.h).
 template <class T, int bytes>
 KILN_ISA_BODY T pairwise_leaf_body(const T* p, int64_t n) {
   kernels::LaneVectors<T, 8, bytes> lanes;
@@ -227,7 +227,7 @@ template <class T>
 T pairwise_sum(const T* p, int64_t n) {
   if (n <= 1024) {
     T sum = 0;
-    KILN_ISA_DISPATCH_VECTOR((sum = pairwise_leaf_body<T, kIsaVectorBytes>(p, n)));
+    KILN_ISA_DISPATCH((sum = pairwise_leaf_body<T, kIsaVectorBytes>(p, n)));
     return sum;
   }
   const int64_t half = (n / 2 + 1023) / 1024 * 1024;
@@ -343,7 +343,7 @@ struct ReduceKernel {
         // Rows split over threads from ~64K elements (a layer norm's mean over [4096, 256]):
         // each row's sum is the same whichever thread computes it.
         parallel_for(outer, std::max<int64_t>(2, 65536 / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
-          KILN_ISA_DISPATCH_VECTOR((sum_rows_body<R, T, kIsaVectorBytes>(p, lo, hi, inner, out)));
+          KILN_ISA_DISPATCH((sum_rows_body<R, T, kIsaVectorBytes>(p, lo, hi, inner, out)));
         });
       } else {
         KILN_ISA_DISPATCH((reduce_rows_body<R, T>(p, outer, inner, out)));
@@ -461,9 +461,8 @@ struct SoftmaxKernel {
       const T* p = x.as<T>();
       T* o = c.out(0).as<T>();
       // Rows split over threads from ~32K elements on (an attention's scores: 2M and more).
-      parallel_for(rows, std::max<int64_t>(2, 32768 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
-        KILN_ISA_DISPATCH_VECTOR(rows_body<kIsaVectorBytes>(p, o, n, lo, hi));
-      });
+      parallel_for(rows, std::max<int64_t>(2, 32768 / std::max<int64_t>(n, 1)),
+                   [&](int64_t lo, int64_t hi) { KILN_ISA_DISPATCH(rows_body<kIsaVectorBytes>(p, o, n, lo, hi)); });
     }
     template <int bytes>
     KILN_ISA_BODY static void rows_body(const T* p, T* o, int64_t n, int64_t lo, int64_t hi) {
