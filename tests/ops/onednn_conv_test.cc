@@ -80,7 +80,9 @@ TEST(OneDnnConv, AgreesWithKilnsOwnKernels) {
         t.op + " " + t.padding + " filter " + std::to_string(t.k[0]) + "x" + std::to_string(t.k[1]);
     // The first two shapes have JIT kernels at every level oneDNN runs; others may not (then
     // kiln's own kernels run them: oneDNN's im2col and reference paths are not used).
-    if (seed <= 5) EXPECT_TRUE(kernels::onednn::holds_filter(k.data())) << what << ": it ran on oneDNN";
+    if (seed <= 5) {
+      EXPECT_TRUE(kernels::onednn::holds_filter(k.data())) << what << ": it ran on oneDNN";
+    }
     expect_close(got, with_kiln_kernels(t, x, k), t.k[0] * t.k[1] * t.k[2], what);
     // Traced, with a fused epilogue: the same values as the eager op then the epilogue.
     auto f = function([&](Tensor a, Tensor b) { return relu(convolve(t, a, b)); });
