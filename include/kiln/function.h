@@ -30,10 +30,11 @@ struct OptimizerOptions {
   bool arithmetic_simplification = true;
   bool remove_identity = true;
   bool prune = true;
-  bool elementwise_fusion = true;         // chains of elementwise ops become one kernel
+  bool elementwise_fusion = true;         // chains of elementwise ops become one kernel; a
+                                          // Softmax takes its scalar scale's Mul in
   bool contraction_fusion = true;         // a convolution + its per-channel ops (BiasAdd, BatchNorm's
-                                          // Mul and AddV2, Relu), and a weight-gradient MatMul + its
-                                          // update, become one kernel
+                                          // Mul and AddV2, Relu, swish), and a weight-gradient MatMul
+                                          // + its update, become one kernel
   int64_t max_folded_elements = 1 << 16;  // constants larger than this are not materialized
   static OptimizerOptions none() {
     OptimizerOptions o;

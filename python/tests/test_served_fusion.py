@@ -118,3 +118,24 @@ def test_swish_runs_in_the_convolutions_of_a_served_keras_model(tf, tmp_path):
 
     x = rng.standard_normal((2, 7, 7, 3)).astype(np.float32) * 3
     np.testing.assert_array_equal(kiln.function(block)(x).numpy(), block(kiln.constant(x)).numpy())
+
+
+def test_attention_scale_runs_in_the_softmax_of_a_served_keras_model(tf, tmp_path):
+    """Keras's MultiHeadAttention scales its scores by 1/sqrt(key_dim) before the softmax: the
+    Mul runs inside the softmax (KilnScaledSoftmax), and the outputs match TensorFlow's."""
+    layers = keras.layers
+    keras.utils.set_random_seed(9)
+    x = keras.Input((6, 8))
+    y = layers.MultiHeadAttention(num_heads=2, key_dim=5)(x, x)
+    path = str(tmp_path / "model")
+    keras.Model(x, y).export(path, verbose=False)
+    mine, theirs = kiln.saved_model.load(path).signatures["serving_default"], tf.saved_model.load(path)
+    key = next(iter(mine.structured_input_signature[1]))
+    rng = np.random.default_rng(10)
+    for batch in (1, 3):
+        inp = rng.standard_normal((batch, 6, 8)).astype(np.float32) * 3
+        got = next(iter(mine(**{key: inp}).values())).numpy()
+        want = next(iter(theirs.signatures["serving_default"](**{key: tf.constant(inp)}).values())).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    types = [o["type"] for o in mine._model.signature(mine.name).optimized_operations()]
+    assert types.count("KilnScaledSoftmax") == 1 and "Softmax" not in types, types

@@ -18,7 +18,7 @@
   /* identity_ops.cc */ X(StopGradient) X(PreventGradient) X(IdentityN)                                   \
   /* matmul.cc */ X(MatMul) X(BatchMatMulV2) X(BatchMatMulV3)                                                                \
   /* einsum.cc */ X(Einsum)                                                                                 \
-  /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(ArgMin) X(Softmax) X(LogSoftmax)         \
+  /* reduce.cc */ X(Sum) X(Mean) X(Max) X(Min) X(Prod) X(ArgMax) X(ArgMin) X(Softmax) X(LogSoftmax) X(KilnScaledSoftmax)         \
   /* scan.cc */ X(Cumsum) X(Cumprod)                                                                        \
   /* pad.cc */ X(Pad) X(PadV2) X(MirrorPad) X(MirrorPadGrad)                                                                 \
   /* split.cc */ X(Split) X(SplitV) X(Unpack)                                                               \

@@ -460,15 +460,28 @@ struct SoftmaxKernel {
       const int64_t rows = n == 0 ? 0 : x.num_elements / n;
       const T* p = x.as<T>();
       T* o = c.out(0).as<T>();
+      // KilnScaledSoftmax's scale: each logit is multiplied by it first, rounded as the Mul
+      // it replaces rounds it.
+      const T* scale = nullptr;
+      if (c.num_inputs > 1) {
+        if (c.in(1).num_elements != 1) c.fail("the scale must be a scalar, got shape " + dims_text(c.in(1).dims));
+        scale = c.in(1).as<T>();
+      }
       // Rows split over threads from ~32K elements on (an attention's scores: 2M and more).
-      parallel_for(rows, std::max<int64_t>(2, 32768 / std::max<int64_t>(n, 1)),
-                   [&](int64_t lo, int64_t hi) { KILN_ISA_DISPATCH(rows_body<kIsaVectorBytes>(p, o, n, lo, hi)); });
+      parallel_for(rows, std::max<int64_t>(2, 32768 / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+        KILN_ISA_DISPATCH(rows_body<kIsaVectorBytes>(p, o, n, lo, hi, scale));
+      });
     }
     template <int bytes>
-    KILN_ISA_BODY static void rows_body(const T* p, T* o, int64_t n, int64_t lo, int64_t hi) {
+    KILN_ISA_BODY static void rows_body(const T* p, T* o, int64_t n, int64_t lo, int64_t hi, const T* scale) {
       for (int64_t r = lo; r < hi; ++r) {
         const T* xr = p + r * n;
         T* orow = o + r * n;
+        if (scale) {  // the scaled row, in the output, is the row from here on
+          const T s = *scale;
+          for (int64_t i = 0; i < n; ++i) orow[i] = xr[i] * s;
+          xr = orow;
+        }
         const T mx = row_max<T, bytes>(xr, n);
         for (int64_t i = 0; i < n; ++i) orow[i] = xr[i] - mx;
         if constexpr (Log) {
@@ -614,6 +627,28 @@ const OpDef& op::Softmax() {
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>(),
                             .grad = &softmax_grad,
+                            .output_args = {"softmax"}};
+  return def;
+}
+// KilnScaledSoftmax(logits, scale): Softmax(logits * scale), scale a scalar of the logits'
+// dtype, made by the optimizer (optimize/fuse_softmax_scale.cc) from a Mul and a Softmax:
+// attention's scores scaled by 1/sqrt(depth) are not written out and read back. Bit for bit
+// the two ops.
+void infer_scaled_softmax(InferContext& c) {
+  infer_softmax(c);
+  const InputInfo& s = c.in(1);
+  if (s.dtype != c.in(0).dtype) c.fail("the scale must have the logits' dtype");
+  if (!s.unknown_rank && std::any_of(s.dims->begin(), s.dims->end(), [](int64_t d) { return d != 1 && d >= 0; }))
+    c.fail("the scale must be a scalar, got shape " + dims_text(*s.dims));
+}
+const OpDef& op::KilnScaledSoftmax() {
+  static const OpDef def = {.name = "KilnScaledSoftmax",
+                            .num_inputs = 2,
+                            .num_outputs = 1,
+                            .input_args = {"logits", "scale"},
+                            .traits = kPure | kInternal,
+                            .infer = infer_scaled_softmax,
+                            .kernels = kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>(),
                             .output_args = {"softmax"}};
   return def;
 }

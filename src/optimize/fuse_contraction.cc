@@ -85,16 +85,6 @@ bool as_epilogue_step(const Node& next, const Node& prev, const TensorShape& out
   return true;
 }
 
-// `v` is a scalar of `dtype`: every dimension 1, at most the output's rank (a Mul by it
-// keeps the output's shape).
-bool scalar_of(const Output& v, DType dtype) {
-  const TensorShape& s = v.node->out_shapes[v.index];
-  if (v.node->out_dtypes[v.index] != dtype || s.unknown_rank() || s.dims().size() > 4) return false;
-  for (int64_t d : s.dims())
-    if (d != 1) return false;
-  return true;
-}
-
 // `n` is a binary op waiting on nothing with `x` as exactly one of its operands: the other.
 bool other_operand(const Node& n, const Node& x, Output& other) {
   if (n.inputs.size() != 2 || !n.control_inputs.empty()) return false;
@@ -121,7 +111,7 @@ bool as_swish(const Node& x, std::span<Node* const> users, DType dtype, OnlyUser
     Node* head = users[k];
     if (head->op == &ops::op::Sigmoid()) {
       w.sigmoid = head;
-    } else if (head->op == &ops::op::Mul() && other_operand(*head, x, w.beta) && scalar_of(w.beta, dtype)) {
+    } else if (head->op == &ops::op::Mul() && other_operand(*head, x, w.beta) && is_scalar_of(w.beta, dtype, 4)) {
       w.scale = head;
       w.sigmoid = only_user(*head);
     }

@@ -30,6 +30,10 @@ struct PassContext {
 // slice); empty when `o` is not one.
 std::vector<int64_t> const_ints(const Output& o);
 
+// `v` is one value of `dtype` in a shape of at most `max_rank` ones ([], [1], [1, 1], ...): a
+// Mul by it keeps the other operand's shape when that has at least `max_rank` dimensions.
+bool is_scalar_of(const Output& v, DType dtype, int max_rank);
+
 class Pass {
  public:
   virtual ~Pass() = default;
@@ -43,6 +47,7 @@ std::unique_ptr<Pass> make_arithmetic_simplification();
 std::unique_ptr<Pass> make_common_subexpression_elimination();
 std::unique_ptr<Pass> make_prune();
 std::unique_ptr<Pass> make_fuse_elementwise();
+std::unique_ptr<Pass> make_fuse_softmax_scale();
 std::unique_ptr<Pass> make_fold_pad();
 std::unique_ptr<Pass> make_fuse_contraction();
 std::unique_ptr<Pass> make_fuse_weight_update();

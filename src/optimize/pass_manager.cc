@@ -18,6 +18,14 @@ std::vector<int64_t> const_ints(const Output& o) {
   return ops::int_values(*t);
 }
 
+bool is_scalar_of(const Output& v, DType dtype, int max_rank) {
+  const TensorShape& s = v.node->out_shapes[v.index];
+  if (v.node->out_dtypes[v.index] != dtype || s.unknown_rank() || s.rank() > max_rank) return false;
+  for (int64_t d : s.dims())
+    if (d != 1) return false;
+  return true;
+}
+
 UseCounts::UseCounts(const graph::Graph& g) : uses(g.num_nodes(), 0), pinned(g.num_nodes(), 0) {
   for (const auto& node : g.nodes()) {
     for (const graph::Output& in : node->inputs) ++uses[in.node->id];
@@ -57,7 +65,10 @@ std::vector<PassStats> optimize(graph::Graph& g, const OptimizerOptions& options
     passes.push_back(make_fuse_contraction());
     passes.push_back(make_fuse_weight_update());
   }
-  if (options.elementwise_fusion) passes.push_back(make_fuse_elementwise());
+  if (options.elementwise_fusion) {
+    passes.push_back(make_fuse_softmax_scale());  // before the Mul could join an elementwise chain
+    passes.push_back(make_fuse_elementwise());
+  }
   std::vector<PassStats> stats;
   const PassContext ctx{options};
   constexpr int kMaxRounds = 4;

@@ -574,6 +574,64 @@ TEST(Optimizer, ConvolutionSwishEpilogue) {
                 .to_vector<float>());
 }
 
+// Attention's scaled scores: Softmax(x * c) with a scalar c (either operand order, rank 0 or
+// all ones) becomes one KilnScaledSoftmax, bit for bit the two ops: rows of every length up
+// to 40 and long ones, float32 and float64, NaN and infinities in the logits and a negative,
+// a zero and an infinite scale, a known and an unknown batch; a scale that is a vector, a
+// Mul read twice, or a scale of rank above the logits' is left alone.
+TEST(Optimizer, SoftmaxScaleFuses) {
+  int seed = 1400;
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int64_t n : {1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 40, 128, 1000, 1500}) {
+      const std::vector<int64_t> dims = {3, 2, n};
+      std::vector<double> xv = random_uniform(dims, -30, 30, DType::Float64, seed++).to_vector<double>();
+      if (n > 3) {
+        xv[1] = NAN;
+        xv[n + 2] = INFINITY;
+        xv[2 * n + 1] = -INFINITY;
+      }
+      const Tensor x = cast(constant(xv, dims), dtype);
+      for (double scale : {0.125, -0.3, 0.0, double(INFINITY), 1.7}) {
+        const bool scale_first = n % 2 == 0;
+        const std::vector<int64_t> scale_dims = n % 3 == 0 ? std::vector<int64_t>{1, 1} : std::vector<int64_t>{};
+        const Tensor c = cast(constant(std::vector<double>{scale}, scale_dims), dtype);
+        auto body = [&](Tensor x, Tensor c) { return softmax(scale_first ? c * x : x * c); };
+        auto f = function(body);
+        for (bool unknown_batch : {false, true}) {
+          std::vector<int64_t> spec = dims;
+          if (unknown_batch) spec[0] = -1;
+          auto cf = f.get_concrete_function(TensorSpec{spec, dtype}, TensorSpec{scale_dims, dtype});
+          auto counts = op_counts(cf.optimized_graph());
+          const std::string what = std::string(dtype_name(dtype)) + " n " + std::to_string(n) + " scale " +
+                                   std::to_string(scale) + " unknown batch " + std::to_string(unknown_batch);
+          EXPECT_EQ(counts["KilnScaledSoftmax"], 1) << what;
+          EXPECT_EQ(counts["Softmax"] + counts["Mul"] + counts["KilnFusedElementwise"], 0) << what;
+          const std::vector<double> got = cast(cf(x, c)[0], DType::Float64).to_vector<double>();
+          const std::vector<double> want = cast(body(x, c), DType::Float64).to_vector<double>();
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_TRUE(std::isnan(want[i]) ? std::isnan(got[i]) : got[i] == want[i])
+                << what << " at " << i << ": " << got[i] << " vs " << want[i];
+        }
+      }
+    }
+  }
+  const Tensor x = random_uniform({2, 5}, -3, 3, DType::Float32, 1490);
+  auto by_vector = function([](Tensor x, Tensor v) { return softmax(x * v); });
+  auto read_twice = function([](Tensor x, Tensor c) {
+    Tensor y = x * c;
+    return softmax(y) + y;
+  });
+  auto higher_rank = function([](Tensor x, Tensor c) { return softmax(x * c); });
+  const Tensor v = random_uniform({5}, -1, 1, DType::Float32, 1491);
+  const Tensor c = constant(0.5f), c3 = constant(std::vector<float>{0.5f}, {1, 1, 1});
+  EXPECT_EQ(op_counts(by_vector.get_concrete_function(x, v).optimized_graph())["KilnScaledSoftmax"], 0);
+  EXPECT_EQ(op_counts(read_twice.get_concrete_function(x, c).optimized_graph())["KilnScaledSoftmax"], 0);
+  EXPECT_EQ(op_counts(higher_rank.get_concrete_function(x, c3).optimized_graph())["KilnScaledSoftmax"], 0);
+  EXPECT_EQ(read_twice(x, c).to_vector<float>(), (softmax(x * c) + x * c).to_vector<float>());
+  EXPECT_EQ(higher_rank(x, c3).shape().dims(), (std::vector<int64_t>{1, 2, 5}));
+}
+
 // Keras's BatchNormalization at inference exports as Mul(scale) and AddV2(shift) by vectors
 // of the channels ([1, 1, 1, C] after a Reshape): a convolution, its bias, that pair and the
 // activation become one fused node (DepthwiseConv2dNative's too), bit for bit the separate
