@@ -12,6 +12,21 @@ import kiln
 keras = pytest.importorskip("keras")
 
 
+def _served(tf, model, tmp_path):
+    """`model` exported by Keras and loaded by kiln and by TensorFlow: a function of an input
+    array giving both serving signatures' outputs (kiln's, TensorFlow's), and kiln's signature."""
+    path = str(tmp_path / "model")
+    model.export(path, verbose=False)
+    mine = kiln.saved_model.load(path).signatures["serving_default"]
+    theirs = tf.saved_model.load(path).signatures["serving_default"]
+    key = next(iter(mine.structured_input_signature[1]))
+
+    def both(x):
+        return (next(iter(mine(**{key: x}).values())).numpy(),
+                next(iter(theirs(**{key: tf.constant(x)}).values())).numpy())
+    return both, mine
+
+
 def _model():
     layers = keras.layers
     x = keras.Input((9, 9, 3))
@@ -37,16 +52,10 @@ def _model():
 
 
 def test_batch_norm_runs_in_the_convolutions_of_a_served_keras_model(tf, tmp_path):
-    path = str(tmp_path / "model")
-    _model().export(path, verbose=False)
-    mine, theirs = kiln.saved_model.load(path).signatures["serving_default"], tf.saved_model.load(path)
-    key = next(iter(mine.structured_input_signature[1]))
+    both, mine = _served(tf, _model(), tmp_path)
     rng = np.random.default_rng(6)
     for batch in (1, 5):
-        x = rng.standard_normal((batch, 9, 9, 3)).astype(np.float32)
-        got = next(iter(mine(**{key: x}).values())).numpy()
-        want = theirs.signatures["serving_default"](**{key: tf.constant(x)})
-        want = next(iter(want.values())).numpy()
+        got, want = both(rng.standard_normal((batch, 9, 9, 3)).astype(np.float32))
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     ops = mine._model.signature(mine.name).optimized_operations()
     fused = sorted((o["type"], o["attrs"]["fused_ops"]) for o in ops if "fused_ops" in o["attrs"])
@@ -85,16 +94,10 @@ def _swish_model():
 
 
 def test_swish_runs_in_the_convolutions_of_a_served_keras_model(tf, tmp_path):
-    path = str(tmp_path / "model")
-    _swish_model().export(path, verbose=False)
-    mine, theirs = kiln.saved_model.load(path).signatures["serving_default"], tf.saved_model.load(path)
-    key = next(iter(mine.structured_input_signature[1]))
+    both, mine = _served(tf, _swish_model(), tmp_path)
     rng = np.random.default_rng(8)
     for batch in (1, 4):
-        x = rng.standard_normal((batch, 10, 10, 3)).astype(np.float32) * 4
-        got = next(iter(mine(**{key: x}).values())).numpy()
-        want = theirs.signatures["serving_default"](**{key: tf.constant(x)})
-        want = next(iter(want.values())).numpy()
+        got, want = both(rng.standard_normal((batch, 10, 10, 3)).astype(np.float32) * 4)
         assert got.shape == want.shape
         # The convolutions' sums run in another order than TensorFlow's (values reach the
         # thousands here): agreement to float32's last few bits of the largest value.
@@ -127,15 +130,10 @@ def test_attention_scale_runs_in_the_softmax_of_a_served_keras_model(tf, tmp_pat
     keras.utils.set_random_seed(9)
     x = keras.Input((6, 8))
     y = layers.MultiHeadAttention(num_heads=2, key_dim=5)(x, x)
-    path = str(tmp_path / "model")
-    keras.Model(x, y).export(path, verbose=False)
-    mine, theirs = kiln.saved_model.load(path).signatures["serving_default"], tf.saved_model.load(path)
-    key = next(iter(mine.structured_input_signature[1]))
+    both, mine = _served(tf, keras.Model(x, y), tmp_path)
     rng = np.random.default_rng(10)
     for batch in (1, 3):
-        inp = rng.standard_normal((batch, 6, 8)).astype(np.float32) * 3
-        got = next(iter(mine(**{key: inp}).values())).numpy()
-        want = next(iter(theirs.signatures["serving_default"](**{key: tf.constant(inp)}).values())).numpy()
+        got, want = both(rng.standard_normal((batch, 6, 8)).astype(np.float32) * 3)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     types = [o["type"] for o in mine._model.signature(mine.name).optimized_operations()]
     assert types.count("KilnScaledSoftmax") == 1 and "Softmax" not in types, types
