@@ -4,10 +4,11 @@
 // output while it is still in cache, instead of each in another pass over memory
 // (TensorFlow's remapper makes _FusedConv2D the same way). The chain: BiasAdd, Mul, AddV2 or
 // Sub by a vector of the output's channels, in any number up to the kernel's limit, then
-// optionally Relu, Relu6 or a swish — Conv2D -> BiasAdd -> Relu, and Keras's BatchNormalization at
-// inference, Conv2D -> [BiasAdd ->] Mul(scale) -> AddV2(shift) -> Relu. The swish is Keras's
-// (tf.nn.silu, EfficientNet's activation), three ops: Mul(x, beta) -> Sigmoid -> Mul(x, .),
-// the value x read twice (its custom gradient's IdentityN is gone: remove_identity). A residual
+// optionally Relu, Relu6 or a swish — Conv2D -> BiasAdd -> Relu, and Keras's
+// BatchNormalization at inference, Conv2D -> [BiasAdd ->] Mul(scale) -> AddV2(shift) ->
+// Relu. The swish is Keras's (tf.nn.silu, EfficientNet's activation), three ops: Mul(x, beta)
+// -> Sigmoid -> Mul(x, .), the value x read twice (its custom gradient's IdentityN is gone:
+// remove_identity). A residual
 // connection's AddV2 of a float tensor of the output's shape joins too (ResNet's
 // ... -> AddV2(shift) -> AddV2(shortcut) -> Relu), so the block's output is written once
 // instead of being read and written again by the addition. The fused kernel does
