@@ -553,6 +553,18 @@ TEST(Optimizer, ConvolutionSwishEpilogue) {
       }
     }
   }
+  // An empty batch: the fused convolution and its swish give the empty result.
+  {
+    auto swish_conv = function([](Tensor x, Tensor k) {
+      Tensor y = conv2d(x, k, {1, 1, 1, 1}, "SAME");
+      return y * sigmoid(y);
+    });
+    const Tensor empty = zeros({0, 5, 5, 3}, DType::Float32);
+    const Tensor k = random_uniform({1, 1, 3, 4}, -1, 1, DType::Float32, 1389);
+    auto cf = swish_conv.get_concrete_function(empty, k);
+    EXPECT_EQ(op_counts(cf.optimized_graph())["KilnFusedConv2D"], 1);
+    EXPECT_EQ(cf(empty, k)[0].shape().dims(), (std::vector<int64_t>{0, 5, 5, 4}));
+  }
   // The swish's value read by a third op, or its Mul by a vector instead of a scalar beta,
   // is not Keras's swish: the convolution's chain ends before it.
   auto also_read = function([](Tensor x, Tensor k) {
@@ -630,6 +642,15 @@ TEST(Optimizer, SoftmaxScaleFuses) {
   EXPECT_EQ(op_counts(higher_rank.get_concrete_function(x, c3).optimized_graph())["KilnScaledSoftmax"], 0);
   EXPECT_EQ(read_twice(x, c).to_vector<float>(), (softmax(x * c) + x * c).to_vector<float>());
   EXPECT_EQ(higher_rank(x, c3).shape().dims(), (std::vector<int64_t>{1, 2, 5}));
+  // Zero-sized logits (no rows, rows of no elements) fuse and give the empty result the ops do.
+  auto scaled = function([](Tensor x, Tensor c) { return softmax(x * c); });
+  for (const std::vector<int64_t>& dims :
+       {std::vector<int64_t>{0, 5}, std::vector<int64_t>{3, 0}, std::vector<int64_t>{2, 0, 4}}) {
+    const Tensor empty = zeros(dims, DType::Float32);
+    auto cf = scaled.get_concrete_function(empty, c);
+    EXPECT_EQ(op_counts(cf.optimized_graph())["KilnScaledSoftmax"], 1) << dims.size();
+    EXPECT_EQ(cf(empty, c)[0].shape().dims(), dims);
+  }
 }
 
 // Keras's BatchNormalization at inference exports as Mul(scale) and AddV2(shift) by vectors
