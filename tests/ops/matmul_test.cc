@@ -101,6 +101,30 @@ TEST(MatMul, SplitAcrossThreadsAgrees) {
   set_intra_op_threads(before);
 }
 
+// One thread or two: the same bits. A library GEMM computes the edges past its last whole
+// register tile with other micro-kernels, so blocks that began where a thread's share did
+// would change the edges' sums (OpenBLAS's Haswell sgemm did, at the AVX2 level: ctest runs
+// this at every level). Random operands, so any change of rounding shows.
+TEST(MatMul, SameBitsOnAnyThreadCount) {
+  const int before = configured_threads();
+  struct Shape {
+    int64_t m, k, n;
+  };
+  for (const Shape s : {Shape{200, 64, 700}, Shape{97, 300, 1500}, Shape{64, 64, 4096}, Shape{517, 129, 211},
+                        Shape{300, 300, 300}, Shape{1000, 96, 256}})
+    for (const DType dt : {DType::Float32, DType::Float64}) {
+      const Tensor a = random_uniform({s.m, s.k}, -1, 1, dt, 71);
+      const Tensor b = random_uniform({s.k, s.n}, -1, 1, dt, 72);
+      set_intra_op_threads(1);
+      const Tensor one = matmul(a, b);
+      set_intra_op_threads(2);
+      const Tensor two = matmul(a, b);
+      EXPECT_EQ(std::memcmp(one.data(), two.data(), s.m * s.n * dtype_size(dt)), 0)
+          << s.m << "x" << s.k << "x" << s.n << " " << dtype_name(dt);
+    }
+  set_intra_op_threads(before);
+}
+
 // The Eigen path, which a machine without OpenBLAS takes, whole and split over threads.
 TEST(MatMul, EigenPathAgrees) {
   kernels::use_openblas_for_large_gemms(false);

@@ -1,6 +1,8 @@
 // kernels::gemm for one instruction-set level: compiled once per level (KILN_ISA_SOURCES),
 // because Eigen's packets and the narrow kernels' intrinsics are picked by the preprocessor.
 // kernels/gemm.cc calls the variant cpu_isa() picked.
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -364,9 +366,6 @@ void gemm_eigen(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, i
 
 }  // namespace
 
-// Large GEMMs are split over threads above this many multiply-adds.
-constexpr int64_t kParallelGemmWork = int64_t{128} * 128 * 128;
-
 // One single-threaded library GEMM on a block of the product: explicit leading dimensions
 // let A, B and C be row or column blocks of larger matrices.
 template <class T>
@@ -390,23 +389,46 @@ void gemm_large(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, i
   gemm_eigen(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
-// A product split over threads: by row blocks of C when it is tall, else by column blocks.
-// Each thread packs only the operand block it multiplies, so a short, wide product (a batch
-// times a weight matrix) does not have every thread pack the whole weight matrix.
+// A large product is a fixed set of blocks of C, by rows when it is tall, else by columns, and
+// threads take whole blocks. The blocks depend on the shape and the machine's CPUs alone,
+// never on the configured thread count: a library GEMM computes the rows and columns past its
+// last whole register tile with other micro-kernels, whose sums round differently (OpenBLAS's
+// Haswell sgemm), so where a thread's share began would change an element's bits. With the
+// same blocks on one thread or many (or inside an inter-op plan's step, which runs serially),
+// each element goes through the same call: the product is the same bit for bit. One thread
+// pays a call and a packing of the shared operand per block, a few percent (docs/perf/dispatch.md).
+// Each block packs only the operand block it multiplies, so a short, wide product (a batch
+// times a weight matrix) does not pack the whole weight matrix per thread.
+constexpr int64_t kBlockAlign = 32;                  // block edges on whole register tiles
+constexpr int64_t kMinBlockWork = int64_t{1} << 20;  // multiply-adds: a block outweighs its call
+constexpr int64_t kMaxBlocks = 16;                   // the calls one thread may have to make
+
+int64_t gemm_blocks(int64_t m, int64_t n, int64_t k) {
+  static const int64_t cpus = default_intra_op_threads();  // once: blocks stay fixed in a process
+  const int64_t by_work = m * n * k / kMinBlockWork, by_span = std::max(m, n) / kBlockAlign;
+  return std::max<int64_t>(1, std::min({kMaxBlocks, cpus, by_work, by_span}));
+}
+
 template <class T>
-void gemm_parallel(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+void gemm_blocked(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  if (m >= n) {
-    const int64_t row_a = ta ? 1 : k;  // stride between rows of op(A) in A
-    parallel_for(m, 2, [&](int64_t lo, int64_t hi) {
-      gemm_large<T>(ta, tb, hi - lo, n, k, a + lo * row_a, lda, b, ldb, c + lo * n, n);
-    });
-  } else {
-    const int64_t col_b = tb ? k : 1;  // stride between columns of op(B) in B
-    parallel_for(n, 2, [&](int64_t lo, int64_t hi) {
-      gemm_large<T>(ta, tb, m, hi - lo, k, a, lda, b + lo * col_b, ldb, c + lo, n);
-    });
-  }
+  const bool by_rows = m >= n;
+  const int64_t span = by_rows ? m : n, blocks = gemm_blocks(m, n, k);
+  // Block i covers [start(i), start(i + 1)): near-even shares rounded to kBlockAlign.
+  const int64_t units = (span + kBlockAlign - 1) / kBlockAlign;
+  auto start = [&](int64_t i) { return std::min(span, units * i / blocks * kBlockAlign); };
+  parallel_for(blocks, 2, [&](int64_t first, int64_t last) {
+    for (int64_t i = first; i < last; ++i) {
+      const int64_t lo = start(i), hi = start(i + 1);
+      if (by_rows) {
+        const int64_t row_a = ta ? 1 : k;  // stride between rows of op(A) in A
+        gemm_large<T>(ta, tb, hi - lo, n, k, a + lo * row_a, lda, b, ldb, c + lo * n, n);
+      } else {
+        const int64_t col_b = tb ? k : 1;  // stride between columns of op(B) in B
+        gemm_large<T>(ta, tb, m, hi - lo, k, a, lda, b + lo * col_b, ldb, c + lo, n);
+      }
+    }
+  });
 }
 
 template <class T>
@@ -422,9 +444,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
     if (work >= kSmallGemmWork && short_rows_nn(ta, tb, m, n, k)) return gemm_short_rows(m, n, k, a, b, c);
   }
   if constexpr (std::is_floating_point_v<T>) {
-    if (work >= kParallelGemmWork && std::max(m, n) >= 64 && intra_op_threads() > 1)
-      return gemm_parallel<T>(ta, tb, m, n, k, a, b, c);
-    if (work >= kSmallGemmWork) return gemm_large<T>(ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, c, n);
+    if (work >= kSmallGemmWork) return gemm_blocked<T>(ta, tb, m, n, k, a, b, c);
   }
   // Small or integer: bring both operands to plain row-major, then the i-k-j loop.
   if (ta) {
