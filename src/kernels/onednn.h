@@ -50,5 +50,7 @@ bool sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, 
 int64_t cached_filters();
 int64_t cached_filter_bytes();
 bool holds_filter(const void* data);
+// Convolutions run with Winograd's algorithm so far (KILN_ONEDNN_WINOGRAD=1; tests).
+int64_t winograd_runs();
 
 }  // namespace kiln::kernels::onednn

@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <thread>
 
+#include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "core/sanitizers.h"
 #include "kernels/onednn.h"
@@ -87,6 +89,32 @@ TEST(OneDnnConv, AgreesWithKilnsOwnKernels) {
     // Traced, with a fused epilogue: the same values as the eager op then the epilogue.
     auto f = function([&](Tensor a, Tensor b) { return relu(convolve(t, a, b)); });
     EXPECT_EQ(f(x, k).to_vector<float>(), relu(convolve(t, x, k)).to_vector<float>()) << what;
+  }
+}
+
+// Winograd's algorithm runs only when asked for (KILN_ONEDNN_WINOGRAD=1: ctest runs these
+// tests so too), for 3x3 stride-1 convolutions at the AVX-512 level: within the same bound of
+// kiln's own kernels as the direct kernel, and a traced fused chain still gives the eager
+// ops' values (both run the same convolution).
+TEST(OneDnnConv, WinogradOnlyWhenAskedFor) {
+  REQUIRE_ONEDNN();
+  const char* env = std::getenv("KILN_ONEDNN_WINOGRAD");
+  const bool asked = env && std::string(env) == "1";
+  for (const Case& t : {Case{{2, 28, 28, 64}, {3, 3, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
+                        Case{{1, 14, 15, 96}, {3, 3, 96, 80}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}}}) {
+    const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, 91);
+    const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, 92);
+    const int64_t before = kernels::onednn::winograd_runs();
+    const Tensor y = convolve(t, x, k);
+    const int64_t ran = kernels::onednn::winograd_runs() - before;
+    if (!asked) {
+      EXPECT_EQ(ran, 0) << t.padding;
+    } else if (cpu_isa() == CpuIsa::kAvx512) {
+      EXPECT_EQ(ran, 1) << t.padding;
+    }
+    expect_close(y.to_vector<float>(), with_kiln_kernels(t, x, k), 9 * t.k[2], t.padding);
+    auto f = function([&](Tensor a, Tensor b) { return relu(convolve(t, a, b)); });
+    EXPECT_EQ(f(x, k).to_vector<float>(), relu(y).to_vector<float>()) << t.padding;
   }
 }
 
