@@ -262,6 +262,8 @@ Caches& caches() {
   return *c;
 }
 
+std::atomic<int64_t> g_winograd_runs{0};  // winograd_runs()
+
 // A reorder between two layouts of one tensor; null where they are the same (nothing to do)
 // or oneDNN cannot make one (`ok` false).
 dnnl_primitive_t make_reorder(const dnnl_memory_desc_t& from, const dnnl_memory_desc_t& to, bool& ok) {
@@ -282,8 +284,6 @@ dnnl_primitive_t make_reorder(const dnnl_memory_desc_t& from, const dnnl_memory_
 // the inputs, outputs and filter: errors up to twice the direct sum's, and no longer
 // TensorFlow's bits, which the direct kernel gives). So it is asked for: KILN_ONEDNN_WINOGRAD=1.
 // Null where it is not, or oneDNN has none.
-std::atomic<int64_t> g_winograd_runs{0};
-
 std::shared_ptr<Primitive> compile_winograd(const Conv2D& g, const dnnl_convolution_desc_t& direct) {
   static const bool on = [] {
     const char* v = std::getenv("KILN_ONEDNN_WINOGRAD");
@@ -491,7 +491,10 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
   std::shared_ptr<Filter> f = reordered(*p, filter);
   if (!f) return false;
   void* scratch = detail::scratch_bytes(detail::kConvScratch, std::max<size_t>(p->scratch_bytes, 64));
-  if (p->winograd) {  // blocked layouts, in the GEMM's scratch slots (unused while this runs)
+  // Winograd's blocked input and output live in the GEMM's scratch slots (unused while this
+  // runs), kept by the thread as its other scratch is: at batch 32 ResNet50's largest pair
+  // is about 50 MB.
+  if (p->winograd) {
     g_winograd_runs.fetch_add(1, std::memory_order_relaxed);
     void* in = p->to_inner ? detail::scratch_bytes(detail::kGemmScratchA, p->inner_src_bytes) : const_cast<float*>(x);
     void* out = p->from_inner ? detail::scratch_bytes(detail::kGemmScratchB, p->inner_dst_bytes) : y;

@@ -2,7 +2,6 @@
 // because Eigen's packets and the narrow kernels' intrinsics are picked by the preprocessor.
 // kernels/gemm.cc calls the variant cpu_isa() picked.
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
