@@ -277,6 +277,22 @@ dnnl_primitive_t make_reorder(const dnnl_memory_desc_t& from, const dnnl_memory_
   return r;
 }
 
+// The primitive descriptor of a convolution, kiln giving each call its scratchpad (so that
+// concurrent calls of one primitive never share one); its implementation's name, null where
+// oneDNN has none.
+const char* describe(const dnnl_convolution_desc_t& desc, dnnl_primitive_desc_t* pd) {
+  const Api& a = api();
+  dnnl_primitive_attr_t attr = nullptr;
+  if (a.dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
+  a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  const dnnl_status_t st = a.dnnl_primitive_desc_create(pd, &desc, attr, a.engine, nullptr);
+  a.dnnl_primitive_attr_destroy(attr);
+  const char* impl = nullptr;
+  if (st != dnnl_success || a.dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
+    return nullptr;
+  return impl;
+}
+
 // Winograd's F(2x2, 3x3) and F(4x4, 3x3) for a 3x3, stride-1, undilated, ungrouped
 // convolution where oneDNN has a JIT kernel for it (AVX-512): it computes the same sums with
 // about half the multiplications — ResNet50's 3x3 layers took 0.5-0.9x the direct kernel's
@@ -301,16 +317,8 @@ std::shared_ptr<Primitive> compile_winograd(const Conv2D& g, const dnnl_convolut
   desc.alg_kind = dnnl_convolution_winograd;
   desc.src_desc = any_src;
   desc.dst_desc = any_dst;
-  dnnl_primitive_attr_t attr = nullptr;
-  if (a.dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
-  a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  const dnnl_status_t st = a.dnnl_primitive_desc_create(&p->pd, &desc, attr, a.engine, nullptr);
-  a.dnnl_primitive_attr_destroy(attr);
-  if (st != dnnl_success) return nullptr;
-  const char* impl = nullptr;
-  if (a.dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-      std::strstr(impl, "wino") == nullptr)
-    return nullptr;
+  const char* impl = describe(desc, &p->pd);
+  if (!impl || std::strstr(impl, "wino") == nullptr) return nullptr;
   p->winograd = true;
   p->inner_src = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_src_md, 0);
   p->inner_dst = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_dst_md, 0);
@@ -352,21 +360,12 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
     w->user_weights = p->user_weights;
     return w;
   }
-  dnnl_primitive_attr_t attr = nullptr;
-  if (a.dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
-  // kiln gives each call its scratchpad, so concurrent calls of one primitive never share one.
-  a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  const dnnl_status_t st = a.dnnl_primitive_desc_create(&p->pd, &desc, attr, a.engine, nullptr);
-  a.dnnl_primitive_attr_destroy(attr);
-  if (st != dnnl_success) return nullptr;
   // Where oneDNN has no direct JIT kernel for the shape it picks a reference loop ("ref:any"),
   // much slower than kiln's own kernels, or im2col + GEMM ("gemm:jit"), what kiln's own
   // kernels do (and which gave wrong depthwise results with a multiplier at the AVX2 level on
   // one thread): those stay kiln's.
-  const char* impl = nullptr;
-  if (a.dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || !impl ||
-      std::strncmp(impl, "ref", 3) == 0 || std::strstr(impl, "gemm") != nullptr)
-    return nullptr;
+  const char* impl = describe(desc, &p->pd);
+  if (!impl || std::strncmp(impl, "ref", 3) == 0 || std::strstr(impl, "gemm") != nullptr) return nullptr;
   p->weights = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
   p->scratch = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
   p->scratch_bytes = a.dnnl_memory_desc_get_size(&p->scratch);
