@@ -22,25 +22,50 @@
 namespace kiln::kernels {
 namespace {
 
+// Sets (or, given null, removes) an environment variable while alive; restores it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) saved_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, saved_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string saved_;
+  bool had_ = false;
+};
+
 Blas load() {
   Blas b{};
-  const char* old = std::getenv("OPENBLAS_CORETYPE");
-  std::string saved = old ? old : "";
-  const char* wanted = Blas::core_for_this_cpu();
-  if (wanted)
-    setenv("OPENBLAS_CORETYPE", wanted, 1);
-  else if (old)
-    unsetenv("OPENBLAS_CORETYPE");
   void* h = nullptr;
-  if (const char* path = std::getenv("KILN_OPENBLAS_LIBRARY"); path && *path) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  for (const char* name : {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0"}) {
-    if (h) break;
-    h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  {
+    // The core for kiln's level (or OpenBLAS's own choice, the variable unset), and one
+    // thread: OpenBLAS starts its thread pool when it loads, and the pool's threads spin for
+    // about 0.1 s before they sleep, taking a core from kiln's helpers (an LSTM's steps on two
+    // threads ran 15x slower for its first ten calls). Setting one thread after loading came
+    // too late for that.
+    const ScopedEnv core("OPENBLAS_CORETYPE", Blas::core_for_this_cpu());
+    const ScopedEnv threads("OPENBLAS_NUM_THREADS", "1");
+    if (const char* path = std::getenv("KILN_OPENBLAS_LIBRARY"); path && *path) h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    for (const char* name : {"libopenblas.so.0", "libopenblas.so", "libopenblasp.so.0"}) {
+      if (h) break;
+      h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    }
   }
-  if (old)
-    setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
-  else
-    unsetenv("OPENBLAS_CORETYPE");
   if (!h) return b;
   // OpenBLAS's own names, or scipy-openblas's prefixed ones: the first prefix with sgemm wins.
   std::string prefix;
