@@ -416,15 +416,12 @@ std::shared_ptr<Filter> reordered(const Primitive& p, const detail::TensorImpl& 
   f->size = a.dnnl_memory_desc_get_size(&p.weights);
   f->bytes.reset(static_cast<unsigned char*>(std::aligned_alloc(64, (f->size + 63) / 64 * 64)));
   if (!f->bytes) return nullptr;
-  dnnl_primitive_desc_t rpd = nullptr;
-  if (a.dnnl_reorder_primitive_desc_create(&rpd, &p.user_weights, a.engine, &p.weights, a.engine, nullptr) !=
-      dnnl_success)
-    return nullptr;
-  dnnl_primitive_t reorder = nullptr;
-  const bool made = a.dnnl_primitive_create(&reorder, rpd) == dnnl_success;
-  a.dnnl_primitive_desc_destroy(rpd);
-  const bool ok = made && execute(reorder, {{DNNL_ARG_FROM, {&p.user_weights, filter.data}},
-                                            {DNNL_ARG_TO, {&f->layout, f->bytes.get()}}});
+  // The same layout needs no reorder: a copy keeps the cache's rule that it owns its bytes.
+  bool ok = true;
+  dnnl_primitive_t reorder = make_reorder(p.user_weights, p.weights, ok);
+  if (ok && !reorder) std::memcpy(f->bytes.get(), filter.data, f->size);
+  ok = ok && (!reorder || execute(reorder, {{DNNL_ARG_FROM, {&p.user_weights, filter.data}},
+                                            {DNNL_ARG_TO, {&f->layout, f->bytes.get()}}}));
   if (reorder) a.dnnl_primitive_destroy(reorder);
   if (!ok) return nullptr;
   if (foreign(filter)) return f;  // used once, not cached
