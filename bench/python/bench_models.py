@@ -78,7 +78,33 @@ def _to_onnx(name, saved, root):
         if r.returncode != 0:
             print("  %s: tf2onnx failed: %s" % (name, (r.stderr.strip().splitlines() or ["?"])[-1]))
             return None
+        _erfc_as_erf(path)
     return path
+
+
+def _erfc_as_erf(path):
+    """tf2onnx writes TensorFlow's Erfc (Keras's exact GELU is 0.5*x*erfc(-x/sqrt(2))) as an ONNX
+    Erfc node, an op ONNX does not have, so ONNX Runtime refuses the model. Each becomes
+    1 - Erf(x), ONNX's own ops: the same function (its rounding differs where erfc is tiny;
+    the outputs are compared with TensorFlow's below)."""
+    import onnx
+    from onnx import helper
+    model = onnx.load(path)
+    nodes, one = [], None
+    for node in model.graph.node:
+        if node.op_type != "Erfc":
+            nodes.append(node)
+            continue
+        if one is None:
+            one = node.name + "/one"
+            model.graph.initializer.append(helper.make_tensor(one, onnx.TensorProto.FLOAT, [], [1.0]))
+        erf = node.output[0] + "/erf"
+        nodes.append(helper.make_node("Erf", [node.input[0]], [erf], name=node.name + "/Erf"))
+        nodes.append(helper.make_node("Sub", [one, erf], [node.output[0]], name=node.name + "/OneMinus"))
+    if one is not None:
+        del model.graph.node[:]
+        model.graph.node.extend(nodes)
+        onnx.save(model, path)
 
 
 # One cell, run in a child process: prints the best time in ms and a checksum of the output.
