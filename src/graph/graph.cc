@@ -231,9 +231,18 @@ void Graph::replace_uses(const std::map<std::pair<const Node*, int>, Output>& re
   // cycle of replacements.
   std::map<std::pair<const Node*, int>, Output> end_of;
   std::vector<std::pair<const Node*, int>> path;
+  // Most inputs come from nodes no key names: one flag per node answers them without a
+  // search of the map (a pass's replacements against a graph of thousands of inputs).
+  std::vector<char> keyed(nodes_.size(), 0);
+  auto ours = [&](const Node* x) {
+    return x->id >= 0 && static_cast<size_t>(x->id) < nodes_.size() && nodes_[x->id].get() == x;
+  };
+  for (const auto& entry : repl)
+    if (ours(entry.first.first)) keyed[entry.first.first->id] = 1;
   auto fix = [&](Output& o) {
     path.clear();
     while (true) {
+      if (ours(o.node) && !keyed[o.node->id]) break;
       const std::pair<const Node*, int> key{o.node, o.index};
       if (auto done = end_of.find(key); done != end_of.end()) {
         o = done->second;

@@ -1,7 +1,8 @@
 // A graph's names as TensorFlow's names_in_use keeps them: every name given out (a node's,
 // a scope's, a hint's first use), how many times it was asked for as a hint, and the node
-// it names. Open addressing over one array of entries, so naming a node and copying a
-// graph's names allocate nothing per name (short names stay inside their std::string).
+// it names. Open addressing over an array of small entries, the names in a vector beside
+// it: naming a node and copying a graph's names allocate nothing per name (short names stay
+// inside their std::string).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -17,7 +18,7 @@ class NameTable {
  public:
   struct Entry {
     uint64_t hash = 0;  // 0: an empty slot
-    std::string name;
+    uint32_t name = 0;  // index into names_
     int hint_uses = 0;
     Node* node = nullptr;
   };
@@ -25,17 +26,17 @@ class NameTable {
   // The entry for `name`, made empty (no uses, no node) if it had none; `made` says which.
   // The pointer is valid until the next call that makes an entry.
   Entry* try_emplace(std::string_view name, bool* made) {
-    if (2 * (used_ + 1) > slots_.size()) grow();
+    if (2 * (names_.size() + 1) > slots_.size()) grow();
     const uint64_t h = hash_of(name);
     size_t i = h & (slots_.size() - 1);
     for (; slots_[i].hash; i = (i + 1) & (slots_.size() - 1))
-      if (slots_[i].hash == h && slots_[i].name == name) {
+      if (slots_[i].hash == h && names_[slots_[i].name] == name) {
         *made = false;
         return &slots_[i];
       }
     slots_[i].hash = h;
-    slots_[i].name = name;
-    ++used_;
+    slots_[i].name = static_cast<uint32_t>(names_.size());
+    names_.emplace_back(name);
     *made = true;
     return &slots_[i];
   }
@@ -43,7 +44,7 @@ class NameTable {
     if (slots_.empty()) return nullptr;
     const uint64_t h = hash_of(name);
     for (size_t i = h & (slots_.size() - 1); slots_[i].hash; i = (i + 1) & (slots_.size() - 1))
-      if (slots_[i].hash == h && slots_[i].name == name) return &slots_[i];
+      if (slots_[i].hash == h && names_[slots_[i].name] == name) return &slots_[i];
     return nullptr;
   }
   const Entry* find(std::string_view name) const { return const_cast<NameTable*>(this)->find(name); }
@@ -57,19 +58,27 @@ class NameTable {
   }
 
  private:
-  static uint64_t hash_of(std::string_view name) { return std::hash<std::string_view>()(name) | 1; }
+  // Never 0 (an empty slot's mark). Not `| 1`: the low bits pick the slot, and a hash
+  // always odd would start every probe on an odd slot, half the table, in long runs.
+  static uint64_t hash_of(std::string_view name) {
+    const uint64_t h = std::hash<std::string_view>()(name);
+    return h ? h : 1;
+  }
   void grow() {
     std::vector<Entry> old = std::move(slots_);
     slots_.assign(old.empty() ? 64 : 2 * old.size(), Entry{});
-    for (Entry& e : old) {
+    for (const Entry& e : old) {
       if (!e.hash) continue;
       size_t i = e.hash & (slots_.size() - 1);
       while (slots_[i].hash) i = (i + 1) & (slots_.size() - 1);
-      slots_[i] = std::move(e);
+      slots_[i] = e;
     }
   }
+  // The slots hold 24-byte entries and the names live apart, in the order given out: a
+  // table at most half full stays small (a large graph's grew by hundreds of kilobytes of
+  // fresh pages at a time when each slot held its string), and growing moves no strings.
   std::vector<Entry> slots_;  // a power of two of them, at most half used
-  size_t used_ = 0;
+  std::vector<std::string> names_;
 };
 
 }  // namespace kiln::graph
