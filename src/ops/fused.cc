@@ -67,6 +67,36 @@ Window window_of(const std::vector<int64_t>& windows, int r) {
 // a 1M chain; 1024 no faster), short enough that a chain's live chunks stay in L1.
 constexpr int64_t kChunkBytes = 2048;
 
+// The output's dims when every input's are known (a plan's call, not a trace) and broadcast
+// to exactly the output's rank: the general path's answer without building a shape per
+// input, which an LSTM's gates paid at each step. False where the general path must decide
+// (unknown dims, a rank it would refuse, sizes that do not broadcast: its message).
+bool broadcast_known_dims(const InferContext& c, const TensorShape& shape, int64_t width,
+                          const std::vector<int64_t>& windows, Dims& out) {
+  const size_t rank = shape.dims().size();
+  out = Dims(rank, 1);
+  size_t widest = 0;
+  for (int i = 0; i < c.num_inputs; ++i) {
+    const InputInfo& in = c.in(i);
+    if (in.unknown_rank || in.dims->size() > rank) return false;
+    widest = std::max(widest, in.dims->size());
+    const size_t shift = rank - in.dims->size();
+    const bool windowed = window_of(windows, i).columns != 0;
+    for (size_t k = 0; k < in.dims->size(); ++k) {
+      const int64_t d = windowed && k + 1 == in.dims->size() ? width : (*in.dims)[k];
+      int64_t& o = out[shift + k];
+      if (d < 0) return false;
+      if (d == 1 || d == o) continue;
+      if (o != 1) return false;
+      o = d;
+    }
+  }
+  if (widest != rank) return false;
+  for (size_t k = 0; k < rank; ++k)
+    if (shape.dims()[k] >= 0 && shape.dims()[k] != out[k]) return false;
+  return true;
+}
+
 void infer_fused(InferContext& c) {
   const auto& p = c.attrs.list(kProgram);
   if (p.size() < 2 || p[0] != c.num_inputs || (p.size() - 2) % 4 != 0) c.fail("malformed fused program");
@@ -79,7 +109,6 @@ void infer_fused(InferContext& c) {
     c.fail("malformed fused windows: " + std::to_string(windows.size()) + " entries for " +
            std::to_string(c.num_inputs) + " inputs");
   const int64_t width = shape.unknown_rank() || shape.rank() == 0 ? -1 : shape.dims().back();
-  std::vector<Dims> windowed(windows.empty() ? 0 : static_cast<size_t>(c.num_inputs));  // none: no allocation
   for (int i = 0; i < c.num_inputs; ++i) {
     const Window w = window_of(windows, i);
     if (w.columns == 0) continue;
@@ -91,10 +120,12 @@ void infer_fused(InferContext& c) {
     if (in.dims->size() != shape.dims().size() || (in.dims->back() >= 0 && in.dims->back() != w.columns))
       c.fail("fused window " + std::to_string(i) + " expects " + std::to_string(w.columns) + " columns of rank " +
              std::to_string(shape.rank()) + ", got shape " + dims_text(*in.dims));
-    windowed[static_cast<size_t>(i)] = *in.dims;
-    windowed[static_cast<size_t>(i)].back() = width;
   }
   if (shape.is_fully_defined() || shape.unknown_rank()) return;
+  if (Dims known; broadcast_known_dims(c, shape, width, windows, known)) {
+    c.out(0).shape = TensorShape(std::move(known));
+    return;
+  }
   // Unknown dimensions (a served model's batch): the inputs' broadcast shape, which is what
   // the separate ops give (elementwise ops commute with broadcasting); what does not
   // broadcast fails as they would, "Incompatible shapes: [2,4] vs. [3,4]".
@@ -103,7 +134,8 @@ void infer_fused(InferContext& c) {
   for (int i = 0; i < c.num_inputs; ++i) {
     if (c.in(i).unknown_rank) return;
     // A window's operand: its input with the output's last dimension.
-    const Dims& dims = window_of(windows, i).columns ? windowed[static_cast<size_t>(i)] : *c.in(i).dims;
+    Dims dims = *c.in(i).dims;
+    if (window_of(windows, i).columns) dims.back() = width;
     if (!known) {
       acc = dims;
       known = true;
