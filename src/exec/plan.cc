@@ -230,6 +230,13 @@ void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<c
   for (size_t si = 0; si < steps_.size(); ++si) {
     Step& st = steps_[si];
     st.forward_slot = -1;
+    // A list update (kUpdatesInput) whose list dies here may change it in place.
+    if (st.op->has(ops::kUpdatesInput)) {
+      const int s = st.num_inputs > 0 ? input_slots_[st.first_input] : -1;
+      if (!parallel_ && s >= 0 && !pinned[s] && frame_index_[s] < 0 && last_use[s] == static_cast<int>(si))
+        st.forward_slot = s;
+      continue;
+    }
     if (parallel_ || !st.op->has(ops::kElementwise) || st.op->has(ops::kOwnOutputs) || !st.static_shapes ||
         st.num_outputs < 1 || frame_index_[output_slots_[st.first_output]] >= 0)
       continue;
@@ -448,13 +455,15 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
 
 namespace {
 // Runs a step's kernel over its inputs and (allocated, or for kOwnOutputs null) outputs.
-inline void call_kernel(const Step& st, const ops::TensorImpl* const* in, ops::TensorImpl** out) {
+inline void call_kernel(const Step& st, const ops::TensorImpl* const* in, ops::TensorImpl** out,
+                        bool may_update_input0 = false) {
   ops::KernelContext kc{.op = *st.op,
                         .inputs = in,
                         .num_inputs = st.num_inputs,
                         .outputs = out,
                         .num_outputs = st.num_outputs,
-                        .attrs = *st.attrs};
+                        .attrs = *st.attrs,
+                        .may_update_input0 = may_update_input0};
   st.kernel(kc);
 }
 }  // namespace
@@ -550,7 +559,10 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
     }
     if (st.op->has(ops::kOwnOutputs)) {  // the kernel provides its outputs
       for (int i = 0; i < st.num_outputs; ++i) out[i] = nullptr;
-      call_kernel(st, in, out);
+      // Input 0 dies here (plan_forwarding): the kernel may change it when nothing else
+      // holds it. The slot keeps its reference until the step's releases.
+      const ops::TensorImpl* dying = st.forward_slot >= 0 ? slots[st.forward_slot].impl() : nullptr;
+      call_kernel(st, in, out, dying && dying == in[0] && detail::exclusively_owned(*dying));
       for (int i = 0; i < st.num_outputs; ++i) slots[os[i]] = Tensor(out[i]);
       return;
     }

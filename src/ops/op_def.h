@@ -287,6 +287,9 @@ struct KernelContext {
   TensorImpl** outputs;
   int num_outputs;
   const Attrs& attrs;
+  // A kUpdatesInput kernel may change input 0 and hand it out as output 0: the caller holds
+  // the only reference to it and drops that reference after the step.
+  bool may_update_input0 = false;
   const TensorImpl& in(int i) const { return *inputs[i]; }
   TensorImpl& out(int i) const { return *outputs[i]; }
   [[noreturn]] void fail(const std::string& message) const;
@@ -354,6 +357,12 @@ enum Trait : uint32_t {
   kPassesThrough = 1u << 18,   // each output i is input i unchanged, only the gradient differs
                                // (StopGradient, PreventGradient, IdentityN): the optimizer's graphs
                                // only run, so it reads the inputs directly (remove_identity)
+  kUpdatesInput = 1u << 19,    // output 0 is input 0 changed (TensorListSetItem, PushBack; with
+                               // kOwnOutputs): where input 0 dies at the step and nothing else holds
+                               // it, a plan lets the kernel change it in place
+                               // (KernelContext::may_update_input0) instead of copying it, as
+                               // TensorFlow forwards a list whose reference count is one: a loop's
+                               // n writes to a list cost O(n), not O(n^2)
 };
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.

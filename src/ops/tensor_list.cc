@@ -1,11 +1,16 @@
 // TensorFlow's TensorList ops: a list of tensors of one dtype held by a scalar variant tensor.
 // Keras's recurrent layers (and tf.TensorArray) read their input steps from one and write
-// their outputs into one inside a While loop. A list value never changes: SetItem and
-// PushBack make a new list that shares the untouched items. Items are copies of the tensors
+// their outputs into one inside a While loop. A list value never changes once another tensor
+// may see it: SetItem and PushBack make a new list that shares the untouched items, unless a
+// plan hands them the only reference to a list that dies at the step (kUpdatesInput), which
+// they change in place: a loop's writes then cost O(1) each, not O(length). Items are copies of the tensors
 // given (an input may live in a plan's reused memory), so a list owns what it holds.
 //
 // Every kernel validates its inputs itself: these ops hand out their outputs (kOwnOutputs),
 // so plans run them without their shape function.
+#include "ops/tensor_list.h"
+
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -252,6 +257,24 @@ Tensor copy_of(const TensorList& l, TensorList** out_list) {
   return t;
 }
 
+// The list a list update writes, and `holder`, the tensor that holds it: input 0's own list
+// when the caller lets the kernel change input 0 (KernelContext::may_update_input0) and no
+// other tensor holds the list, else a new copy of it.
+std::atomic<int64_t> g_updates_in_place{0};  // list_updates_in_place()
+
+TensorList* writable_list(const KernelContext& c, const TensorList& l, Tensor* holder) {
+  if (c.may_update_input0 && l.refs.load(std::memory_order_acquire) == 1) {
+    g_updates_in_place.fetch_add(1, std::memory_order_relaxed);
+    auto* t = const_cast<TensorImpl*>(&c.in(0));
+    t->refs.fetch_add(1, std::memory_order_relaxed);
+    *holder = Tensor(t);
+    return const_cast<TensorList*>(&l);
+  }
+  TensorList* out;
+  *holder = copy_of(l, &out);
+  return out;
+}
+
 void check_count(const KernelContext& c, int64_t n) {
   if (n > kMaxListElements)
     throw ResourceExhaustedError("a TensorList of " + std::to_string(n) + " elements (kiln holds at most " +
@@ -341,8 +364,8 @@ void run_set_item(KernelContext& c) {
     c.fail("Tried to set a tensor with incompatible shape at a list index. Item element shape: " +
            dims_text(item.dims) + " list shape: " + shape_text(l.element_shape));
   check_count(c, index + 1);
-  TensorList* out;
-  Tensor holder = copy_of(l, &out);
+  Tensor holder;
+  TensorList* out = writable_list(c, l, &holder);
   if (index >= static_cast<int64_t>(out->items.size())) out->items.resize(static_cast<size_t>(index) + 1);
   out->items[static_cast<size_t>(index)] = owned_copy(item, item.dims, 0, item.num_elements);
   c.outputs[0] = hand_out(std::move(holder));
@@ -360,8 +383,8 @@ void run_push_back(KernelContext& c) {
     c.fail("Tried to push item into a full list list size: " + std::to_string(size) +
            ", max_num_elements: " + std::to_string(l.max_num_elements));
   check_count(c, size + 1);
-  TensorList* out;
-  Tensor holder = copy_of(l, &out);
+  Tensor holder;
+  TensorList* out = writable_list(c, l, &holder);
   out->items.push_back(owned_copy(item, item.dims, 0, item.num_elements));
   c.outputs[0] = hand_out(std::move(holder));
 }
@@ -447,6 +470,8 @@ void run_element_shape(KernelContext& c) {
 
 }  // namespace
 
+int64_t list_updates_in_place() { return g_updates_in_place.load(std::memory_order_relaxed); }
+
 const OpDef& op::EmptyTensorList() {
   static const OpDef def = {.name = "EmptyTensorList",
                             .num_inputs = 2,
@@ -508,7 +533,7 @@ const OpDef& op::TensorListSetItem() {
                             .num_inputs = 3,
                             .num_outputs = 1,
                             .input_args = {"input_handle", "index", "item"},
-                            .traits = kOwnOutputs,
+                            .traits = kOwnOutputs | kUpdatesInput,
                             .attr_specs = {bool_attr("resize_if_index_out_of_bounds", false)},
                             .infer = infer_set_item,
                             .any_dtype_kernel = &run_set_item,
@@ -523,7 +548,7 @@ const OpDef& op::TensorListPushBack() {
                             .num_inputs = 2,
                             .num_outputs = 1,
                             .input_args = {"input_handle", "tensor"},
-                            .traits = kOwnOutputs,
+                            .traits = kOwnOutputs | kUpdatesInput,
                             .infer = infer_push_back,
                             .any_dtype_kernel = &run_push_back,
                             .type_attr = "element_dtype",

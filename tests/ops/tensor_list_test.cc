@@ -1,6 +1,8 @@
 // TensorList ops (variant tensors): values, TensorFlow's errors, and the lifetime of the
 // list objects when a list is carried through a traced While loop (the Keras RNN pattern).
 // Under ASan this is the test that catches a leaked or doubly released list.
+#include "ops/tensor_list.h"
+
 #include "core/object_value.h"
 #include "ops/op_list.h"
 #include "test_util.h"
@@ -137,4 +139,49 @@ TEST(TensorList, AnInvariantProductInALoopIsHoistedAndAgrees) {
     ASSERT_EQ(traced.size(), eager.size());
     for (size_t k = 0; k < eager.size(); ++k) EXPECT_NEAR(traced[k], eager[k], 1e-5f) << k;
   }
+}
+
+// A loop's list updates change the list in place once the loop holds the only reference
+// (the first iteration's input is still the caller's too: copied), and an update never
+// shows through another tensor that holds the list: a list read after the update, a list two
+// updates share, a list a caller passed in.
+TEST(TensorList, UpdatesInPlaceOnlyWhereNothingElseSeesTheList) {
+  auto grow = [](const Tensor& n) {
+    Tensor out = reserve(constant<int32_t>({-1}), 0);
+    auto [i, list] =
+        while_loop([&](Tensor i, Tensor) { return i < n; },
+                   [&](Tensor i, Tensor list) {
+                     const Tensor item = cast(i, DType::Float32) * ones({2});
+                     return std::make_tuple(i + 1, trace::dispatch1(op::TensorListPushBack(), {&list, &item}));
+                   },
+                   std::make_tuple(constant(0), out));
+    return stack(list, constant<int32_t>({2}));
+  };
+  auto f = function(grow);
+  const int64_t before = ops::list_updates_in_place();
+  const Tensor got = f(constant(40));
+  EXPECT_GE(ops::list_updates_in_place() - before, 39);
+  std::vector<float> want;
+  for (int k = 0; k < 40; ++k) want.insert(want.end(), {float(k), float(k)});
+  EXPECT_EQ(got.to_vector<float>(), want);
+  EXPECT_EQ(grow(constant(40)).to_vector<float>(), want);  // eagerly: copies, the same values
+
+  // Two updates of one list: the first copies (the list is read again), the second may write
+  // in place; neither result shows the other's item.
+  auto twice = function([](const Tensor& x) {
+    const Tensor l = reserve(constant<int32_t>({2}), 2);
+    const Tensor a = set_item(l, constant(0), x);
+    const Tensor b = set_item(l, constant(1), x * 2.0f);
+    return std::make_tuple(stack(a, constant<int32_t>({2})), stack(b, constant<int32_t>({2})));
+  });
+  auto [a, b] = twice(constant<float>({1, 2}));
+  expect_tensor<float>(a, {1, 2, 0, 0}, {2, 2});
+  expect_tensor<float>(b, {0, 0, 2, 4}, {2, 2});
+
+  // A list the caller passes in is never changed under it.
+  auto set_first = function([](const Tensor& l, const Tensor& x) { return set_item(l, constant(0), x); });
+  const Tensor given = set_item(reserve(constant<int32_t>({2}), 1), constant(0), constant<float>({7, 8}));
+  const Tensor changed = set_first(given, constant<float>({1, 1}));
+  expect_tensor<float>(stack(given, constant<int32_t>({2})), {7, 8}, {1, 2});
+  expect_tensor<float>(stack(changed, constant<int32_t>({2})), {1, 1}, {1, 2});
 }
