@@ -3,8 +3,9 @@
 // their outputs into one inside a While loop. A list value never changes once another tensor
 // may see it: SetItem and PushBack make a new list that shares the untouched items, unless a
 // plan hands them the only reference to a list that dies at the step (kUpdatesInput), which
-// they change in place: a loop's writes then cost O(1) each, not O(length). Items are copies of the tensors
-// given (an input may live in a plan's reused memory), so a list owns what it holds.
+// they change in place: a loop's writes then cost O(1) each, not O(length). Items are copies
+// of the tensors given (an input may live in a plan's reused memory), so a list owns what it
+// holds.
 //
 // Every kernel validates its inputs itself: these ops hand out their outputs (kOwnOutputs),
 // so plans run them without their shape function.
@@ -257,10 +258,11 @@ Tensor copy_of(const TensorList& l, TensorList** out_list) {
   return t;
 }
 
+std::atomic<int64_t> g_updates_in_place{0};  // list_updates_in_place()
+
 // The list a list update writes, and `holder`, the tensor that holds it: input 0's own list
 // when the caller lets the kernel change input 0 (KernelContext::may_update_input0) and no
 // other tensor holds the list, else a new copy of it.
-std::atomic<int64_t> g_updates_in_place{0};  // list_updates_in_place()
 
 TensorList* writable_list(const KernelContext& c, const TensorList& l, Tensor* holder) {
   if (c.may_update_input0 && l.refs.load(std::memory_order_acquire) == 1) {
