@@ -225,7 +225,8 @@ void Plan::plan_memory(const std::vector<int>& last_use, std::vector<char>& in_f
 // output's dtype and shape, may write its output over that input when, at run time, nothing
 // else holds the tensor or its buffer. Elementwise kernels read element i before writing
 // element i, so the exact overlap is safe. Off for concurrent plans, where "dies here" in
-// step order does not mean no other step still reads it.
+// step order does not mean no other step still reads it. A step whose shapes are known only
+// at run time forwards too, once its shape function says the input has the output's shape.
 void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<char>& pinned) {
   for (size_t si = 0; si < steps_.size(); ++si) {
     Step& st = steps_[si];
@@ -237,9 +238,26 @@ void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<c
         st.forward_slot = s;
       continue;
     }
-    if (parallel_ || !st.op->has(ops::kElementwise) || st.op->has(ops::kOwnOutputs) || !st.static_shapes ||
-        st.num_outputs < 1 || frame_index_[output_slots_[st.first_output]] >= 0)
+    if (parallel_ || !st.op->has(ops::kElementwise) || st.op->has(ops::kOwnOutputs) || st.num_outputs < 1 ||
+        frame_index_[output_slots_[st.first_output]] >= 0)
       continue;
+    if (!st.static_shapes) {
+      // Shapes known only at run time (a served model's unknown batch): an input that may
+      // have the output's shape, checked by execute_step once the shape function has run.
+      const DType dtype = st.node->out_dtypes[0];
+      const TensorShape& want = st.node->out_shapes[0];
+      if (detail::holds_objects(dtype) || want.unknown_rank()) continue;
+      for (int i = 0; i < st.num_inputs && st.forward_slot < 0; ++i) {
+        const int s = input_slots_[st.first_input + i];
+        const graph::Output& in = st.node->inputs[i];
+        const TensorShape& shape = in.node->out_shapes[in.index];
+        if (pinned[s] || frame_index_[s] >= 0 || last_use[s] != static_cast<int>(si) ||
+            in.node->out_dtypes[in.index] != dtype || !shape.is_compatible_with(want) || shape.unknown_rank())
+          continue;
+        st.forward_slot = s;
+      }
+      continue;
+    }
     const StaticOutput& out = static_outputs_[st.first_static];
     if (detail::holds_objects(out.dtype)) continue;  // a kernel writes object pointers, never over owned ones
     for (int i = 0; i < st.num_inputs && st.forward_slot < 0; ++i) {
@@ -573,7 +591,17 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
       for (int i = 0; i < st.num_inputs; ++i) infos[i] = ops::InputInfo{in[i]->dtype, &in[i]->dims, false, in[i]};
       ops::InferContext ctx{*st.op, infos.data(), st.num_inputs, *st.attrs};
       eager::infer_concrete(ctx);
-      for (int i = 0; i < st.num_outputs; ++i) {
+      int first = 0;
+      if (st.forward_slot >= 0) {  // an input that dies here, if it has the output's shape
+        ops::TensorImpl* t = slots[st.forward_slot].impl();
+        const ops::OutputInfo& o = ctx.out(0);
+        if (t && t->dtype == o.dtype && t->dims == o.shape.dims() && detail::exclusively_owned(*t)) {
+          slots[os[0]] = std::move(slots[st.forward_slot]);
+          out[0] = t;
+          first = 1;
+        }
+      }
+      for (int i = first; i < st.num_outputs; ++i) {
         slots[os[i]] = Tensor(eager::allocate_output(ctx, i));
         out[i] = slots[os[i]].impl();
       }

@@ -207,6 +207,24 @@ TEST(LoopExecution, ForwardingNeverWritesOverHeldTensors) {
   EXPECT_EQ(f(x, constant(0)).to_vector<float>(), x_before);  // zero iterations: the input itself
 }
 
+// Shapes known only at run time (unknown dims): an elementwise step writes over an input
+// that dies there only once its shape function has said the input has the output's shape.
+// The product below is [2, 1] against the output's [2, 4] in the first call (a broadcast:
+// writing four columns into it would overrun it) and [2, 4] in the second (forwarded).
+TEST(LoopExecution, RunTimeShapesForwardOnlyAnInputOfTheOutputsShape) {
+  auto f = function([](Tensor x, Tensor w, Tensor y) { return tanh(matmul(x, w)) + y; });
+  auto cf = f.get_concrete_function(TensorSpec{{-1, -1}, DType::Float32}, TensorSpec{{-1, -1}, DType::Float32},
+                                    TensorSpec{{-1, 4}, DType::Float32});
+  const Tensor x = random_uniform({2, 3}, -1, 1, DType::Float32, 1);
+  const Tensor y = random_uniform({2, 4}, -1, 1, DType::Float32, 2);
+  for (int64_t cols : {1, 4, 1}) {
+    const Tensor w = random_uniform({3, cols}, -1, 1, DType::Float32, 3);
+    const Tensor got = cf(x, w, y)[0];
+    EXPECT_EQ(got.shape().dims(), (Dims{2, 4})) << cols;
+    EXPECT_EQ(got.to_vector<float>(), (tanh(matmul(x, w)) + y).to_vector<float>()) << cols;
+  }
+}
+
 TEST(LoopExecution, BodyReturningAVariableTwice) {
   auto f = function([](Tensor a, Tensor b) {
     auto [p, q] = while_loop([](Tensor p, Tensor) { return p < 10.0f; },
