@@ -231,43 +231,33 @@ void Plan::plan_forwarding(const std::vector<int>& last_use, const std::vector<c
   for (size_t si = 0; si < steps_.size(); ++si) {
     Step& st = steps_[si];
     st.forward_slot = -1;
+    if (parallel_) continue;
+    // A slot whose tensor nothing reads after this step and that no frame or caller owns.
+    auto dies_here = [&](int s) {
+      return s >= 0 && !pinned[s] && frame_index_[s] < 0 && last_use[s] == static_cast<int>(si);
+    };
     // A list update (kUpdatesInput) whose list dies here may change it in place.
     if (st.op->has(ops::kUpdatesInput)) {
-      const int s = st.num_inputs > 0 ? input_slots_[st.first_input] : -1;
-      if (!parallel_ && s >= 0 && !pinned[s] && frame_index_[s] < 0 && last_use[s] == static_cast<int>(si))
-        st.forward_slot = s;
+      if (st.num_inputs > 0 && dies_here(input_slots_[st.first_input])) st.forward_slot = input_slots_[st.first_input];
       continue;
     }
-    if (parallel_ || !st.op->has(ops::kElementwise) || st.op->has(ops::kOwnOutputs) || st.num_outputs < 1 ||
+    if (!st.op->has(ops::kElementwise) || st.op->has(ops::kOwnOutputs) || st.num_outputs < 1 ||
         frame_index_[output_slots_[st.first_output]] >= 0)
       continue;
-    if (!st.static_shapes) {
-      // Shapes known only at run time (a served model's unknown batch): an input that may
-      // have the output's shape, checked by execute_step once the shape function has run.
-      const DType dtype = st.node->out_dtypes[0];
-      const TensorShape& want = st.node->out_shapes[0];
-      if (detail::holds_objects(dtype) || want.unknown_rank()) continue;
-      for (int i = 0; i < st.num_inputs && st.forward_slot < 0; ++i) {
-        const int s = input_slots_[st.first_input + i];
-        const graph::Output& in = st.node->inputs[i];
-        const TensorShape& shape = in.node->out_shapes[in.index];
-        if (pinned[s] || frame_index_[s] >= 0 || last_use[s] != static_cast<int>(si) ||
-            in.node->out_dtypes[in.index] != dtype || !shape.is_compatible_with(want) || shape.unknown_rank())
-          continue;
-        st.forward_slot = s;
-      }
-      continue;
-    }
-    const StaticOutput& out = static_outputs_[st.first_static];
-    if (detail::holds_objects(out.dtype)) continue;  // a kernel writes object pointers, never over owned ones
+    const DType dtype = st.node->out_dtypes[0];
+    const TensorShape& want = st.node->out_shapes[0];
+    // A kernel writes object pointers, never over owned ones.
+    if (detail::holds_objects(dtype) || want.unknown_rank()) continue;
+    // Static steps need an input of exactly the output's shape; steps whose shapes are known
+    // only at run time (a served model's unknown batch) one that may have it, which
+    // execute_step checks once the shape function has run.
     for (int i = 0; i < st.num_inputs && st.forward_slot < 0; ++i) {
       const int s = input_slots_[st.first_input + i];
       const graph::Output& in = st.node->inputs[i];
       const TensorShape& shape = in.node->out_shapes[in.index];
-      if (pinned[s] || frame_index_[s] >= 0 || last_use[s] != static_cast<int>(si) ||
-          in.node->out_dtypes[in.index] != out.dtype || !shape.is_fully_defined() || shape.dims() != out.dims)
-        continue;
-      st.forward_slot = s;
+      const bool fits = st.static_shapes ? shape.is_fully_defined() && shape == want
+                                         : !shape.unknown_rank() && shape.is_compatible_with(want);
+      if (dies_here(s) && in.node->out_dtypes[in.index] == dtype && fits) st.forward_slot = s;
     }
   }
 }
@@ -496,6 +486,16 @@ inline void Plan::gather_inputs(const Step& st, Tensor* slots, Frame* frame, con
   }
 }
 
+// Output 0 written over the step's dying input (plan_forwarding) when nothing else holds its
+// tensor or buffer, and, for a shape known only now, when it has `dims`: the tensor, moved
+// to output 0's slot, or null. Dtypes were checked when the plan was made.
+inline ops::TensorImpl* take_forwarded(const Step& st, Tensor* slots, int out_slot, const Dims* dims) {
+  ops::TensorImpl* t = slots[st.forward_slot].impl();
+  if (!t || (dims && t->dims != *dims) || !detail::exclusively_owned(*t)) return nullptr;
+  slots[out_slot] = std::move(slots[st.forward_slot]);
+  return t;
+}
+
 // A static-shape step's outputs (shapes and dtypes were checked at trace time: no shape
 // function runs): a forwarded input, planned frame memory, or a new tensor in its slot.
 inline void Plan::place_static_outputs(const Step& st, Tensor* slots, Frame* frame, ops::TensorImpl** out) const {
@@ -503,14 +503,7 @@ inline void Plan::place_static_outputs(const Step& st, Tensor* slots, Frame* fra
   const int* os = output_slots_.data() + st.first_output;
   const StaticOutput* so = static_outputs_.data() + st.first_static;
   int first = 0;
-  if (st.forward_slot >= 0) {
-    ops::TensorImpl* t = slots[st.forward_slot].impl();
-    if (t && detail::exclusively_owned(*t)) {
-      slots[os[0]] = std::move(slots[st.forward_slot]);
-      out[0] = t;
-      first = 1;
-    }
-  }
+  if (st.forward_slot >= 0 && (out[0] = take_forwarded(st, slots, os[0], nullptr))) first = 1;
   for (int i = first; i < st.num_outputs; ++i) {
     const int f = frame_index[os[i]];
     if (f >= 0) {
@@ -592,15 +585,7 @@ void Plan::execute_step(const Step& st, Tensor* slots, Frame* frame, std::vector
       ops::InferContext ctx{*st.op, infos.data(), st.num_inputs, *st.attrs};
       eager::infer_concrete(ctx);
       int first = 0;
-      if (st.forward_slot >= 0) {  // an input that dies here, if it has the output's shape
-        ops::TensorImpl* t = slots[st.forward_slot].impl();
-        const ops::OutputInfo& o = ctx.out(0);
-        if (t && t->dtype == o.dtype && t->dims == o.shape.dims() && detail::exclusively_owned(*t)) {
-          slots[os[0]] = std::move(slots[st.forward_slot]);
-          out[0] = t;
-          first = 1;
-        }
-      }
+      if (st.forward_slot >= 0 && (out[0] = take_forwarded(st, slots, os[0], &ctx.out(0).shape.dims()))) first = 1;
       for (int i = first; i < st.num_outputs; ++i) {
         slots[os[i]] = Tensor(eager::allocate_output(ctx, i));
         out[i] = slots[os[i]].impl();
