@@ -492,6 +492,61 @@ TEST(Optimizer, ConvolutionEpilogueEveryChannelCount) {
   }
 }
 
+// The one-pass epilogue (ops/conv_epilogue.cc) stands an exact no-op in for each step a chain
+// lacks (adding -0, multiplying by 1) and adds a Sub's negated vector: chains without a bias,
+// a scale or a shift, a Sub alone, each with zeros of both signs (a zero input pixel times a
+// negative scale), infinities and NaN in the vectors, float32 and float64, stay bit for bit
+// the separate ops' (CI runs this suite at AVX2 and baseline too).
+TEST(Optimizer, ConvolutionEpilogueChainsWithoutSomeSteps) {
+  int seed = 1300;
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    for (int chain = 0; chain < 5; ++chain) {
+      const int64_t channels = 19;
+      auto body = [&](Tensor x, Tensor k, Tensor b, Tensor m, Tensor s, Tensor r) {
+        Tensor c = conv2d(x, k, {1, 1, 1, 1}, "VALID");
+        switch (chain) {
+          case 0:
+            return relu6(c * m + s);  // MobileNetV2's: no bias
+          case 1:
+            return bias_add(c, b);
+          case 2:
+            return relu(bias_add(c, b) + r);  // no scale or shift
+          case 3:
+            return c - s;
+          default:
+            return c * m;  // a scale alone
+        }
+      };
+      auto f = function(body);
+      std::vector<double> xv = random_uniform({1, 3, 4, 3}, -3, 3, DType::Float64, seed++).to_vector<double>();
+      for (int i = 0; i < 3; ++i) xv[i] = 0;  // a zero pixel: +0 products, -0 after a negative scale
+      const Tensor x = cast(constant(xv, {1, 3, 4, 3}), dtype);
+      const Tensor k = random_uniform({1, 1, 3, channels}, -2, 2, dtype, seed++);
+      const double special[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 6.0, -1.5};
+      auto vector_with_specials = [&](int offset) {
+        std::vector<double> v = random_uniform({channels}, -4, 4, DType::Float64, seed++).to_vector<double>();
+        for (int i = 0; i < 7; ++i) v[(i * 3 + offset) % channels] = special[i];
+        return cast(constant(v, {channels}), dtype);
+      };
+      const Tensor b = vector_with_specials(0), m = vector_with_specials(1), s = vector_with_specials(2);
+      const Tensor r = random_uniform({1, 3, 4, channels}, -8, 8, dtype, seed++);
+      auto cf = f.get_concrete_function(x, k, b, m, s, r);
+      EXPECT_EQ(op_counts(cf.optimized_graph())["KilnFusedConv2D"], 1) << chain;
+      const std::vector<double> got = cast(cf(x, k, b, m, s, r)[0], DType::Float64).to_vector<double>();
+      const std::vector<double> want = cast(body(x, k, b, m, s, r), DType::Float64).to_vector<double>();
+      ASSERT_EQ(got.size(), want.size());
+      int negative_zeros = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        negative_zeros += want[i] == 0 && std::signbit(want[i]);
+        ASSERT_TRUE(std::isnan(want[i]) ? std::isnan(got[i])
+                                        : got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]))
+            << dtype_name(dtype) << " chain " << chain << " at " << i << ": " << got[i] << " vs " << want[i];
+      }
+      if (chain == 4) EXPECT_GT(negative_zeros, 0) << "the scale alone never made a -0";
+    }
+  }
+}
+
 // Keras's swish (tf.nn.silu: x * sigmoid(beta * x), its custom gradient's IdentityN passing
 // the result, x and beta) after a convolution and its BatchNormalization or bias joins the
 // convolution's epilogue, as does x * sigmoid(x) written by hand: every channel count up to
