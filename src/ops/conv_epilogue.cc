@@ -54,10 +54,26 @@ struct CanonicalChain {
   int act = 0;                 // 0 none, 1 Relu, 2 Relu6, 3 Swish (its beta: the last step's value)
 };
 
-// Whether `e` has the grammar [BiasAdd|AddV2] [Mul] [AddV2|Sub] [Add] [Relu|Relu6|Swish] (each
-// part optional, in that order); fills `c`, its absent and negated vectors in `scratch`.
+// The stand-in vectors of the steps a chain lacks, per thread, grown to the widest output
+// seen: filled once, not per call (a depthwise convolution calls the epilogue per image row).
+// Wider outputs than any model's take the general loop, so a thread keeps at most a few
+// hundred kilobytes.
+constexpr int64_t kMaxStandIns = int64_t{1} << 14;
 template <class T>
-bool canonical_chain(const Epilogue& e, int64_t channels, std::vector<T>& scratch, CanonicalChain<T>& c) {
+struct StandIns {
+  std::vector<T> minus_zero, ones, negated;
+  void fit(int64_t channels) {
+    if (static_cast<int64_t>(ones.size()) >= channels) return;
+    minus_zero.assign(channels, T(-0.0));
+    ones.assign(channels, T(1));
+    negated.resize(channels);
+  }
+};
+
+// Whether `e` has the grammar [BiasAdd|AddV2] [Mul] [AddV2|Sub] [Add] [Relu|Relu6|Swish] (each
+// part optional, in that order); fills `c`, pointing absent steps at `stand_ins`.
+template <class T>
+bool canonical_chain(const Epilogue& e, int64_t channels, StandIns<T>& stand_ins, CanonicalChain<T>& c) {
   int s = 0;
   auto is = [&](EpilogueOp a, EpilogueOp b) { return s < e.count && (e.steps[s].op == a || e.steps[s].op == b); };
   auto is_one = [&](EpilogueOp a) { return is(a, a); };
@@ -70,17 +86,13 @@ bool canonical_chain(const Epilogue& e, int64_t channels, std::vector<T>& scratc
           : is_one(EpilogueOp::kRelu6) ? (++s, 2)
           : is_one(EpilogueOp::kSwish) ? (++s, 3)
                                        : 0;
-  if (s != e.count) return false;
-  scratch.resize(3 * static_cast<size_t>(channels));
-  T* minus_zero = scratch.data();
-  T* ones = minus_zero + channels;
-  T* negated = ones + channels;
-  if (add < 0 || shift < 0) std::fill(minus_zero, minus_zero + channels, T(-0.0));
-  if (mul < 0) std::fill(ones, ones + channels, T(1));
-  c.add = add >= 0 ? values(add) : minus_zero;
-  c.mul = mul >= 0 ? values(mul) : ones;
-  c.shift = shift < 0 ? minus_zero : values(shift);
+  if (s != e.count || channels > kMaxStandIns) return false;
+  stand_ins.fit(channels);
+  c.add = add >= 0 ? values(add) : stand_ins.minus_zero.data();
+  c.mul = mul >= 0 ? values(mul) : stand_ins.ones.data();
+  c.shift = shift >= 0 ? values(shift) : stand_ins.minus_zero.data();
   if (shift >= 0 && e.steps[shift].op == EpilogueOp::kSub) {
+    T* negated = stand_ins.negated.data();
     for (int64_t j = 0; j < channels; ++j) negated[j] = -c.shift[j];
     c.shift = negated;
   }
@@ -238,9 +250,9 @@ int num_inputs(const Epilogue& e) {
 template <class T>
 void apply_epilogue(T* y, int64_t first_row, int64_t rows, int64_t channels, const Epilogue& e) {
   if (e.count == 0 || rows <= 0 || channels <= 0) return;
-  thread_local std::vector<T> scratch;  // a chain's stand-in vectors, per call
+  thread_local StandIns<T> stand_ins;
   CanonicalChain<T> c;
-  if (canonical_chain(e, channels, scratch, c)) {
+  if (canonical_chain(e, channels, stand_ins, c)) {
     KILN_ISA_DISPATCH((canonical_body(y, first_row, rows, channels, e, c)));
     return;
   }
