@@ -132,14 +132,20 @@ struct TwoFilters {
 // Mul and AddV2, a Sub, a residual AddV2 of a tensor of the output's shape, ReLU or ReLU6,
 // applied by kiln's epilogue after oneDNN): the same
 // values as the eager ops, NaN and infinities included, with one NaN in most windows and
-// channel vectors of both signs.
+// channel vectors of both signs. Outputs above 512 KB run in blocks, each block's epilogue
+// after its convolution (ops/conv.cc, kEpilogueBlockBytes): runs of pixels for the pointwise
+// ones (the [2, 40, 40, 64] one's first block ends inside the second image), one image each
+// for the [3, 48, 48, 32] convolution and the [3, 40, 40, 96] depthwise one.
 TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
   REQUIRE_ONEDNN();
   const std::vector<Case> shapes = {
       {{1, 56, 56, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
       {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
       {{1, 56, 56, 144}, {3, 3, 144, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"},
-      {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}}};
+      {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
+      {{2, 40, 40, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
+      {{3, 48, 48, 32}, {3, 3, 32, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
+      {{3, 40, 40, 96}, {3, 3, 96, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"}};
   enum Chain { kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu };
   int seed = 40;
   for (const Case& t : shapes) {
