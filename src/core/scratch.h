@@ -14,7 +14,8 @@ inline constexpr int kConvScratch = 2;
 inline constexpr int kReduceScratch = 3;     // a reduction's transposed copy, log-softmax's exps
 inline constexpr int kFusedScratch = 4;      // a fused elementwise kernel's repeated per-channel vectors
 inline constexpr int kBroadcastScratch = 5;  // a binary op's repeated row (ops/binary.cc)
-inline constexpr int kScratchSlots = 6;
+inline constexpr int kEpilogueScratch = 6;   // a convolution epilogue's stand-in vectors (ops/conv_epilogue.cc)
+inline constexpr int kScratchSlots = 7;
 
 // At least `bytes` bytes, 64-byte aligned, valid until this thread asks for the same slot
 // again. Its contents are not kept across calls.

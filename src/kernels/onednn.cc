@@ -55,6 +55,7 @@ int64_t cached_filters() { return 0; }
 int64_t cached_filter_bytes() { return 0; }
 bool holds_filter(const void*) { return false; }
 int64_t winograd_runs() { return 0; }
+bool winograd_requested() { return false; }
 
 #else
 
@@ -301,11 +302,8 @@ const char* describe(const dnnl_convolution_desc_t& desc, dnnl_primitive_desc_t*
 // TensorFlow's bits, which the direct kernel gives). So it is asked for: KILN_ONEDNN_WINOGRAD=1.
 // Null where it is not, or oneDNN has none.
 std::shared_ptr<Primitive> compile_winograd(const Conv2D& g, const dnnl_convolution_desc_t& direct) {
-  static const bool on = [] {
-    const char* v = std::getenv("KILN_ONEDNN_WINOGRAD");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  if (!on || g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 || g.groups != 1)
+  if (!winograd_requested() || g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 || g.dh != 1 || g.dw != 1 ||
+      g.groups != 1)
     return nullptr;
   const Api& a = api();
   auto p = std::make_shared<Primitive>();
@@ -514,6 +512,13 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
 }
 
 int64_t winograd_runs() { return g_winograd_runs.load(std::memory_order_relaxed); }
+bool winograd_requested() {
+  static const bool on = [] {
+    const char* v = std::getenv("KILN_ONEDNN_WINOGRAD");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
 
 int64_t cached_filters() {
   std::lock_guard<std::mutex> lock(caches().mu);

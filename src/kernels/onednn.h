@@ -52,5 +52,7 @@ int64_t cached_filter_bytes();
 bool holds_filter(const void* data);
 // Convolutions run with Winograd's algorithm so far (KILN_ONEDNN_WINOGRAD=1; tests).
 int64_t winograd_runs();
+// Whether KILN_ONEDNN_WINOGRAD=1 asked for Winograd's 3x3 convolutions.
+bool winograd_requested();
 
 }  // namespace kiln::kernels::onednn

@@ -234,6 +234,7 @@ constexpr int64_t kEpilogueBlockBytes = int64_t{512} << 10;
 // The epilogue over `rows` output rows from row `first_row` (at `y`), split over the threads.
 template <class T>
 void epilogue_rows(T* y, int64_t first_row, int64_t rows, int64_t oc, const Epilogue& epilogue) {
+  if (epilogue.count == 0) return;
   constexpr int64_t kRows = 256;
   parallel_for((rows + kRows - 1) / kRows, rows * oc >= (int64_t{1} << 16) ? 2 : rows + 1, [&](int64_t lo, int64_t hi) {
     for (int64_t blk = lo; blk < hi; ++blk)
@@ -271,9 +272,14 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
                                               .groups = g.c / fd};
     const T* x = c.in(0).as<T>();
     T* y = c.out(0).as<T>();
-    if (epilogue.count == 0) return kernels::onednn::conv2d(geometry, x, c.in(1), y, intra_op_threads());
     const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.y.pad_before == 0 &&
                            g.x.pad_before == 0 && g.y.out == g.h && g.x.out == g.w && fd == g.c;
+    // Winograd's tiles give other bits at another batch: those convolutions stay whole.
+    if (epilogue.count == 0 || (!pointwise && kernels::onednn::winograd_requested())) {
+      if (!kernels::onednn::conv2d(geometry, x, c.in(1), y, intra_op_threads())) return false;
+      epilogue_rows(y, 0, rows, oc, epilogue);
+      return true;
+    }
     const int64_t unit_rows = pointwise ? 1 : g.y.out * g.x.out;  // output rows of a pixel or an image
     const int64_t unit_inputs = pointwise ? g.c : g.h * g.w * g.c;
     const int64_t units = rows / std::max<int64_t>(unit_rows, 1);

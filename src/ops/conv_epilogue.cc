@@ -4,8 +4,8 @@
 #include "ops/conv_epilogue.h"
 
 #include <algorithm>
-#include <vector>
 
+#include "core/scratch.h"
 #include "kernels/isa_dispatch.h"
 #include "kernels/vmath.h"
 
@@ -41,12 +41,13 @@ KILN_ISA_BODY void swish(T* __restrict x, int64_t n, T beta) {
 }
 
 // The chains models end their convolutions with (a bias, BatchNormalization's scale and
-// shift, a residual Add, Relu or Relu6) in one pass: each value goes through every step in
-// registers, loaded and stored once, where the general loop below makes a pass over the row
-// per step (MobileNetV2 at batch 1: the epilogue's share of the profile 19% -> 13%). Every chain of that grammar is one
-// canonical form, ((x + a) * m + c) [+ r], whose absent steps are exact no-ops: adding -0 returns x unchanged (-0
-// included), multiplying by 1 too, and x - v is IEEE's x + (-v). So each step rounds as its op does, and the result is
-// the general loop's bit for bit (a NaN stays a NaN).
+// shift, a residual Add, Relu, Relu6 or a swish) in one pass: each value goes through every
+// step in registers, loaded and stored once, where the general loop below makes a pass over
+// the row per step (MobileNetV2 at batch 1: the epilogue's share of the profile 19% -> 13%).
+// Every chain of that grammar is one canonical form, ((x + a) * m + c) [+ r], whose absent
+// steps are exact no-ops: adding -0 returns x unchanged (-0 included), multiplying by 1 too,
+// and x - v is IEEE's x + (-v). So each step rounds as its op does, and the result is the
+// general loop's bit for bit (a NaN stays a NaN).
 template <class T>
 struct CanonicalChain {
   const T *add, *mul, *shift;  // [channels] each
@@ -54,26 +55,15 @@ struct CanonicalChain {
   int act = 0;                 // 0 none, 1 Relu, 2 Relu6, 3 Swish (its beta: the last step's value)
 };
 
-// The stand-in vectors of the steps a chain lacks, per thread, grown to the widest output
-// seen: filled once, not per call (a depthwise convolution calls the epilogue per image row).
-// Wider outputs than any model's take the general loop, so a thread keeps at most a few
-// hundred kilobytes.
+// Wider outputs than any model's take the general loop, so a chain's stand-in vectors stay
+// small (three of at most this many values, in the thread's scratch).
 constexpr int64_t kMaxStandIns = int64_t{1} << 14;
-template <class T>
-struct StandIns {
-  std::vector<T> minus_zero, ones, negated;
-  void fit(int64_t channels) {
-    if (static_cast<int64_t>(ones.size()) >= channels) return;
-    minus_zero.assign(channels, T(-0.0));
-    ones.assign(channels, T(1));
-    negated.resize(channels);
-  }
-};
 
 // Whether `e` has the grammar [BiasAdd|AddV2] [Mul] [AddV2|Sub] [Add] [Relu|Relu6|Swish] (each
-// part optional, in that order); fills `c`, pointing absent steps at `stand_ins`.
+// part optional, in that order); fills `c`, pointing absent steps at stand-in vectors in the
+// thread's scratch (filled per call: a few values per channel, against a block of rows).
 template <class T>
-bool canonical_chain(const Epilogue& e, int64_t channels, StandIns<T>& stand_ins, CanonicalChain<T>& c) {
+bool canonical_chain(const Epilogue& e, int64_t channels, CanonicalChain<T>& c) {
   int s = 0;
   auto is = [&](EpilogueOp a, EpilogueOp b) { return s < e.count && (e.steps[s].op == a || e.steps[s].op == b); };
   auto is_one = [&](EpilogueOp a) { return is(a, a); };
@@ -87,12 +77,15 @@ bool canonical_chain(const Epilogue& e, int64_t channels, StandIns<T>& stand_ins
           : is_one(EpilogueOp::kSwish) ? (++s, 3)
                                        : 0;
   if (s != e.count || channels > kMaxStandIns) return false;
-  stand_ins.fit(channels);
-  c.add = add >= 0 ? values(add) : stand_ins.minus_zero.data();
-  c.mul = mul >= 0 ? values(mul) : stand_ins.ones.data();
-  c.shift = shift >= 0 ? values(shift) : stand_ins.minus_zero.data();
+  T* minus_zero = detail::scratch<T>(detail::kEpilogueScratch, 3 * static_cast<size_t>(channels));
+  T* ones = minus_zero + channels;
+  T* negated = ones + channels;
+  if (add < 0 || shift < 0) std::fill(minus_zero, minus_zero + channels, T(-0.0));
+  if (mul < 0) std::fill(ones, ones + channels, T(1));
+  c.add = add >= 0 ? values(add) : minus_zero;
+  c.mul = mul >= 0 ? values(mul) : ones;
+  c.shift = shift >= 0 ? values(shift) : minus_zero;
   if (shift >= 0 && e.steps[shift].op == EpilogueOp::kSub) {
-    T* negated = stand_ins.negated.data();
     for (int64_t j = 0; j < channels; ++j) negated[j] = -c.shift[j];
     c.shift = negated;
   }
@@ -250,9 +243,8 @@ int num_inputs(const Epilogue& e) {
 template <class T>
 void apply_epilogue(T* y, int64_t first_row, int64_t rows, int64_t channels, const Epilogue& e) {
   if (e.count == 0 || rows <= 0 || channels <= 0) return;
-  thread_local StandIns<T> stand_ins;
   CanonicalChain<T> c;
-  if (canonical_chain(e, channels, stand_ins, c)) {
+  if (canonical_chain(e, channels, c)) {
     KILN_ISA_DISPATCH((canonical_body(y, first_row, rows, channels, e, c)));
     return;
   }
