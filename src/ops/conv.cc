@@ -224,11 +224,12 @@ __attribute__((target(KILN_TARGET_AVX512_FEATURES))) void thin_block(const Geome
 // MobileNetV2's outputs are hundreds of megabytes, so the epilogue read them from memory, not
 // cache (a quarter of the model's time). A convolution with an epilogue runs in blocks of
 // about this much output instead, each block's epilogue right after its convolution: whole
-// images, or for a pointwise convolution (1x1, stride 1, no padding) runs of pixels. A block
-// fits the L2 of the CPUs measured (2 MB per core on the Xeon, 512 KB on Zen 2 and 3). Each
-// output is oneDNN's same sum either way: its kernels sum a pixel's window the same way
-// however many pixels or images a call has (OneDnnConv.FusedChainsGiveTheSeparateOpsValues
-// compares blocked fused convolutions with the eager ops bit for bit).
+// images, or for a pointwise convolution (1x1, stride 1, no padding) runs of pixels. Blocks of
+// 400 KB and 1 MB measured alike on the Xeon (2 MB of L2 per core); 512 KB is also Zen 2's and
+// Zen 3's L2 per core (not measured there). Each output is oneDNN's same sum either way: its
+// direct kernels sum a pixel's window the same way however many pixels or images a call has
+// (OneDnnConv.FusedChainsGiveTheSeparateOpsValues compares blocked fused convolutions with the
+// eager ops bit for bit).
 constexpr int64_t kEpilogueBlockBytes = int64_t{512} << 10;
 
 // The epilogue over `rows` output rows from row `first_row` (at `y`), split over the threads.
