@@ -73,6 +73,12 @@ struct Geometry {
   int64_t kh, kw;      // window
   int64_t sh, sw, dh, dw;
   Window y, x;
+  // 1x1, stride 1, no padding: each output pixel reads only its own input pixel, so the
+  // input's rows are the GEMM's rows, and any run of pixels is a convolution of its own.
+  bool pointwise() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && y.pad_before == 0 && x.pad_before == 0 && y.out == h &&
+           x.out == w;
+  }
 };
 
 // Conv2D(input [N,H,W,C], filter [KH,KW,C/G,OC]): attrs strides, padding, explicit_paddings,
@@ -273,8 +279,7 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
                                               .groups = g.c / fd};
     const T* x = c.in(0).as<T>();
     T* y = c.out(0).as<T>();
-    const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.y.pad_before == 0 &&
-                           g.x.pad_before == 0 && g.y.out == g.h && g.x.out == g.w && fd == g.c;
+    const bool pointwise = g.pointwise() && fd == g.c;
     // Winograd's tiles give other bits at another batch: those convolutions stay whole.
     if (epilogue.count == 0 || (!pointwise && kernels::onednn::winograd_requested())) {
       if (!kernels::onednn::conv2d(geometry, x, c.in(1), y, intra_op_threads())) return false;
@@ -390,8 +395,7 @@ void convolve(KernelContext& c, const Geometry& g, const Epilogue& epilogue) {
   const T* x = c.in(0).as<T>();
   const T* w = f.as<T>();
   T* y = c.out(0).as<T>();
-  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.y.pad_before == 0 &&
-                         g.x.pad_before == 0 && g.y.out == g.h && g.x.out == g.w;
+  const bool pointwise = g.pointwise();
   if (patch == 0) {
     std::fill(y, y + rows * oc, T(0));
     apply_epilogue(y, 0, rows, oc, epilogue);
