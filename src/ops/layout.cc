@@ -1,6 +1,7 @@
 // Ops that move data: Transpose, ConcatV2, Pack, Tile.
 #include <cstring>
 
+#include "core/parallel.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -74,19 +75,35 @@ struct TransposeKernel {
   }
 };
 
-// Copies n inputs into an output, joining along `axis` (shared by ConcatV2 and Pack).
+// Copies n inputs into an output, joining along `axis` (shared by ConcatV2 and Pack). The
+// output splits over the intra-op threads by element ranges: a single thread copying
+// DenseNet's growing concatenations left the other core waiting (9% of a two-thread profile).
 template <class T>
 void join(const KernelContext& c, int n, int64_t axis, const TensorImpl& out) {
   int64_t outer = 1;
   for (int64_t i = 0; i < axis; ++i) outer *= out.dims[i];
   T* dst = const_cast<TensorImpl&>(out).as<T>();
   std::vector<int64_t> chunk(n);
-  for (int k = 0; k < n; ++k) chunk[k] = outer == 0 ? 0 : c.in(k).num_elements / outer;
-  for (int64_t o = 0; o < outer; ++o)
-    for (int k = 0; k < n; ++k) {
-      std::memcpy(dst, c.in(k).as<T>() + o * chunk[k], chunk[k] * sizeof(T));
-      dst += chunk[k];
-    }
+  int64_t row = 0;  // output elements per outer index: every input's chunk once
+  for (int k = 0; k < n; ++k) row += chunk[k] = outer == 0 ? 0 : c.in(k).num_elements / outer;
+  if (row == 0) return;
+  constexpr int64_t kParallelBytes = int64_t{256} << 10;
+  parallel_for(outer * row, std::max<int64_t>(2, kParallelBytes / static_cast<int64_t>(sizeof(T))),
+               [&](int64_t lo, int64_t hi) {
+                 // Output element lo is input k's element (lo / row) * chunk[k] + at.
+                 int64_t o = lo / row, at = lo % row;
+                 int k = 0;
+                 while (at >= chunk[k]) at -= chunk[k++];
+                 while (lo < hi) {
+                   const int64_t len = std::min(chunk[k] - at, hi - lo);
+                   std::memcpy(dst + lo, c.in(k).as<T>() + o * chunk[k] + at, len * sizeof(T));
+                   lo += len;
+                   at = 0;
+                   do {
+                     if (++k == n) k = 0, ++o;
+                   } while (chunk[k] == 0 && lo < hi);
+                 }
+               });
 }
 
 // ConcatV2(values..., axis): attr N.
