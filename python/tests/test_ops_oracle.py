@@ -413,6 +413,9 @@ def test_pooling(oracle, pool):
             ((1, 6, 6, 2), [2, 3], [1, 2], "SAME"),
             ((1, 3, 3, 1), 3, 1, "SAME"),
             ((1, 5, 5, 2), 2, 3, "VALID"),
+            # Wide: channels in whole register blocks (256 bytes) and a shorter rest.
+            ((2, 7, 9, 150), 3, 1, "SAME"),
+            ((1, 9, 8, 70), [3, 2], [2, 1], "VALID"),
         ]:
             x = rng.integers(-50, 50, shape).astype(dtype)
             oracle(lambda m: getattr(m.nn, pool)(m.constant(x), ksize, strides, padding),
@@ -423,9 +426,23 @@ def test_pooling(oracle, pool):
     oracle(lambda m: getattr(m.nn, pool)(m.constant(x[0]), 1, 1, "VALID"), where="rank 3")
 
 
-def test_max_pool_propagates_nan(oracle):
+def test_max_pool_nan_and_signed_zeros_as_tensorflow(oracle):
+    # TensorFlow's max pooling keeps a value only when it is greater: a NaN never wins, a
+    # window of NaNs gives the lowest float, and of +0 and -0 the first stays.
     x = np.array([1.0, np.nan, 3.0, -np.inf], np.float32).reshape(1, 2, 2, 1)
     oracle(lambda m: m.nn.max_pool2d(m.constant(x), 2, 1, "VALID"))
+    for vals in ([np.nan, 1.0], [1.0, np.nan], [np.nan, np.nan], [0.0, -0.0], [-0.0, 0.0]):
+        for dtype in (np.float32, np.float64):
+            x = np.array(vals, dtype).reshape(1, 1, 2, 1)
+            oracle(lambda m: m.nn.max_pool2d(m.constant(x), [1, 2], 1, "VALID"), where="%s %s" % (vals, dtype))
+            x5 = x.reshape(1, 1, 1, 2, 1)
+            oracle(lambda m: m.nn.max_pool3d(m.constant(x5), [1, 1, 2], 1, "VALID"), where="3-D %s %s" % (vals, dtype))
+    # Across a register block of channels and its rest: NaN and infinities anywhere in a window.
+    wide = np.random.default_rng(5).standard_normal((1, 5, 5, 150)).astype(np.float32)
+    wide.reshape(-1)[::7] = np.nan
+    wide.reshape(-1)[3::11] = np.inf
+    wide.reshape(-1)[5::13] = -np.inf
+    oracle(lambda m: m.nn.max_pool2d(m.constant(wide), 3, 1, "SAME"), where="wide")
 
 
 def test_unsorted_segment_sum_and_add_n(oracle):

@@ -669,26 +669,40 @@ struct PoolKernel {
       for (int64_t ox = 0; ox < g.x.out; ++ox) {
         const int64_t x0 = std::max<int64_t>(0, ox * g.sw - g.x.pad_before);
         const int64_t x1 = std::min<int64_t>(g.w, ox * g.sw - g.x.pad_before + g.kw);
-        // The output pixel accumulates in place, taps in row-major window order.
-        T* __restrict dst = y + ((b * g.y.out + oy) * g.x.out + ox) * g.c;
-        for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = kMax ? std::numeric_limits<T>::lowest() : T(0);
-        for (int64_t iy = y0; iy < y1; ++iy)
-          for (int64_t ix = x0; ix < x1; ++ix) {
-            const T* __restrict src = x + ((b * g.h + iy) * g.w + ix) * g.c;
-            for (int64_t ch = 0; ch < g.c; ++ch) {
-              if constexpr (kMax) {
-                // NaN wins over what came before it, as in TensorFlow's max pooling.
-                if (!(src[ch] <= dst[ch])) dst[ch] = src[ch];
-              } else {
-                dst[ch] += src[ch];
-              }
+        const T* window = x + ((b * g.h + y0) * g.w + x0) * g.c;
+        T* dst = y + ((b * g.y.out + oy) * g.x.out + ox) * g.c;
+        const int64_t count = std::max<int64_t>(0, y1 - y0) * std::max<int64_t>(0, x1 - x0);
+        // Channels in blocks of four vector registers, each block's values held in registers
+        // across the whole window (one store per output, not one per tap); the rest as one
+        // shorter block. Each channel sees the same taps in the same order either way.
+        int64_t ch = 0;
+        for (; ch + kBlock <= g.c; ch += kBlock) pixel(g, window + ch, dst + ch, y1 - y0, x1 - x0, count, kBlock);
+        if (ch < g.c) pixel(g, window + ch, dst + ch, y1 - y0, x1 - x0, count, g.c - ch);
+      }
+    }
+    // 256 bytes of T: four AVX-512 registers, eight AVX2 ones.
+    static constexpr int64_t kBlock = std::max<int64_t>(1, 256 / static_cast<int64_t>(sizeof(T)));
+    // The output pixel's `n` (at most kBlock) channels from the window's rows x columns of
+    // input pixels, taps in row-major window order; an empty window averages to 0, as
+    // TensorFlow's. Inlined, a whole block's n is a constant: its loops unroll into registers.
+    KILN_ISA_BODY static void pixel(const Geometry& g, const T* __restrict window, T* __restrict dst, int64_t rows,
+                                    int64_t cols, int64_t count, int64_t n) {
+      T acc[kBlock];
+      for (int64_t j = 0; j < n; ++j) acc[j] = kMax ? std::numeric_limits<T>::lowest() : T(0);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t q = 0; q < cols; ++q) {
+          const T* __restrict src = window + (r * g.w + q) * g.c;
+          for (int64_t j = 0; j < n; ++j) {
+            if constexpr (kMax) {
+              // As TensorFlow's max pooling: a NaN never wins (a window of NaNs gives the
+              // lowest value), and of equal values (+0, -0) the first stays.
+              acc[j] = src[j] > acc[j] ? src[j] : acc[j];
+            } else {
+              acc[j] += src[j];
             }
           }
-        if constexpr (!kMax) {
-          const int64_t count = std::max<int64_t>(0, y1 - y0) * std::max<int64_t>(0, x1 - x0);
-          for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = count ? dst[ch] / static_cast<T>(count) : T(0);
         }
-      }
+      for (int64_t j = 0; j < n; ++j) dst[j] = kMax ? acc[j] : count ? acc[j] / static_cast<T>(count) : T(0);
     }
   };
 };

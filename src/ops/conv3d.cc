@@ -418,7 +418,7 @@ struct Pool3D {
                 const T* src = x + b * in_volume + ((z * g.in[1] + yy) * g.in[2] + xx) * g.c;
                 for (int64_t ch = 0; ch < g.c; ++ch) {
                   if constexpr (kMax) {
-                    if (!(src[ch] <= dst[ch])) dst[ch] = src[ch];  // NaN wins, as in TensorFlow
+                    if (src[ch] > dst[ch]) dst[ch] = src[ch];  // NaN never wins, as in TensorFlow
                   } else {
                     dst[ch] += src[ch];
                   }
