@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "exec/batch_split.h"
 #include "exec/memory_plan.h"
 #include "graph/graph.h"
 
@@ -57,6 +58,7 @@ class Plan {
   size_t arena_bytes() const { return memory_.arena_bytes(); }
   size_t frame_headers() const { return memory_.num_headers(); }  // tensor headers a frame builds
   bool runs_in_parallel() const { return parallel_; }             // the plan found branches worth running side by side
+  bool splits_batches() const { return batch_split_.separable; }  // a call may run row by row (batch_split.h)
   // Whether a call started now runs them side by side: a parallel plan, more than one
   // intra-op thread, and an inter-op setting other than 1.
   bool will_run_in_parallel() const;
@@ -136,6 +138,13 @@ class Plan {
   void add_helpers(const std::shared_ptr<ParallelRun>& run, int count, Tensor* slots, Frame* frame) const;
   // Every step, serially or (when planned) concurrently.
   void run_steps(Tensor* slots, Frame* frame) const;
+  // A call as one call: every step once over the feeds.
+  void run_whole(const Tensor* const* feeds, size_t num_feeds, std::vector<Tensor>& results) const;
+  // A call of a separable plan, one batch row at a time (batch_split.h); false when the rows'
+  // results do not stitch (then nothing was written to `results`).
+  bool run_rows(const Tensor* const* feeds, size_t num_feeds, int64_t batch, std::vector<Tensor>& results) const;
+  int64_t batch_of(const Tensor* const* feeds, size_t num_feeds) const;  // 0: not one batch
+  BatchSplit batch_split_;                                               // top-level plans only
   void run_loop(const Step& st, Tensor* slots) const;
 
   void run_control_flow(const Step& st, Tensor* slots) const;

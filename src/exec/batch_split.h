@@ -1,0 +1,31 @@
+// Running a call of a convolutional model image by image. A served model's signature has an
+// unknown batch; at batch 32 each layer's output is tens of megabytes, so every layer reads
+// its input back from memory, where one image's whole activations stay in the caches: on
+// the Xeon of docs/perf/models.md, MobileNetV2 ran 32 single images in 192 ms and one batch
+// of 32 in 252-300. A plan whose graph computes each row of the batch from that row alone
+// (every step that sees the batch is one whose output row b reads only input row b, as a
+// convolution, a pooling, elementwise arithmetic with unbatched operands, a concatenation
+// along another axis, a reduction over other axes) may therefore run a call as one call
+// per row: the same arithmetic on each image, so the same values.
+#pragma once
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace kiln::exec {
+
+struct BatchSplit {
+  // Every result is batched, every batched feed has rank >= 1 and an unknown leading dim,
+  // and nothing else depends on the batch size; nothing random or with side effects runs.
+  bool separable = false;
+  std::vector<char> batched_feed;  // per feed: its axis 0 is the batch
+};
+
+// The analysis of `g` (feeds g.inputs, results g.outputs). Only graphs with a convolution or a
+// pooling are split: their activations are what outgrow the caches.
+BatchSplit analyze_batch_split(const graph::Graph& g);
+
+// Whether calls may split (KILN_BATCH_SPLIT=0 turns it off, for comparisons).
+bool batch_split_enabled();
+
+}  // namespace kiln::exec
