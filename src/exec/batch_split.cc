@@ -13,9 +13,12 @@ namespace kiln::exec {
 namespace {
 
 // What a value is to the batch: computed without it (weights, constants, a normalization's
-// parameters: the same in every row's call), batched (its axis 0 is the batch), or anything
-// else (a shape that counts the batch, a sum over it): the graph does not split.
-enum class Kind : char { kFree, kRows, kOther };
+// parameters: the same in every row's call), batched (its axis 0 is the batch), the batch
+// size (a scalar), a shape whose first entry is the batch size (the rest the same in every
+// row's call: what Keras's Reshape layer builds, tf.shape(x)[0] packed with the other dims),
+// or anything else (the batch size in arithmetic, a sum over the batch): the graph does not
+// split.
+enum class Kind : char { kFree, kRows, kBatchSize, kRowsShape, kOther };
 
 // The integer values of a Const input; false for anything else.
 bool const_ints(const graph::Output& o, std::vector<int64_t>& out) {
@@ -36,28 +39,28 @@ bool const_ints(const graph::Output& o, std::vector<int64_t>& out) {
 int rank_of(const graph::Output& o) { return o.node->out_shapes[static_cast<size_t>(o.index)].rank(); }
 const TensorShape& shape_of(const graph::Output& o) { return o.node->out_shapes[static_cast<size_t>(o.index)]; }
 
-// The op's string attr `name` is `value` (or absent, and `value` its default).
-bool attr_is(const graph::Node& n, const char* name, std::string_view value) {
-  for (size_t i = 0; i < n.op->attr_specs.size(); ++i)
-    if (std::strcmp(n.op->attr_specs[i].name, name) == 0)
-      return static_cast<int>(i) < n.attrs.size() &&
-             std::holds_alternative<std::string>(n.attrs[static_cast<int>(i)]) &&
-             n.attrs.s(static_cast<int>(i)) == value;
-  return false;
-}
-bool bool_attr(const graph::Node& n, const char* name) {
-  for (size_t i = 0; i < n.op->attr_specs.size(); ++i)
-    if (std::strcmp(n.op->attr_specs[i].name, name) == 0)
-      return static_cast<int>(i) < n.attrs.size() && std::holds_alternative<bool>(n.attrs[static_cast<int>(i)]) &&
-             n.attrs.b(static_cast<int>(i));
-  return false;
-}
-const std::vector<int64_t>* list_attr(const graph::Node& n, const char* name) {
-  for (size_t i = 0; i < n.op->attr_specs.size(); ++i)
-    if (std::strcmp(n.op->attr_specs[i].name, name) == 0 && static_cast<int>(i) < n.attrs.size() &&
-        std::holds_alternative<std::vector<int64_t>>(n.attrs[static_cast<int>(i)]))
-      return &n.attrs.list(static_cast<int>(i));
+// The node's attr `name`, or null.
+const ops::AttrValue* attr(const graph::Node& n, const char* name) {
+  for (size_t i = 0; i < n.op->attr_specs.size() && static_cast<int>(i) < n.attrs.size(); ++i)
+    if (std::strcmp(n.op->attr_specs[i].name, name) == 0) return &n.attrs[static_cast<int>(i)];
   return nullptr;
+}
+template <class T>
+const T* attr_as(const graph::Node& n, const char* name) {
+  const ops::AttrValue* v = attr(n, name);
+  return v ? std::get_if<T>(v) : nullptr;
+}
+bool attr_is(const graph::Node& n, const char* name, std::string_view value) {
+  const std::string* s = attr_as<std::string>(n, name);
+  return s && *s == value;
+}
+bool flag(const graph::Node& n, const char* name) {
+  const bool* v = attr_as<bool>(n, name);
+  return v && *v;
+}
+int64_t int_attr(const graph::Node& n, const char* name) {
+  const int64_t* v = attr_as<int64_t>(n, name);
+  return v ? *v : -1;
 }
 
 // An axis among `axes` (of a value of rank `rank`) is the batch's.
@@ -85,7 +88,43 @@ bool broadcasts_per_row(const graph::Output& o, int rank) {
   return s.rank() >= 0 && (s.rank() < rank || (s.rank() == rank && rank > 0 && s.dim(0) == 1));
 }
 
-// Node `n`, some of whose inputs are batched (kinds[i] per input): is its output 0 batched?
+// Node `n`, some of whose inputs are the batch size or a shape led by it: the steps that take
+// such a value from tf.shape(x) to a Reshape, and nothing else.
+Kind sized_kind(const graph::Node& n, const std::vector<Kind>& kinds) {
+  const ops::OpDef* op = n.op;
+  auto is = [&](size_t i, Kind k) { return i < kinds.size() && kinds[i] == k; };
+  std::vector<int64_t> begin, end, strides;
+  if (op == &ops::op::StridedSlice()) {
+    // shape[0] (the batch size), shape[:1] (a shape led by it) or shape[k:] for k >= 1 (the
+    // other dims: the same in every row's call).
+    if (!is(0, Kind::kRowsShape) || !is(1, Kind::kFree) || !is(2, Kind::kFree) || !is(3, Kind::kFree) ||
+        !const_ints(n.inputs[1], begin) || !const_ints(n.inputs[2], end) || !const_ints(n.inputs[3], strides) ||
+        begin.size() != 1 || end.size() != 1 || strides != std::vector<int64_t>{1} ||
+        int_attr(n, "ellipsis_mask") != 0 || int_attr(n, "new_axis_mask") != 0 || int_attr(n, "begin_mask") != 0)
+      return Kind::kOther;
+    if (begin[0] >= 1) return Kind::kFree;
+    const int64_t shrink = int_attr(n, "shrink_axis_mask");
+    if (begin[0] != 0 || end[0] != 1 || int_attr(n, "end_mask") != 0) return Kind::kOther;
+    return shrink == 1 ? Kind::kBatchSize : shrink == 0 ? Kind::kRowsShape : Kind::kOther;
+  }
+  if (op == &ops::op::Pack() || op == &ops::op::ConcatV2()) {
+    // [batch size, other dims...] along axis 0: a shape led by the batch size.
+    const bool pack = op == &ops::op::Pack();
+    const size_t values = pack ? n.inputs.size() : n.inputs.size() - 1;
+    std::vector<int64_t> axis;
+    if (pack ? int_attr(n, "axis") != 0 : !const_ints(n.inputs[values], axis) || axis != std::vector<int64_t>{0})
+      return Kind::kOther;
+    if (!is(0, pack ? Kind::kBatchSize : Kind::kRowsShape)) return Kind::kOther;
+    for (size_t i = 1; i < values; ++i)
+      if (!is(i, Kind::kFree)) return Kind::kOther;
+    return Kind::kRowsShape;
+  }
+  if (op == &ops::op::Reshape()) return is(0, Kind::kRows) && is(1, Kind::kRowsShape) ? Kind::kRows : Kind::kOther;
+  return Kind::kOther;
+}
+
+// Node `n`, some of whose inputs are batched and the rest free (kinds[i] per input): is its
+// output 0 batched?
 Kind batched_kind(const graph::Node& n, const std::vector<Kind>& kinds) {
   const ops::OpDef* op = n.op;
   const int out_rank = n.num_outputs() == 1 ? n.out_shapes[0].rank() : -1;
@@ -119,13 +158,14 @@ Kind batched_kind(const graph::Node& n, const std::vector<Kind>& kinds) {
   if (is_one_of(op, {&ops::op::Mean(), &ops::op::Sum(), &ops::op::Max(), &ops::op::Min(), &ops::op::Prod()}))
     return rows(0) && free(1) && const_ints(n.inputs[1], v) && !touches_batch(v, rank_of(n.inputs[0])) ? Kind::kRows
                                                                                                        : Kind::kOther;
-  if (op == &ops::op::MatMul()) return rows(0) && free(1) && !bool_attr(n, "transpose_a") ? Kind::kRows : Kind::kOther;
+  if (op == &ops::op::MatMul()) return rows(0) && free(1) && !flag(n, "transpose_a") ? Kind::kRows : Kind::kOther;
   if (is_one_of(op, {&ops::op::Softmax(), &ops::op::LogSoftmax()})) return out_rank >= 2 ? Kind::kRows : Kind::kOther;
   if (is_one_of(op, {&ops::op::Pad(), &ops::op::PadV2(), &ops::op::MirrorPad()})) {
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (!free(i)) return Kind::kOther;
     return const_ints(n.inputs[1], v) && v.size() >= 2 && v[0] == 0 && v[1] == 0 ? Kind::kRows : Kind::kOther;
   }
+  if (op == &ops::op::Shape()) return Kind::kRowsShape;
   if (op == &ops::op::Reshape()) {
     // [-1, d1, ...] of an input whose other dims are known with the same product: -1 is the batch.
     const TensorShape& in = shape_of(n.inputs[0]);
@@ -144,7 +184,7 @@ Kind batched_kind(const graph::Node& n, const std::vector<Kind>& kinds) {
   }
   if (op == &ops::op::Squeeze()) {
     // Named axes only (squeezing every dim of size 1 would squeeze a batch of one away).
-    const std::vector<int64_t>* axes = list_attr(n, "squeeze_dims");
+    const auto* axes = attr_as<std::vector<int64_t>>(n, "squeeze_dims");
     return axes && !axes->empty() && !touches_batch(*axes, rank_of(n.inputs[0])) ? Kind::kRows : Kind::kOther;
   }
   if (op == &ops::op::ExpandDims())
@@ -180,13 +220,14 @@ BatchSplit analyze_batch_split(const graph::Graph& g) {
     // state would run once per row instead of once (reading a variable is harmless).
     if (n.op->is_stateful() && n.op != &ops::op::ReadVariableOp()) return split;
     inputs.clear();
-    bool batched = false, other = false;
+    bool batched = false, sized = false, other = false;
     for (const graph::Output& o : n.inputs) {
       inputs.push_back(kind[static_cast<size_t>(o.node->id)]);
       batched |= inputs.back() == Kind::kRows;
+      sized |= inputs.back() == Kind::kBatchSize || inputs.back() == Kind::kRowsShape;
       other |= inputs.back() == Kind::kOther;
     }
-    k = other ? Kind::kOther : batched ? batched_kind(n, inputs) : Kind::kFree;
+    k = other ? Kind::kOther : sized ? sized_kind(n, inputs) : batched ? batched_kind(n, inputs) : Kind::kFree;
     windowed |= batched && is_windowed(n.op);
   }
   for (const graph::Output& o : g.outputs)

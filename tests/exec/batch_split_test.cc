@@ -69,6 +69,32 @@ TEST(BatchSplit, RowByRowGivesEachImageItsOwnCallsValues) {
   }
 }
 
+TEST(BatchSplit, KerasReshapeOfTheBatchSizeSplits) {
+  // Keras's Reshape layer builds its target from the batch size: tf.shape(x)[0] packed with
+  // the other dims. Each row's call builds [1, ...]: the same rows.
+  Weights w;
+  auto f = function([&](Tensor x) {
+    Tensor y = reduce_mean(relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")), {1, 2}, true);
+    Tensor batch = strided_slice(shape_of(y), {0}, {1}, {1}, {.shrink_axis_mask = 1});
+    Tensor channels = strided_slice(shape_of(y), {3}, {4}, {1}, {.shrink_axis_mask = 1});  // the same in every row
+    return reshape(y, stack({batch, channels}));
+  });
+  ConcreteFunction cf = f.get_concrete_function(kImages);
+  ASSERT_TRUE(cf.impl()->plan->splits_batches());
+  Tensor x = random_uniform({3, 12, 12, 3}, -1, 1, DType::Float32, 71);
+  const Tensor got = cf(x)[0];
+  EXPECT_EQ(got.shape(), TensorShape({3, 8}));
+  expect_close(got, reshape(reduce_mean(relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")), {1, 2}), {3, 8}), 1e-6);
+  // The batch size in arithmetic is not a shape: the graph runs whole.
+  auto scaled = function([&](Tensor x) {
+    Tensor batch = strided_slice(shape_of(x), {0}, {1}, {1}, {.shrink_axis_mask = 1});
+    return relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")) * cast(batch, DType::Float32);
+  });
+  cf = scaled.get_concrete_function(kImages);
+  EXPECT_FALSE(cf.impl()->plan->splits_batches());
+  expect_close(cf(x)[0], relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")) * 3.0f, 1e-6);
+}
+
 TEST(BatchSplit, OneThreadOrTwoTheSameBits) {
   Weights w;
   auto f = function([&](Tensor x) { return classifier(x, w.w1, w.w2, w.bias, w.dense); });
