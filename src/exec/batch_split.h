@@ -6,7 +6,8 @@
 // (every step that sees the batch is one whose output row b reads only input row b, as a
 // convolution, a pooling, elementwise arithmetic with unbatched operands, a concatenation
 // along another axis, a reduction over other axes) may therefore run a call as one call
-// per row: the same arithmetic on each image, so the same values.
+// per row: each image gets the values a call with that image alone gives (with oneDNN's
+// convolutions, whose pixels sum the same way at any batch, the whole batch's bits).
 #pragma once
 #include <vector>
 
