@@ -218,7 +218,7 @@ BatchSplit analyze_batch_split(const graph::Graph& g) {
     if (k == Kind::kRows && n.op == &ops::op::Placeholder()) continue;  // a batched feed
     // Each row's call runs every step again: a step that draws random numbers or changes
     // state would run once per row instead of once (reading a variable is harmless).
-    if (n.op->is_stateful() && n.op != &ops::op::ReadVariableOp()) return split;
+    if ((n.stateful || n.op->is_stateful()) && n.op != &ops::op::ReadVariableOp()) return split;
     inputs.clear();
     bool batched = false, sized = false, other = false;
     for (const graph::Output& o : n.inputs) {
