@@ -753,6 +753,44 @@ int64_t Plan::batch_of(const Tensor* const* feeds, size_t num_feeds) const {
   return batch;
 }
 
+namespace {
+
+// Row `b` of a batched feed, as a batch of one (a copy: an image is small beside its call).
+Tensor row_of(const detail::TensorImpl& whole, int64_t b) {
+  Dims dims = whole.dims;
+  dims[0] = 1;
+  detail::TensorImpl* row = detail::make_concrete(whole.dtype, dims);
+  const size_t bytes = row->nbytes();
+  if (bytes) std::memcpy(row->data, static_cast<const char*>(whole.data) + static_cast<size_t>(b) * bytes, bytes);
+  return Tensor(row);
+}
+
+// The rows' results, each result's rows one after another; false unless every row's part
+// of a result has one row and the same dtype and dims.
+bool stitch_rows(const std::vector<std::vector<Tensor>>& rows, std::vector<Tensor>& results) {
+  const int64_t batch = static_cast<int64_t>(rows.size());
+  std::vector<Tensor> stitched(rows[0].size());
+  for (size_t r = 0; r < stitched.size(); ++r) {
+    const detail::TensorImpl* first = rows[0][r].impl();
+    if (!first || first->symbolic || first->dims.empty() || first->dims[0] != 1) return false;
+    for (const auto& row : rows) {
+      const detail::TensorImpl* part = row[r].impl();
+      if (!part || part->symbolic || part->dtype != first->dtype || part->dims != first->dims) return false;
+    }
+    Dims dims = first->dims;
+    dims[0] = batch;
+    stitched[r] = Tensor(detail::make_concrete(first->dtype, dims));
+    char* out = static_cast<char*>(stitched[r].impl()->data);
+    const size_t bytes = first->nbytes();
+    for (int64_t b = 0; b < batch && bytes; ++b)
+      std::memcpy(out + static_cast<size_t>(b) * bytes, rows[static_cast<size_t>(b)][r].impl()->data, bytes);
+  }
+  results = std::move(stitched);
+  return true;
+}
+
+}  // namespace
+
 bool Plan::run_rows(const Tensor* const* feeds, size_t num_feeds, int64_t batch, std::vector<Tensor>& results) const {
   std::vector<std::vector<Tensor>> rows(static_cast<size_t>(batch));
   std::atomic<bool> failed{false};
@@ -769,13 +807,7 @@ bool Plan::run_rows(const Tensor* const* feeds, size_t num_feeds, int64_t batch,
     for (int64_t b; !failed.load(std::memory_order_relaxed) && (b = next.fetch_add(1)) < batch;) {
       for (size_t i = 0; i < num_feeds; ++i) {
         if (!batch_split_.batched_feed[i]) continue;
-        const detail::TensorImpl& whole = *feeds[i]->impl();
-        Dims dims = whole.dims;
-        dims[0] = 1;
-        detail::TensorImpl* row = detail::make_concrete(whole.dtype, dims);
-        const size_t bytes = row->nbytes();
-        if (bytes) std::memcpy(row->data, static_cast<const char*>(whole.data) + static_cast<size_t>(b) * bytes, bytes);
-        row_feeds[i] = Tensor(row);
+        row_feeds[i] = row_of(*feeds[i]->impl(), b);
         ptrs[i] = &row_feeds[i];
       }
       try {
@@ -790,27 +822,7 @@ bool Plan::run_rows(const Tensor* const* feeds, size_t num_feeds, int64_t batch,
       }
     }
   });
-  if (failed) return false;
-  // Each result's rows, one after another: every row's part has one row and the same dims.
-  std::vector<Tensor> stitched(rows[0].size());
-  for (size_t r = 0; r < stitched.size(); ++r) {
-    const detail::TensorImpl* first = rows[0][r].impl();
-    if (!first || first->symbolic || first->dims.empty() || first->dims[0] != 1) return false;
-    for (const auto& row : rows) {
-      const detail::TensorImpl* part = row[r].impl();
-      if (!part || part->symbolic || part->dtype != first->dtype || part->dims != first->dims) return false;
-    }
-    Dims dims = first->dims;
-    dims[0] = batch;
-    stitched[r] = Tensor(detail::make_concrete(first->dtype, dims));
-    detail::TensorImpl& out = *stitched[r].impl();
-    const size_t bytes = first->nbytes();
-    for (int64_t b = 0; b < batch && bytes; ++b)
-      std::memcpy(static_cast<char*>(out.data) + static_cast<size_t>(b) * bytes,
-                  rows[static_cast<size_t>(b)][r].impl()->data, bytes);
-  }
-  results = std::move(stitched);
-  return true;
+  return !failed && stitch_rows(rows, results);
 }
 
 }  // namespace kiln::exec
