@@ -1,5 +1,6 @@
 #include "exec/batch_split.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -195,6 +196,18 @@ Kind batched_kind(const graph::Node& n, const std::vector<Kind>& kinds) {
   return Kind::kOther;
 }
 
+// One row of node `n`'s output 0, in bytes; 0 if a dim other than the batch is unknown.
+int64_t row_bytes(const graph::Node& n) {
+  const TensorShape& s = n.out_shapes[0];
+  if (s.rank() < 1) return 0;
+  double bytes = static_cast<double>(dtype_size(n.out_dtypes[0]));  // a double: no overflow to guard
+  for (int i = 1; i < s.rank(); ++i) {
+    if (s.dim(i) < 0) return 0;
+    bytes *= static_cast<double>(s.dim(i));
+  }
+  return static_cast<int64_t>(std::min(bytes, 1e15));
+}
+
 }  // namespace
 
 BatchSplit analyze_batch_split(const graph::Graph& g) {
@@ -202,6 +215,7 @@ BatchSplit analyze_batch_split(const graph::Graph& g) {
   if (g.inputs.empty() || g.outputs.empty()) return split;
   std::vector<Kind> kind(static_cast<size_t>(g.num_nodes()), Kind::kFree);
   bool any_batched = false, windowed = false;
+  int64_t largest_row = 0;  // bytes of one row of the largest batched value (of known dims)
   for (const graph::Node* in : g.inputs) {
     const TensorShape& s = in->out_shapes[0];
     const bool batched = s.rank() >= 1 && s.dim(0) < 0;
@@ -229,12 +243,13 @@ BatchSplit analyze_batch_split(const graph::Graph& g) {
     }
     k = other ? Kind::kOther : sized ? sized_kind(n, inputs) : batched ? batched_kind(n, inputs) : Kind::kFree;
     windowed |= batched && is_windowed(n.op);
+    if (k == Kind::kRows) largest_row = std::max(largest_row, row_bytes(n));
   }
   for (const graph::Output& o : g.outputs)
     if (kind[static_cast<size_t>(o.node->id)] != Kind::kRows || o.index != 0 ||
         detail::holds_objects(o.node->out_dtypes[0]))
       return split;
-  split.separable = windowed;
+  split.separable = windowed && largest_row >= kMinRowBytes;
   return split;
 }
 

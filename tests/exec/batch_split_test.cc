@@ -13,7 +13,8 @@ using namespace kiln::testing;
 
 namespace {
 
-const TensorSpec kImages{{-1, 12, 12, 3}, DType::Float32};
+// 64x64 images: a 16-channel intermediate of one image is 256 KB, kMinRowBytes.
+const TensorSpec kImages{{-1, 64, 64, 3}, DType::Float32};
 
 // A small image classifier: convolution, bias, relu, pooling, a concatenation of two branches
 // along the channels, a global mean, a dense layer and a softmax.
@@ -21,15 +22,15 @@ Tensor classifier(Tensor x, Tensor w1, Tensor w2, Tensor bias, Tensor dense) {
   Tensor a = relu(bias_add(conv2d(x, w1, {1, 1, 1, 1}, "SAME"), bias));
   Tensor b = max_pool2d(conv2d(x, w2, {1, 1, 1, 1}, "SAME"), {1, 3, 3, 1}, {1, 1, 1, 1}, "SAME");
   Tensor c = avg_pool2d(concat({a, b}, 3), {1, 2, 2, 1}, {1, 2, 2, 1}, "VALID");
-  Tensor pooled = reshape(reduce_mean(c, {1, 2}, true), {-1, 12});
+  Tensor pooled = reshape(reduce_mean(c, {1, 2}, true), {-1, 20});
   return softmax(matmul(pooled, dense));
 }
 
 struct Weights {
-  Tensor w1 = random_uniform({3, 3, 3, 8}, -0.5, 0.5, DType::Float32, 1);
+  Tensor w1 = random_uniform({3, 3, 3, 16}, -0.5, 0.5, DType::Float32, 1);
   Tensor w2 = random_uniform({1, 1, 3, 4}, -0.5, 0.5, DType::Float32, 2);
-  Tensor bias = random_uniform({8}, -0.1, 0.1, DType::Float32, 3);
-  Tensor dense = random_uniform({12, 5}, -1, 1, DType::Float32, 4);
+  Tensor bias = random_uniform({16}, -0.1, 0.1, DType::Float32, 3);
+  Tensor dense = random_uniform({20, 5}, -1, 1, DType::Float32, 4);
 };
 
 // Checks `got` against `want`'s values to a relative tolerance.
@@ -54,7 +55,7 @@ TEST(BatchSplit, RowByRowGivesEachImageItsOwnCallsValues) {
   ConcreteFunction cf = f.get_concrete_function(kImages);
   ASSERT_TRUE(cf.impl()->plan->splits_batches());
   for (int64_t batch : {2, 5}) {
-    Tensor x = random_uniform({batch, 12, 12, 3}, -1, 1, DType::Float32, 10 + batch);
+    Tensor x = random_uniform({batch, 64, 64, 3}, -1, 1, DType::Float32, 10 + batch);
     const Tensor whole = cf(x)[0];
     ASSERT_EQ(whole.shape(), TensorShape({batch, 5}));
     std::vector<float> rows;
@@ -81,10 +82,10 @@ TEST(BatchSplit, KerasReshapeOfTheBatchSizeSplits) {
   });
   ConcreteFunction cf = f.get_concrete_function(kImages);
   ASSERT_TRUE(cf.impl()->plan->splits_batches());
-  Tensor x = random_uniform({3, 12, 12, 3}, -1, 1, DType::Float32, 71);
+  Tensor x = random_uniform({3, 64, 64, 3}, -1, 1, DType::Float32, 71);
   const Tensor got = cf(x)[0];
-  EXPECT_EQ(got.shape(), TensorShape({3, 8}));
-  expect_close(got, reshape(reduce_mean(relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")), {1, 2}), {3, 8}), 1e-6);
+  EXPECT_EQ(got.shape(), TensorShape({3, 16}));
+  expect_close(got, reshape(reduce_mean(relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")), {1, 2}), {3, 16}), 1e-6);
   // The batch size in arithmetic is not a shape: the graph runs whole.
   auto scaled = function([&](Tensor x) {
     Tensor batch = strided_slice(shape_of(x), {0}, {1}, {1}, {.shrink_axis_mask = 1});
@@ -99,7 +100,7 @@ TEST(BatchSplit, OneThreadOrTwoTheSameBits) {
   Weights w;
   auto f = function([&](Tensor x) { return classifier(x, w.w1, w.w2, w.bias, w.dense); });
   ConcreteFunction cf = f.get_concrete_function(kImages);
-  Tensor x = random_uniform({7, 12, 12, 3}, -1, 1, DType::Float32, 21);
+  Tensor x = random_uniform({7, 64, 64, 3}, -1, 1, DType::Float32, 21);
   set_intra_op_threads(1);
   const std::vector<float> one = cf(x)[0].to_vector<float>();
   set_intra_op_threads(0);
@@ -110,8 +111,8 @@ TEST(BatchSplit, ConcurrentCallsEachGetTheirOwnRows) {
   Weights w;
   auto f = function([&](Tensor x) { return classifier(x, w.w1, w.w2, w.bias, w.dense); });
   ConcreteFunction cf = f.get_concrete_function(kImages);
-  Tensor x1 = random_uniform({6, 12, 12, 3}, -1, 1, DType::Float32, 31);
-  Tensor x2 = random_uniform({3, 12, 12, 3}, -1, 1, DType::Float32, 32);
+  Tensor x1 = random_uniform({6, 64, 64, 3}, -1, 1, DType::Float32, 31);
+  Tensor x2 = random_uniform({3, 64, 64, 3}, -1, 1, DType::Float32, 32);
   const std::vector<float> want1 = cf(x1)[0].to_vector<float>(), want2 = cf(x2)[0].to_vector<float>();
   std::vector<float> got1, got2;
   std::thread t([&] {
@@ -125,13 +126,13 @@ TEST(BatchSplit, ConcurrentCallsEachGetTheirOwnRows) {
 
 TEST(BatchSplit, GraphsWhoseRowsAreNotIndependentRunWhole) {
   Weights w;
-  Tensor x = random_uniform({4, 12, 12, 3}, -1, 1, DType::Float32, 41);
+  Tensor x = random_uniform({4, 64, 64, 3}, -1, 1, DType::Float32, 41);
   auto conv = [&](const Tensor& t) { return relu(conv2d(t, w.w1, {1, 1, 1, 1}, "SAME")); };
   // A sum over the batch: each row's call would sum one image.
   auto over_batch = function([&](Tensor t) { return reduce_sum(conv(t), {0}); });
   ConcreteFunction cf = over_batch.get_concrete_function(kImages);
   EXPECT_FALSE(cf.impl()->plan->splits_batches());
-  EXPECT_EQ(cf(x)[0].shape(), TensorShape({12, 12, 8}));
+  EXPECT_EQ(cf(x)[0].shape(), TensorShape({64, 64, 16}));
   expect_close(cf(x)[0], reduce_sum(conv(x), {0}), 1e-5);
   // The batch size as a value: a row's call would see 1.
   auto counted = function([&](Tensor t) {
@@ -139,7 +140,7 @@ TEST(BatchSplit, GraphsWhoseRowsAreNotIndependentRunWhole) {
   });
   cf = counted.get_concrete_function(kImages);
   EXPECT_FALSE(cf.impl()->plan->splits_batches());
-  EXPECT_EQ(cf(x)[0].shape(), TensorShape({4, 12 * 12 * 8}));
+  EXPECT_EQ(cf(x)[0].shape(), TensorShape({4, 64 * 64 * 16}));
   // State changed per call: once per call, not once per row.
   Variable calls(constant(0.0f));
   auto stateful = function([&](Tensor t) {
@@ -152,7 +153,7 @@ TEST(BatchSplit, GraphsWhoseRowsAreNotIndependentRunWhole) {
   EXPECT_EQ(calls.read().item<float>(), 1.0f);
   // No convolution or pooling: a dense layer's product is better done for the whole batch.
   auto dense = function([&](Tensor t) { return relu(matmul(t, w.dense)); });
-  EXPECT_FALSE(dense.get_concrete_function(TensorSpec{{-1, 12}, DType::Float32}).impl()->plan->splits_batches());
+  EXPECT_FALSE(dense.get_concrete_function(TensorSpec{{-1, 20}, DType::Float32}).impl()->plan->splits_batches());
   // A known batch: the plan's shapes are that batch's.
   auto known = function([&](Tensor t) { return conv(t); });
   EXPECT_FALSE(known.get_concrete_function(x).impl()->plan->splits_batches());
@@ -161,41 +162,57 @@ TEST(BatchSplit, GraphsWhoseRowsAreNotIndependentRunWhole) {
 TEST(BatchSplit, FeedsWithDifferentBatchesFailAsTheWholeCallDoes) {
   Weights w;
   auto f = function([&](Tensor a, Tensor b) { return conv2d(a, w.w1, {1, 1, 1, 1}, "SAME") + b; });
-  ConcreteFunction cf = f.get_concrete_function(kImages, TensorSpec{{-1, 12, 12, 8}, DType::Float32});
+  ConcreteFunction cf = f.get_concrete_function(kImages, TensorSpec{{-1, 64, 64, 16}, DType::Float32});
   ASSERT_TRUE(cf.impl()->plan->splits_batches());
-  Tensor a = random_uniform({3, 12, 12, 3}, -1, 1, DType::Float32, 51);
-  Tensor b = random_uniform({4, 12, 12, 8}, -1, 1, DType::Float32, 52);
+  Tensor a = random_uniform({3, 64, 64, 3}, -1, 1, DType::Float32, 51);
+  Tensor b = random_uniform({4, 64, 64, 16}, -1, 1, DType::Float32, 52);
   try {
     cf(a, b);
     FAIL() << "batches of 3 and 4 added";
   } catch (const InvalidArgumentError& e) {
     // The whole batch's shapes, as a call that does not split reports them.
-    EXPECT_NE(std::string(e.what()).find("batch 3 vs. a fused Add's [4,12,12,8]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("batch 3 vs. a fused Add's [4,64,64,16]"), std::string::npos) << e.what();
   }
   // Batches that differ run whole: a batch of 1 broadcasts over the other's 3.
-  Tensor one = random_uniform({1, 12, 12, 8}, -1, 1, DType::Float32, 53);
+  Tensor one = random_uniform({1, 64, 64, 16}, -1, 1, DType::Float32, 53);
   expect_close(cf(a, one)[0], conv2d(a, w.w1, {1, 1, 1, 1}, "SAME") + one, 1e-5);
 }
 
 TEST(BatchSplit, AnErrorInARowIsTheWholeCallsError) {
-  // Images of unknown size: a 3x3 VALID convolution of 2x2 images fails in every row's call;
-  // the call reports the error the whole batch's run gives (it runs whole after a row fails).
+  // An index out of range fails in the first row's call; the call reports the error the
+  // whole batch's run gives (it runs whole after a row fails).
   Weights w;
-  auto f = function([&](Tensor x) { return relu(conv2d(x, w.w1, {1, 1, 1, 1}, "VALID")); });
-  ConcreteFunction cf = f.get_concrete_function(TensorSpec{{-1, -1, -1, 3}, DType::Float32});
+  Tensor scales = random_uniform({4, 16}, 0.5, 1.5, DType::Float32, 62);
+  auto f = function([&](Tensor x, Tensor which) {
+    return relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")) * reshape(gather(scales, which), {1, 1, 1, 16});
+  });
+  ConcreteFunction cf = f.get_concrete_function(kImages, TensorSpec{{1}, DType::Int32});
   ASSERT_TRUE(cf.impl()->plan->splits_batches());
-  Tensor x = random_uniform({4, 2, 2, 3}, -1, 1, DType::Float32, 61);
+  Tensor x = random_uniform({4, 64, 64, 3}, -1, 1, DType::Float32, 61);
+  expect_close(
+      cf(x, constant<int32_t>({2}))[0],
+      relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")) * reshape(gather(scales, constant<int32_t>({2})), {1, 1, 1, 16}),
+      1e-6);
   std::string eager, traced;
   try {
-    conv2d(x, w.w1, {1, 1, 1, 1}, "VALID");
+    gather(scales, constant<int32_t>({7}));
   } catch (const InvalidArgumentError& e) {
     eager = e.what();
   }
   try {
-    cf(x);
+    cf(x, constant<int32_t>({7}));
   } catch (const InvalidArgumentError& e) {
     traced = e.what();
   }
   ASSERT_FALSE(eager.empty());
   EXPECT_EQ(traced.substr(0, traced.find(" [Op:")), eager.substr(0, eager.find(" [Op:"))) << traced;
+}
+
+TEST(BatchSplit, SmallImagesRunWhole) {
+  // 8x8 images: one image's call would cost more than its share of the batch's.
+  Weights w;
+  auto f = function([&](Tensor x) { return relu(conv2d(x, w.w1, {1, 1, 1, 1}, "SAME")); });
+  EXPECT_FALSE(f.get_concrete_function(TensorSpec{{-1, 8, 8, 3}, DType::Float32}).impl()->plan->splits_batches());
+  // Images of unknown size: nothing says they are large.
+  EXPECT_FALSE(f.get_concrete_function(TensorSpec{{-1, -1, -1, 3}, DType::Float32}).impl()->plan->splits_batches());
 }
