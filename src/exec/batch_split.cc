@@ -172,16 +172,18 @@ Kind batched_kind(const graph::Node& n, const std::vector<Kind>& kinds) {
     const TensorShape& in = shape_of(n.inputs[0]);
     if (!rows(0) || !free(1) || !const_ints(n.inputs[1], v) || v.empty() || v[0] != -1 || in.rank() < 1)
       return Kind::kOther;
-    int64_t want = 1, have = 1;
+    // (Products in double: a hostile graph's dims must not overflow; equal products of real
+    // tensors' dims are far below 2^53.)
+    double want = 1, have = 1;
     for (size_t i = 1; i < v.size(); ++i) {
       if (v[i] < 0) return Kind::kOther;
-      want *= v[i];
+      want *= static_cast<double>(v[i]);
     }
     for (int i = 1; i < in.rank(); ++i) {
       if (in.dim(i) < 0) return Kind::kOther;
-      have *= in.dim(i);
+      have *= static_cast<double>(in.dim(i));
     }
-    return want == have && want > 0 ? Kind::kRows : Kind::kOther;
+    return want == have && want > 0 && want < 9e15 ? Kind::kRows : Kind::kOther;
   }
   if (op == &ops::op::Squeeze()) {
     // Named axes only (squeezing every dim of size 1 would squeeze a batch of one away).
