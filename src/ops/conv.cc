@@ -17,6 +17,7 @@
 #include "kernels/gemm.h"
 #include "kernels/isa_dispatch.h"
 #include "kernels/onednn.h"
+#include "ops/batch_rows.h"
 #include "ops/channel_vector.h"
 #include "ops/conv_epilogue.h"
 #include "ops/conv_window.h"
@@ -723,6 +724,17 @@ int64_t conv_cost(const InputInfo* in, int, const Attrs& attrs) {
   return static_cast<int64_t>(std::min(input * filter / (static_cast<double>((*in[1].dims)[2]) * strides), 1e18));
 }
 
+// Convolutions and poolings of NHWC images compute each image from that image alone: the
+// filter must be free, and a fused epilogue's vectors and residual per image too.
+RowKind rows_of_images(const RowsContext& c) {
+  const int format = &c.op == &op::MaxPool() ? kMaxPoolFormat : &c.op == &op::AvgPool() ? kAvgPoolFormat : kConvFormat;
+  if (c.sized() || c.attrs.s(format) != "NHWC" || !c.rows(0) || (c.num_inputs > 1 && !c.free(1)))
+    return RowKind::kOther;
+  for (int i = 2; i < c.num_inputs; ++i)
+    if (c.rows(i) ? c.rank(i) != 4 : !broadcasts_per_row(c.inputs[i], 4)) return RowKind::kOther;
+  return RowKind::kRows;
+}
+
 }  // namespace
 
 const OpDef& op::Conv2D() {
@@ -731,14 +743,15 @@ const OpDef& op::Conv2D() {
       .num_inputs = 2,
       .num_outputs = 1,
       .input_args = {"input", "filter"},
-      .traits = kPure | kTfjs,
+      .traits = kPure | kTfjs | kWindowed,
       .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
                      string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
                      bool_attr("use_cudnn_on_gpu", true)},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>(),
       .cost = &conv_cost,
-      .grad = &conv::conv2d_grad};
+      .grad = &conv::conv2d_grad,
+      .rows = &rows_of_images};
   return def;
 }
 const OpDef& op::DepthwiseConv2dNative() {
@@ -747,13 +760,14 @@ const OpDef& op::DepthwiseConv2dNative() {
       .num_inputs = 2,
       .num_outputs = 1,
       .input_args = {"input", "filter"},
-      .traits = kPure | kTfjs,
+      .traits = kPure | kTfjs | kWindowed,
       .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
                      string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1})},
       .infer = infer_conv2d,
       .kernels = kernels_for<Conv2DKernel, KILN_FLOATS>(),
       .cost = &conv_cost,
-      .grad = &conv::depthwise_conv2d_grad};
+      .grad = &conv::depthwise_conv2d_grad,
+      .rows = &rows_of_images};
   return def;
 }
 namespace {
@@ -763,13 +777,14 @@ OpDef fused_convolution_row(const char* name) {
           .num_inputs = -1,
           .num_outputs = 1,
           .input_args = {"input", "filter", list_arg("args")},
-          .traits = kPure | kInternal,
+          .traits = kPure | kInternal | kWindowed,
           .attr_specs = {int_list_attr("strides"), string_attr("padding"), int_list_attr("explicit_paddings", {}),
                          string_attr("data_format", "NHWC"), int_list_attr("dilations", {1, 1, 1, 1}),
                          string_attr("fused_ops")},
           .infer = infer_fused_conv2d,
           .kernels = kernels_for<FusedConv2DKernel, KILN_FLOATS>(),
-          .cost = &conv_cost};
+          .cost = &conv_cost,
+          .rows = &rows_of_images};
 }
 }  // namespace
 const OpDef& op::KilnFusedConv2D() {
@@ -785,12 +800,13 @@ const OpDef& op::MaxPool() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .input_args = {"input"},
-                            .traits = kPure | kTfjs,
+                            .traits = kPure | kTfjs | kWindowed,
                             .attr_specs = {int_list_attr("ksize"), int_list_attr("strides"), string_attr("padding"),
                                            int_list_attr("explicit_paddings", {}), string_attr("data_format", "NHWC")},
                             .infer = infer_pool,
                             .kernels = kernels_for<PoolKernel<true>::K, KILN_NUMERIC>(),
-                            .grad = &conv::max_pool_grad};
+                            .grad = &conv::max_pool_grad,
+                            .rows = &rows_of_images};
   return def;
 }
 const OpDef& op::AvgPool() {
@@ -798,12 +814,13 @@ const OpDef& op::AvgPool() {
                             .num_inputs = 1,
                             .num_outputs = 1,
                             .input_args = {"value"},
-                            .traits = kPure | kTfjs,
+                            .traits = kPure | kTfjs | kWindowed,
                             .attr_specs = {int_list_attr("ksize"), int_list_attr("strides"), string_attr("padding"),
                                            string_attr("data_format", "NHWC")},
                             .infer = infer_pool,
                             .kernels = kernels_for<PoolKernel<false>::K, KILN_FLOATS>(),
-                            .grad = &conv::avg_pool_grad};
+                            .grad = &conv::avg_pool_grad,
+                            .rows = &rows_of_images};
   return def;
 }
 

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "core/parallel.h"
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -326,6 +327,39 @@ void tile_grad(GradContext& c) {
   c.dx[0] = grad::sum(c.b, grad::emit1(c.b, op::Reshape(), {&c.dy[0], &s}), axes, false);
 }
 
+// A permutation that keeps axis 0 first.
+RowKind transpose_rows(const RowsContext& c) {
+  std::vector<int64_t> perm;
+  return !c.sized() && c.rows(0) && c.free(1) && c.ints(1, perm) && !perm.empty() && perm[0] == 0 ? RowKind::kRows
+                                                                                                  : RowKind::kOther;
+}
+
+// Batched values joined along another axis; or, the way Keras's Reshape layer builds its
+// target, [batch size, other dims...] joined along axis 0: a shape led by the batch size.
+RowKind concat_rows(const RowsContext& c) {
+  const int axis_input = c.num_inputs - 1;
+  std::vector<int64_t> axis;
+  if (!c.free(axis_input) || !c.ints(axis_input, axis) || axis.size() != 1) return RowKind::kOther;
+  if (c.sized()) {
+    if (axis[0] != 0 || !c.is(0, RowKind::kRowsShape)) return RowKind::kOther;
+    for (int i = 1; i < axis_input; ++i)
+      if (!c.free(i)) return RowKind::kOther;
+    return RowKind::kRowsShape;
+  }
+  if (touches_batch(axis, c.out_rank)) return RowKind::kOther;
+  for (int i = 0; i < axis_input; ++i)
+    if (!c.rows(i)) return RowKind::kOther;
+  return RowKind::kRows;
+}
+
+// [batch size, other dims...] packed along axis 0: a shape led by the batch size.
+RowKind pack_rows(const RowsContext& c) {
+  if (c.attrs.i(kPackAxis) != 0 || !c.is(0, RowKind::kBatchSize)) return RowKind::kOther;
+  for (int i = 1; i < c.num_inputs; ++i)
+    if (!c.free(i)) return RowKind::kOther;
+  return RowKind::kRowsShape;
+}
+
 }  // namespace
 
 const OpDef& op::Transpose() {
@@ -338,6 +372,7 @@ const OpDef& op::Transpose() {
                             .kernels = kernels_for<TransposeKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tperm", 1}},
                             .grad = &transpose_grad,
+                            .rows = &transpose_rows,
                             .output_args = {"y"}};
   return def;
 }
@@ -351,7 +386,8 @@ const OpDef& op::ConcatV2() {
                             .infer = infer_concat,
                             .kernels = kernels_for<ConcatKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tidx", -1}},
-                            .grad = &concat_grad};
+                            .grad = &concat_grad,
+                            .rows = &concat_rows};
   return def;
 }
 const OpDef& op::Pack() {
@@ -363,7 +399,8 @@ const OpDef& op::Pack() {
                             .attr_specs = {int_attr("N"), int_attr("axis", 0)},
                             .infer = infer_pack,
                             .kernels = kernels_for<PackKernel, KILN_EVERY_TYPE>(),
-                            .grad = &pack_grad};
+                            .grad = &pack_grad,
+                            .rows = &pack_rows};
   return def;
 }
 const OpDef& op::Tile() {

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kernels/gemm.h"
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -184,6 +185,15 @@ void infer_batch_matmul_v3(InferContext& c) {
 
 }  // namespace
 
+namespace {
+
+// A batch of rows times a free matrix.
+RowKind matmul_rows(const RowsContext& c) {
+  return !c.sized() && c.rows(0) && c.free(1) && !c.attrs.b(kTransposeA) ? RowKind::kRows : RowKind::kOther;
+}
+
+}  // namespace
+
 const OpDef& op::MatMul() {
   static const OpDef def = {.name = "MatMul",
                             .num_inputs = 2,
@@ -198,6 +208,7 @@ const OpDef& op::MatMul() {
                             .kernels = kernels_for<MatMulKernel, KILN_NUMERIC>(),
                             .cost = &matmul_cost,
                             .grad = &matmul_grad<false>,
+                            .rows = &matmul_rows,
                             .output_args = {"product"}};
   return def;
 }

@@ -5,6 +5,7 @@
 #include "core/parallel.h"
 #include "kernels/isa_dispatch.h"
 #include "kernels/vmath.h"
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -230,6 +231,17 @@ const OpDef& op::FusedBatchNormV3() {
   return def;
 }
 
+namespace {
+
+// A free bias added along the channels of each row (a matrix's, or NHWC images').
+RowKind bias_add_rows(const RowsContext& c) {
+  return !c.sized() && c.rows(0) && c.free(1) && (c.out_rank == 2 || c.attrs.s(kBiasAddFormat) == "NHWC")
+             ? RowKind::kRows
+             : RowKind::kOther;
+}
+
+}  // namespace
+
 const OpDef& op::BiasAdd() {
   static const OpDef def = {.name = "BiasAdd",
                             .num_inputs = 2,
@@ -239,7 +251,8 @@ const OpDef& op::BiasAdd() {
                             .attr_specs = {string_attr("data_format", "NHWC")},
                             .infer = infer_bias_add,
                             .kernels = kernels_for<BiasAddKernel, KILN_NUMERIC>(),
-                            .grad = &bias_add_grad};
+                            .grad = &bias_add_grad,
+                            .rows = &bias_add_rows};
   return def;
 }
 

@@ -363,7 +363,16 @@ enum Trait : uint32_t {
                                // (KernelContext::may_update_input0) instead of copying it, as
                                // TensorFlow forwards a list whose reference count is one: a loop's
                                // n writes to a list cost O(n), not O(n^2)
+  kWindowed = 1u << 20,        // output pixels read windows of input pixels (convolutions, poolings):
+                               // exec/batch_split runs a batch image by image only for a graph that
+                               // has one, where one image's activations stay in the caches a whole
+                               // batch's overflow
 };
+
+// What a value is to a batch of rows, and an op's rule for its output 0 (ops/batch_rows.h).
+enum class RowKind : char;
+struct RowsContext;
+using RowsFn = RowKind (*)(const RowsContext&);
 
 // Type attr an op writes to GraphDef: T (from an input's dtype) or explicit attrs.
 // Rows are written with designated initializers; every field has a default, so a row names
@@ -399,6 +408,11 @@ struct OpDef {
   ChunkFn chunk = nullptr;
   CostFn cost = nullptr;
   GradFn grad = nullptr;
+  // Whether output 0 computes each row of a batch from that row alone, given what each input
+  // is to the batch (ops/batch_rows.h; exec/batch_split runs such graphs image by image).
+  // Null: kElementwise and kForwardsInput ops keep rows where broadcasting does not stretch an
+  // operand along the batch; any other op's output is no batch's rows.
+  RowsFn rows = nullptr;
   // TensorFlow's output arg names, which function bodies use to name outputs
   // ("node:arg:index"). One name: every output belongs to it (a list output, as If's, or a
   // single tensor). Several: output i is arg i.

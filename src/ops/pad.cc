@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -235,6 +236,20 @@ void mirror_pad_grad_grad(GradContext& c) { c.dx[0] = emit1(c.b, op::MirrorPad()
 
 }  // namespace
 
+namespace {
+
+// Padding that leaves the batch axis alone, by free paddings and constant.
+RowKind pad_rows(const RowsContext& c) {
+  std::vector<int64_t> paddings;
+  if (c.sized() || !c.rows(0)) return RowKind::kOther;
+  for (int i = 1; i < c.num_inputs; ++i)
+    if (!c.free(i)) return RowKind::kOther;
+  return c.ints(1, paddings) && paddings.size() >= 2 && paddings[0] == 0 && paddings[1] == 0 ? RowKind::kRows
+                                                                                             : RowKind::kOther;
+}
+
+}  // namespace
+
 const OpDef& op::Pad() {
   static const OpDef def = {.name = "Pad",
                             .num_inputs = 2,
@@ -244,7 +259,8 @@ const OpDef& op::Pad() {
                             .infer = infer_pad,
                             .kernels = kernels_for<PadKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tpaddings", 1}},
-                            .grad = &pad_grad};
+                            .grad = &pad_grad,
+                            .rows = &pad_rows};
   return def;
 }
 
@@ -257,7 +273,8 @@ const OpDef& op::PadV2() {
                             .infer = infer_pad,
                             .kernels = kernels_for<PadKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tpaddings", 1}},
-                            .grad = &pad_grad};
+                            .grad = &pad_grad,
+                            .rows = &pad_rows};
   return def;
 }
 
@@ -271,7 +288,8 @@ const OpDef& op::MirrorPad() {
                             .infer = infer_pad,
                             .kernels = kernels_for<PadKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tpaddings", 1}},
-                            .grad = &mirror_pad_grad};
+                            .grad = &mirror_pad_grad,
+                            .rows = &pad_rows};
   return def;
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/isa_dispatch.h"
 #include "kernels/lane_vectors.h"
 #include "kernels/vmath.h"
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -566,6 +567,15 @@ void log_softmax_grad(GradContext& c) {
   c.dx[0] = sub(c.b, c.dy[0], mul(c.b, sum(c.b, c.dy[0], {-1}, true), exp(c.b, c.y[0])));
 }
 
+// A reduction over axes other than the batch's.
+RowKind reduce_rows(const RowsContext& c) {
+  std::vector<int64_t> axes;
+  return !c.sized() && c.rows(0) && c.free(1) && c.ints(1, axes) && !touches_batch(axes, c.rank(0)) ? RowKind::kRows
+                                                                                                    : RowKind::kOther;
+}
+// Softmax over the last axis of a batch of rank 2 or more.
+RowKind softmax_rows(const RowsContext& c) { return c.rows(0) && c.out_rank >= 2 ? RowKind::kRows : RowKind::kOther; }
+
 #define KILN_REDUCE_OP(Name, R, Types, Grad)                                                     \
   const OpDef& op::Name() {                                                                      \
     static const OpDef def = {.name = #Name,                                                     \
@@ -577,7 +587,8 @@ void log_softmax_grad(GradContext& c) {
                               .infer = infer_reduce,                                             \
                               .kernels = kernels_for<ReduceKernel<R>::K, Types>(),               \
                               .index_type_attrs = {{"Tidx", 1}},                                 \
-                              .grad = Grad};                                                     \
+                              .grad = Grad,                                                      \
+                              .rows = &reduce_rows};                                             \
     return def;                                                                                  \
   }
 }  // namespace
@@ -627,6 +638,7 @@ const OpDef& op::Softmax() {
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<false>::K, KILN_FLOATS>(),
                             .grad = &softmax_grad,
+                            .rows = &softmax_rows,
                             .output_args = {"softmax"}};
   return def;
 }
@@ -661,6 +673,7 @@ const OpDef& op::LogSoftmax() {
                             .infer = infer_softmax,
                             .kernels = kernels_for<SoftmaxKernel<true>::K, KILN_FLOATS>(),
                             .grad = &log_softmax_grad,
+                            .rows = &softmax_rows,
                             .output_args = {"logsoftmax"}};
   return def;
 }

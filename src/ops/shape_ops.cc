@@ -1,6 +1,7 @@
 // Ops about shapes: Reshape, ExpandDims, Squeeze, Shape, Size, Rank.
 #include <cstring>
 
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -178,6 +179,46 @@ struct RankKernel {
 // Reshape, ExpandDims, Squeeze: the gradient is dy in the input's shape.
 void reshape_grad(GradContext& c) { c.dx[0] = grad::reshape_like(c.b, c.dy[0], c.x[0]); }
 
+// To [-1, d1, ...] from an input whose other dims are known with the same product (-1 is the
+// batch); or to a shape led by the batch size (Keras's Reshape layer).
+RowKind reshape_rows(const RowsContext& c) {
+  if (!c.rows(0)) return RowKind::kOther;
+  if (c.sized()) return c.is(1, RowKind::kRowsShape) ? RowKind::kRows : RowKind::kOther;
+  std::vector<int64_t> to;
+  if (!c.free(1) || !c.ints(1, to) || to.empty() || to[0] != -1 || c.rank(0) < 1) return RowKind::kOther;
+  // (Products in double: a hostile graph's dims must not overflow; equal products of real
+  // tensors' dims are far below 2^53.)
+  double want = 1, have = 1;
+  for (size_t i = 1; i < to.size(); ++i) {
+    if (to[i] < 0) return RowKind::kOther;
+    want *= static_cast<double>(to[i]);
+  }
+  const Dims& from = *c.inputs[0].dims;
+  for (size_t i = 1; i < from.size(); ++i) {
+    if (from[i] < 0) return RowKind::kOther;
+    have *= static_cast<double>(from[i]);
+  }
+  return want == have && want > 0 && want < 9e15 ? RowKind::kRows : RowKind::kOther;
+}
+
+// A new axis anywhere but first.
+RowKind expand_dims_rows(const RowsContext& c) {
+  std::vector<int64_t> axis;
+  return !c.sized() && c.rows(0) && c.free(1) && c.ints(1, axis) && axis.size() == 1 && !touches_batch(axis, c.out_rank)
+             ? RowKind::kRows
+             : RowKind::kOther;
+}
+
+// Named axes other than the first (squeezing every axis of size 1 would squeeze a batch of one
+// away).
+RowKind squeeze_rows(const RowsContext& c) {
+  const std::vector<int64_t>& axes = c.attrs.list(kSqueezeDims);
+  return !c.sized() && c.rows(0) && !axes.empty() && !touches_batch(axes, c.rank(0)) ? RowKind::kRows : RowKind::kOther;
+}
+
+// The shape of a batch: led by the batch size.
+RowKind shape_rows(const RowsContext& c) { return c.rows(0) ? RowKind::kRowsShape : RowKind::kOther; }
+
 }  // namespace
 
 const OpDef& op::Reshape() {
@@ -190,7 +231,8 @@ const OpDef& op::Reshape() {
                             .shape_input = 1,
                             .kernels = view_kernels(),
                             .index_type_attrs = {{"Tshape", 1}},
-                            .grad = &reshape_grad};
+                            .grad = &reshape_grad,
+                            .rows = &reshape_rows};
   return def;
 }
 const OpDef& op::ExpandDims() {
@@ -202,7 +244,8 @@ const OpDef& op::ExpandDims() {
                             .infer = infer_expand_dims,
                             .kernels = view_kernels(),
                             .index_type_attrs = {{"Tdim", 1}},
-                            .grad = &reshape_grad};
+                            .grad = &reshape_grad,
+                            .rows = &expand_dims_rows};
   return def;
 }
 const OpDef& op::Squeeze() {
@@ -214,7 +257,8 @@ const OpDef& op::Squeeze() {
                             .attr_specs = {renamed_attr(int_list_attr("squeeze_dims", {}), "axis")},
                             .infer = infer_squeeze,
                             .kernels = view_kernels(),
-                            .grad = &reshape_grad};
+                            .grad = &reshape_grad,
+                            .rows = &squeeze_rows};
   return def;
 }
 const OpDef& op::Shape() {
@@ -226,7 +270,8 @@ const OpDef& op::Shape() {
                             .attr_specs = {type_attr("out_type", DType::Int32)},
                             .infer = infer_shape,
                             .kernels = kernels_for<ShapeKernel, KILN_EVERY_TYPE>(),
-                            .grad = &no_gradient};
+                            .grad = &no_gradient,
+                            .rows = &shape_rows};
   return def;
 }
 const OpDef& op::Size() {

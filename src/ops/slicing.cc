@@ -1,6 +1,7 @@
 // Ops that select parts of a tensor: Slice, StridedSlice, GatherV2.
 #include <cstring>
 
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -439,6 +440,24 @@ const OpDef& op::Slice() {
                             .grad = &slice_grad};
   return def;
 }
+namespace {
+
+// Of a shape led by the batch size: shape[0] (the batch size), shape[:1] (a shape led by it)
+// or shape[k:] for k >= 1 (the other dims: the same in every row's call).
+RowKind strided_slice_rows(const RowsContext& c) {
+  std::vector<int64_t> begin, end, strides;
+  if (!c.is(0, RowKind::kRowsShape) || !c.free(1) || !c.free(2) || !c.free(3) || !c.ints(1, begin) || !c.ints(2, end) ||
+      !c.ints(3, strides) || begin.size() != 1 || end.size() != 1 || strides != std::vector<int64_t>{1} ||
+      c.attrs.i(kEllipsisMask) != 0 || c.attrs.i(kNewAxisMask) != 0 || c.attrs.i(kBeginMask) != 0)
+    return RowKind::kOther;
+  if (begin[0] >= 1) return RowKind::kFree;
+  const int64_t shrink = c.attrs.i(kShrinkAxisMask);
+  if (begin[0] != 0 || end[0] != 1 || c.attrs.i(kEndMask) != 0) return RowKind::kOther;
+  return shrink == 1 ? RowKind::kBatchSize : shrink == 0 ? RowKind::kRowsShape : RowKind::kOther;
+}
+
+}  // namespace
+
 const OpDef& op::StridedSlice() {
   static const OpDef def = {
       .name = "StridedSlice",
@@ -451,7 +470,8 @@ const OpDef& op::StridedSlice() {
       .infer = infer_strided_slice,
       .kernels = kernels_for<StridedSliceKernel, KILN_EVERY_TYPE>(),
       .index_type_attrs = {{"Index", 1}},
-      .grad = &strided_slice_grad};
+      .grad = &strided_slice_grad,
+      .rows = &strided_slice_rows};
   return def;
 }
 const OpDef& op::StridedSliceGrad() {

@@ -543,7 +543,9 @@ TEST(Optimizer, ConvolutionEpilogueChainsWithoutSomeSteps) {
                                         : got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]))
             << dtype_name(dtype) << " chain " << chain << " at " << i << ": " << got[i] << " vs " << want[i];
       }
-      if (chain == 4) EXPECT_GT(negative_zeros, 0) << "the scale alone never made a -0";
+      if (chain == 4) {
+        EXPECT_GT(negative_zeros, 0) << "the scale alone never made a -0";
+      }
     }
   }
 }
