@@ -239,14 +239,17 @@ __attribute__((target(KILN_TARGET_AVX512_FEATURES))) void thin_block(const Geome
 // eager ops bit for bit).
 constexpr int64_t kEpilogueBlockBytes = int64_t{512} << 10;
 
-// The epilogue over `rows` output rows from row `first_row` (at `y`), split over the threads.
+// The epilogue over `rows` output rows from row `first_row` (at `y`), split over the threads
+// in chunks of about kEpilogueChunk values: a late layer's few rows of many channels (a
+// batch-1 MobileNetV2's 14x14x384) are split too, not only outputs of many rows.
+constexpr int64_t kEpilogueChunk = int64_t{1} << 14;
 template <class T>
 void epilogue_rows(T* y, int64_t first_row, int64_t rows, int64_t oc, const Epilogue& epilogue) {
-  if (epilogue.count == 0) return;
-  constexpr int64_t kRows = 256;
-  parallel_for((rows + kRows - 1) / kRows, rows * oc >= (int64_t{1} << 16) ? 2 : rows + 1, [&](int64_t lo, int64_t hi) {
+  if (epilogue.count == 0 || rows == 0) return;
+  const int64_t chunk = std::max<int64_t>(1, kEpilogueChunk / std::max<int64_t>(oc, 1));
+  parallel_for((rows + chunk - 1) / chunk, 2, [&](int64_t lo, int64_t hi) {
     for (int64_t blk = lo; blk < hi; ++blk)
-      apply_epilogue(y + blk * kRows * oc, first_row + blk * kRows, std::min(kRows, rows - blk * kRows), oc, epilogue);
+      apply_epilogue(y + blk * chunk * oc, first_row + blk * chunk, std::min(chunk, rows - blk * chunk), oc, epilogue);
   });
 }
 

@@ -123,8 +123,11 @@ void column_panel(int64_t j, int64_t m, int64_t n, int64_t k, const float* a, co
 }
 
 // Column panels, split over the intra-op threads when the product is large enough to pay
-// for waking them (where the library GEMM path splits too).
+// for waking them (where the library GEMM path splits too), or when B is: with a few rows,
+// reading B is the cost, and each core reads its panels into caches of its own (a batch-1
+// classifier's 1x1280 by 1280x1000 product).
 constexpr int64_t kParallelWork = int64_t{128} * 128 * 128;
+constexpr int64_t kParallelB = int64_t{1} << 18;
 
 template <ALayout kA, class Rule>
 void panels(int64_t m, int64_t n, int64_t k, const float* a, const float* b, const Rule& rule) {
@@ -133,7 +136,7 @@ void panels(int64_t m, int64_t n, int64_t k, const float* a, const float* b, con
   // in flight (4 x 32 left a batch-1 recurrent step latency-bound).
   const int64_t width = n <= 16 ? 16 : m <= 4 ? 64 : 32;
   const int64_t count = (n + width - 1) / width;
-  const bool parallel = m * n * k >= kParallelWork;
+  const bool parallel = m * n * k >= kParallelWork || k * n >= kParallelB;
   parallel_for(count, parallel ? 2 : count + 1, [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p) {
       if (width == 16)
@@ -192,6 +195,7 @@ void column_panel8(int64_t j, int64_t m, int64_t n, int64_t k, const float* a, c
 }
 
 constexpr int64_t kParallelWork = int64_t{128} * 128 * 128;
+constexpr int64_t kParallelB = int64_t{1} << 18;  // as at the AVX-512 level
 
 void short_rows_avx2(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
   // 16-column panels (32 for one or two rows, so that a row still has four chains of
@@ -199,7 +203,7 @@ void short_rows_avx2(int64_t m, int64_t n, int64_t k, const float* a, const floa
   // then one of 16 or 8, then single columns.
   const int64_t width = m <= 2 ? 32 : 16;
   const int64_t panels = n / width;
-  const bool parallel = m * n * k >= kParallelWork;
+  const bool parallel = m * n * k >= kParallelWork || k * n >= kParallelB;
   parallel_for(panels, parallel ? 2 : panels + 1, [&](int64_t lo, int64_t hi) {
     for (int64_t p = lo; p < hi; ++p)
       width == 32 ? column_panel8<4>(width * p, m, n, k, a, b, c) : column_panel8<2>(width * p, m, n, k, a, b, c);
