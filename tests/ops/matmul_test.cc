@@ -235,17 +235,24 @@ TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
   // Products of at most 4 rows take 64-column panels at AVX-512: whole, and with a masked
   // last one. At AVX2 (up to 8 rows): 32-column panels for one or two rows, 16- and 8-column
   // panels, 6-row blocks and the rest, and the last n % 8 columns one by one. A shape a level
-  // does not send here is skipped.
+  // does not send here is skipped. On two threads, products with a B of 1 MB or more (the
+  // classifier's) split their columns.
+  const int before = configured_threads();
   int checked = 0;
-  for (const Shape s :
-       {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000}, Shape{1, 1000, 1280},
-        Shape{1, 17, 3}, Shape{4, 512, 128}, Shape{3, 100, 400}, Shape{4, 65, 500}, Shape{8, 256, 64},
-        Shape{7, 43, 400}, Shape{6, 24, 800}, Shape{8, 31, 500}, Shape{1, 57, 2000}}) {
-    if (!kernels::short_rows_nn(false, false, s.m, s.n, s.k)) continue;
-    EXPECT_EQ(fma_chain_mismatches(false, s.m, s.n, s.k), 0) << s.m << "x" << s.n << "x" << s.k;
-    ++checked;
+  for (const int threads : {1, 2}) {
+    set_intra_op_threads(threads);
+    for (const Shape s :
+         {Shape{8, 256, 96}, Shape{2, 1000, 64}, Shape{14, 33, 300}, Shape{5, 17, 2000}, Shape{1, 1000, 1280},
+          Shape{1, 17, 3}, Shape{4, 512, 128}, Shape{3, 100, 400}, Shape{4, 65, 500}, Shape{8, 256, 64},
+          Shape{7, 43, 400}, Shape{6, 24, 800}, Shape{8, 31, 500}, Shape{1, 57, 2000}, Shape{1, 1003, 700}}) {
+      if (!kernels::short_rows_nn(false, false, s.m, s.n, s.k)) continue;
+      EXPECT_EQ(fma_chain_mismatches(false, s.m, s.n, s.k), 0)
+          << s.m << "x" << s.n << "x" << s.k << " on " << threads << " threads";
+      ++checked;
+    }
   }
-  EXPECT_GE(checked, 10);
+  set_intra_op_threads(before);
+  EXPECT_GE(checked, 20);
 }
 
 // Small floating-point products (below the library's size, wider than the narrow kernels)
