@@ -23,6 +23,13 @@ KILN_VMATH_DISPATCH(vrsqrt)
 KILN_ISA_DECLARE(void vdivide_by_scalar(const float* x, float s, float* y, int64_t n))
 void vdivide_by_scalar(const float* x, float s, float* y, int64_t n) { KILN_ISA_CALL(vdivide_by_scalar, x, s, y, n); }
 
+KILN_ISA_DECLARE(int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float* const* inputs,
+                                const char* scalar, float* out, int64_t n))
+int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float* const* inputs, const char* scalar,
+               float* out, int64_t n) {
+  KILN_ISA_CALL(vlanes, steps, num_steps, num_inputs, inputs, scalar, out, n);
+}
+
 KILN_ISA_DECLARE(void verfc(const float* x, float* y, int64_t n))
 void verfc(const float* x, float* y, int64_t n) { KILN_ISA_CALL(verfc, x, y, n); }
 

@@ -24,6 +24,7 @@
 
 #include "core/parallel.h"
 #include "core/scratch.h"
+#include "kernels/vmath.h"
 #include "ops/channel_vector.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -220,6 +221,31 @@ void gather_window(unsigned char* dst, const unsigned char* src, size_t es, int6
   }
 }
 
+// The program's steps as register steps (kernels/vmath.h), where each step's op has one.
+static_assert(kMaxFusedRegisters <= kernels::kMaxLaneRegisters);
+bool lane_program(const std::vector<int64_t>& p, int steps, kernels::LaneStep* out) {
+  static const std::pair<const OpDef*, kernels::LaneOp> kLaneOps[] = {{&op::AddV2(), kernels::LaneOp::kAdd},
+                                                                      {&op::Sub(), kernels::LaneOp::kSub},
+                                                                      {&op::Mul(), kernels::LaneOp::kMul},
+                                                                      {&op::RealDiv(), kernels::LaneOp::kDiv},
+                                                                      {&op::Tanh(), kernels::LaneOp::kTanh}};
+  const auto& ops = fusable_ops();
+  for (int s = 0; s < steps; ++s) {
+    const int64_t* ins = &p[2 + 4 * static_cast<size_t>(s)];
+    if (ins[0] < 0 || ins[0] >= static_cast<int64_t>(ops.size())) return false;
+    const auto* found = std::find_if(std::begin(kLaneOps), std::end(kLaneOps),
+                                     [&](const auto& e) { return e.first == ops[static_cast<size_t>(ins[0])]; });
+    if (found == std::end(kLaneOps)) return false;
+    const bool unary = found->second == kernels::LaneOp::kTanh;
+    if (unary != (ins[3] < 0)) return false;
+    out[s] = {.op = found->second,
+              .dst = static_cast<int8_t>(ins[1]),
+              .a = static_cast<int8_t>(ins[2]),
+              .b = static_cast<int8_t>(unary ? 0 : ins[3])};
+  }
+  return steps > 0;
+}
+
 struct FusedKernel {
   static void run(KernelContext& c) {
     const auto& p = c.attrs.list(kProgram);
@@ -305,6 +331,8 @@ struct FusedKernel {
       repeat_row(tiled + tiled_at[r], c.in(r).data, channels * static_cast<int64_t>(es),
                  span * static_cast<int64_t>(es));
     }
+    kernels::LaneStep lane_steps[kMaxFusedRegisters];
+    const bool lanes = d == DType::Float32 && steps <= kMaxFusedRegisters && lane_program(p, steps, lane_steps);
     // Split over threads from 64K elements of float32 (as many bytes for other dtypes).
     parallel_for((n + chunk_len - 1) / chunk_len, (int64_t{256} << 10) / kChunkBytes, [&](int64_t lo, int64_t hi) {
       alignas(64) unsigned char temps[kMaxFusedTemps * kChunkBytes];  // on the stack: no allocation
@@ -333,13 +361,23 @@ struct FusedKernel {
           else
             reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
         }
+        // In registers where every step has a register form; the rest (the last elements
+        // short of 16, or every element) step by step, each step a pass over the chunk.
+        const int64_t done =
+            lanes ? kernels::vlanes(lane_steps, steps, num_inputs, reinterpret_cast<const float* const*>(reg), scalar,
+                                    static_cast<float*>(out.data) + start, len)
+                  : 0;
+        if (done == len) continue;
+        for (int r = 0; r < num_inputs; ++r)
+          if (!scalar[r]) reg[r] = static_cast<const char*>(reg[r]) + done * static_cast<int64_t>(es);
         for (int s = 0; s < steps; ++s) {
           const int64_t* ins = &p[2 + 4 * s];
           const int dst = static_cast<int>(ins[1]), a = static_cast<int>(ins[2]), b = static_cast<int>(ins[3]);
-          void* target = s == steps - 1
-                             ? static_cast<void*>(static_cast<char*>(out.data) + start * static_cast<int64_t>(es))
-                             : static_cast<void*>(temps + static_cast<size_t>(dst - num_inputs) * kChunkBytes);
-          ops[ins[0]]->chunk(d, reg[a], scalar[a], b >= 0 ? reg[b] : nullptr, b >= 0 && scalar[b], target, len);
+          void* target =
+              s == steps - 1
+                  ? static_cast<void*>(static_cast<char*>(out.data) + (start + done) * static_cast<int64_t>(es))
+                  : static_cast<void*>(temps + static_cast<size_t>(dst - num_inputs) * kChunkBytes);
+          ops[ins[0]]->chunk(d, reg[a], scalar[a], b >= 0 ? reg[b] : nullptr, b >= 0 && scalar[b], target, len - done);
           reg[dst] = target;
           scalar[dst] = 0;
         }

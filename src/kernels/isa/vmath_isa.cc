@@ -3,6 +3,7 @@
 // preprocessor. kernels/vmath.cc runs the variant cpu_isa() picked.
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <string>
 #include <type_traits>
 
@@ -142,36 +143,107 @@ void verfc(const float* x, float* y, int64_t n) {
 // specials and random pairs with division. (Not worth it where other arithmetic fills the
 // pass: sigmoid's divisions run in the divider beside its exp, and the same sequence there
 // made it slower. Nor at AVX2: vdivps's 8 lanes take about as long as the sequence.)
+#if defined(__AVX512F__)
+namespace {
+// 16 lanes divided by one divisor s, as above: the constants once per divisor, the sequence
+// per vector (vdivide_by_scalar's loop and vlanes' division by a scalar share it).
+struct DivideByScalar {
+  explicit DivideByScalar(float s)
+      : fast(std::fabs(s) >= 0x1p-63f && std::fabs(s) <= 0x1p63f),
+        sv(_mm512_set1_ps(std::fabs(s))),
+        yv(_mm512_set1_ps(1.f / std::fabs(s))),
+        div(_mm512_set1_ps(s)),
+        sign(_mm512_set1_epi32(std::signbit(s) ? int(0x80000000u) : 0)) {}
+  __m512 operator()(__m512 v) const {
+    if (!fast) return _mm512_div_ps(v, div);
+    const __m512i magnitude = _mm512_set1_epi32(0x7FFFFFFF), low = _mm512_set1_epi32(0x20800000),
+                  span = _mm512_set1_epi32(0x5E800000 - 0x20800000);  // 2^-62, 2^62
+    const __m512i bits = _mm512_and_si512(_mm512_castps_si512(v), magnitude);
+    const __mmask16 ok = _mm512_cmple_epu32_mask(_mm512_sub_epi32(bits, low), span) |
+                         _mm512_cmpeq_epi32_mask(bits, _mm512_setzero_si512());
+    if (ok != 0xFFFF) return _mm512_div_ps(v, div);
+    __m512 q = _mm512_mul_ps(v, yv);
+    q = _mm512_fnmadd_ps(_mm512_fmsub_ps(sv, q, v), yv, q);
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(q), sign));
+  }
+  bool fast;
+  __m512 sv, yv, div;
+  __m512i sign;
+};
+}  // namespace
+#endif
+
 void vdivide_by_scalar(const float* x, float s, float* y, int64_t n) {
 #if defined(__AVX512F__)
-  const float a = std::fabs(s);
-  if (a >= 0x1p-63f && a <= 0x1p63f) {
-    const float recip = 1.f / a;
-    const __m512 sv = _mm512_set1_ps(a), yv = _mm512_set1_ps(recip), div = _mm512_set1_ps(s);
-    const __m512i sign = _mm512_set1_epi32(std::signbit(s) ? int(0x80000000u) : 0),
-                  magnitude = _mm512_set1_epi32(0x7FFFFFFF);
-    const __m512i low = _mm512_set1_epi32(0x20800000),
-                  span = _mm512_set1_epi32(0x5E800000 - 0x20800000);  // 2^-62, 2^62
+  const DivideByScalar divide(s);
+  if (divide.fast) {
     for (int64_t i = 0; i < n; i += 16) {
       const __mmask16 lanes = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-      const __m512 v = _mm512_maskz_loadu_ps(lanes, x + i);
-      const __m512i bits = _mm512_and_si512(_mm512_castps_si512(v), magnitude);
-      const __mmask16 ok = _mm512_cmple_epu32_mask(_mm512_sub_epi32(bits, low), span) |
-                           _mm512_cmpeq_epi32_mask(bits, _mm512_setzero_si512());
-      __m512 q;
-      if (ok == 0xFFFF) {
-        q = _mm512_mul_ps(v, yv);
-        q = _mm512_fnmadd_ps(_mm512_fmsub_ps(sv, q, v), yv, q);
-        q = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(q), sign));
-      } else {
-        q = _mm512_div_ps(v, div);
-      }
-      _mm512_mask_storeu_ps(y + i, lanes, q);
+      _mm512_mask_storeu_ps(y + i, lanes, divide(_mm512_maskz_loadu_ps(lanes, x + i)));
     }
     return;
   }
 #endif
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] / s;
+}
+
+int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float* const* inputs, const char* scalar,
+               float* out, int64_t n) {
+#if defined(__AVX512F__)
+  using Eigen::internal::Packet16f;
+  // Four vectors per step: one dispatch per 64 lanes, and four independent chains in flight.
+  constexpr int kV = 8;
+  __m512 r[kMaxLaneRegisters][kV];
+  // A scalar input is broadcast once; a division by one keeps its divisor's constants.
+  alignas(64) unsigned char divisors[kMaxLaneRegisters][sizeof(DivideByScalar)];
+  for (int k = 0; k < num_inputs; ++k)
+    if (scalar[k])
+      for (int j = 0; j < kV; ++j) r[k][j] = _mm512_set1_ps(inputs[k][0]);
+  for (int s = 0; s < num_steps; ++s)
+    if (steps[s].op == LaneOp::kDiv && steps[s].b < num_inputs && scalar[steps[s].b])
+      new (divisors[s]) DivideByScalar(inputs[steps[s].b][0]);
+  const int out_reg = steps[num_steps - 1].dst;
+  const int64_t whole = n - n % (16 * kV);
+  for (int64_t i = 0; i < whole; i += 16 * kV) {
+    // The inputs that are whole tensors: their lanes here.
+    for (int k = 0; k < num_inputs; ++k)
+      if (!scalar[k])
+        for (int j = 0; j < kV; ++j) r[k][j] = _mm512_loadu_ps(inputs[k] + i + 16 * j);
+    for (int s = 0; s < num_steps; ++s) {
+      const LaneStep& st = steps[s];
+      __m512* d = r[st.dst];
+      const __m512* a = r[st.a];
+      const __m512* b = r[st.b];
+      switch (st.op) {
+        case LaneOp::kTanh:
+          for (int j = 0; j < kV; ++j) d[j] = Eigen::internal::ptanh<Packet16f>(a[j]);
+          break;
+        case LaneOp::kAdd:
+          for (int j = 0; j < kV; ++j) d[j] = _mm512_add_ps(a[j], b[j]);
+          break;
+        case LaneOp::kSub:
+          for (int j = 0; j < kV; ++j) d[j] = _mm512_sub_ps(a[j], b[j]);
+          break;
+        case LaneOp::kMul:
+          for (int j = 0; j < kV; ++j) d[j] = _mm512_mul_ps(a[j], b[j]);
+          break;
+        case LaneOp::kDiv:
+          if (st.b < num_inputs && scalar[st.b]) {
+            const DivideByScalar& divide = *std::launder(reinterpret_cast<const DivideByScalar*>(divisors[s]));
+            for (int j = 0; j < kV; ++j) d[j] = divide(a[j]);
+          } else {
+            for (int j = 0; j < kV; ++j) d[j] = _mm512_div_ps(a[j], b[j]);
+          }
+          break;
+      }
+    }
+    for (int j = 0; j < kV; ++j) _mm512_storeu_ps(out + i + 16 * j, r[out_reg][j]);
+  }
+  return whole;
+#else
+  (void)steps, (void)num_steps, (void)num_inputs, (void)inputs, (void)scalar, (void)out, (void)n;
+  return 0;
+#endif
 }
 
 void vexp(const float* x, float* y, int64_t n) { exp_impl(x, y, n); }

@@ -1,0 +1,80 @@
+// Fused float32 chains of Add, Sub, Mul, RealDiv and Tanh run in registers at the AVX-512
+// level (kernels::vlanes, from ops/fused.cc): every 64 elements go through the whole program
+// at once, and the rest step by step. Either way each element is what the separate ops give,
+// bit for bit, for the values that take the ops' special paths too (NaN, infinities, zeros
+// of both signs, subnormals, the division-by-a-scalar sequence's range edges), for operands
+// that are scalars on either side, and on one and two threads. At other levels the steps run
+// one by one; the comparison holds there too.
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "core/parallel.h"
+#include "test_util.h"
+
+using namespace kiln;
+using namespace kiln::testing;
+
+namespace {
+
+std::map<std::string, int> op_counts(const GraphView& g) {
+  std::map<std::string, int> m;
+  for (const auto& o : g.operations) ++m[o.type];
+  return m;
+}
+
+// Random values of a wide range with the special ones scattered among them.
+Tensor values(int64_t n, uint64_t seed) {
+  std::vector<float> v = random_uniform({n}, -4, 4, DType::Float32, seed).to_vector<float>();
+  const float specials[] = {0.0f,     -0.0f,   INFINITY,        -INFINITY, NAN,    1e-40f, -1e-40f,
+                            3e38f,    -3e38f,  1e-20f,          9.5f,      -9.5f,  8.9f,   1e30f,
+                            0x1p-62f, 0x1p62f, 0x1.fffffep-63f, 0x1p-63f,  1e-45f, -2e-38f};
+  for (size_t i = 0; i < sizeof specials / sizeof *specials; ++i)
+    v[(i * 7919 + seed) % static_cast<size_t>(n)] = specials[i];
+  return constant<float>(v, {n});
+}
+
+// Bit for bit, a NaN for a NaN.
+void expect_same_bits(const Tensor& got, const Tensor& want, const std::string& what) {
+  const auto g = got.to_vector<float>(), w = want.to_vector<float>();
+  ASSERT_EQ(g.size(), w.size()) << what;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+    ASSERT_EQ(std::memcmp(&g[i], &w[i], sizeof(float)), 0)
+        << what << " at " << i << ": " << g[i] << " fused, " << w[i] << " separate";
+  }
+}
+
+}  // namespace
+
+TEST(FusedLanes, ChainsInRegistersAreTheSeparateOpsBitForBit) {
+  using Body = Tensor (*)(Tensor, Tensor);
+  const std::pair<const char*, Body> bodies[] = {
+      {"tanh(x*0.5+1)*x - x/3", [](Tensor x, Tensor) { return tanh(x * 0.5f + 1.0f) * x - x / 3.0f; }},
+      {"(x-y)/(y*x+1.5)", [](Tensor x, Tensor y) { return (x - y) / (y * x + 1.5f); }},
+      {"tanh(x/-7)+y", [](Tensor x, Tensor y) { return tanh(x / -7.0f) + y; }},
+      {"(x+y)/1e-30", [](Tensor x, Tensor y) { return (x + y) / 1e-30f; }},  // outside the fast divisors
+      {"(x+y)/3e20", [](Tensor x, Tensor y) { return (x - y) / 3e20f; }},
+      {"2-x*3/y", [](Tensor x, Tensor y) { return 2.0f - x * 3.0f / y; }},  // scalars on the left
+      {"tanh(tanh(x)*y)", [](Tensor x, Tensor y) { return tanh(tanh(x) * y); }},
+  };
+  const int before = configured_threads();
+  for (const int threads : {1, 2})
+    for (const int64_t n : {int64_t{1}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{511}, int64_t{513},
+                            int64_t{4099}, int64_t{70001}}) {
+      set_intra_op_threads(threads);
+      const Tensor x = values(n, 1), y = values(n, 2);
+      for (const auto& [name, body] : bodies) {
+        auto f = function(body);
+        if (n == 64) {  // the chain is one fused node
+          const auto counts =
+              op_counts(f.get_concrete_function(TensorSpec{{n}, DType::Float32}, TensorSpec{{n}, DType::Float32})
+                            .optimized_graph());
+          EXPECT_EQ(counts.count("KilnFusedElementwise"), 1u) << name;
+        }
+        expect_same_bits(f(x, y), body(x, y),
+                         std::string(name) + " n=" + std::to_string(n) + " on " + std::to_string(threads) + " threads");
+      }
+    }
+  set_intra_op_threads(before);
+}
