@@ -1,7 +1,9 @@
 // KilnFusedElementwise: a chain or tree of elementwise ops made into one kernel by the
 // fusion pass. It walks memory once in chunks of kChunkBytes per operand; intermediates live
 // in small stack buffers. Each step calls the original op's own run function (OpDef::chunk), so the
-// fused result is exactly the unfused one.
+// fused result is exactly the unfused one. A float32 program whose every op has a register form
+// (lane_program) runs in registers at the AVX-512 level instead (kernels::vlanes, the ops' own
+// instructions: the same bits), each chunk's last elements short of 128 step by step.
 // attrs: program = [num_inputs, num_registers, then per step: op, dst, a, b (-1: unary)],
 // with op an index into fusable_ops(); output_shape. Registers 0..num_inputs-1 are inputs.
 // An input has the output's elements, one element (broadcast), the output's last dimension
@@ -224,11 +226,11 @@ void gather_window(unsigned char* dst, const unsigned char* src, size_t es, int6
 // The program's steps as register steps (kernels/vmath.h), where each step's op has one.
 static_assert(kMaxFusedRegisters <= kernels::kMaxLaneRegisters);
 bool lane_program(const std::vector<int64_t>& p, int steps, kernels::LaneStep* out) {
-  static const std::pair<const OpDef*, kernels::LaneOp> kLaneOps[] = {{&op::AddV2(), kernels::LaneOp::kAdd},
-                                                                      {&op::Sub(), kernels::LaneOp::kSub},
-                                                                      {&op::Mul(), kernels::LaneOp::kMul},
-                                                                      {&op::RealDiv(), kernels::LaneOp::kDiv},
-                                                                      {&op::Tanh(), kernels::LaneOp::kTanh}};
+  static const std::pair<const OpDef*, kernels::LaneOp> kLaneOps[] = {
+      {&op::AddV2(), kernels::LaneOp::kAdd}, {&op::Sub(), kernels::LaneOp::kSub},
+      {&op::Mul(), kernels::LaneOp::kMul},   {&op::RealDiv(), kernels::LaneOp::kDiv},
+      {&op::Tanh(), kernels::LaneOp::kTanh}, {&op::Sigmoid(), kernels::LaneOp::kSigmoid},
+      {&op::Relu(), kernels::LaneOp::kRelu}};
   const auto& ops = fusable_ops();
   for (int s = 0; s < steps; ++s) {
     const int64_t* ins = &p[2 + 4 * static_cast<size_t>(s)];
@@ -236,7 +238,8 @@ bool lane_program(const std::vector<int64_t>& p, int steps, kernels::LaneStep* o
     const auto* found = std::find_if(std::begin(kLaneOps), std::end(kLaneOps),
                                      [&](const auto& e) { return e.first == ops[static_cast<size_t>(ins[0])]; });
     if (found == std::end(kLaneOps)) return false;
-    const bool unary = found->second == kernels::LaneOp::kTanh;
+    const bool unary = found->second == kernels::LaneOp::kTanh || found->second == kernels::LaneOp::kSigmoid ||
+                       found->second == kernels::LaneOp::kRelu;
     if (unary != (ins[3] < 0)) return false;
     out[s] = {.op = found->second,
               .dst = static_cast<int8_t>(ins[1]),

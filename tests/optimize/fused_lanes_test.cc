@@ -1,5 +1,5 @@
-// Fused float32 chains of Add, Sub, Mul, RealDiv and Tanh run in registers at the AVX-512
-// level (kernels::vlanes, from ops/fused.cc): every 64 elements go through the whole program
+// Fused float32 chains of Add, Sub, Mul, RealDiv, Tanh, Sigmoid and Relu run in registers at the AVX-512
+// level (kernels::vlanes, from ops/fused.cc): every 128 elements go through the whole program
 // at once, and the rest step by step. Either way each element is what the separate ops give,
 // bit for bit, for the values that take the ops' special paths too (NaN, infinities, zeros
 // of both signs, subnormals, the division-by-a-scalar sequence's range edges), for operands
@@ -57,16 +57,18 @@ TEST(FusedLanes, ChainsInRegistersAreTheSeparateOpsBitForBit) {
       {"(x+y)/3e20", [](Tensor x, Tensor y) { return (x - y) / 3e20f; }},
       {"2-x*3/y", [](Tensor x, Tensor y) { return 2.0f - x * 3.0f / y; }},  // scalars on the left
       {"tanh(tanh(x)*y)", [](Tensor x, Tensor y) { return tanh(tanh(x) * y); }},
+      {"LSTM cell", [](Tensor x, Tensor y) { return sigmoid(x) * y + sigmoid(y - 1.0f) * tanh(x * y); }},
+      {"relu(x-y)*2", [](Tensor x, Tensor y) { return relu(x - y) * 2.0f + relu(y); }},
   };
   const int before = configured_threads();
   for (const int threads : {1, 2})
-    for (const int64_t n : {int64_t{1}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{511}, int64_t{513},
-                            int64_t{4099}, int64_t{70001}}) {
+    for (const int64_t n : {int64_t{1}, int64_t{127}, int64_t{128}, int64_t{129}, int64_t{511}, int64_t{513},
+                            int64_t{4099}, int64_t{70001}, int64_t{300001}}) {
       set_intra_op_threads(threads);
       const Tensor x = values(n, 1), y = values(n, 2);
       for (const auto& [name, body] : bodies) {
         auto f = function(body);
-        if (n == 64) {  // the chain is one fused node
+        if (n == 128) {  // the chain is one fused node
           const auto counts =
               op_counts(f.get_concrete_function(TensorSpec{{n}, DType::Float32}, TensorSpec{{n}, DType::Float32})
                             .optimized_graph());
