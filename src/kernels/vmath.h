@@ -21,8 +21,8 @@ KILN_VMATH(vrsqrt)
 void vdivide_by_scalar(const float* x, float s, float* y, int64_t n);
 
 // A fused chain of float32 elementwise ops run in registers (ops/fused.cc's programs, when
-// every step is one of these): 128 elements at a time go from the inputs through every step
-// to the output without a pass per step, each op computing what its own kernel does (the same
+// every step is one of these): 128 elements at a time (64 at AVX2) go from the inputs through
+// every step to the output without a pass per step, each op computing what its own kernel does (the same
 // instructions: Eigen's tanh packet, vsigmoid's and vdivide_by_scalar's sequences), so the bits are the
 // separate ops'. Steps: dst = op(a, b); registers below `num_inputs` are the inputs, a scalar
 // input is one element broadcast; the last step's register is the output.
@@ -32,8 +32,9 @@ struct LaneStep {
   int8_t dst, a, b;  // b -1: unary
 };
 inline constexpr int kMaxLaneRegisters = 32;
-// Runs the program over the first n - n % 128 elements at the AVX-512 level and returns how many
-// it ran: 0 elsewhere (the caller runs the steps one by one over the rest).
+// Runs the program over the first n - n % (8 * lanes) elements at the AVX-512 level (16 lanes)
+// and the AVX2 level (8), and returns how many it ran: 0 at the baseline level (the caller runs
+// the steps one by one over the rest).
 int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float* const* inputs, const char* scalar,
                float* out, int64_t n);
 

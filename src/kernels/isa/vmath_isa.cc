@@ -192,68 +192,120 @@ void vdivide_by_scalar(const float* x, float s, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] / s;
 }
 
-int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float* const* inputs, const char* scalar,
-               float* out, int64_t n) {
+namespace {
+// The register forms at this level: vectors of kWidth floats, each op as its span kernel computes
+// it here (Eigen's packets, the divider or the division-by-a-scalar sequence, Relu's select).
 #if defined(__AVX512F__)
-  using Eigen::internal::Packet16f;
-  // Eight vectors per step: one dispatch per 128 lanes, and eight independent chains in flight
-  // (four took 10% longer on a 1M chain; the registers spill to L1 either way).
-  constexpr int kV = 8;
-  __m512 r[kMaxLaneRegisters][kV];
+struct Lanes {
+  using V = __m512;
+  using Packet = Eigen::internal::Packet16f;
+  using Divider = DivideByScalar;
+  static constexpr int kWidth = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V relu(V a) {  // x < 0 ? 0 : x, as the op: NaN and -0 stay
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, _mm512_setzero_ps());
+  }
+};
+#elif defined(__AVX2__) && defined(__FMA__)
+struct Lanes {
+  using V = __m256;
+  using Packet = Eigen::internal::Packet8f;
+  struct Divider {  // at AVX2 the span kernel divides (the sequence saves nothing at 8 lanes)
+    explicit Divider(float s) : div(_mm256_set1_ps(s)) {}
+    V operator()(V v) const { return _mm256_div_ps(v, div); }
+    V div;
+  };
+  static constexpr int kWidth = 8;
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V relu(V a) {
+    return _mm256_blendv_ps(a, _mm256_setzero_ps(), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
+};
+#endif
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+// Eight vectors per step: one dispatch per 8 * kWidth lanes, and eight independent chains in
+// flight (four took 10% longer on a 1M chain at AVX-512; the registers spill to L1 either way).
+constexpr int kV = 8;
+int64_t run_lanes(const LaneStep* steps, int num_steps, int num_inputs, const float* const* inputs, const char* scalar,
+                  float* out, int64_t n) {
+  using V = Lanes::V;
+  using Packet = Lanes::Packet;
+  using Divider = Lanes::Divider;
+  constexpr int kW = Lanes::kWidth;
+  V r[kMaxLaneRegisters][kV];
   // A scalar input is broadcast once; a division by one keeps its divisor's constants.
-  alignas(64) unsigned char divisors[kMaxLaneRegisters][sizeof(DivideByScalar)];
+  alignas(64) unsigned char divisors[kMaxLaneRegisters][sizeof(Divider)];
   for (int k = 0; k < num_inputs; ++k)
     if (scalar[k])
-      for (int j = 0; j < kV; ++j) r[k][j] = _mm512_set1_ps(inputs[k][0]);
+      for (int j = 0; j < kV; ++j) r[k][j] = Lanes::set1(inputs[k][0]);
   for (int s = 0; s < num_steps; ++s)
     if (steps[s].op == LaneOp::kDiv && steps[s].b < num_inputs && scalar[steps[s].b])
-      new (divisors[s]) DivideByScalar(inputs[steps[s].b][0]);
+      new (divisors[s]) Divider(inputs[steps[s].b][0]);
   const int out_reg = steps[num_steps - 1].dst;
-  const int64_t whole = n - n % (16 * kV);
-  for (int64_t i = 0; i < whole; i += 16 * kV) {
+  const int64_t whole = n - n % (kW * kV);
+  for (int64_t i = 0; i < whole; i += kW * kV) {
     // The inputs that are whole tensors: their lanes here.
     for (int k = 0; k < num_inputs; ++k)
       if (!scalar[k])
-        for (int j = 0; j < kV; ++j) r[k][j] = _mm512_loadu_ps(inputs[k] + i + 16 * j);
+        for (int j = 0; j < kV; ++j) r[k][j] = Lanes::load(inputs[k] + i + kW * j);
     for (int s = 0; s < num_steps; ++s) {
       const LaneStep& st = steps[s];
-      __m512* d = r[st.dst];
-      const __m512* a = r[st.a];
-      const __m512* b = r[st.b];
+      V* d = r[st.dst];
+      const V* a = r[st.a];
+      const V* b = r[st.b];
       switch (st.op) {
         case LaneOp::kTanh:
-          for (int j = 0; j < kV; ++j) d[j] = Eigen::internal::ptanh<Packet16f>(a[j]);
+          for (int j = 0; j < kV; ++j) d[j] = Eigen::internal::ptanh<Packet>(a[j]);
           break;
         case LaneOp::kSigmoid:
-          for (int j = 0; j < kV; ++j) d[j] = sigmoid_packet<Packet16f>(a[j]);
+          for (int j = 0; j < kV; ++j) d[j] = sigmoid_packet<Packet>(a[j]);
           break;
-        case LaneOp::kRelu:  // x < 0 ? 0 : x, as the op: NaN and -0 stay
-          for (int j = 0; j < kV; ++j)
-            d[j] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a[j], _mm512_setzero_ps(), _CMP_LT_OQ), a[j],
-                                        _mm512_setzero_ps());
+        case LaneOp::kRelu:
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::relu(a[j]);
           break;
         case LaneOp::kAdd:
-          for (int j = 0; j < kV; ++j) d[j] = _mm512_add_ps(a[j], b[j]);
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::add(a[j], b[j]);
           break;
         case LaneOp::kSub:
-          for (int j = 0; j < kV; ++j) d[j] = _mm512_sub_ps(a[j], b[j]);
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::sub(a[j], b[j]);
           break;
         case LaneOp::kMul:
-          for (int j = 0; j < kV; ++j) d[j] = _mm512_mul_ps(a[j], b[j]);
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::mul(a[j], b[j]);
           break;
         case LaneOp::kDiv:
           if (st.b < num_inputs && scalar[st.b]) {
-            const DivideByScalar& divide = *std::launder(reinterpret_cast<const DivideByScalar*>(divisors[s]));
+            const Divider& divide = *std::launder(reinterpret_cast<const Divider*>(divisors[s]));
             for (int j = 0; j < kV; ++j) d[j] = divide(a[j]);
           } else {
-            for (int j = 0; j < kV; ++j) d[j] = _mm512_div_ps(a[j], b[j]);
+            for (int j = 0; j < kV; ++j) d[j] = Lanes::div(a[j], b[j]);
           }
           break;
       }
     }
-    for (int j = 0; j < kV; ++j) _mm512_storeu_ps(out + i + 16 * j, r[out_reg][j]);
+    for (int j = 0; j < kV; ++j) Lanes::store(out + i + kW * j, r[out_reg][j]);
   }
   return whole;
+}
+#endif
+}  // namespace
+
+int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float* const* inputs, const char* scalar,
+               float* out, int64_t n) {
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+  return run_lanes(steps, num_steps, num_inputs, inputs, scalar, out, n);
 #else
   (void)steps, (void)num_steps, (void)num_inputs, (void)inputs, (void)scalar, (void)out, (void)n;
   return 0;
