@@ -22,10 +22,11 @@ void vdivide_by_scalar(const float* x, float s, float* y, int64_t n);
 
 // A fused chain of float32 elementwise ops run in registers (ops/fused.cc's programs, when
 // every step is one of these): 128 elements at a time (64 at AVX2) go from the inputs through
-// every step to the output without a pass per step, each op computing what its own kernel does (the same
-// instructions: Eigen's tanh packet, vsigmoid's and vdivide_by_scalar's sequences), so the bits are the
-// separate ops'. Steps: dst = op(a, b); registers below `num_inputs` are the inputs, a scalar
-// input is one element broadcast; the last step's register is the output.
+// every step to the output without a pass per step, each op computing what its own kernel
+// does (the same instructions: Eigen's tanh packet, vsigmoid's and vdivide_by_scalar's
+// sequences), so the bits are the separate ops'. Steps: dst = op(a, b); registers below
+// `num_inputs` are the inputs, a scalar input is one element broadcast; the last step's
+// register is the output.
 enum class LaneOp : int8_t { kAdd, kSub, kMul, kDiv, kTanh, kSigmoid, kRelu };
 struct LaneStep {
   LaneOp op;
