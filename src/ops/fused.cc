@@ -2,8 +2,9 @@
 // fusion pass. It walks memory once in chunks of kChunkBytes per operand; intermediates live
 // in small stack buffers. Each step calls the original op's own run function (OpDef::chunk), so the
 // fused result is exactly the unfused one. A float32 program whose every op has a register form
-// (lane_program) runs in registers at the AVX-512 level instead (kernels::vlanes, the ops' own
-// instructions: the same bits), each chunk's last elements short of 128 step by step.
+// (lane_program) runs in registers at the AVX-512 and AVX2 levels instead (kernels::vlanes, the
+// ops' own instructions: the same bits), each chunk's last elements short of eight vectors
+// step by step.
 // attrs: program = [num_inputs, num_registers, then per step: op, dst, a, b (-1: unary)],
 // with op an index into fusable_ops(); output_shape. Registers 0..num_inputs-1 are inputs.
 // An input has the output's elements, one element (broadcast), the output's last dimension
@@ -225,22 +226,30 @@ void gather_window(unsigned char* dst, const unsigned char* src, size_t es, int6
 
 // The program's steps as register steps (kernels/vmath.h), where each step's op has one.
 static_assert(kMaxFusedRegisters <= kernels::kMaxLaneRegisters);
-bool lane_program(const std::vector<int64_t>& p, int steps, kernels::LaneStep* out) {
+// Each step reads inputs or earlier steps' results and writes a register of its own beyond the
+// inputs (the fusion pass's programs do; anything else stays on the step-by-step path).
+bool lane_program(const std::vector<int64_t>& p, int num_inputs, int num_regs, int steps, kernels::LaneStep* out) {
   static const std::pair<const OpDef*, kernels::LaneOp> kLaneOps[] = {
       {&op::AddV2(), kernels::LaneOp::kAdd}, {&op::Sub(), kernels::LaneOp::kSub},
       {&op::Mul(), kernels::LaneOp::kMul},   {&op::RealDiv(), kernels::LaneOp::kDiv},
       {&op::Tanh(), kernels::LaneOp::kTanh}, {&op::Sigmoid(), kernels::LaneOp::kSigmoid},
       {&op::Relu(), kernels::LaneOp::kRelu}};
   const auto& ops = fusable_ops();
+  bool written[kMaxFusedRegisters] = {};
+  for (int r = 0; r < num_inputs; ++r) written[r] = true;
+  auto readable = [&](int64_t r) { return r >= 0 && r < num_regs && written[r]; };
   for (int s = 0; s < steps; ++s) {
     const int64_t* ins = &p[2 + 4 * static_cast<size_t>(s)];
     if (ins[0] < 0 || ins[0] >= static_cast<int64_t>(ops.size())) return false;
+    if (ins[1] < num_inputs || ins[1] >= num_regs || !readable(ins[2]) || (ins[3] >= 0 && !readable(ins[3])))
+      return false;
     const auto* found = std::find_if(std::begin(kLaneOps), std::end(kLaneOps),
                                      [&](const auto& e) { return e.first == ops[static_cast<size_t>(ins[0])]; });
     if (found == std::end(kLaneOps)) return false;
     const bool unary = found->second == kernels::LaneOp::kTanh || found->second == kernels::LaneOp::kSigmoid ||
                        found->second == kernels::LaneOp::kRelu;
     if (unary != (ins[3] < 0)) return false;
+    written[ins[1]] = true;
     out[s] = {.op = found->second,
               .dst = static_cast<int8_t>(ins[1]),
               .a = static_cast<int8_t>(ins[2]),
@@ -335,7 +344,8 @@ struct FusedKernel {
                  span * static_cast<int64_t>(es));
     }
     kernels::LaneStep lane_steps[kMaxFusedRegisters];
-    const bool lanes = d == DType::Float32 && steps <= kMaxFusedRegisters && lane_program(p, steps, lane_steps);
+    const bool lanes =
+        d == DType::Float32 && steps <= kMaxFusedRegisters && lane_program(p, num_inputs, num_regs, steps, lane_steps);
     // Split over threads from 64K elements of float32 (as many bytes for other dtypes).
     parallel_for((n + chunk_len - 1) / chunk_len, (int64_t{256} << 10) / kChunkBytes, [&](int64_t lo, int64_t hi) {
       alignas(64) unsigned char temps[kMaxFusedTemps * kChunkBytes];  // on the stack: no allocation
@@ -365,7 +375,7 @@ struct FusedKernel {
             reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
         }
         // In registers where every step has a register form; the rest (the last elements
-        // short of 16, or every element) step by step, each step a pass over the chunk.
+        // short of eight vectors, or every element) step by step, each a pass over the chunk.
         const int64_t done =
             lanes ? kernels::vlanes(lane_steps, steps, num_inputs, reinterpret_cast<const float* const*>(reg), scalar,
                                     static_cast<float*>(out.data) + start, len)
