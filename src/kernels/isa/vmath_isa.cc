@@ -32,7 +32,6 @@ using OutArr = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
     OutArr<double>(y, n) = expr;                     \
   }
 KILN_VMATH_IMPL(vlog, a.log())
-KILN_VMATH_IMPL(vtanh, a.tanh())
 KILN_VMATH_IMPL(vrsqrt, a.rsqrt())
 #undef KILN_VMATH_IMPL
 
@@ -62,25 +61,38 @@ void exp_impl(const T* x, T* y, int64_t n) {
 // (an Eigen expression computes an unaligned head and the tail with the scalar exp, ulps
 // apart). A convolution's swish epilogue (ops/conv_epilogue.h) relies on it: it takes the
 // sigmoid of a row at a time and must match the separate op's over the whole tensor.
+// One vector's sigmoid and tanh are out of line, so that every caller (the loops below and
+// vlanes' register chains) runs the same instructions: inlined, a compiler may fuse a multiply
+// and an add into one multiply-add in one caller and not in another (clang at -O1 did, and a
+// fused chain's tanh differed from the op's in the last bit).
 template <class Packet>
-Packet sigmoid_packet(Packet v) {
+[[gnu::noinline]] Packet sigmoid_packet(Packet v) {
   namespace ei = Eigen::internal;
   const Packet one = ei::pset1<Packet>(typename ei::unpacket_traits<Packet>::type(1));
   return ei::pdiv(one, ei::padd(one, ei::pexp(ei::pnegate(v))));
 }
-template <class T>
-void sigmoid_impl(const T* x, T* y, int64_t n) {
+template <class Packet>
+[[gnu::noinline]] Packet tanh_packet(Packet v) {
+  return Eigen::internal::ptanh(v);
+}
+// y[i] = f(x[i]) a vector at a time, the tail through a zero-padded vector.
+template <class T, class F>
+void packets_impl(const T* x, T* y, int64_t n, F f) {
   namespace ei = Eigen::internal;
   using Packet = typename ei::packet_traits<T>::type;
   constexpr int64_t kLanes = ei::unpacket_traits<Packet>::size;
-  auto sigmoid = [](Packet v) { return sigmoid_packet(v); };
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) ei::pstoreu(y + i, sigmoid(ei::ploadu<Packet>(x + i)));
+  for (; i + kLanes <= n; i += kLanes) ei::pstoreu(y + i, f(ei::ploadu<Packet>(x + i)));
   if (i == n) return;
   alignas(64) T tail[kLanes] = {};
   std::copy(x + i, x + n, tail);
-  ei::pstoreu(tail, sigmoid(ei::ploadu<Packet>(tail)));
+  ei::pstoreu(tail, f(ei::ploadu<Packet>(tail)));
   std::copy(tail, tail + (n - i), y + i);
+}
+template <class T>
+void sigmoid_impl(const T* x, T* y, int64_t n) {
+  using Packet = typename Eigen::internal::packet_traits<T>::type;
+  packets_impl(x, y, n, [](Packet v) { return sigmoid_packet(v); });
 }
 // A correctly rounded square root, as IEEE (and TensorFlow) give it: Eigen's fast-math
 // packet sqrt is an rsqrt estimate with a Newton step, 1 ulp off and NaN for +inf. The file
@@ -268,7 +280,7 @@ int64_t run_lanes(const LaneStep* steps, int num_steps, int num_inputs, const fl
       const V* b = r[st.b];
       switch (st.op) {
         case LaneOp::kTanh:
-          for (int j = 0; j < kV; ++j) d[j] = Eigen::internal::ptanh<Packet>(a[j]);
+          for (int j = 0; j < kV; ++j) d[j] = tanh_packet<Packet>(a[j]);
           break;
         case LaneOp::kSigmoid:
           for (int j = 0; j < kV; ++j) d[j] = sigmoid_packet<Packet>(a[j]);
@@ -314,6 +326,13 @@ int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float
 
 void vexp(const float* x, float* y, int64_t n) { exp_impl(x, y, n); }
 void vexp(const double* x, double* y, int64_t n) { exp_impl(x, y, n); }
+// float32 tanh through tanh_packet (vlanes' register chains use it too); float64 as Eigen's
+// expression computes it.
+void vtanh(const float* x, float* y, int64_t n) {
+  using Packet = Eigen::internal::packet_traits<float>::type;
+  packets_impl(x, y, n, [](Packet v) { return tanh_packet(v); });
+}
+void vtanh(const double* x, double* y, int64_t n) { OutArr<double>(y, n) = Arr<double>(x, n).tanh(); }
 void vsigmoid(const float* x, float* y, int64_t n) { sigmoid_impl(x, y, n); }
 void vsigmoid(const double* x, double* y, int64_t n) { sigmoid_impl(x, y, n); }
 void vsqrt(const float* x, float* y, int64_t n) { sqrt_impl(x, y, n); }
