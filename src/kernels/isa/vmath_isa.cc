@@ -61,18 +61,19 @@ void exp_impl(const T* x, T* y, int64_t n) {
 // (an Eigen expression computes an unaligned head and the tail with the scalar exp, ulps
 // apart). A convolution's swish epilogue (ops/conv_epilogue.h) relies on it: it takes the
 // sigmoid of a row at a time and must match the separate op's over the whole tensor.
-// One vector's sigmoid and tanh are out of line, so that every caller (the loops below and
-// vlanes' register chains) runs the same instructions: inlined, a compiler may fuse a multiply
-// and an add into one multiply-add in one caller and not in another (clang at -O1 did, and a
-// fused chain's tanh differed from the op's in the last bit).
+// One vector's sigmoid and tanh, inlined into every caller (the loops below and vlanes'
+// register chains; a call per vector cost the AVX2 chain most of its gain). Every copy rounds
+// alike because this file is compiled without multiply-add contraction (CMakeLists.txt):
+// with it, clang at -O1 fused a multiply and an add in one inlined copy and not in another,
+// and a fused chain's tanh differed from the op's in the last bit.
 template <class Packet>
-[[gnu::noinline]] Packet sigmoid_packet(Packet v) {
+[[gnu::always_inline]] inline Packet sigmoid_packet(Packet v) {
   namespace ei = Eigen::internal;
   const Packet one = ei::pset1<Packet>(typename ei::unpacket_traits<Packet>::type(1));
   return ei::pdiv(one, ei::padd(one, ei::pexp(ei::pnegate(v))));
 }
 template <class Packet>
-[[gnu::noinline]] Packet tanh_packet(Packet v) {
+[[gnu::always_inline]] inline Packet tanh_packet(Packet v) {
   return Eigen::internal::ptanh(v);
 }
 // y[i] = f(x[i]) a vector at a time, the tail through a zero-padded vector.
