@@ -23,11 +23,26 @@ void vdivide_by_scalar(const float* x, float s, float* y, int64_t n);
 // A fused chain of float32 elementwise ops run in registers (ops/fused.cc's programs, when
 // every step is one of these): 128 elements at a time (64 at AVX2) go from the inputs through
 // every step to the output without a pass per step, each op computing what its own kernel
-// does (the same instructions: Eigen's tanh packet, vsigmoid's and vdivide_by_scalar's
-// sequences), so the bits are the separate ops'. Steps: dst = op(a, b); registers below
-// `num_inputs` are the inputs, a scalar input is one element broadcast; the last step's
-// register is the output.
-enum class LaneOp : int8_t { kAdd, kSub, kMul, kDiv, kTanh, kSigmoid, kRelu };
+// does (the same instructions: Eigen's tanh and exp packets, vsigmoid's and vdivide_by_scalar's
+// sequences, the comparisons of Maximum, Minimum, Relu and Relu6), so the bits are the
+// separate ops'. Steps: dst = op(a, b); registers below `num_inputs` are the inputs, a scalar
+// input is one element broadcast; the last step's register is the output.
+enum class LaneOp : int8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,  // binary
+  kTanh,
+  kSigmoid,
+  kExp,
+  kNeg,
+  kSquare,
+  kRelu,
+  kRelu6  // unary
+};
+inline constexpr bool lane_op_is_unary(LaneOp op) { return op >= LaneOp::kTanh; }
 struct LaneStep {
   LaneOp op;
   int8_t dst, a, b;  // b -1: unary

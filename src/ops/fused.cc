@@ -230,10 +230,13 @@ static_assert(kMaxFusedRegisters <= kernels::kMaxLaneRegisters);
 // inputs (the fusion pass's programs do; anything else stays on the step-by-step path).
 bool lane_program(const std::vector<int64_t>& p, int num_inputs, int num_regs, int steps, kernels::LaneStep* out) {
   static const std::pair<const OpDef*, kernels::LaneOp> kLaneOps[] = {
-      {&op::AddV2(), kernels::LaneOp::kAdd}, {&op::Sub(), kernels::LaneOp::kSub},
-      {&op::Mul(), kernels::LaneOp::kMul},   {&op::RealDiv(), kernels::LaneOp::kDiv},
-      {&op::Tanh(), kernels::LaneOp::kTanh}, {&op::Sigmoid(), kernels::LaneOp::kSigmoid},
-      {&op::Relu(), kernels::LaneOp::kRelu}};
+      {&op::AddV2(), kernels::LaneOp::kAdd},       {&op::Sub(), kernels::LaneOp::kSub},
+      {&op::Mul(), kernels::LaneOp::kMul},         {&op::RealDiv(), kernels::LaneOp::kDiv},
+      {&op::Maximum(), kernels::LaneOp::kMaximum}, {&op::Minimum(), kernels::LaneOp::kMinimum},
+      {&op::Tanh(), kernels::LaneOp::kTanh},       {&op::Sigmoid(), kernels::LaneOp::kSigmoid},
+      {&op::Exp(), kernels::LaneOp::kExp},         {&op::Neg(), kernels::LaneOp::kNeg},
+      {&op::Square(), kernels::LaneOp::kSquare},   {&op::Relu(), kernels::LaneOp::kRelu},
+      {&op::Relu6(), kernels::LaneOp::kRelu6}};
   const auto& ops = fusable_ops();
   bool written[kMaxFusedRegisters] = {};
   for (int r = 0; r < num_inputs; ++r) written[r] = true;
@@ -246,8 +249,7 @@ bool lane_program(const std::vector<int64_t>& p, int num_inputs, int num_regs, i
     const auto* found = std::find_if(std::begin(kLaneOps), std::end(kLaneOps),
                                      [&](const auto& e) { return e.first == ops[static_cast<size_t>(ins[0])]; });
     if (found == std::end(kLaneOps)) return false;
-    const bool unary = found->second == kernels::LaneOp::kTanh || found->second == kernels::LaneOp::kSigmoid ||
-                       found->second == kernels::LaneOp::kRelu;
+    const bool unary = kernels::lane_op_is_unary(found->second);
     if (unary != (ins[3] < 0)) return false;
     written[ins[1]] = true;
     out[s] = {.op = found->second,

@@ -1,10 +1,11 @@
-// Fused float32 chains of Add, Sub, Mul, RealDiv, Tanh, Sigmoid and Relu run in registers at the AVX-512
-// level (kernels::vlanes, from ops/fused.cc): every 128 elements go through the whole program
-// at once, and the rest step by step. Either way each element is what the separate ops give,
-// bit for bit, for the values that take the ops' special paths too (NaN, infinities, zeros
-// of both signs, subnormals, the division-by-a-scalar sequence's range edges), for operands
-// that are scalars on either side, and on one and two threads. At other levels the steps run
-// one by one; the comparison holds there too.
+// Fused float32 chains of Add, Sub, Mul, RealDiv, Maximum, Minimum, Tanh, Sigmoid, Exp, Neg,
+// Square, Relu and Relu6 run in registers at the AVX-512 and AVX2 levels (kernels::vlanes, from
+// ops/fused.cc): every 8 vectors of elements go through the whole program at once, and the
+// rest step by step. Either way each element is what the separate ops give, bit for bit, for
+// the values that take the ops' special paths too (NaN, infinities, zeros of both signs,
+// subnormals, the division-by-a-scalar sequence's range edges, exp's clamp), for operands
+// that are scalars on either side, and on one and two threads. At the baseline level the
+// steps run one by one; the comparison holds there too.
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -60,6 +61,14 @@ TEST(FusedLanes, ChainsInRegistersAreTheSeparateOpsBitForBit) {
       {"LSTM cell", [](Tensor x, Tensor y) { return sigmoid(x) * y + sigmoid(y - 1.0f) * tanh(x * y); }},
       {"relu(x-y)*2", [](Tensor x, Tensor y) { return relu(x - y) * 2.0f + relu(y); }},
       {"relu(x)*1.5", [](Tensor x, Tensor) { return relu(x) * 1.5f; }},  // -0 stays -0, NaN NaN
+      // exp over [-100, 100]: below the clamp (the C library's values), above overflow
+      {"exp(x*25)-y", [](Tensor x, Tensor y) { return exp(x * 25.0f) - y; }},
+      {"-(x*x)+square(y)", [](Tensor x, Tensor y) { return -(x * x) + square(y); }},
+      {"relu6(x*2)+y", [](Tensor x, Tensor y) { return relu6(x * 2.0f) + y; }},
+      // a NaN on either side gives a + b; +0 against -0 picks the second
+      {"maximum(x,y)*min(x,0)", [](Tensor x, Tensor y) { return maximum(x, y) * minimum(x, constant(0.0f)); }},
+      {"minimum(0,x)-max(-0,y)",
+       [](Tensor x, Tensor y) { return minimum(constant(0.0f), -x) - maximum(constant(-0.0f), y); }},
   };
   const int before = configured_threads();
   for (const int threads : {1, 2})

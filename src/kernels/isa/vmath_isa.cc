@@ -42,17 +42,6 @@ namespace {
 template <class T>
 constexpr T kExpClamp = std::is_same_v<T, float> ? T(-88.3762626647949) : T(-709.436139303);
 
-template <class T>
-void exp_impl(const T* x, T* y, int64_t n) {
-  OutArr<T>(y, n) = Arr<T>(x, n).exp();
-  // A vectorizable scan first (a count: GCC does not vectorize an or of bools), so the
-  // scalar fix-up runs only for arrays that need it.
-  int64_t below = 0;
-  for (int64_t i = 0; i < n; ++i) below += x[i] < kExpClamp<T>;
-  if (below == 0) return;
-  for (int64_t i = 0; i < n; ++i)
-    if (x[i] < kExpClamp<T>) y[i] = std::exp(x[i]);
-}
 // sigmoid(x) = 1 / (1 + exp(-x)): within 2 ulps everywhere. Eigen's own logistic() returns
 // exp(x) below x = -9 for float, thousands of ulps from the true value. Eigen's exp clamp
 // (above) does not matter here: where it bites, -x < -88.38, the result rounds to 1 anyway.
@@ -81,7 +70,7 @@ template <class T, class F>
 void packets_impl(const T* x, T* y, int64_t n, F f) {
   namespace ei = Eigen::internal;
   using Packet = typename ei::packet_traits<T>::type;
-  constexpr int64_t kLanes = ei::unpacket_traits<Packet>::size;
+  constexpr int64_t kLanes = sizeof(Packet) / sizeof(T);  // (unpacket_traits<__m128> warns: attributes)
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) ei::pstoreu(y + i, f(ei::ploadu<Packet>(x + i)));
   if (i == n) return;
@@ -94,6 +83,26 @@ template <class T>
 void sigmoid_impl(const T* x, T* y, int64_t n) {
   using Packet = typename Eigen::internal::packet_traits<T>::type;
   packets_impl(x, y, n, [](Packet v) { return sigmoid_packet(v); });
+}
+// One vector's exp before that fix-up, inlined into every caller as tanh_packet below (vlanes'
+// register chains fix their lanes below the clamp as exp_impl does).
+template <class Packet>
+[[gnu::always_inline]] inline Packet exp_packet(Packet v) {
+  return Eigen::internal::pexp(v);
+}
+// Every element through the vector code (packets_impl), so that an element's exp does
+// not depend on where it sits in the array, as sigmoid's.
+template <class T>
+void exp_impl(const T* x, T* y, int64_t n) {
+  using Packet = typename Eigen::internal::packet_traits<T>::type;
+  packets_impl(x, y, n, [](Packet v) { return exp_packet(v); });
+  // A vectorizable scan first (a count: GCC does not vectorize an or of bools), so the
+  // scalar fix-up runs only for arrays that need it.
+  int64_t below = 0;
+  for (int64_t i = 0; i < n; ++i) below += x[i] < kExpClamp<T>;
+  if (below == 0) return;
+  for (int64_t i = 0; i < n; ++i)
+    if (x[i] < kExpClamp<T>) y[i] = std::exp(x[i]);
 }
 // A correctly rounded square root, as IEEE (and TensorFlow) give it: Eigen's fast-math
 // packet sqrt is an rsqrt estimate with a Newton step, 1 ulp off and NaN for +inf. The file
@@ -221,9 +230,24 @@ struct Lanes {
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V neg(V a) {
+    return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
+  }
+  // a < b ? b : a as the ops' `pick`, then a + b where either is NaN (ops/binary.cc's MaxF, MinF).
+  static V pick(__mmask16 take_b, V a, V b) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), _mm512_mask_blend_ps(take_b, a, b),
+                                _mm512_add_ps(a, b));
+  }
+  static V maximum(V a, V b) { return pick(_mm512_cmp_ps_mask(a, b, _CMP_NGT_UQ), a, b); }
+  static V minimum(V a, V b) { return pick(_mm512_cmp_ps_mask(a, b, _CMP_NLT_UQ), a, b); }
   static V relu(V a) {  // x < 0 ? 0 : x, as the op: NaN and -0 stay
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, _mm512_setzero_ps());
   }
+  static V relu6(V a) {  // x < 0 ? 0 : (x > 6 ? 6 : x)
+    const V six = _mm512_set1_ps(6.f);
+    return relu(_mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, six, _CMP_GT_OQ), a, six));
+  }
+  static bool any_below(V a, float x) { return _mm512_cmp_ps_mask(a, _mm512_set1_ps(x), _CMP_LT_OQ) != 0; }
 };
 #elif defined(__AVX2__) && defined(__FMA__)
 struct Lanes {
@@ -242,13 +266,37 @@ struct Lanes {
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V neg(V a) { return _mm256_xor_ps(a, _mm256_set1_ps(-0.f)); }
+  static V pick(V take_b, V a, V b) {
+    return _mm256_blendv_ps(_mm256_blendv_ps(a, b, take_b), _mm256_add_ps(a, b), _mm256_cmp_ps(a, b, _CMP_UNORD_Q));
+  }
+  static V maximum(V a, V b) { return pick(_mm256_cmp_ps(a, b, _CMP_NGT_UQ), a, b); }
+  static V minimum(V a, V b) { return pick(_mm256_cmp_ps(a, b, _CMP_NLT_UQ), a, b); }
   static V relu(V a) {
     return _mm256_blendv_ps(a, _mm256_setzero_ps(), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
+  }
+  static V relu6(V a) {
+    const V six = _mm256_set1_ps(6.f);
+    return relu(_mm256_blendv_ps(a, six, _mm256_cmp_ps(a, six, _CMP_GT_OQ)));
+  }
+  static bool any_below(V a, float x) {
+    return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(x), _CMP_LT_OQ)) != 0;
   }
 };
 #endif
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+// exp of one vector as exp_impl gives it: the packet, then the C library's below the clamp.
+Lanes::V exp_lanes(Lanes::V a) {
+  Lanes::V y = exp_packet<Lanes::Packet>(a);
+  if (!Lanes::any_below(a, kExpClamp<float>)) return y;
+  alignas(64) float xs[Lanes::kWidth], ys[Lanes::kWidth];
+  Lanes::store(xs, a);
+  Lanes::store(ys, y);
+  for (int l = 0; l < Lanes::kWidth; ++l)
+    if (xs[l] < kExpClamp<float>) ys[l] = std::exp(xs[l]);
+  return Lanes::load(ys);
+}
 // Eight vectors per step: one dispatch per 8 * kWidth lanes, and eight independent chains in
 // flight (four took 10% longer on a 1M chain at AVX-512; the registers spill to L1 either way).
 constexpr int kV = 8;
@@ -286,8 +334,26 @@ int64_t run_lanes(const LaneStep* steps, int num_steps, int num_inputs, const fl
         case LaneOp::kSigmoid:
           for (int j = 0; j < kV; ++j) d[j] = sigmoid_packet<Packet>(a[j]);
           break;
+        case LaneOp::kExp:
+          for (int j = 0; j < kV; ++j) d[j] = exp_lanes(a[j]);
+          break;
+        case LaneOp::kNeg:
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::neg(a[j]);
+          break;
+        case LaneOp::kSquare:
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::mul(a[j], a[j]);
+          break;
         case LaneOp::kRelu:
           for (int j = 0; j < kV; ++j) d[j] = Lanes::relu(a[j]);
+          break;
+        case LaneOp::kRelu6:
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::relu6(a[j]);
+          break;
+        case LaneOp::kMaximum:
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::maximum(a[j], b[j]);
+          break;
+        case LaneOp::kMinimum:
+          for (int j = 0; j < kV; ++j) d[j] = Lanes::minimum(a[j], b[j]);
           break;
         case LaneOp::kAdd:
           for (int j = 0; j < kV; ++j) d[j] = Lanes::add(a[j], b[j]);
