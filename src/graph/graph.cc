@@ -132,6 +132,44 @@ Node* Graph::finish_node(NodePtr node) {
 }
 
 namespace {
+// Full-size arena chunks whose graphs died, for the next graphs (NodeArena says why): at most
+// kPooledChunks (4 MB), so a large graph's memory goes back to the system.
+constexpr size_t kPooledChunks = 32;
+std::mutex g_chunks_mu;
+std::vector<std::unique_ptr<NodeArena::Slot[]>>& pooled_chunks() {
+  static auto* pool = new std::vector<std::unique_ptr<NodeArena::Slot[]>>();  // never destroyed: graphs may die at exit
+  return *pool;
+}
+}  // namespace
+
+void NodeArena::grow() {
+  chunk_size_ = chunks_.empty() ? 8 : std::min(2 * chunk_size_, kFullChunk);
+  used_ = 0;
+  if (chunk_size_ == kFullChunk) {
+    std::lock_guard<std::mutex> lock(g_chunks_mu);
+    auto& pool = pooled_chunks();
+    if (!pool.empty()) {
+      chunks_.push_back(std::move(pool.back()));
+      pool.pop_back();
+      return;
+    }
+  }
+  chunks_.push_back(std::make_unique_for_overwrite<Slot[]>(chunk_size_));
+}
+
+NodeArena::~NodeArena() {
+  // Chunks grow 8, 16, 32, 64, 128, then 256 slots: the full-size ones are those after these.
+  constexpr size_t kSmallChunks = 5;
+  if (chunks_.size() <= kSmallChunks) return;
+  std::lock_guard<std::mutex> lock(g_chunks_mu);
+  auto& pool = pooled_chunks();
+  while (chunks_.size() > kSmallChunks && pool.size() < kPooledChunks) {
+    pool.push_back(std::move(chunks_.back()));
+    chunks_.pop_back();
+  }
+}
+
+namespace {
 // The serials of the graphs that exist. Only cold paths ask (a tensor's name, a tensor from
 // another graph), so a mutex serves.
 std::mutex g_live_mu;

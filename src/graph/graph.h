@@ -66,26 +66,32 @@ using NodePtr = std::unique_ptr<Node, NodeDestroyer>;
 
 // Storage for one graph's nodes, in chunks that live as long as the graph: a traced op
 // costs no allocation of its own for its node. A node that dies before its graph (pruned)
-// keeps its slot until then.
+// keeps its slot until then. Full-size chunks (128 KB) go back to a small process-wide
+// pool when the graph dies, for the next graph: taken fresh from the system each time (the
+// C library maps, or trims and regrows, blocks that size), their pages faulted in anew on
+// every trace, 7% of tracing's time.
 class NodeArena {
  public:
+  NodeArena() = default;
+  NodeArena(const NodeArena&) = delete;
+  NodeArena& operator=(const NodeArena&) = delete;
+  ~NodeArena();
   void* allocate() {
 #if KILN_ASAN
     return ::operator new(sizeof(Node));
 #else
-    if (used_ == chunk_size_) {
-      chunk_size_ = chunks_.empty() ? 8 : std::min<size_t>(2 * chunk_size_, 256);
-      chunks_.push_back(std::make_unique<Slot[]>(chunk_size_));
-      used_ = 0;
-    }
+    if (used_ == chunk_size_) grow();
     return &chunks_.back()[used_++];
 #endif
   }
 
- private:
   struct alignas(Node) Slot {
     unsigned char bytes[sizeof(Node)];
   };
+  static constexpr size_t kFullChunk = 256;  // slots
+
+ private:
+  void grow();
   [[maybe_unused]] std::vector<std::unique_ptr<Slot[]>> chunks_;
   [[maybe_unused]] size_t chunk_size_ = 0, used_ = 0;  // (unused under ASan)
 };
