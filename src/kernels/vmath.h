@@ -28,19 +28,21 @@ void vdivide_by_scalar(const float* x, float s, float* y, int64_t n);
 // separate ops'. Steps: dst = op(a, b); registers below `num_inputs` are the inputs, a scalar
 // input is one element broadcast; the last step's register is the output.
 enum class LaneOp : int8_t {
+  // binary: dst = op(a, b)
   kAdd,
   kSub,
   kMul,
   kDiv,
   kMaximum,
-  kMinimum,  // binary
+  kMinimum,
+  // unary: dst = op(a), from kTanh on (lane_op_is_unary)
   kTanh,
   kSigmoid,
   kExp,
   kNeg,
   kSquare,
   kRelu,
-  kRelu6  // unary
+  kRelu6
 };
 inline constexpr bool lane_op_is_unary(LaneOp op) { return op >= LaneOp::kTanh; }
 struct LaneStep {

@@ -84,7 +84,7 @@ void sigmoid_impl(const T* x, T* y, int64_t n) {
   using Packet = typename Eigen::internal::packet_traits<T>::type;
   packets_impl(x, y, n, [](Packet v) { return sigmoid_packet(v); });
 }
-// One vector's exp before that fix-up, inlined into every caller as tanh_packet below (vlanes'
+// One vector's exp before that fix-up, inlined into every caller as tanh_packet is (vlanes'
 // register chains fix their lanes below the clamp as exp_impl does).
 template <class Packet>
 [[gnu::always_inline]] inline Packet exp_packet(Packet v) {
@@ -233,7 +233,8 @@ struct Lanes {
   static V neg(V a) {
     return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(a), _mm512_set1_epi32(INT32_MIN)));
   }
-  // a < b ? b : a as the ops' `pick`, then a + b where either is NaN (ops/binary.cc's MaxF, MinF).
+  // b where take_b (the op's comparison failed: Maximum's a > b, Minimum's a < b), else a; a + b
+  // where either is NaN (ops/binary.cc's MaxF and MinF).
   static V pick(__mmask16 take_b, V a, V b) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), _mm512_mask_blend_ps(take_b, a, b),
                                 _mm512_add_ps(a, b));
