@@ -28,6 +28,7 @@ void vdivide_by_scalar(const float* x, float s, float* y, int64_t n);
 // separate ops'. Steps: dst = op(a, b); registers below `num_inputs` are the inputs, a scalar
 // input is one element broadcast; the last step's register is the output.
 enum class LaneOp : int8_t {
+  kNone = -1,  // an op without a register form (OpDef::lane)
   // binary: dst = op(a, b)
   kAdd,
   kSub,
@@ -45,6 +46,15 @@ enum class LaneOp : int8_t {
   kRelu6
 };
 inline constexpr bool lane_op_is_unary(LaneOp op) { return op >= LaneOp::kTanh; }
+// An elementwise op's functor names its register form with `static constexpr LaneOp kLane`
+// (ops/unary.cc, ops/binary.cc); the op rows take it from there (OpDef::lane).
+template <class Functor>
+constexpr LaneOp lane_of() {
+  if constexpr (requires { Functor::kLane; })
+    return Functor::kLane;
+  else
+    return LaneOp::kNone;
+}
 struct LaneStep {
   LaneOp op;
   int8_t dst, a, b;  // b -1: unary

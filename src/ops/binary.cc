@@ -52,6 +52,7 @@ T wrap_mul(T a, T b) {
 }
 
 struct AddF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kAdd;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T a, T b) {
     return wrap_add(a, b);
@@ -64,12 +65,14 @@ struct AddF {
   }
 };
 struct SubF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kSub;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T a, T b) {
     return wrap_sub(a, b);
   }
 };
 struct MulF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kMul;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T a, T b) {
     if constexpr (detail::is_complex_v<T>)
@@ -79,6 +82,7 @@ struct MulF {
   }
 };
 struct DivF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kDiv;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T a, T b) {
     if constexpr (detail::is_complex_v<T>)
@@ -123,6 +127,7 @@ struct ReluGradF {
   }
 };
 struct MaxF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kMaximum;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T a, T b) {
     if constexpr (std::is_floating_point_v<T>)
@@ -131,6 +136,7 @@ struct MaxF {
   }
 };
 struct MinF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kMinimum;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T a, T b) {
     if constexpr (std::is_floating_point_v<T>)
@@ -558,6 +564,7 @@ void select_grad(GradContext& c) {
                               .chunk = is_int_division<Functor>() || is_int_power<Functor>()          \
                                            ? nullptr                                                  \
                                            : &binary_chunk<Functor, __VA_ARGS__>,                     \
+                              .lane = kernels::lane_of<Functor>(),                                    \
                               .grad = Grad,                                                           \
                               .output_args = {Out}};                                                  \
     return def;                                                                                       \

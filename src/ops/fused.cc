@@ -2,7 +2,7 @@
 // fusion pass. It walks memory once in chunks of kChunkBytes per operand; intermediates live
 // in small stack buffers. Each step calls the original op's own run function (OpDef::chunk), so the
 // fused result is exactly the unfused one. A float32 program whose every op has a register form
-// (lane_program) runs in registers at the AVX-512 and AVX2 levels instead (kernels::vlanes, the
+// (OpDef::lane; lane_program) runs in registers at the AVX-512 and AVX2 levels instead (kernels::vlanes, the
 // ops' own instructions: the same bits), each chunk's last elements short of eight vectors
 // step by step.
 // attrs: program = [num_inputs, num_registers, then per step: op, dst, a, b (-1: unary)],
@@ -224,19 +224,12 @@ void gather_window(unsigned char* dst, const unsigned char* src, size_t es, int6
   }
 }
 
-// The program's steps as register steps (kernels/vmath.h), where each step's op has one.
+// The program's steps as register steps (kernels/vmath.h), where each step's op row names one
+// (OpDef::lane).
 static_assert(kMaxFusedRegisters <= kernels::kMaxLaneRegisters);
 // Each step reads inputs or earlier steps' results and writes a register of its own beyond the
 // inputs (the fusion pass's programs do; anything else stays on the step-by-step path).
 bool lane_program(const std::vector<int64_t>& p, int num_inputs, int num_regs, int steps, kernels::LaneStep* out) {
-  static const std::pair<const OpDef*, kernels::LaneOp> kLaneOps[] = {
-      {&op::AddV2(), kernels::LaneOp::kAdd},       {&op::Sub(), kernels::LaneOp::kSub},
-      {&op::Mul(), kernels::LaneOp::kMul},         {&op::RealDiv(), kernels::LaneOp::kDiv},
-      {&op::Maximum(), kernels::LaneOp::kMaximum}, {&op::Minimum(), kernels::LaneOp::kMinimum},
-      {&op::Tanh(), kernels::LaneOp::kTanh},       {&op::Sigmoid(), kernels::LaneOp::kSigmoid},
-      {&op::Exp(), kernels::LaneOp::kExp},         {&op::Neg(), kernels::LaneOp::kNeg},
-      {&op::Square(), kernels::LaneOp::kSquare},   {&op::Relu(), kernels::LaneOp::kRelu},
-      {&op::Relu6(), kernels::LaneOp::kRelu6}};
   const auto& ops = fusable_ops();
   bool written[kMaxFusedRegisters] = {};
   for (int r = 0; r < num_inputs; ++r) written[r] = true;
@@ -246,13 +239,12 @@ bool lane_program(const std::vector<int64_t>& p, int num_inputs, int num_regs, i
     if (ins[0] < 0 || ins[0] >= static_cast<int64_t>(ops.size())) return false;
     if (ins[1] < num_inputs || ins[1] >= num_regs || !readable(ins[2]) || (ins[3] >= 0 && !readable(ins[3])))
       return false;
-    const auto* found = std::find_if(std::begin(kLaneOps), std::end(kLaneOps),
-                                     [&](const auto& e) { return e.first == ops[static_cast<size_t>(ins[0])]; });
-    if (found == std::end(kLaneOps)) return false;
-    const bool unary = kernels::lane_op_is_unary(found->second);
+    const kernels::LaneOp lane = ops[static_cast<size_t>(ins[0])]->lane;
+    if (lane == kernels::LaneOp::kNone) return false;
+    const bool unary = kernels::lane_op_is_unary(lane);
     if (unary != (ins[3] < 0)) return false;
     written[ins[1]] = true;
-    out[s] = {.op = found->second,
+    out[s] = {.op = lane,
               .dst = static_cast<int8_t>(ins[1]),
               .a = static_cast<int8_t>(ins[2]),
               .b = static_cast<int8_t>(unary ? 0 : ins[3])};

@@ -15,6 +15,7 @@
 #include "core/object_value.h"
 #include "core/resource.h"
 #include "core/tensor_impl.h"
+#include "kernels/vmath.h"
 #include "kiln/detail/small_vec.h"
 #include "kiln/errors.h"
 
@@ -406,6 +407,9 @@ struct OpDef {
   ControlFlowFn control_flow = nullptr;
   // Elementwise ops whose output dtype is their input dtype: the run used by fusion.
   ChunkFn chunk = nullptr;
+  // Its float32 form in a fused chain's registers (kernels::vlanes), computing what `chunk`
+  // does bit for bit; kNone for an op without one (its steps run one by one).
+  kernels::LaneOp lane = kernels::LaneOp::kNone;
   CostFn cost = nullptr;
   GradFn grad = nullptr;
   // Whether output 0 computes each row of a batch from that row alone, given what each input

@@ -34,6 +34,7 @@ struct InvertF {
 };
 #define KILN_BITWISE_TYPES int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 struct NegF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kNeg;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T x) {
     return wrap_neg(x);
@@ -57,6 +58,7 @@ struct SignF {
   }
 };
 struct SquareF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kSquare;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T x) {
     if constexpr (std::is_integral_v<T>) {
@@ -71,12 +73,14 @@ struct SquareF {
   }
 };
 struct ReluF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kRelu;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T x) {
     return x < 0 ? T(0) : x;  // as TensorFlow: NaN stays NaN, -0 stays -0
   }
 };
 struct Relu6F {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kRelu6;  // float32 in registers (kernels::vlanes)
   template <class T>
   static T f(T x) {
     return x < T(0) ? T(0) : (x > T(6) ? T(6) : x);  // NaN stays NaN, -0 stays -0, as Relu
@@ -126,6 +130,7 @@ struct OnesF {
 };
 // Vectorized ones call the Eigen-backed routines.
 struct ExpF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kExp;  // float32 in registers (kernels::vlanes)
   template <class T>
   static void vec(const T* x, T* y, int64_t n) {
     kernels::vexp(x, y, n);
@@ -138,12 +143,14 @@ struct LogF {
   }
 };
 struct TanhF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kTanh;  // float32 in registers (kernels::vlanes)
   template <class T>
   static void vec(const T* x, T* y, int64_t n) {
     kernels::vtanh(x, y, n);
   }
 };
 struct SigmoidF {
+  static constexpr kernels::LaneOp kLane = kernels::LaneOp::kSigmoid;  // float32 in registers (kernels::vlanes)
   template <class T>
   static void vec(const T* x, T* y, int64_t n) {
     kernels::vsigmoid(x, y, n);
@@ -291,6 +298,7 @@ void cast_grad(GradContext& c) {
                               .infer = infer_unary,                                     \
                               .kernels = kernels_for<UnaryKernel<Functor>::K, Types>(), \
                               .chunk = &unary_chunk<Functor, Types>,                    \
+                              .lane = kernels::lane_of<Functor>(),                      \
                               .grad = Grad,                                             \
                               .output_args = {Out}};                                    \
     return def;                                                                         \

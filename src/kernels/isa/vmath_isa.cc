@@ -373,6 +373,8 @@ int64_t run_lanes(const LaneStep* steps, int num_steps, int num_inputs, const fl
             for (int j = 0; j < kV; ++j) d[j] = Lanes::div(a[j], b[j]);
           }
           break;
+        case LaneOp::kNone:  // never planned: lane_program refuses ops without a lane form
+          break;
       }
     }
     for (int j = 0; j < kV; ++j) Lanes::store(out + i + kW * j, r[out_reg][j]);
