@@ -36,8 +36,8 @@ struct Level {
 };
 
 std::vector<Level> levels() {
-  std::vector<Level> out = {{"baseline", isa_baseline::vlanes, isa_baseline::vtanh, isa_baseline::vsigmoid,
-                             isa_baseline::vexp}};
+  std::vector<Level> out = {
+      {"baseline", isa_baseline::vlanes, isa_baseline::vtanh, isa_baseline::vsigmoid, isa_baseline::vexp}};
 #if defined(__x86_64__)
   if (cpu_isa_supported() != CpuIsa::kBaseline)
     out.push_back({"avx2", isa_avx2::vlanes, isa_avx2::vtanh, isa_avx2::vsigmoid, isa_avx2::vexp});
@@ -75,17 +75,38 @@ std::vector<float> reference(const Level& level, const std::vector<LaneStep>& st
         for (int64_t i = 0; i < n; ++i) {
           const float x = at(a, i), y = b.empty() ? 0.f : at(b, i);
           switch (st.op) {
-            case LaneOp::kAdd: d[i] = x + y; break;
-            case LaneOp::kSub: d[i] = x - y; break;
-            case LaneOp::kMul: d[i] = x * y; break;
-            case LaneOp::kDiv: d[i] = x / y; break;
-            case LaneOp::kMaximum: d[i] = maximum(x, y); break;
-            case LaneOp::kMinimum: d[i] = minimum(x, y); break;
-            case LaneOp::kNeg: d[i] = -x; break;
-            case LaneOp::kSquare: d[i] = x * x; break;
-            case LaneOp::kRelu: d[i] = x < 0 ? 0.f : x; break;
-            case LaneOp::kRelu6: d[i] = x < 0 ? 0.f : (x > 6 ? 6.f : x); break;
-            default: ADD_FAILURE() << "no reference for lane op " << static_cast<int>(st.op);
+            case LaneOp::kAdd:
+              d[i] = x + y;
+              break;
+            case LaneOp::kSub:
+              d[i] = x - y;
+              break;
+            case LaneOp::kMul:
+              d[i] = x * y;
+              break;
+            case LaneOp::kDiv:
+              d[i] = x / y;
+              break;
+            case LaneOp::kMaximum:
+              d[i] = maximum(x, y);
+              break;
+            case LaneOp::kMinimum:
+              d[i] = minimum(x, y);
+              break;
+            case LaneOp::kNeg:
+              d[i] = -x;
+              break;
+            case LaneOp::kSquare:
+              d[i] = x * x;
+              break;
+            case LaneOp::kRelu:
+              d[i] = x < 0 ? 0.f : x;
+              break;
+            case LaneOp::kRelu6:
+              d[i] = x < 0 ? 0.f : (x > 6 ? 6.f : x);
+              break;
+            default:
+              ADD_FAILURE() << "no reference for lane op " << static_cast<int>(st.op);
           }
         }
     }
@@ -94,9 +115,9 @@ std::vector<float> reference(const Level& level, const std::vector<LaneStep>& st
   return regs[steps.back().dst];
 }
 
-const LaneOp kOps[] = {LaneOp::kAdd,  LaneOp::kSub,     LaneOp::kMul,  LaneOp::kDiv,    LaneOp::kMaximum,
+const LaneOp kOps[] = {LaneOp::kAdd,     LaneOp::kSub,  LaneOp::kMul,     LaneOp::kDiv, LaneOp::kMaximum,
                        LaneOp::kMinimum, LaneOp::kTanh, LaneOp::kSigmoid, LaneOp::kExp, LaneOp::kNeg,
-                       LaneOp::kSquare, LaneOp::kRelu,  LaneOp::kRelu6};
+                       LaneOp::kSquare,  LaneOp::kRelu, LaneOp::kRelu6};
 
 TEST(LanePrograms, AnyProgramIsItsStepsOneByOne) {
   std::mt19937 rng(20261201);
@@ -134,8 +155,8 @@ TEST(LanePrograms, AnyProgramIsItsStepsOneByOne) {
         const int prev = s > 0 ? steps.back().dst : -1;
         const int a = pick(prev), b = lane_op_is_unary(op) ? -1 : pick(prev);
         const int dst = num_inputs + static_cast<int>(rng() % (num_regs - num_inputs));
-        steps.push_back({.op = op, .dst = static_cast<int8_t>(dst), .a = static_cast<int8_t>(a),
-                         .b = static_cast<int8_t>(b)});
+        steps.push_back(
+            {.op = op, .dst = static_cast<int8_t>(dst), .a = static_cast<int8_t>(a), .b = static_cast<int8_t>(b)});
         written[dst] = true;
         text += " r" + std::to_string(dst) + "=op" + std::to_string(static_cast<int>(op)) + "(r" + std::to_string(a) +
                 (b >= 0 ? ",r" + std::to_string(b) : "") + ")";
@@ -143,8 +164,8 @@ TEST(LanePrograms, AnyProgramIsItsStepsOneByOne) {
       // A scalar operand's register is never a destination (inputs are not), so its value holds.
       const std::vector<float> want = reference(level, steps, regs, n);
       std::vector<float> got(static_cast<size_t>(n), 12345.f);
-      const int64_t done = level.lanes(steps.data(), num_steps, num_inputs, inputs.data(), scalar.data(),
-                                       got.data(), n);
+      const int64_t done =
+          level.lanes(steps.data(), num_steps, num_inputs, inputs.data(), scalar.data(), got.data(), n);
       if (level.name == "baseline") {
         EXPECT_EQ(done, 0);
         continue;
