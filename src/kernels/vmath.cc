@@ -30,6 +30,22 @@ int64_t vlanes(const LaneStep* steps, int num_steps, int num_inputs, const float
   KILN_ISA_CALL(vlanes, steps, num_steps, num_inputs, inputs, scalar, out, n);
 }
 
+void plan_lanes(LaneStep* steps, int num_steps) {
+  for (int s = 0; s < num_steps; ++s) {
+    LaneStep& st = steps[s];
+    const int prev = s > 0 ? steps[s - 1].dst : -1;
+    st.a_prev = st.a == prev;
+    st.b_prev = st.b >= 0 && st.b == prev;
+    // Kept when a step after the next reads it before a step overwrites its register (the next
+    // step reads it from the accumulator; a step reading and writing it reads the old value).
+    st.keep = false;
+    for (int t = s + 1; t < num_steps && !st.keep; ++t) {
+      if (t > s + 1 && (steps[t].a == st.dst || steps[t].b == st.dst)) st.keep = true;
+      if (steps[t].dst == st.dst) break;
+    }
+  }
+}
+
 KILN_ISA_DECLARE(void verfc(const float* x, float* y, int64_t n))
 void verfc(const float* x, float* y, int64_t n) { KILN_ISA_CALL(verfc, x, y, n); }
 

@@ -58,8 +58,15 @@ constexpr LaneOp lane_of() {
 struct LaneStep {
   LaneOp op;
   int8_t dst, a, b;  // b -1: unary
+  // Where the operands come from and where the result goes (plan_lanes fills these once per
+  // program): an operand that is the previous step's result is read from an accumulator of
+  // vector registers, and a result goes to the register file on the stack only when a step
+  // after the next reads it. The defaults, a program not planned, keep every result there.
+  bool a_prev = false, b_prev = false, keep = true;
 };
 inline constexpr int kMaxLaneRegisters = 32;
+// Fills each step's a_prev, b_prev and keep from the program's registers.
+void plan_lanes(LaneStep* steps, int num_steps);
 // Runs the program over the first n - n % (8 * lanes) elements at the AVX-512 level (16 lanes)
 // and the AVX2 level (8), and returns how many it ran: 0 at the baseline level (the caller runs
 // the steps one by one over the rest).

@@ -249,6 +249,7 @@ bool lane_program(const std::vector<int64_t>& p, int num_inputs, int num_regs, i
               .a = static_cast<int8_t>(ins[2]),
               .b = static_cast<int8_t>(unary ? 0 : ins[3])};
   }
+  kernels::plan_lanes(out, steps);
   return steps > 0;
 }
 

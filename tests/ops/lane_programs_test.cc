@@ -2,8 +2,8 @@
 // random programs over few registers (so that registers are overwritten, read many steps after
 // they were written, written in place, and a step reads the step before it in both operands),
 // scalar inputs on either side, every lane op, at each level this CPU runs. The register chains
-// keep most results in an accumulator instead of the register file (isa/vmath_isa.cc,
-// LaneFlow); a result a later step needs must still be there. The reference runs each step over
+// keep most results in an accumulator instead of the register file (plan_lanes,
+// LaneStep::keep); a result a later step needs must still be there. The reference runs each step over
 // the whole array with that level's own span kernels (vtanh, vsigmoid, vexp) and IEEE
 // arithmetic for the rest.
 #include <gtest/gtest.h>
@@ -163,21 +163,28 @@ TEST(LanePrograms, AnyProgramIsItsStepsOneByOne) {
       }
       // A scalar operand's register is never a destination (inputs are not), so its value holds.
       const std::vector<float> want = reference(level, steps, regs, n);
-      std::vector<float> got(static_cast<size_t>(n), 12345.f);
-      const int64_t done =
-          level.lanes(steps.data(), num_steps, num_inputs, inputs.data(), scalar.data(), got.data(), n);
-      if (level.name == "baseline") {
-        EXPECT_EQ(done, 0);
-        continue;
+      // As planned (plan_lanes: operands from the accumulator, few results kept) and unplanned
+      // (every result through the register file): the same bits.
+      for (const bool planned : {false, true}) {
+        std::vector<LaneStep> program = steps;
+        if (planned) plan_lanes(program.data(), num_steps);
+        const std::string what = level.name + (planned ? " planned" : " unplanned") + " program" + text;
+        std::vector<float> got(static_cast<size_t>(n), 12345.f);
+        const int64_t done =
+            level.lanes(program.data(), num_steps, num_inputs, inputs.data(), scalar.data(), got.data(), n);
+        if (level.name == "baseline") {
+          EXPECT_EQ(done, 0);
+          continue;
+        }
+        ASSERT_EQ(done, n - n % (level.name == "avx512" ? 128 : 64)) << what;
+        for (int64_t i = 0; i < done; ++i) {
+          if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+          ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+              << what << " at " << i << ": " << got[i] << " in registers, " << want[i] << " step by step";
+        }
+        for (int64_t i = done; i < n; ++i)
+          ASSERT_EQ(got[i], 12345.f) << what << ": written past the whole vectors at " << i;
       }
-      ASSERT_EQ(done, n - n % (level.name == "avx512" ? 128 : 64)) << level.name;
-      for (int64_t i = 0; i < done; ++i) {
-        if (std::isnan(got[i]) && std::isnan(want[i])) continue;
-        ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
-            << level.name << " program" << text << " at " << i << ": " << got[i] << " in registers, " << want[i]
-            << " step by step";
-      }
-      for (int64_t i = done; i < n; ++i) ASSERT_EQ(got[i], 12345.f) << "written past the whole vectors at " << i;
     }
 }
 

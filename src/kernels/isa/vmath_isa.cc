@@ -301,27 +301,7 @@ Lanes::V exp_lanes(Lanes::V a) {
 // Eight vectors per step: one dispatch per 8 * kWidth lanes, and eight independent chains in
 // flight (four took 10% longer on a 1M chain at AVX-512).
 constexpr int kV = 8;
-using Block = Lanes::V[kV];
-// Where a step's operands come from and whether its result is kept. Most steps read the step
-// just before: that result stays in the accumulator (eight vector registers) instead of going
-// through the register file on the stack, and a result is stored there only when a step after
-// the next one reads it before another step overwrites its register. (Every step storing and
-// loading its eight vectors cost the 1M chain 31% of its time on an AMD EPYC, Zen 5.)
-struct LaneFlow {
-  bool a_acc, b_acc;  // the operand is the previous step's result
-  bool keep;          // store the result in the register file too
-};
-void plan_flow(const LaneStep* steps, int num_steps, LaneFlow* flow) {
-  for (int s = 0; s < num_steps; ++s) {
-    const int prev = s > 0 ? steps[s - 1].dst : -1;
-    const int dst = steps[s].dst;
-    flow[s] = {.a_acc = steps[s].a == prev, .b_acc = steps[s].b >= 0 && steps[s].b == prev, .keep = false};
-    for (int t = s + 1; t < num_steps && !flow[s].keep; ++t) {
-      if (t > s + 1 && (steps[t].a == dst || steps[t].b == dst)) flow[s].keep = true;
-      if (steps[t].dst == dst) break;  // overwritten: later reads see the new value
-    }
-  }
-}
+using Block = Lanes::V[kV];  // the accumulator: the previous step's result (LaneStep::a_prev)
 // acc[j] = f(operand a), a from the accumulator or the register file; unrolled, so that the
 // accumulator is eight registers.
 template <class F>
@@ -335,14 +315,15 @@ template <class F>
   }
 }
 template <class F>
-[[gnu::always_inline]] inline void binary_step(Block& acc, const Lanes::V* a, const Lanes::V* b, LaneFlow flow, F f) {
-  if (flow.a_acc && flow.b_acc) {
+[[gnu::always_inline]] inline void binary_step(Block& acc, const Lanes::V* a, const Lanes::V* b, bool a_acc, bool b_acc,
+                                               F f) {
+  if (a_acc && b_acc) {
 #pragma GCC unroll 8
     for (int j = 0; j < kV; ++j) acc[j] = f(acc[j], acc[j]);
-  } else if (flow.a_acc) {
+  } else if (a_acc) {
 #pragma GCC unroll 8
     for (int j = 0; j < kV; ++j) acc[j] = f(acc[j], b[j]);
-  } else if (flow.b_acc) {
+  } else if (b_acc) {
 #pragma GCC unroll 8
     for (int j = 0; j < kV; ++j) acc[j] = f(a[j], acc[j]);
   } else {
@@ -356,10 +337,8 @@ int64_t run_lanes(const LaneStep* steps, int num_steps, int num_inputs, const fl
   using Packet = Lanes::Packet;
   using Divider = Lanes::Divider;
   constexpr int kW = Lanes::kWidth;
-  if (num_steps <= 0 || num_steps > kMaxLaneRegisters) return 0;
-  V r[kMaxLaneRegisters][kV];  // the register file: inputs, and the results kept (LaneFlow)
-  LaneFlow flow[kMaxLaneRegisters];
-  plan_flow(steps, num_steps, flow);
+  if (num_steps <= 0) return 0;
+  V r[kMaxLaneRegisters][kV];  // the register file: inputs, and the results kept (LaneStep::keep)
   // A scalar input is broadcast once; a division by one keeps its divisor's constants.
   alignas(64) unsigned char divisors[kMaxLaneRegisters][sizeof(Divider)];
   for (int k = 0; k < num_inputs; ++k)
@@ -379,57 +358,56 @@ int64_t run_lanes(const LaneStep* steps, int num_steps, int num_inputs, const fl
       const LaneStep& st = steps[s];
       const V* a = r[st.a];
       const V* b = st.b >= 0 ? r[st.b] : nullptr;
-      const LaneFlow f = flow[s];
       switch (st.op) {
         case LaneOp::kTanh:
-          unary_step(acc, a, f.a_acc, [](V v) { return tanh_packet<Packet>(v); });
+          unary_step(acc, a, st.a_prev, [](V v) { return tanh_packet<Packet>(v); });
           break;
         case LaneOp::kSigmoid:
-          unary_step(acc, a, f.a_acc, [](V v) { return sigmoid_packet<Packet>(v); });
+          unary_step(acc, a, st.a_prev, [](V v) { return sigmoid_packet<Packet>(v); });
           break;
         case LaneOp::kExp:
-          unary_step(acc, a, f.a_acc, [](V v) { return exp_lanes(v); });
+          unary_step(acc, a, st.a_prev, [](V v) { return exp_lanes(v); });
           break;
         case LaneOp::kNeg:
-          unary_step(acc, a, f.a_acc, [](V v) { return Lanes::neg(v); });
+          unary_step(acc, a, st.a_prev, [](V v) { return Lanes::neg(v); });
           break;
         case LaneOp::kSquare:
-          unary_step(acc, a, f.a_acc, [](V v) { return Lanes::mul(v, v); });
+          unary_step(acc, a, st.a_prev, [](V v) { return Lanes::mul(v, v); });
           break;
         case LaneOp::kRelu:
-          unary_step(acc, a, f.a_acc, [](V v) { return Lanes::relu(v); });
+          unary_step(acc, a, st.a_prev, [](V v) { return Lanes::relu(v); });
           break;
         case LaneOp::kRelu6:
-          unary_step(acc, a, f.a_acc, [](V v) { return Lanes::relu6(v); });
+          unary_step(acc, a, st.a_prev, [](V v) { return Lanes::relu6(v); });
           break;
         case LaneOp::kMaximum:
-          binary_step(acc, a, b, f, [](V x, V y) { return Lanes::maximum(x, y); });
+          binary_step(acc, a, b, st.a_prev, st.b_prev, [](V x, V y) { return Lanes::maximum(x, y); });
           break;
         case LaneOp::kMinimum:
-          binary_step(acc, a, b, f, [](V x, V y) { return Lanes::minimum(x, y); });
+          binary_step(acc, a, b, st.a_prev, st.b_prev, [](V x, V y) { return Lanes::minimum(x, y); });
           break;
         case LaneOp::kAdd:
-          binary_step(acc, a, b, f, [](V x, V y) { return Lanes::add(x, y); });
+          binary_step(acc, a, b, st.a_prev, st.b_prev, [](V x, V y) { return Lanes::add(x, y); });
           break;
         case LaneOp::kSub:
-          binary_step(acc, a, b, f, [](V x, V y) { return Lanes::sub(x, y); });
+          binary_step(acc, a, b, st.a_prev, st.b_prev, [](V x, V y) { return Lanes::sub(x, y); });
           break;
         case LaneOp::kMul:
-          binary_step(acc, a, b, f, [](V x, V y) { return Lanes::mul(x, y); });
+          binary_step(acc, a, b, st.a_prev, st.b_prev, [](V x, V y) { return Lanes::mul(x, y); });
           break;
         case LaneOp::kDiv:
           if (st.b < num_inputs && scalar[st.b]) {
             const Divider& divide = *std::launder(reinterpret_cast<const Divider*>(divisors[s]));
-            unary_step(acc, a, f.a_acc, [&divide](V v) { return divide(v); });
+            unary_step(acc, a, st.a_prev, [&divide](V v) { return divide(v); });
           } else {
-            binary_step(acc, a, b, f, [](V x, V y) { return Lanes::div(x, y); });
+            binary_step(acc, a, b, st.a_prev, st.b_prev, [](V x, V y) { return Lanes::div(x, y); });
           }
           break;
         case LaneOp::kNone:  // never planned: lane_program refuses ops without a lane form
           for (int j = 0; j < kV; ++j) acc[j] = Lanes::set1(0.f);
           break;
       }
-      if (f.keep)
+      if (st.keep)
         for (int j = 0; j < kV; ++j) r[st.dst][j] = acc[j];
     }
 #pragma GCC unroll 8
