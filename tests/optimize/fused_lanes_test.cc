@@ -90,3 +90,25 @@ TEST(FusedLanes, ChainsInRegistersAreTheSeparateOpsBitForBit) {
     }
   set_intra_op_threads(before);
 }
+
+// A range whose inputs are all read in place (same-shape, scalar, or broadcast once to the
+// output's size: here a column [m, 1] against [m, k]) runs in one register call per thread;
+// its elements short of eight vectors go on step by step. Sizes around the split and the tail.
+TEST(FusedLanes, WholeRangeWithAMaterializedBroadcastIsTheSeparateOpsBitForBit) {
+  auto body = [](Tensor column, Tensor y) { return tanh(column * y) + column / 3.0f - y; };
+  const int before = configured_threads();
+  for (const int threads : {1, 2})
+    for (const auto& [m, k] : {std::pair<int64_t, int64_t>{1, 1}, {7, 9}, {129, 513}, {257, 1031}}) {
+      set_intra_op_threads(threads);
+      const Tensor column = reshape(values(m, 3), {m, 1}), y = reshape(values(m * k, 4), {m, k});
+      auto f = function(body);
+      const auto counts =
+          op_counts(f.get_concrete_function(TensorSpec{{m, 1}, DType::Float32}, TensorSpec{{m, k}, DType::Float32})
+                        .optimized_graph());
+      EXPECT_EQ(counts.count("KilnFusedElementwise"), 1u);
+      expect_same_bits(
+          f(column, y), body(column, y),
+          "m=" + std::to_string(m) + " k=" + std::to_string(k) + " on " + std::to_string(threads) + " threads");
+    }
+  set_intra_op_threads(before);
+}
