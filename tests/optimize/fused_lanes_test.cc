@@ -6,6 +6,7 @@
 // subnormals, the division-by-a-scalar sequence's range edges, exp's clamp), for operands
 // that are scalars on either side, and on one and two threads. At the baseline level the
 // steps run one by one; the comparison holds there too.
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -92,23 +93,25 @@ TEST(FusedLanes, ChainsInRegistersAreTheSeparateOpsBitForBit) {
 }
 
 // A range whose inputs are all read in place (same-shape, scalar, or broadcast once to the
-// output's size: here a column [m, 1] against [m, k]) runs in one register call per thread;
-// its elements short of eight vectors go on step by step. Sizes around the split and the tail.
+// output's size: here [a, 1, c] against [a, b, c], neither a row nor a channel vector) runs in
+// one register call per thread; its elements short of eight vectors go on step by step. Sizes
+// around the split between threads and the tail.
 TEST(FusedLanes, WholeRangeWithAMaterializedBroadcastIsTheSeparateOpsBitForBit) {
-  auto body = [](Tensor column, Tensor y) { return tanh(column * y) + column / 3.0f - y; };
+  auto body = [](Tensor x, Tensor y) { return tanh(x * y) + x / 3.0f - y; };
   const int before = configured_threads();
   for (const int threads : {1, 2})
-    for (const auto& [m, k] : {std::pair<int64_t, int64_t>{1, 1}, {7, 9}, {129, 513}, {257, 1031}}) {
+    for (const auto& [a, b, c] : {std::array<int64_t, 3>{1, 1, 1}, {2, 7, 9}, {3, 129, 513}, {5, 257, 211}}) {
       set_intra_op_threads(threads);
-      const Tensor column = reshape(values(m, 3), {m, 1}), y = reshape(values(m * k, 4), {m, k});
+      const Tensor x = reshape(values(a * c, 3), {a, 1, c}), y = reshape(values(a * b * c, 4), {a, b, c});
       auto f = function(body);
-      const auto counts =
-          op_counts(f.get_concrete_function(TensorSpec{{m, 1}, DType::Float32}, TensorSpec{{m, k}, DType::Float32})
-                        .optimized_graph());
+      const auto counts = op_counts(
+          f.get_concrete_function(TensorSpec{{a, 1, c}, DType::Float32}, TensorSpec{{a, b, c}, DType::Float32})
+              .optimized_graph());
       EXPECT_EQ(counts.count("KilnFusedElementwise"), 1u);
-      expect_same_bits(
-          f(column, y), body(column, y),
-          "m=" + std::to_string(m) + " k=" + std::to_string(k) + " on " + std::to_string(threads) + " threads");
+      expect_same_bits(f(x, y), body(x, y),
+                       "[" + std::to_string(a) + ", 1, " + std::to_string(c) + "] against [" + std::to_string(a) +
+                           ", " + std::to_string(b) + ", " + std::to_string(c) + "] on " + std::to_string(threads) +
+                           " threads");
     }
   set_intra_op_threads(before);
 }
