@@ -274,9 +274,19 @@ struct FusedKernel {
     int window_slot[kMaxFusedRegisters];  // input r's gather buffer in a chunk, -1 for none
     bool windowed[kMaxFusedRegisters];
     int window_inputs = 0;
-    std::vector<unsigned char> broadcast[kMaxFusedRegisters];  // the rare materialized inputs
+    // The rare inputs broadcast to the output's size once per call, one after another in one
+    // buffer: input r's copy at broadcast_at[r] bytes, -1 for none. (An array of a vector per
+    // register was zeroed and destroyed on every call, a tenth of an LSTM step's fused gates.)
+    std::vector<unsigned char> broadcast;
+    int64_t broadcast_at[kMaxFusedRegisters];
+    auto materialize = [&](int r) {
+      broadcast_at[r] = static_cast<int64_t>(broadcast.size());
+      broadcast.resize(broadcast.size() + static_cast<size_t>(n) * es);
+      return broadcast.data() + broadcast_at[r];
+    };
     for (int r = 0; r < num_inputs; ++r) {
       window_slot[r] = -1;
+      broadcast_at[r] = -1;
       const Window w = window_of(windows, r);
       windowed[r] = w.columns != 0;
       if (!windowed[r]) continue;
@@ -304,8 +314,7 @@ struct FusedKernel {
       const int64_t count = detail::checked_num_elements(operand.data(), operand.size());
       std::vector<unsigned char> copy(static_cast<size_t>(count) * es);
       if (count > 0) gather_window(copy.data(), static_cast<const unsigned char*>(in.data), es, 0, count, channels, w);
-      broadcast[r].resize(static_cast<size_t>(n) * es);
-      broadcast_into(copy.data(), operand, out.dims, es, broadcast[r].data());
+      broadcast_into(copy.data(), operand, out.dims, es, materialize(r));
     }
     // (In this thread's scratch: a call allocates nothing once warm.)
     int64_t tiled_at[kMaxFusedRegisters];  // byte offset of input r's copy, -1 for none
@@ -328,8 +337,7 @@ struct FusedKernel {
         tiled_bytes += span * static_cast<int64_t>(es);
         continue;
       }
-      broadcast[r].resize(static_cast<size_t>(n) * es);
-      broadcast_into(in.data, in.dims, out.dims, es, broadcast[r].data());
+      broadcast_into(in.data, in.dims, out.dims, es, materialize(r));
     }
     unsigned char* tiled =
         tiled_bytes ? static_cast<unsigned char*>(detail::scratch_bytes(detail::kFusedScratch, tiled_bytes)) : nullptr;
@@ -359,8 +367,8 @@ struct FusedKernel {
       if (lanes && in_place) {
         for (int r = 0; r < num_inputs; ++r) {
           scalar[r] = !windowed[r] && c.in(r).num_elements == 1 && n != 1;
-          reg[r] = !broadcast[r].empty()
-                       ? static_cast<const void*>(broadcast[r].data() + first * static_cast<int64_t>(es))
+          reg[r] = broadcast_at[r] >= 0
+                       ? static_cast<const void*>(broadcast.data() + broadcast_at[r] + first * static_cast<int64_t>(es))
                        : static_cast<const char*>(c.in(r).data) + (scalar[r] ? 0 : first * static_cast<int64_t>(es));
         }
         first += kernels::vlanes(lane_steps, steps, num_inputs, reinterpret_cast<const float* const*>(reg), scalar,
@@ -382,8 +390,8 @@ struct FusedKernel {
             reg[r] = dst;
           } else if (tiled_at[r] >= 0)
             reg[r] = tiled + tiled_at[r] + (start % channels) * static_cast<int64_t>(es);
-          else if (!broadcast[r].empty())
-            reg[r] = broadcast[r].data() + start * static_cast<int64_t>(es);
+          else if (broadcast_at[r] >= 0)
+            reg[r] = broadcast.data() + broadcast_at[r] + start * static_cast<int64_t>(es);
           else
             reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
         }
