@@ -1,8 +1,12 @@
 // parallel_for_split when a chunk throws: on the calling thread (it must still wait for the
-// helpers, which use its stack) or on a helper (which must not terminate the process).
+// helpers' chunks, which use its stack) or on a helper (which must not terminate the process);
+// and when a helper starts late or never runs a chunk.
 #include "core/parallel.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <thread>
 
 #include "kiln/op_registry.h"
@@ -69,6 +73,38 @@ TEST(ParallelForSplit, EveryChunkRunsOnceWithoutErrors) {
     for (int64_t i = b; i < e; ++i) seen[i].fetch_add(1);
   });
   for (auto& s : seen) EXPECT_EQ(s.load(), 1);
+}
+
+// A helper the pool cannot start (every worker busy) does not hold the caller up: the caller
+// takes its chunks, returns, and the helper finds none left when it runs. (Waiting for every
+// helper, the caller waited here until the workers were released, two seconds later.)
+TEST(ParallelForSplit, TheCallerTakesTheChunksOfAHelperThatHasNotStarted) {
+  ThreadsScope threads(2);
+  if (configured_threads() < 2) GTEST_SKIP() << "needs two threads";
+  struct Hold {  // shared with the pool's tasks, which may outlive this test's frame
+    std::atomic<bool> release{false};
+    std::atomic<int> held{0};
+  };
+  auto hold = std::make_shared<Hold>();
+  const int workers = std::max(1, default_intra_op_threads() - 1);  // the pool's threads
+  for (int i = 0; i < workers; ++i)
+    schedule_on_pool([hold] {
+      hold->held.fetch_add(1);
+      while (!hold->release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+  while (hold->held.load() < workers) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread releaser([hold] {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    hold->release.store(true);
+  });
+  std::atomic<int64_t> covered{0};
+  const auto start = std::chrono::steady_clock::now();
+  parallel_for_split(2, [&](int64_t b, int64_t e) { covered.fetch_add(e - b); });
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  hold->release.store(true);
+  releaser.join();
+  EXPECT_EQ(covered.load(), 2);
+  EXPECT_LT(elapsed, std::chrono::seconds(1));
 }
 
 // A chunk that runs a parallel kernel (Conv3D's GEMM per block) runs it on its own thread:
