@@ -98,6 +98,11 @@ TEST(MatMul, SplitAcrossThreadsAgrees) {
   check_all_layouts<float>(203, 70, 151);  // tall: row blocks
   check_all_layouts<float>(41, 298, 183);  // wide: column blocks
   check_all_layouts<double>(31, 262, 271);
+  // few rows against a wide matrix (the small path, by column blocks of 64): an LSTM step at
+  // batch 1, and widths that leave a block short
+  check_all_layouts<float>(1, 512, 128);
+  check_all_layouts<float>(3, 200, 100);
+  check_all_layouts<double>(2, 130, 129);
   set_intra_op_threads(before);
 }
 
@@ -110,8 +115,9 @@ TEST(MatMul, SameBitsOnAnyThreadCount) {
   struct Shape {
     int64_t m, k, n;
   };
-  for (const Shape s : {Shape{200, 64, 700}, Shape{97, 300, 1500}, Shape{64, 64, 4096}, Shape{517, 129, 211},
-                        Shape{300, 300, 300}, Shape{1000, 96, 256}})
+  for (const Shape s :
+       {Shape{200, 64, 700}, Shape{97, 300, 1500}, Shape{64, 64, 4096}, Shape{517, 129, 211}, Shape{300, 300, 300},
+        Shape{1000, 96, 256}, Shape{1, 128, 512}, Shape{3, 100, 200}, Shape{2, 129, 130}, Shape{1, 64, 600}})
     for (const DType dt : {DType::Float32, DType::Float64}) {
       const Tensor a = random_uniform({s.m, s.k}, -1, 1, dt, 71);
       const Tensor b = random_uniform({s.k, s.n}, -1, 1, dt, 72);

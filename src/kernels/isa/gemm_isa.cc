@@ -24,6 +24,9 @@ namespace {
 
 // Below this many multiply-adds the plain loop wins: no packing, no library call.
 constexpr int64_t kSmallGemmWork = 48 * 48 * 48;
+// The small path splits its columns between threads from this many multiply-adds, in blocks
+// of whole register blocks (gemm_small_rows).
+constexpr int64_t kSplitRowsWork = 32 * 1024, kColumnBlock = 64;
 
 template <class T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -61,9 +64,9 @@ void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
 // of k, so an element of C is stored once instead of loaded and stored on every step of k,
 // as gemm_small's i-k-j loop does (an LSTM(128) step at batch 1, a vector times a 128x512
 // matrix, spent 7.7 us there). Each element sums over k in the same order, so the results
-// are gemm_small's.
+// are gemm_small's. B's and C's rows are ldb and ldc elements apart (a block of columns).
 template <class T>
-void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc) {
 #if defined(__AVX512F__)
   constexpr int kBytes = 64;  // one register per vector
 #else
@@ -74,13 +77,13 @@ void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T*
   constexpr int kBlock = 4;  // accumulators: 4 independent chains hide the multiply-add latency
   for (int64_t i = 0; i < m; ++i) {
     const T* ai = a + i * k;
-    T* ci = c + i * n;
+    T* ci = c + i * ldc;
     int64_t j = 0;
     for (; j + kBlock * kLanes <= n; j += kBlock * kLanes) {
       Vec acc[kBlock] = {};
       for (int64_t p = 0; p < k; ++p) {
         const T av = ai[p];
-        const T* bp = b + p * n + j;
+        const T* bp = b + p * ldb + j;
         for (int v = 0; v < kBlock; ++v) {
           Vec bv;
           std::memcpy(&bv, bp + v * kLanes, sizeof(bv));  // an unaligned vector load
@@ -93,7 +96,7 @@ void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T*
       Vec acc = {};
       for (int64_t p = 0; p < k; ++p) {
         Vec bv;
-        std::memcpy(&bv, b + p * n + j, sizeof(bv));
+        std::memcpy(&bv, b + p * ldb + j, sizeof(bv));
         acc += ai[p] * bv;
       }
       std::memcpy(ci + j, &acc, sizeof(acc));
@@ -101,7 +104,7 @@ void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T*
     if (j == n) continue;
     for (int64_t q = j; q < n; ++q) ci[q] = T(0);
     for (int64_t p = 0; p < k; ++p)
-      for (int64_t q = j; q < n; ++q) ci[q] += ai[p] * b[p * n + q];
+      for (int64_t q = j; q < n; ++q) ci[q] += ai[p] * b[p * ldb + q];
   }
 }
 
@@ -459,7 +462,23 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
   if (gemm_narrow_vector(m, n, k, a, b, c)) return;
   if (n <= 8) return gemm_narrow<T, 8>(m, n, k, a, b, c);
   if (n <= 16) return gemm_narrow<T, 16>(m, n, k, a, b, c);
-  if constexpr (std::is_floating_point_v<T>) return gemm_small_rows(m, n, k, a, b, c);
+  if constexpr (std::is_floating_point_v<T>) {
+    // A few rows against a wide B (an LSTM(128) step at batch 1: a vector times 128x512, 256 KB
+    // read from the cache for 65K multiply-adds): the columns split between threads, each
+    // reading its part of B through its own core's cache; a column's sum is the same either way.
+    const int64_t blocks = std::min<int64_t>(intra_op_threads(), n / kColumnBlock);
+    if (blocks > 1 && work >= kSplitRowsWork) {
+      parallel_for(blocks, 2, [&](int64_t lo, int64_t hi) {
+        for (int64_t q = lo; q < hi; ++q) {
+          const int64_t j0 = n * q / blocks / kColumnBlock * kColumnBlock,
+                        j1 = q + 1 == blocks ? n : n * (q + 1) / blocks / kColumnBlock * kColumnBlock;
+          gemm_small_rows(m, j1 - j0, k, a, b + j0, n, c + j0, n);
+        }
+      });
+      return;
+    }
+    return gemm_small_rows(m, n, k, a, b, n, c, n);
+  }
   gemm_small(m, n, k, a, b, c);
 }
 
