@@ -9,6 +9,11 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+# The oracle is the same TensorFlow on every CPU: its oneDNN kernels, which it turns on by itself
+# only where the CPU has AVX-512's neural-network extensions. On an AVX2-only CPU its default
+# kernels differ (Conv3D and dilated Conv2D gradients refused, other max-pool NaN handling,
+# other error messages), and the suite's cases were those of the oneDNN build.
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
 
 
 @pytest.fixture(scope="session")

@@ -149,7 +149,7 @@ def test_tensorflow_1_loaders_restore_the_variables(tf, tmp_path):
         meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], path)
         sig = meta.signature_def["serving_default"]
         got = sess.run(sig.outputs["output_0"].name, {sig.inputs["x"].name: x})
-        _close(got, want, ulps=4)
+        _close(got, want, ulps=16)  # TensorFlow's sums in its kernels' order (oneDNN's or Eigen's)
         # The saver_def also saves: a TensorFlow 2 checkpoint with the object graph.
         tf.compat.v1.train.Saver(saver_def=meta.saver_def).save(sess, prefix, write_meta_graph=False)
     reader = tf.train.load_checkpoint(prefix)
@@ -165,7 +165,7 @@ def test_tensorflow_1_loaders_restore_the_variables(tf, tmp_path):
                           "--inputs", "x=" + str(tmp_path / "x.npy"), "--outdir", str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert out.returncode == 0, out.stderr
-    _close(np.load(str(tmp_path / "out" / "output_0.npy")), want, ulps=4)
+    _close(np.load(str(tmp_path / "out" / "output_0.npy")), want, ulps=16)
 
 
 def test_bad_arguments(tmp_path):
@@ -233,7 +233,13 @@ def test_sixteen_bit_floats_save_as_tensorflow_reads_them(tf, tmp_path, dtype):
     x = RNG.standard_normal((5, 2)).astype(np.float32)
     want = m(kiln.constant(x)).numpy()
     theirs, mine, path = _save_and_load(tf, tmp_path, m)
-    _close(theirs.signatures["serving_default"](x=tf.constant(x))["output_0"].numpy(), want)
+    # TensorFlow's bfloat16 product rounds once, as kiln's, on AVX-512 machines, and after each
+    # step (a few bfloat16 ulps away) on AVX2-only ones; kiln's own load must be exact.
+    theirs_out = theirs.signatures["serving_default"](x=tf.constant(x))["output_0"].numpy()
+    if dtype == "bfloat16":
+        np.testing.assert_allclose(theirs_out, want, rtol=2**-6, atol=2**-6)
+    else:
+        _close(theirs_out, want)
     _close(mine.signatures["serving_default"](x=x)["output_0"].numpy(), want)
     reader = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
     stored = {k: v for k, v in reader.get_variable_to_dtype_map().items() if "VARIABLE_VALUE" in k}
