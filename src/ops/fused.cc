@@ -276,7 +276,8 @@ struct FusedKernel {
     int window_inputs = 0;
     // The rare inputs broadcast to the output's size once per call, one after another in one
     // buffer: input r's copy at broadcast_at[r] bytes, -1 for none. (An array of a vector per
-    // register was zeroed and destroyed on every call, a tenth of an LSTM step's fused gates.)
+    // register, zeroed and destroyed on every call, was a third of the kernel's own time in an
+    // LSTM classifier's gates at batch 1.)
     std::vector<unsigned char> broadcast;
     int64_t broadcast_at[kMaxFusedRegisters];
     auto materialize = [&](int r) {
@@ -351,6 +352,12 @@ struct FusedKernel {
         d == DType::Float32 && steps <= kMaxFusedRegisters && lane_program(p, num_inputs, num_regs, steps, lane_steps);
     bool in_place = true;  // no input gathered, spread or tiled per chunk
     for (int r = 0; r < num_inputs; ++r) in_place &= window_slot[r] < 0 && row_slot[r] < 0 && tiled_at[r] < 0;
+    // Input r's elements from `start` on, where it is read in place (a scalar: its one element).
+    auto in_place_operand = [&](int r, bool is_scalar, int64_t start) -> const void* {
+      const int64_t offset = is_scalar ? 0 : start * static_cast<int64_t>(es);
+      return broadcast_at[r] >= 0 ? static_cast<const void*>(broadcast.data() + broadcast_at[r] + offset)
+                                  : static_cast<const char*>(c.in(r).data) + offset;
+    };
     // Split over threads from 64K elements of float32 (as many bytes for other dtypes).
     parallel_for((n + chunk_len - 1) / chunk_len, (int64_t{256} << 10) / kChunkBytes, [&](int64_t lo, int64_t hi) {
       alignas(64) unsigned char temps[kMaxFusedTemps * kChunkBytes];  // on the stack: no allocation
@@ -358,6 +365,7 @@ struct FusedKernel {
       alignas(64) unsigned char gathered[kMaxFusedWindowInputs * kChunkBytes];
       const void* reg[kMaxFusedRegisters];
       char scalar[kMaxFusedRegisters] = {};
+      for (int r = 0; r < num_inputs; ++r) scalar[r] = !windowed[r] && c.in(r).num_elements == 1 && n != 1;
       int64_t first = lo * chunk_len;
       const int64_t end = std::min(hi * chunk_len, n);
       // Where every input is read in place, the register program runs over the whole range in
@@ -365,12 +373,7 @@ struct FusedKernel {
       // cost 15% of a 1M chain when paid for every chunk. The few elements short of eight
       // vectors (or all of them at the baseline level) go on in chunks below.
       if (lanes && in_place) {
-        for (int r = 0; r < num_inputs; ++r) {
-          scalar[r] = !windowed[r] && c.in(r).num_elements == 1 && n != 1;
-          reg[r] = broadcast_at[r] >= 0
-                       ? static_cast<const void*>(broadcast.data() + broadcast_at[r] + first * static_cast<int64_t>(es))
-                       : static_cast<const char*>(c.in(r).data) + (scalar[r] ? 0 : first * static_cast<int64_t>(es));
-        }
+        for (int r = 0; r < num_inputs; ++r) reg[r] = in_place_operand(r, scalar[r], first);
         first += kernels::vlanes(lane_steps, steps, num_inputs, reinterpret_cast<const float* const*>(reg), scalar,
                                  static_cast<float*>(out.data) + first, end - first);
       }
@@ -378,6 +381,7 @@ struct FusedKernel {
         const int64_t len = std::min(chunk_len, end - start);
         for (int r = 0; r < num_inputs; ++r) {
           const TensorImpl& in = c.in(r);
+          // Again per chunk: a step of a malformed program may have written an input's register.
           scalar[r] = !windowed[r] && in.num_elements == 1 && n != 1;
           if (window_slot[r] >= 0) {
             unsigned char* dst = gathered + static_cast<size_t>(window_slot[r]) * kChunkBytes;
@@ -390,10 +394,8 @@ struct FusedKernel {
             reg[r] = dst;
           } else if (tiled_at[r] >= 0)
             reg[r] = tiled + tiled_at[r] + (start % channels) * static_cast<int64_t>(es);
-          else if (broadcast_at[r] >= 0)
-            reg[r] = broadcast.data() + broadcast_at[r] + start * static_cast<int64_t>(es);
           else
-            reg[r] = static_cast<const char*>(in.data) + (scalar[r] ? 0 : start * static_cast<int64_t>(es));
+            reg[r] = in_place_operand(r, scalar[r], start);
         }
         // In registers where every step has a register form; the rest (the last elements
         // short of eight vectors, or every element) step by step, each a pass over the chunk.
