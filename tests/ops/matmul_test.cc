@@ -98,8 +98,8 @@ TEST(MatMul, SplitAcrossThreadsAgrees) {
   check_all_layouts<float>(203, 70, 151);  // tall: row blocks
   check_all_layouts<float>(41, 298, 183);  // wide: column blocks
   check_all_layouts<double>(31, 262, 271);
-  // few rows against a wide matrix (the small path, by column blocks of 64): an LSTM step at
-  // batch 1, and widths that leave a block short
+  // few rows against a wide matrix (the small path, on one thread): an LSTM step at batch 1,
+  // and widths that leave a register block short
   check_all_layouts<float>(1, 512, 128);
   check_all_layouts<float>(3, 200, 100);
   check_all_layouts<double>(2, 130, 129);

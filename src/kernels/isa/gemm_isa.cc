@@ -24,9 +24,6 @@ namespace {
 
 // Below this many multiply-adds the plain loop wins: no packing, no library call.
 constexpr int64_t kSmallGemmWork = 48 * 48 * 48;
-// The small path splits its columns between threads from this many multiply-adds, in blocks
-// of whole register blocks (gemm_small_rows).
-constexpr int64_t kSplitRowsWork = 32 * 1024, kColumnBlock = 64;
 
 template <class T>
 using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -463,20 +460,11 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
   if (n <= 8) return gemm_narrow<T, 8>(m, n, k, a, b, c);
   if (n <= 16) return gemm_narrow<T, 16>(m, n, k, a, b, c);
   if constexpr (std::is_floating_point_v<T>) {
-    // A few rows against a wide B (an LSTM(128) step at batch 1: a vector times 128x512, 256 KB
-    // read from the cache for 65K multiply-adds): the columns split between threads, each
-    // reading its part of B through its own core's cache; a column's sum is the same either way.
-    const int64_t blocks = std::min<int64_t>(intra_op_threads(), n / kColumnBlock);
-    if (blocks > 1 && work >= kSplitRowsWork) {
-      parallel_for(blocks, 2, [&](int64_t lo, int64_t hi) {
-        for (int64_t q = lo; q < hi; ++q) {
-          const int64_t j0 = n * q / blocks / kColumnBlock * kColumnBlock,
-                        j1 = q + 1 == blocks ? n : n * (q + 1) / blocks / kColumnBlock * kColumnBlock;
-          gemm_small_rows(m, j1 - j0, k, a, b + j0, n, c + j0, n);
-        }
-      });
-      return;
-    }
+    // One thread: a few rows against a wide B (an LSTM(128) step at batch 1, a vector times
+    // 128x512) is about 1 us of work, and split between two threads by column blocks it was
+    // slower: on a Xeon (AVX-512, and at the AVX2 level) the batch-1 LSTM classifier took
+    // 0.52-0.53 ms a call against 0.42-0.43 on two threads (0.60-0.62 against 0.60 at AVX2);
+    // on a Zen 3 the model's gain was within the host's noise.
     return gemm_small_rows(m, n, k, a, b, n, c, n);
   }
   gemm_small(m, n, k, a, b, c);
