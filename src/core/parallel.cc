@@ -3,6 +3,7 @@
 #define EIGEN_USE_THREADS
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -75,9 +76,11 @@ struct Job {
   std::condition_variable all_done;
   std::exception_ptr error;
   detail::ActiveLimits* limits = nullptr;  // the caller's, which waits for every chunk
-  void work() {
+  // Returns how many chunks this thread ran.
+  int64_t work() {
     const bool outer_serial = std::exchange(t_serial_kernels, true);
-    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+    int64_t ran = 0;
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks; ++ran) {
       if (!failed.load(std::memory_order_relaxed)) {
         const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
         try {
@@ -97,17 +100,21 @@ struct Job {
       }
     }
     t_serial_kernels = outer_serial;
+    return ran;
   }
+  // Spins up to kSpin for the helpers' last chunks before it sleeps: on a VM, a thread put to
+  // sleep took hundreds of microseconds to wake, longer than most kernels.
   void wait() {
-    for (int spin = 0; spin < kWaitSpins; ++spin) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int spin = 0;; ++spin) {
       if (done.load(std::memory_order_acquire) == chunks) return;
       pause();
+      if (spin % 64 == 63 && std::chrono::steady_clock::now() > until) break;
     }
     std::unique_lock<std::mutex> lock(mu);
     all_done.wait(lock, [&] { return done.load(std::memory_order_acquire) == chunks; });
   }
-  // About 20-50 us of pauses (a pause is 40-140 cycles, by CPU).
-  static constexpr int kWaitSpins = 1000;
+  static constexpr auto kSpin = std::chrono::microseconds(300);
   static void pause() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -115,14 +122,73 @@ struct Job {
   }
 };
 
+// Helpers linger. A pool thread that has done its share of a job polls for the next one for a
+// while before it goes back to the pool's queue, and joins it at once: on a VM, a helper put
+// to sleep between two kernels took longer to wake than a 500 us kernel ran, so back-to-back
+// calls after any pause ran on one thread (the chunks, above, let a late helper join; this
+// keeps it from being late again at the next call). The newest job is published for it; a
+// task scheduled on the pool (an inter-op plan's) ends the lingering, so that it does not
+// wait behind the poll.
+std::mutex g_newest_mu;
+// Under g_newest_mu. Never destroyed, as the pool: a helper may still be lingering while the
+// process runs its static destructors.
+std::shared_ptr<Job>& newest() {
+  static auto* job = new std::shared_ptr<Job>();
+  return *job;
+}
+std::atomic<uint64_t> g_newest_count{0};   // jobs published so far
+std::atomic<int> g_pool_tasks_waiting{0};  // schedule_on_pool's tasks not yet started
+std::atomic<int64_t> g_lingering_joins{0};
+std::atomic<int64_t> g_linger_us{std::chrono::microseconds(Job::kSpin).count()};
+
+void publish(const std::shared_ptr<Job>& job) {
+  {
+    std::lock_guard<std::mutex> lock(g_newest_mu);
+    newest() = job;
+  }
+  g_newest_count.fetch_add(1, std::memory_order_release);
+}
+
+// On a pool thread, after its job: joins the jobs published within the lingering time of the
+// last one.
+void linger(uint64_t seen) {
+  auto last = std::chrono::steady_clock::now();  // the last job's end
+  for (int polls = 0;; ++polls) {
+    if (g_pool_tasks_waiting.load(std::memory_order_relaxed) > 0) return;
+    if (const uint64_t count = g_newest_count.load(std::memory_order_acquire); count != seen) {
+      seen = count;
+      std::shared_ptr<Job> job;
+      {
+        std::lock_guard<std::mutex> lock(g_newest_mu);
+        job = newest();
+      }
+      if (job && job->work() > 0) g_lingering_joins.fetch_add(1, std::memory_order_relaxed);
+      last = std::chrono::steady_clock::now();
+      continue;
+    }
+    Job::pause();
+    if (polls % 64 == 63 && std::chrono::steady_clock::now() - last >
+                                std::chrono::microseconds(g_linger_us.load(std::memory_order_relaxed)))
+      return;
+  }
+}
 }  // namespace
+
+int64_t lingering_joins() { return g_lingering_joins.load(std::memory_order_relaxed); }
+void set_helper_linger(std::chrono::microseconds t) { g_linger_us.store(t.count(), std::memory_order_relaxed); }
 
 int configured_threads() { return std::max(1, g_threads.load(std::memory_order_relaxed)); }
 int intra_op_threads() { return t_serial_kernels ? 1 : configured_threads(); }
 SerialKernelsScope::SerialKernelsScope() : previous_(t_serial_kernels) { t_serial_kernels = true; }
 SerialKernelsScope::~SerialKernelsScope() { t_serial_kernels = previous_; }
 
-void schedule_on_pool(std::function<void()> fn) { pool().Schedule(std::move(fn)); }
+void schedule_on_pool(std::function<void()> fn) {
+  g_pool_tasks_waiting.fetch_add(1, std::memory_order_relaxed);
+  pool().Schedule([fn = std::move(fn)] {
+    g_pool_tasks_waiting.fetch_sub(1, std::memory_order_relaxed);
+    fn();
+  });
+}
 int default_intra_op_threads() { return default_threads(); }
 void set_intra_op_threads(int n) { g_threads.store(std::max(1, std::min(n, default_threads()))); }
 namespace {
@@ -141,26 +207,43 @@ std::atomic<TeamRunner> g_team{nullptr};
 void after_fork_in_child() {
   g_pool.store(nullptr, std::memory_order_relaxed);
   new (&g_pool_mu) std::mutex;
+  new (&g_newest_mu) std::mutex;
   g_team.store(nullptr, std::memory_order_relaxed);
 }
 [[maybe_unused]] const int g_fork_handler = pthread_atfork(nullptr, nullptr, &after_fork_in_child);
 }  // namespace
 void set_team_runner(TeamRunner runner) { g_team.store(runner, std::memory_order_release); }
 
+// A few chunks per thread, not one: a helper whose wake-up comes late still finds work. On a
+// VM whose other vCPU the host had let idle, a wake-up took longer than half of a 500 us
+// kernel, so with one chunk per thread the caller had taken both before the helper ran, every
+// call after a pause ran on one thread (a 1M-element chain 500-550 us a call for 60 calls
+// after 0.3 s idle, against 220 us when the helper was awake), and the helper, asleep again
+// by the next call, stayed late.
+constexpr int64_t kChunksPerThread = 4;
+
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
   const int threads = intra_op_threads();
   auto job = std::make_shared<Job>();
   job->fn = &fn;
   job->n = n;
-  job->chunks = std::min<int64_t>(threads, n);
+  job->chunks = std::min<int64_t>(int64_t{threads} * kChunksPerThread, n);
   job->limits = detail::active_limits();
+  const int team_size = static_cast<int>(std::min<int64_t>(threads, job->chunks));
   if (const TeamRunner team = g_team.load(std::memory_order_acquire)) {
-    team([](void* j) { static_cast<Job*>(j)->work(); }, job.get(), static_cast<int>(job->chunks));
+    team([](void* j) { static_cast<Job*>(j)->work(); }, job.get(), team_size);
     if (job->error) std::rethrow_exception(job->error);
     return;
   }
-  const int helpers = static_cast<int>(job->chunks) - 1;
-  for (int i = 0; i < helpers; ++i) pool().Schedule([job] { job->work(); });
+  const int helpers = team_size - 1;
+  publish(job);
+  const uint64_t published = g_newest_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < helpers; ++i)
+    pool().Schedule([job, published] {
+      // Only a helper that had work lingers: a task that comes late (a lingering helper took
+      // its job, or the caller did) returns at once, so late tasks do not queue up lingering.
+      if (job->work() > 0) linger(published);
+    });
   job->work();
   job->wait();  // every chunk done; a helper that has not run yet will find none
   // Take the error out of the job: a helper may drop the job's last reference while this

@@ -2,6 +2,7 @@
 // Small ranges run inline on the calling thread; the caller always works too, so a call
 // never waits on a busy pool for work it could do itself.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <functional>
 
@@ -42,6 +43,10 @@ using TeamRunner = void (*)(void (*fn)(void*), void* arg, int threads);
 void set_team_runner(TeamRunner runner);
 // Splits fn over the pool (see parallel_for).
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+// How many jobs a pool thread joined while lingering after an earlier one, and how long it
+// lingers (300 us; tests make it long enough that no host's scheduling can miss it).
+int64_t lingering_joins();
+void set_helper_linger(std::chrono::microseconds t);
 
 // Runs fn(begin, end) over [0, n) in contiguous chunks. Splits only when n >= min_parallel
 // (the caller's estimate of where threads pay off) and more than one thread is allowed;

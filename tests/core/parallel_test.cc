@@ -107,6 +107,64 @@ TEST(ParallelForSplit, TheCallerTakesTheChunksOfAHelperThatHasNotStarted) {
   EXPECT_LT(elapsed, std::chrono::seconds(1));
 }
 
+// A pool thread that has just done its share of a job joins the next one at once, without
+// going back to sleep in between (on a VM, waking it again took longer than the kernel).
+TEST(ParallelForSplit, AHelperLingersAndJoinsTheNextJob) {
+  ThreadsScope threads(2);
+  if (configured_threads() < 2) GTEST_SKIP() << "needs two threads";
+  const std::thread::id caller = std::this_thread::get_id();
+  // Two chunks; the caller's waits (up to a second) until another thread has taken the other.
+  auto job = [&] {
+    std::atomic<bool> other{false};
+    parallel_for_split(2, [&](int64_t, int64_t) {
+      if (std::this_thread::get_id() != caller) {
+        other.store(true);
+        return;
+      }
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+      while (!other.load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    });
+    return other.load();
+  };
+  struct LingerScope {  // long enough that the next job comes within it on any host
+    LingerScope() { set_helper_linger(std::chrono::seconds(2)); }
+    ~LingerScope() { set_helper_linger(std::chrono::microseconds(300)); }
+  } linger;
+  const int64_t before = lingering_joins();
+  for (int round = 0; round < 3; ++round) {
+    if (!job()) GTEST_SKIP() << "the pool's thread did not run within a second (a loaded machine)";
+    // Right after: the helper, still polling, takes the second chunk; the task the pool
+    // queued for it waits behind the polling.
+    EXPECT_TRUE(job());
+  }
+  EXPECT_GE(lingering_joins(), before + 3);
+}
+
+// Jobs back to back of every size, helpers lingering into the next: every index runs once.
+TEST(ParallelForSplit, BackToBackJobsCoverEveryIndexOnce) {
+  ThreadsScope threads(2);
+  for (int64_t n = 1; n <= 300; ++n) {
+    std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+    parallel_for_split(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) seen[static_cast<size_t>(i)].fetch_add(1);
+    });
+    for (auto& s : seen) ASSERT_EQ(s.load(), 1) << n;
+  }
+}
+
+// A task scheduled on the pool is not held up by a thread lingering after a job.
+TEST(ParallelForSplit, APoolTaskEndsTheLingering) {
+  ThreadsScope threads(2);
+  if (configured_threads() < 2) GTEST_SKIP() << "needs two threads";
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  parallel_for_split(8, [&](int64_t, int64_t) { std::this_thread::sleep_for(std::chrono::microseconds(300)); });
+  schedule_on_pool([started] { started->store(true); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!started->load() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  EXPECT_TRUE(started->load());
+}
+
 // A chunk that runs a parallel kernel (Conv3D's GEMM per block) runs it on its own thread:
 // with the pool's workers all inside outer chunks, a nested split used to wait forever.
 TEST(ParallelForSplit, NestedSplitsFinish) {
