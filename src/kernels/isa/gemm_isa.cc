@@ -61,9 +61,9 @@ void gemm_small(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
 // of k, so an element of C is stored once instead of loaded and stored on every step of k,
 // as gemm_small's i-k-j loop does (an LSTM(128) step at batch 1, a vector times a 128x512
 // matrix, spent 7.7 us there). Each element sums over k in the same order, so the results
-// are gemm_small's. B's and C's rows are ldb and ldc elements apart (a block of columns).
+// are gemm_small's.
 template <class T>
-void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, int64_t ldb, T* c, int64_t ldc) {
+void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
 #if defined(__AVX512F__)
   constexpr int kBytes = 64;  // one register per vector
 #else
@@ -74,13 +74,13 @@ void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, in
   constexpr int kBlock = 4;  // accumulators: 4 independent chains hide the multiply-add latency
   for (int64_t i = 0; i < m; ++i) {
     const T* ai = a + i * k;
-    T* ci = c + i * ldc;
+    T* ci = c + i * n;
     int64_t j = 0;
     for (; j + kBlock * kLanes <= n; j += kBlock * kLanes) {
       Vec acc[kBlock] = {};
       for (int64_t p = 0; p < k; ++p) {
         const T av = ai[p];
-        const T* bp = b + p * ldb + j;
+        const T* bp = b + p * n + j;
         for (int v = 0; v < kBlock; ++v) {
           Vec bv;
           std::memcpy(&bv, bp + v * kLanes, sizeof(bv));  // an unaligned vector load
@@ -93,7 +93,7 @@ void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, in
       Vec acc = {};
       for (int64_t p = 0; p < k; ++p) {
         Vec bv;
-        std::memcpy(&bv, b + p * ldb + j, sizeof(bv));
+        std::memcpy(&bv, b + p * n + j, sizeof(bv));
         acc += ai[p] * bv;
       }
       std::memcpy(ci + j, &acc, sizeof(acc));
@@ -101,7 +101,7 @@ void gemm_small_rows(int64_t m, int64_t n, int64_t k, const T* a, const T* b, in
     if (j == n) continue;
     for (int64_t q = j; q < n; ++q) ci[q] = T(0);
     for (int64_t p = 0; p < k; ++p)
-      for (int64_t q = j; q < n; ++q) ci[q] += ai[p] * b[p * ldb + q];
+      for (int64_t q = j; q < n; ++q) ci[q] += ai[p] * b[p * n + q];
   }
 }
 
@@ -465,7 +465,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, const T
     // slower: on a Xeon (AVX-512, and at the AVX2 level) the batch-1 LSTM classifier took
     // 0.52-0.53 ms a call against 0.42-0.43 on two threads (0.60-0.62 against 0.60 at AVX2);
     // on a Zen 3 the model's gain was within the host's noise.
-    return gemm_small_rows(m, n, k, a, b, n, c, n);
+    return gemm_small_rows(m, n, k, a, b, c);
   }
   gemm_small(m, n, k, a, b, c);
 }
