@@ -1,6 +1,7 @@
 #include "graph/graph.h"
 
 #include <atomic>
+#include <charconv>
 #include <mutex>
 #include <unordered_set>
 
@@ -27,25 +28,35 @@ ops::InputInfo input_info(const Output& o) {
   return ops::InputInfo{o.node->out_dtypes[o.index], &s.dims(), s.unknown_rank(), o.node->const_value()};
 }
 
-void Graph::claim_name(const std::string& raw_hint, std::string* name) {
-  for (const auto& s : scopes_) *name += s + "/";
+size_t Graph::claim_name(const std::string& raw_hint, std::string* name) {
+  for (const auto& s : scopes_) {
+    *name += s;
+    *name += '/';
+  }
   *name += raw_hint;
   // A name not given out yet is the name; otherwise hint_N, counting on from the hint's
   // uses so far and skipping names already taken (TensorFlow's Graph.unique_name, which
   // also folds case; kiln keeps an imported graph's "Conv" and "conv" apart).
   bool made = false;
   NameTable::Entry* hint = names_.try_emplace(*name, &made);
-  if (hint->hint_uses++ == 0 && !hint->node) return;
+  if (hint->hint_uses++ == 0 && !hint->node) return names_.slot_of(hint);
   int uses = hint->hint_uses;
-  const size_t capacity = names_.capacity();  // the entry moves if the table grows
+  const size_t hint_slot = names_.slot_of(hint), capacity = names_.capacity();  // entries move as the table grows
+  const size_t base = name->size();
   while (true) {
-    const std::string suffix = "_" + std::to_string(uses - 1);
-    NameTable::Entry* candidate = names_.try_emplace(*name + suffix, &made);
+    // The candidate written in place after the hint: no string made per try.
+    char digits[16];
+    const auto end = std::to_chars(digits, digits + sizeof digits, uses - 1).ptr;
+    name->resize(base);
+    *name += '_';
+    name->append(digits, end);
+    NameTable::Entry* candidate = names_.try_emplace(*name, &made);
     if (made) {
       candidate->hint_uses = 1;
-      (names_.capacity() == capacity ? hint : names_.find(*name))->hint_uses = uses;
-      *name += suffix;
-      return;
+      const size_t slot = names_.slot_of(candidate);
+      (names_.capacity() == capacity ? names_.slot(hint_slot) : *names_.find(std::string_view(*name).substr(0, base)))
+          .hint_uses = uses;
+      return slot;
     }
     ++uses;
   }
@@ -104,7 +115,8 @@ Node* Graph::add_node(const ops::OpDef& op, const std::string& name_hint, std::v
 Node* Graph::add_node_with_outputs(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
                                    ops::Attrs attrs, std::vector<DType> dtypes, std::vector<TensorShape> shapes,
                                    std::vector<Node*> control_inputs) {
-  auto node = start_node(op, name_hint, std::move(inputs), std::move(attrs), std::move(control_inputs));
+  auto node =
+      start_node(op, name_hint, std::move(inputs), ops::with_defaults(op, std::move(attrs)), std::move(control_inputs));
   node->out_dtypes = SmallVec<DType, 2>(dtypes.begin(), dtypes.end());
   node->out_shapes = std::move(shapes);
   return finish_node(std::move(node));
@@ -113,9 +125,10 @@ Node* Graph::add_node_with_outputs(const ops::OpDef& op, const std::string& name
 NodePtr Graph::start_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs,
                           ops::Attrs attrs, std::vector<Node*> control_inputs) {
   NodePtr node(new (arena_.allocate()) Node());
-  claim_name(name_hint, &node->name);
+  claimed_slot_ = claim_name(name_hint, &node->name);
+  claimed_capacity_ = names_.capacity();
   node->op = &op;
-  node->attrs = ops::with_defaults(op, std::move(attrs));
+  node->attrs = std::move(attrs);
   node->inputs = std::move(inputs);
   node->control_inputs = std::move(control_inputs);
   return node;
@@ -126,7 +139,14 @@ Node* Graph::finish_node(NodePtr node) {
   node->graph = this;
   node->stateful = node->op->is_stateful();
   Node* raw = node.get();
-  names_.find(raw->name)->node = raw;  // (not kept from start_node: the table may have grown)
+  // The entry start_node claimed, without hashing again, unless the table grew or another
+  // node was named in between.
+  NameTable::Entry* e = nullptr;
+  if (claimed_capacity_ == names_.capacity()) {
+    NameTable::Entry& claimed = names_.slot(claimed_slot_);
+    if (claimed.hash && names_.name_of(claimed) == raw->name) e = &claimed;
+  }
+  (e ? e : names_.find(raw->name))->node = raw;
   nodes_.push_back(std::move(node));
   return raw;
 }

@@ -169,6 +169,7 @@ class Graph {
   NodeArena arena_;  // before nodes_: destroyed after them
   std::vector<NodePtr> nodes_;
   NameTable names_;
+  size_t claimed_slot_ = 0, claimed_capacity_ = 0;  // the last name start_node claimed
   std::vector<std::string> scopes_;
   std::shared_ptr<FunctionLibrary> library_owner_;  // root graphs: keeps the library alive
   FunctionLibrary* library_ = nullptr;              // bodies live in (and die with) it
@@ -177,10 +178,11 @@ class Graph {
   uint64_t serial_ = 0;
   friend class FunctionLibrary;
   Graph(FunctionLibrary* library, Graph* parent, std::string name);  // a body
-  // Appends to *name a name no other has, made from `hint` as unique_name.
-  void claim_name(const std::string& raw_hint, std::string* name);
-  // A node with its name, op, inputs and attrs (defaults added), its outputs still to fill
-  // in; finish_node adds it.
+  // Appends to *name a name no other has, made from `hint` as unique_name; returns its slot
+  // in names_.
+  size_t claim_name(const std::string& raw_hint, std::string* name);
+  // A node with its name, op, inputs and attrs (with their defaults already), its outputs
+  // still to fill in; finish_node adds it.
   NodePtr start_node(const ops::OpDef& op, const std::string& name_hint, std::vector<Output> inputs, ops::Attrs attrs,
                      std::vector<Node*> control_inputs);
   Node* finish_node(NodePtr node);

@@ -5,7 +5,7 @@
 // inside their std::string).
 #pragma once
 #include <cstdint>
-#include <functional>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +50,10 @@ class NameTable {
   const Entry* find(std::string_view name) const { return const_cast<NameTable*>(this)->find(name); }
   // Entries move when this changes.
   size_t capacity() const { return slots_.size(); }
+  // An entry's place, for looking it up again without hashing while the capacity is the same.
+  size_t slot_of(const Entry* e) const { return static_cast<size_t>(e - slots_.data()); }
+  Entry& slot(size_t i) { return slots_[i]; }
+  std::string_view name_of(const Entry& e) const { return names_[e.name]; }
   // Calls f(Entry&) for every entry.
   template <class F>
   void for_each(F&& f) {
@@ -60,8 +64,25 @@ class NameTable {
  private:
   // Never 0 (an empty slot's mark). Not `| 1`: the low bits pick the slot, and a hash
   // always odd would start every probe on an odd slot, half the table, in long runs.
+  // Eight bytes at a time, each word multiplied in and its high half folded down, so the low
+  // bits depend on every byte: a node name is a few words, and std::hash's general-purpose
+  // byte loop was a third of naming a node (tracing names every op it records).
   static uint64_t hash_of(std::string_view name) {
-    const uint64_t h = std::hash<std::string_view>()(name);
+    constexpr uint64_t kMul = 0x9E3779B97F4A7C15ull;
+    uint64_t h = name.size() * kMul;
+    size_t i = 0;
+    for (; i + 8 <= name.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, name.data() + i, 8);
+      h = (h ^ w) * kMul;
+      h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, name.data() + i, name.size() - i);
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    h *= 0x94D049BB133111EBull;
+    h ^= h >> 29;
     return h ? h : 1;
   }
   void grow() {

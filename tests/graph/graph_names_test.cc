@@ -72,4 +72,29 @@ TEST(GraphNames, ScopesPrefixAndClaimNames) {
   EXPECT_EQ(add(g, x, "c_1")->name, "c_1_2");
 }
 
+// Names longer than a word, alike in their first words and their lengths (the table hashes
+// eight bytes at a time), and a hint counted on across many growths of the table.
+TEST(GraphNames, LongNamesThatShareTheirFirstWords) {
+  graph::Graph g;
+  graph::Node* x = g.add_placeholder(DType::Float32, TensorShape(), "x", "x");
+  const std::string stem = "model/encoder/layer_norm/moments/";  // four whole words
+  std::vector<graph::Node*> nodes;
+  for (char c = 'a'; c <= 'z'; ++c) nodes.push_back(add(g, x, stem + c + "q"));
+  for (char c = 'a'; c <= 'z'; ++c) nodes.push_back(add(g, x, stem + "q" + c));
+  for (int i = 0; i < 5000; ++i) nodes.push_back(add(g, x, stem + "mean"));
+  std::set<std::string> names{"x"};
+  for (graph::Node* n : nodes) {
+    EXPECT_TRUE(names.insert(n->name).second) << n->name;
+    EXPECT_EQ(g.find(n->name), n) << n->name;
+  }
+  EXPECT_EQ(nodes[0]->name, stem + "aq");
+  EXPECT_EQ(nodes[26]->name, stem + "qa");
+  EXPECT_EQ(nodes[52]->name, stem + "mean");
+  EXPECT_EQ(nodes.back()->name, stem + "mean_4999");
+  EXPECT_EQ(g.find(stem + "mean_5000"), nullptr);
+  EXPECT_EQ(g.find(stem), nullptr);
+  // The hint's count survived every growth: the next one goes on from it.
+  EXPECT_EQ(add(g, x, stem + "mean")->name, stem + "mean_5000");
+}
+
 }  // namespace
