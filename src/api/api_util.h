@@ -16,9 +16,13 @@ Tensor make_host(const std::vector<T>& values, const std::vector<int64_t>& dims)
 // A host int vector as an int32 tensor (Const node when tracing), for axes/shapes/perms.
 Tensor int_list(const std::vector<int64_t>& values, const char* name_hint = "Const");
 Tensor int_scalar(int64_t v, const char* name_hint = "Const");
-// A concrete scalar of dtype d holding v; InvalidArgumentError (ending in `context`, e.g.
-// " [Op:Fill]") if v is not representable: a fraction for an integer dtype, out of range,
-// or other than 0/1 for bool.
-Tensor host_scalar(double v, DType d, const std::string& context);
+// A concrete scalar holding v, without make_host's vectors (tracing makes one per number
+// operand).
+template <class T>
+Tensor make_host_scalar(T v);
+// A concrete scalar of dtype d holding v; InvalidArgumentError (ending in " [Op:<op>]" when
+// op is given; the message is built only then) if v is not representable: a fraction for an
+// integer dtype, out of range, or other than 0/1 for bool.
+Tensor host_scalar(double v, DType d, const char* op);
 
 }  // namespace kiln::api

@@ -26,8 +26,15 @@ Tensor make_host(const std::vector<T>& values, const std::vector<int64_t>& dims)
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];
   return Tensor(t);
 }
-#define KILN_INSTANTIATE_MAKE_HOST(name, type) \
-  template Tensor make_host<type>(const std::vector<type>&, const std::vector<int64_t>&);
+template <class T>
+Tensor make_host_scalar(T v) {
+  detail::TensorImpl* t = detail::make_concrete(ops::TypeOf<T>::value, nullptr, 0);
+  *t->as<T>() = v;
+  return Tensor(t);
+}
+#define KILN_INSTANTIATE_MAKE_HOST(name, type)                                            \
+  template Tensor make_host<type>(const std::vector<type>&, const std::vector<int64_t>&); \
+  template Tensor make_host_scalar<type>(type);
 KILN_DTYPE_TYPES(KILN_INSTANTIATE_MAKE_HOST)
 #undef KILN_INSTANTIATE_MAKE_HOST
 
@@ -48,22 +55,24 @@ Tensor int_scalar(int64_t v, const char* name_hint) {
   return trace::as_graph_constant(make_host<int64_t>({v}, {}), name_hint);
 }
 
-Tensor host_scalar(double v, DType d, const std::string& context) {
+Tensor host_scalar(double v, DType d, const char* op) {
+  auto context = [op] { return op ? std::string(" [Op:") + op + "]" : std::string(); };
   return ops::visit_dtype(d, [&](auto x) -> Tensor {
     using T = decltype(x);
     if constexpr (std::is_same_v<T, bool>) {
       if (v != 0 && v != 1)
-        throw InvalidArgumentError(std::string("Cannot convert ") + std::to_string(v) + " to a bool tensor" + context);
+        throw InvalidArgumentError(std::string("Cannot convert ") + std::to_string(v) + " to a bool tensor" +
+                                   context());
     } else if constexpr (std::is_integral_v<T>) {
       if (std::isnan(v) || v != std::floor(v))
         throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to EagerTensor of dtype " +
-                                   std::string(dtype_name(d)) + context);
+                                   std::string(dtype_name(d)) + context());
       if (v < static_cast<double>(std::numeric_limits<T>::min()) ||
           v > static_cast<double>(std::numeric_limits<T>::max()))
         throw InvalidArgumentError("Can't convert " + std::to_string(v) + " to " + std::string(dtype_name(d)) +
-                                   ": out of range" + context);
+                                   ": out of range" + context());
     }
-    return make_host<T>({static_cast<T>(v)}, {});
+    return make_host_scalar<T>(static_cast<T>(v));
   });
 }
 }  // namespace api
@@ -75,7 +84,7 @@ Tensor constant(float v) { return trace::as_graph_constant(make_host<float>({v},
 Tensor constant(int32_t v) { return trace::as_graph_constant(make_host<int32_t>({v}, {})); }
 Tensor constant(int64_t v) { return trace::as_graph_constant(make_host<int64_t>({v}, {})); }
 Tensor constant(bool v) { return trace::as_graph_constant(make_host<bool>({v}, {})); }
-Tensor constant(double v, DType dtype) { return trace::as_graph_constant(api::host_scalar(v, dtype, "")); }
+Tensor constant(double v, DType dtype) { return trace::as_graph_constant(api::host_scalar(v, dtype, nullptr)); }
 
 Tensor adopt_external(DType dtype, std::vector<int64_t> shape, const void* data, void (*release)(void*) noexcept,
                       void* context) {
@@ -141,7 +150,7 @@ Tensor constant<std::string>(std::vector<std::string> values, std::vector<int64_
 Tensor constant(std::string_view v) { return constant<std::string>({std::string(v)}, {}); }
 
 Tensor fill(std::vector<int64_t> shape, double value, DType dtype) {
-  Tensor v = api::host_scalar(value, dtype, " [Op:Fill]");
+  Tensor v = api::host_scalar(value, dtype, "Fill");
   Tensor dims = api::int_list(shape, "Fill/dims");
   Tensor vv = trace::as_graph_constant(v, "Fill/value");
   return trace::dispatch1(api::op::Fill(), {&dims, &vv}, trace::no_attrs(), "Fill");
@@ -164,9 +173,9 @@ Tensor eye(int64_t n, DType dtype) {
 
 Tensor range(double start, double limit, double delta, DType dtype) {
   if (dtype == DType::Bool) throw InvalidArgumentError("range does not support bool [Op:Range]");
-  Tensor s = trace::as_graph_constant(api::host_scalar(start, dtype, " [Op:Range]"), "Range/start");
-  Tensor l = trace::as_graph_constant(api::host_scalar(limit, dtype, " [Op:Range]"), "Range/limit");
-  Tensor d = trace::as_graph_constant(api::host_scalar(delta, dtype, " [Op:Range]"), "Range/delta");
+  Tensor s = trace::as_graph_constant(api::host_scalar(start, dtype, "Range"), "Range/start");
+  Tensor l = trace::as_graph_constant(api::host_scalar(limit, dtype, "Range"), "Range/limit");
+  Tensor d = trace::as_graph_constant(api::host_scalar(delta, dtype, "Range"), "Range/delta");
   return trace::dispatch1(api::op::Range(), {&s, &l, &d}, trace::no_attrs(), "Range");
 }
 
@@ -206,9 +215,9 @@ Tensor random_uniform_int(std::vector<int64_t> shape, int64_t minval, int64_t ma
                           std::optional<uint64_t> seed) {
   if (!is_integer(dtype)) throw InvalidArgumentError("random_uniform_int: dtype must be int32 or int64");
   Tensor s = api::int_list(shape, "random_uniform/shape");
-  Tensor lo = trace::as_graph_constant(api::host_scalar(static_cast<double>(minval), dtype, " [Op:RandomUniformInt]"),
+  Tensor lo = trace::as_graph_constant(api::host_scalar(static_cast<double>(minval), dtype, "RandomUniformInt"),
                                        "random_uniform/min");
-  Tensor hi = trace::as_graph_constant(api::host_scalar(static_cast<double>(maxval), dtype, " [Op:RandomUniformInt]"),
+  Tensor hi = trace::as_graph_constant(api::host_scalar(static_cast<double>(maxval), dtype, "RandomUniformInt"),
                                        "random_uniform/max");
   if (!seed)
     return trace::dispatch1(api::op::RandomUniformInt(), {&s, &lo, &hi}, api::Attrs{int64_t{0}, int64_t{0}},

@@ -25,7 +25,7 @@ Tensor number_as(const Tensor& like, double v, const char* op) {
   return number_tensor(like, op, [&](DType d) -> Tensor {
     if (d == DType::Bool)
       throw InvalidArgumentError("Cannot convert " + std::to_string(v) + " to a bool tensor [Op:" + op + "]");
-    return api::host_scalar(v, d, std::string(" [Op:") + op + "]");
+    return api::host_scalar(v, d, op);
   });
 }
 
@@ -41,7 +41,7 @@ Tensor number_as(const Tensor& like, int64_t v, const char* op) {
             throw InvalidArgumentError("Can't convert " + std::to_string(v) + " to " + std::string(dtype_name(d)) +
                                        ": out of range [Op:" + op + "]");
         }
-        return api::make_host<T>({static_cast<T>(v)}, {});
+        return api::make_host_scalar<T>(static_cast<T>(v));
       }
     });
   });
@@ -52,7 +52,7 @@ Tensor number_as(const Tensor& like, bool v, const char* op) {
     if (d != DType::Bool)
       throw InvalidArgumentError(std::string("Cannot use a C++ bool with a ") + std::string(dtype_name(d)) +
                                  " tensor [Op:" + op + "]");
-    return api::make_host<bool>({v}, {});
+    return api::make_host_scalar<bool>(v);
   });
 }
 }  // namespace detail

@@ -15,7 +15,7 @@ ops::ResourceRef resource(const Variable& v) { return ops::ResourceRef{v.handle(
 
 // A hyperparameter as a scalar of the variable's dtype (a Const when tracing).
 Tensor hyper(double value, const Variable& v, const char* name) {
-  return trace::as_graph_constant(api::host_scalar(value, v.dtype(), std::string(" [Op:") + name + "]"), name);
+  return trace::as_graph_constant(api::host_scalar(value, v.dtype(), name), name);
 }
 
 void apply(const ops::OpDef& op, const std::vector<Tensor>& inputs, ops::Attrs attrs) {
