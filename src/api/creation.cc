@@ -51,8 +51,8 @@ Tensor int_list(const std::vector<int64_t>& values, const char* name_hint) {
 
 Tensor int_scalar(int64_t v, const char* name_hint) {
   if (v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max())
-    return trace::as_graph_constant(make_host<int32_t>({static_cast<int32_t>(v)}, {}), name_hint);
-  return trace::as_graph_constant(make_host<int64_t>({v}, {}), name_hint);
+    return trace::as_graph_constant(make_host_scalar<int32_t>(static_cast<int32_t>(v)), name_hint);
+  return trace::as_graph_constant(make_host_scalar<int64_t>(v), name_hint);
 }
 
 Tensor host_scalar(double v, DType d, const char* op) {
@@ -78,12 +78,13 @@ Tensor host_scalar(double v, DType d, const char* op) {
 }  // namespace api
 
 using api::make_host;
+using api::make_host_scalar;
 
-Tensor constant(double v) { return trace::as_graph_constant(make_host<double>({v}, {})); }
-Tensor constant(float v) { return trace::as_graph_constant(make_host<float>({v}, {})); }
-Tensor constant(int32_t v) { return trace::as_graph_constant(make_host<int32_t>({v}, {})); }
-Tensor constant(int64_t v) { return trace::as_graph_constant(make_host<int64_t>({v}, {})); }
-Tensor constant(bool v) { return trace::as_graph_constant(make_host<bool>({v}, {})); }
+Tensor constant(double v) { return trace::as_graph_constant(make_host_scalar<double>(v)); }
+Tensor constant(float v) { return trace::as_graph_constant(make_host_scalar<float>(v)); }
+Tensor constant(int32_t v) { return trace::as_graph_constant(make_host_scalar<int32_t>(v)); }
+Tensor constant(int64_t v) { return trace::as_graph_constant(make_host_scalar<int64_t>(v)); }
+Tensor constant(bool v) { return trace::as_graph_constant(make_host_scalar<bool>(v)); }
 Tensor constant(double v, DType dtype) { return trace::as_graph_constant(api::host_scalar(v, dtype, nullptr)); }
 
 Tensor adopt_external(DType dtype, std::vector<int64_t> shape, const void* data, void (*release)(void*) noexcept,
