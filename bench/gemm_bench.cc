@@ -33,6 +33,19 @@ static void BM_Gemm1024_Kiln(benchmark::State& state) {
 }
 BENCHMARK(BM_Gemm1024_Kiln)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
+// An LSTM(128) step's recurrent product at batch 32 ([32, 128] by [128, 512]), kiln's matmul
+// on one and two threads: about 10 us of work, where a split's cost shows.
+static void BM_GemmRecurrentStep(benchmark::State& state) {
+  set_intra_op_threads(static_cast<int>(state.range(0)));
+  Tensor a = random_uniform({32, 128}, -1, 1, DType::Float32, 1),
+         b = random_uniform({128, 512}, -1, 1, DType::Float32, 2);
+  for (auto _ : state) benchmark::DoNotOptimize(matmul(a, b));
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * 32 * 128 * 512 * static_cast<double>(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
+  set_intra_op_threads(1);
+}
+BENCHMARK(BM_GemmRecurrentStep)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
 static void BM_Gemm1024_OpenBLAS(benchmark::State& state) {
   auto sgemm = kernels::openblas_sgemm();
   if (!sgemm) {
@@ -128,7 +141,8 @@ BENCHMARK(BM_GemmFourRows)->Arg(0)->Arg(1);
 // or oneDNN's sgemm (1), which kiln's AVX-512 level uses where libdnnl loads
 // (docs/perf/dispatch.md). Arg 0 indexes kLibraryShapes.
 constexpr int kLibraryShapes[][3] = {{4096, 256, 256}, {4096, 1024, 256}, {4096, 256, 1024},
-                                     {49, 512, 2048},  {196, 768, 768},   {128, 128, 64}};
+                                     {49, 512, 2048},  {196, 768, 768},   {128, 128, 64},
+                                     {32, 512, 128},   {32, 256, 128},    {16, 512, 128}};
 static void BM_GemmLibrary(benchmark::State& state) {
   const auto [m, n, k] = kLibraryShapes[state.range(0)];
   const auto a = random_uniform({m, k}, -1, 1, DType::Float32, 1).to_vector<float>();
@@ -152,4 +166,4 @@ static void BM_GemmLibrary(benchmark::State& state) {
   state.SetLabel(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                  (onednn ? " onednn" : " openblas"));
 }
-BENCHMARK(BM_GemmLibrary)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GemmLibrary)->ArgsProduct({{0, 1, 2, 3, 4, 5, 6, 7, 8}, {0, 1}})->Unit(benchmark::kMicrosecond);

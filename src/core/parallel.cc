@@ -213,6 +213,7 @@ void after_fork_in_child() {
 [[maybe_unused]] const int g_fork_handler = pthread_atfork(nullptr, nullptr, &after_fork_in_child);
 }  // namespace
 void set_team_runner(TeamRunner runner) { g_team.store(runner, std::memory_order_release); }
+TeamRunner team_runner() { return g_team.load(std::memory_order_acquire); }
 
 // A few chunks per thread, not one: a helper whose wake-up comes late still finds work. On a
 // VM whose other vCPU the host had let idle, a wake-up took longer than half of a 500 us

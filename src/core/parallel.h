@@ -41,6 +41,7 @@ void schedule_on_pool(std::function<void()> fn);
 // fn(arg) on each of `threads` members, the caller among them, and returns when all have.
 using TeamRunner = void (*)(void (*fn)(void*), void* arg, int threads);
 void set_team_runner(TeamRunner runner);
+TeamRunner team_runner();  // the one set, or nullptr (benchmarks compare the two)
 // Splits fn over the pool (see parallel_for).
 void parallel_for_split(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 // How many jobs a pool thread joined while lingering after an earlier one, and how long it
