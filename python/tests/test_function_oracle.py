@@ -4,6 +4,7 @@ nested structures, errors) and AutoGraph's reference examples. Each case is a pr
 module `m` run with kiln and with TensorFlow; values, tracing counts and exception classes
 must agree."""
 import collections
+import math
 import types
 
 import numpy as np
@@ -280,6 +281,44 @@ def test_nested_functions_are_inlined(oracle):
         return outer(m.constant(3.0)), outer(m.constant(-2.0))
 
     oracle(program)
+
+
+def test_calls_from_converted_code(oracle):
+    # A user function or method called from a traced function is converted too (its `if` on a
+    # tensor becomes a conditional); library code (the ops, math) runs as written; so does a
+    # function marked do_not_convert, whose `if` on a symbolic tensor then fails in both.
+    def helper(x):
+        if x > 0:
+            return x * 2.0
+        return -x
+
+    class Scaler:
+        def apply(self, x):
+            if x < 1:
+                return x + 10.0
+            return x
+
+    def program(m):
+        s = Scaler()
+
+        @m.function
+        def f(x):
+            return helper(x) + s.apply(x) + m.tanh(x) + math.floor(2.5)
+
+        return [f(m.constant(v)) for v in (3.0, -2.0, 0.5)]
+
+    oracle(program)
+
+    def marked(m):
+        @m.autograph.experimental.do_not_convert
+        def plain(x):
+            if x > 0:
+                return x
+            return -x
+
+        return m.function(lambda x: plain(x))(m.constant(1.0))
+
+    oracle(marked)
 
 
 def test_a_function_called_in_a_trace_is_inlined():

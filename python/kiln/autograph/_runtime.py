@@ -352,27 +352,38 @@ _DO_NOT_CONVERT_MODULES = ("kiln", "numpy", "tensorflow", "jax", "torch", "built
 _converted = {}
 
 
+# Whether a module's functions are user code, by module name: a traced op called from converted
+# code (kiln.tanh in a tf.function) asks on every call, and splitting the name and looking
+# the root up in two tuples cost as much as the op's own Python wrapper.
+_module_converts = {}
+
+
+def _converts_module(module):
+    hit = _module_converts.get(module)
+    if hit is None:
+        root = (module or "").split(".")[0]
+        hit = not (root in _DO_NOT_CONVERT_MODULES or root in sys.stdlib_module_names)
+        if len(_module_converts) < 4096:  # module names are few; a program making its own stays bounded
+            _module_converts[module] = hit
+    return hit
+
+
 def _should_convert(f):
-    if not isinstance(f, types.FunctionType):
-        return False
-    if getattr(f, "__kiln_do_not_convert__", False):
-        return False
-    module = getattr(f, "__module__", None) or ""
-    root = module.split(".")[0]
-    if root in _DO_NOT_CONVERT_MODULES or root in sys.stdlib_module_names:
-        return False
-    return True
+    return (type(f) is types.FunctionType and _converts_module(f.__module__)
+            and not getattr(f, "__kiln_do_not_convert__", False))
 
 
 def converted_call(f, args, kwargs):
     """f(*args, **kwargs), with f converted first when it is user code."""
+    if type(f) is types.FunctionType:  # the common case first: no method unwrapping
+        if _converts_module(f.__module__) and not getattr(f, "__kiln_do_not_convert__", False):
+            g = _convert_cached(f)
+            if g is not None:
+                return g(*args, **kwargs)
+        return f(*args, **kwargs) if kwargs else f(*args)
     if isinstance(f, types.MethodType) and _should_convert(f.__func__):
         g = _convert_cached(f.__func__)
         return g(f.__self__, *args, **kwargs) if g is not None else f(*args, **kwargs)
-    if _should_convert(f):
-        g = _convert_cached(f)
-        if g is not None:
-            return g(*args, **kwargs)
     return f(*args, **kwargs)
 
 
