@@ -101,9 +101,11 @@ TEST(BatchSplit, OneThreadOrTwoTheSameBits) {
   auto f = function([&](Tensor x) { return classifier(x, w.w1, w.w2, w.bias, w.dense); });
   ConcreteFunction cf = f.get_concrete_function(kImages);
   Tensor x = random_uniform({7, 64, 64, 3}, -1, 1, DType::Float32, 21);
-  set_intra_op_threads(1);
+  // (The public setting: its 0 is the default count, where the internal one's is one thread.)
+  config::set_intra_op_parallelism_threads(1);
   const std::vector<float> one = cf(x)[0].to_vector<float>();
-  set_intra_op_threads(0);
+  config::set_intra_op_parallelism_threads(0);
+  EXPECT_EQ(intra_op_threads(), default_intra_op_threads());
   EXPECT_EQ(cf(x)[0].to_vector<float>(), one);
 }
 
