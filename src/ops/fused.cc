@@ -271,7 +271,8 @@ struct FusedKernel {
     // pass's, but the tensors are whatever the graph gave at run time).
     const auto& windows = c.attrs.list(kWindows);
     if (!windows.empty() && windows.size() != 2 * static_cast<size_t>(num_inputs)) c.fail("malformed fused windows");
-    int window_slot[kMaxFusedRegisters];  // input r's gather buffer in a chunk, -1 for none
+    int window_slot[kMaxFusedRegisters];        // input r's gather buffer in a chunk, -1 for none
+    int64_t window_bytes[kMaxFusedRegisters];  // where input r's window starts when read in place, -1 for none
     bool windowed[kMaxFusedRegisters];
     int window_inputs = 0;
     // The rare inputs broadcast to the output's size once per call, one after another in one
@@ -287,6 +288,7 @@ struct FusedKernel {
     };
     for (int r = 0; r < num_inputs; ++r) {
       window_slot[r] = -1;
+      window_bytes[r] = -1;
       broadcast_at[r] = -1;
       const Window w = window_of(windows, r);
       windowed[r] = w.columns != 0;
@@ -299,6 +301,12 @@ struct FusedKernel {
                dims_text(out.dims));
       bool rows_match = true;
       for (size_t k = 0; k + 1 < out.dims.size(); ++k) rows_match &= in.dims[k] == out.dims[k];
+      if (rows_match && n <= channels) {
+        // One row (a batch of one): the window's columns are contiguous and read in place,
+        // so the call can run as one register program over the row with nothing gathered.
+        window_bytes[r] = w.offset * static_cast<int64_t>(es);
+        continue;
+      }
       if (rows_match) {
         if (window_inputs == kMaxFusedWindowInputs) c.fail("fused program has too many windows");
         window_slot[r] = window_inputs++;
@@ -323,7 +331,7 @@ struct FusedKernel {
     int row_inputs = 0;
     int64_t tiled_bytes = 0;
     const int64_t chunk_len = kChunkBytes / static_cast<int64_t>(es);
-    const int64_t span = chunk_len + channels;
+    const int64_t span = std::min(chunk_len, n) + channels;  // a chunk reads from any offset in the first copy
     for (int r = 0; r < num_inputs; ++r) {
       const TensorImpl& in = c.in(r);
       tiled_at[r] = -1;
@@ -351,12 +359,13 @@ struct FusedKernel {
     const bool lanes =
         d == DType::Float32 && steps <= kMaxFusedRegisters && lane_program(p, num_inputs, num_regs, steps, lane_steps);
     bool in_place = true;  // no input gathered, spread or tiled per chunk
-    for (int r = 0; r < num_inputs; ++r) in_place &= window_slot[r] < 0 && row_slot[r] < 0 && tiled_at[r] < 0;
+    for (int r = 0; r < num_inputs; ++r)
+      in_place &= window_slot[r] < 0 && row_slot[r] < 0 && tiled_at[r] < 0 && (!windowed[r] || window_bytes[r] >= 0);
     // Input r's elements from `start` on, where it is read in place (a scalar: its one element).
     auto in_place_operand = [&](int r, bool is_scalar, int64_t start) -> const void* {
       const int64_t offset = is_scalar ? 0 : start * static_cast<int64_t>(es);
       return broadcast_at[r] >= 0 ? static_cast<const void*>(broadcast.data() + broadcast_at[r] + offset)
-                                  : static_cast<const char*>(c.in(r).data) + offset;
+                                  : static_cast<const char*>(c.in(r).data) + std::max<int64_t>(window_bytes[r], 0) + offset;
     };
     // Split over threads from 64K elements of float32 (as many bytes for other dtypes).
     parallel_for((n + chunk_len - 1) / chunk_len, (int64_t{256} << 10) / kChunkBytes, [&](int64_t lo, int64_t hi) {

@@ -128,3 +128,30 @@ TEST(FusedWindow, TheKernelRefusesWindowsThatDoNotFit) {
   const Tensor flat = random_uniform({24}, -1, 1, DType::Float32, 13);
   EXPECT_THROW(run_fused(flat, b, {8, 0, 0, 0}, {3, 2}), InvalidArgumentError);  // rank differs
 }
+
+TEST(FusedWindow, OneRowReadsItsWindowsInPlaceAndAgrees) {
+  // A batch of one (an LSTM step at batch 1): each window's columns are contiguous and read
+  // where they are; the results are still the separate ops', in registers (float32) or step
+  // by step (float64), at rank 2 and 3.
+  constexpr int64_t kUnits = 24;
+  auto f = function([](Tensor z, Tensor c) { return gates(z, c, kUnits); });
+  for (DType dtype : {DType::Float32, DType::Float64}) {
+    auto cf = f.get_concrete_function(TensorSpec{{-1, 4 * kUnits}, dtype}, TensorSpec{{-1, kUnits}, dtype});
+    EXPECT_EQ(op_counts(cf.optimized_graph())["StridedSlice"], 0);
+    const Tensor z = cast(random_uniform({1, 4 * kUnits}, -3, 3, DType::Float32, 14), dtype);
+    const Tensor c = cast(random_uniform({1, kUnits}, -1, 1, DType::Float32, 15), dtype);
+    const auto got = cf(z, c);
+    const auto [h, next_c] = gates(z, c, kUnits);
+    const auto f64 = [](const Tensor& t) { return cast(t, DType::Float64).to_vector<double>(); };
+    EXPECT_EQ(f64(got[0]), f64(h)) << dtype_name(dtype);
+    EXPECT_EQ(f64(got[1]), f64(next_c)) << dtype_name(dtype);
+  }
+  const Tensor z = random_uniform({1, 1, 8}, -1, 1, DType::Float32, 16),
+               b = random_uniform({1, 1, 2}, -1, 1, DType::Float32, 17);
+  EXPECT_EQ(run_fused(z, b, {8, 6, 0, 0}, {1, 1, 2}).to_vector<float>(),
+            (sigmoid(strided_slice(z, {0, 0, 6}, {0, 0, 8}, {1, 1, 1}, {.begin_mask = 3, .end_mask = 3})) * b)
+                .to_vector<float>());
+  // One row's windows are checked as any others.
+  EXPECT_THROW(run_fused(z, b, {8, 7, 0, 0}, {1, 1, 2}), InvalidArgumentError);
+  EXPECT_THROW(run_fused(z, b, {16, 0, 0, 0}, {1, 1, 2}), InvalidArgumentError);
+}
