@@ -271,7 +271,7 @@ struct FusedKernel {
     // pass's, but the tensors are whatever the graph gave at run time).
     const auto& windows = c.attrs.list(kWindows);
     if (!windows.empty() && windows.size() != 2 * static_cast<size_t>(num_inputs)) c.fail("malformed fused windows");
-    int window_slot[kMaxFusedRegisters];        // input r's gather buffer in a chunk, -1 for none
+    int window_slot[kMaxFusedRegisters];       // input r's gather buffer in a chunk, -1 for none
     int64_t window_bytes[kMaxFusedRegisters];  // where input r's window starts when read in place, -1 for none
     bool windowed[kMaxFusedRegisters];
     int window_inputs = 0;
@@ -364,8 +364,9 @@ struct FusedKernel {
     // Input r's elements from `start` on, where it is read in place (a scalar: its one element).
     auto in_place_operand = [&](int r, bool is_scalar, int64_t start) -> const void* {
       const int64_t offset = is_scalar ? 0 : start * static_cast<int64_t>(es);
-      return broadcast_at[r] >= 0 ? static_cast<const void*>(broadcast.data() + broadcast_at[r] + offset)
-                                  : static_cast<const char*>(c.in(r).data) + std::max<int64_t>(window_bytes[r], 0) + offset;
+      return broadcast_at[r] >= 0
+                 ? static_cast<const void*>(broadcast.data() + broadcast_at[r] + offset)
+                 : static_cast<const char*>(c.in(r).data) + std::max<int64_t>(window_bytes[r], 0) + offset;
     };
     // Split over threads from 64K elements of float32 (as many bytes for other dtypes).
     parallel_for((n + chunk_len - 1) / chunk_len, (int64_t{256} << 10) / kChunkBytes, [&](int64_t lo, int64_t hi) {
