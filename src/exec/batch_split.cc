@@ -10,20 +10,16 @@
 
 namespace kiln::exec {
 
-namespace {
-
 using ops::RowKind;
 
-// What node `n`'s output 0 is to the batch, given what its inputs are: its op row's rule
-// (ops/batch_rows.h), asked only when some input has to do with the batch.
-RowKind kind_of(const graph::Node& n, const std::vector<RowKind>& kinds) {
+RowKind row_kind_of(const graph::Node& n, const std::vector<RowKind>& kinds) {
   bool batch = false;
   for (RowKind k : kinds) {
     if (k == RowKind::kOther) return RowKind::kOther;
     batch |= k != RowKind::kFree;
   }
   if (!batch) return RowKind::kFree;
-  if (n.num_outputs() != 1) return RowKind::kOther;
+  if (n.num_outputs() != 1 && !n.op->rows) return RowKind::kOther;  // the traits speak for output 0 only
   std::vector<ops::InputInfo> inputs;
   inputs.reserve(n.inputs.size());
   for (const graph::Output& o : n.inputs) inputs.push_back(graph::input_info(o));
@@ -36,6 +32,8 @@ RowKind kind_of(const graph::Node& n, const std::vector<RowKind>& kinds) {
   const RowKind k = n.op->rows ? n.op->rows(c) : ops::rows_by_traits(c);
   return k == RowKind::kRows && c.out_rank < 1 ? RowKind::kOther : k;
 }
+
+namespace {
 
 // One row of node `n`'s output 0, in bytes; 0 if a dim other than the batch is unknown.
 int64_t row_bytes(const graph::Node& n) {
@@ -76,7 +74,7 @@ BatchSplit analyze_batch_split(const graph::Graph& g) {
     if ((n.stateful || n.op->is_stateful()) && n.op != &ops::op::ReadVariableOp()) return split;
     inputs.clear();
     for (const graph::Output& o : n.inputs) inputs.push_back(kind[static_cast<size_t>(o.node->id)]);
-    k = kind_of(n, inputs);
+    k = row_kind_of(n, inputs);
     if (k != RowKind::kRows) continue;
     windowed |= n.op->has(ops::kWindowed);
     largest_row = std::max(largest_row, row_bytes(n));

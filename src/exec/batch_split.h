@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "ops/batch_rows.h"
 
 namespace kiln::exec {
 
@@ -30,6 +31,12 @@ struct BatchSplit {
 // 12.6-16 ms image by image; an MNIST-sized network broke even).
 inline constexpr int64_t kMinRowBytes = int64_t{256} << 10;
 BatchSplit analyze_batch_split(const graph::Graph& g);
+
+// What node `n`'s outputs are to the batch, given what its inputs are (`kinds`, one per data
+// input): its op row's rule (ops/batch_rows.h), asked only when some input has to do with the
+// batch; kFree when none has, kOther for a node of several outputs without a rule of its own
+// that sees the batch.
+ops::RowKind row_kind_of(const graph::Node& n, const std::vector<ops::RowKind>& kinds);
 
 // Whether calls may split (KILN_BATCH_SPLIT=0 turns it off, for comparisons).
 bool batch_split_enabled();

@@ -1,7 +1,7 @@
 // How ops treat a batch: exec/batch_split runs a graph whose every step computes each row of
-// axis 0 from that row alone image by image, and asks each node's row (OpDef::rows) what its
-// output 0 is, given what its inputs are. The rules live beside the ops; these are their
-// shared words.
+// axis 0 from that row alone image by image, and exec/loop_rows a loop whose every step does
+// as one loop per block of rows; both ask each node's row (OpDef::rows) what its outputs are,
+// given what its inputs are. The rules live beside the ops; these are their shared words.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -370,7 +370,7 @@ enum Trait : uint32_t {
                                // batch's overflow
 };
 
-// What a value is to a batch of rows, and an op's rule for its output 0 (ops/batch_rows.h).
+// What a value is to a batch of rows, and an op's rule for its outputs (ops/batch_rows.h).
 enum class RowKind : char;
 struct RowsContext;
 using RowsFn = RowKind (*)(const RowsContext&);
@@ -412,10 +412,11 @@ struct OpDef {
   kernels::LaneOp lane = kernels::LaneOp::kNone;
   CostFn cost = nullptr;
   GradFn grad = nullptr;
-  // Whether output 0 computes each row of a batch from that row alone, given what each input
-  // is to the batch (ops/batch_rows.h; exec/batch_split runs such graphs image by image).
-  // Null: kElementwise and kForwardsInput ops keep rows where broadcasting does not stretch an
-  // operand along the batch; any other op's output is no batch's rows.
+  // Whether the outputs compute each row of a batch from that row alone, given what each input
+  // is to the batch (ops/batch_rows.h; exec/batch_split runs such graphs image by image); the
+  // rule of an op of several outputs (Split) speaks for every one of them. Null: kElementwise
+  // and kForwardsInput ops keep rows where broadcasting does not stretch an operand along the
+  // batch; any other op's output is no batch's rows.
   RowsFn rows = nullptr;
   // TensorFlow's output arg names, which function bodies use to name outputs
   // ("node:arg:index"). One name: every output belongs to it (a list output, as If's, or a

@@ -444,8 +444,25 @@ namespace {
 
 // Of a shape led by the batch size: shape[0] (the batch size), shape[:1] (a shape led by it)
 // or shape[k:] for k >= 1 (the other dims: the same in every row's call).
+// Of rows: a slice that keeps axis 0 whole (`x[:, :units]`, `x[..., 2:]`) keeps the rows.
+RowKind sliced_rows(const RowsContext& c) {
+  std::vector<int64_t> begin, end, strides;
+  const int rank = c.rank(0);
+  if (rank < 1 || !c.free(1) || !c.free(2) || !c.free(3) || !c.ints(1, begin) || !c.ints(2, end) ||
+      !c.ints(3, strides) || begin.empty() || begin.size() != end.size() || begin.size() != strides.size())
+    return RowKind::kOther;
+  const int64_t ellipsis = c.attrs.i(kEllipsisMask), new_axes = c.attrs.i(kNewAxisMask);
+  const auto specs = static_cast<int64_t>(begin.size());
+  // A leading ellipsis covers axis 0 when the specs after it leave it at least one axis.
+  if (ellipsis & 1) return ellipsis == 1 && new_axes == 0 && specs - 1 < rank ? RowKind::kRows : RowKind::kOther;
+  if ((new_axes & 1) || (c.attrs.i(kShrinkAxisMask) & 1) || strides[0] != 1) return RowKind::kOther;
+  const bool from_start = (c.attrs.i(kBeginMask) & 1) || begin[0] == 0;
+  return from_start && (c.attrs.i(kEndMask) & 1) ? RowKind::kRows : RowKind::kOther;
+}
+
 RowKind strided_slice_rows(const RowsContext& c) {
   std::vector<int64_t> begin, end, strides;
+  if (c.rows(0) && !c.sized()) return sliced_rows(c);
   if (!c.is(0, RowKind::kRowsShape) || !c.free(1) || !c.free(2) || !c.free(3) || !c.ints(1, begin) || !c.ints(2, end) ||
       !c.ints(3, strides) || begin.size() != 1 || end.size() != 1 || strides != std::vector<int64_t>{1} ||
       c.attrs.i(kEllipsisMask) != 0 || c.attrs.i(kNewAxisMask) != 0 || c.attrs.i(kBeginMask) != 0)

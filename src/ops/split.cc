@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 
+#include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
@@ -198,6 +199,21 @@ void unpack_grad(GradContext& c) {
   c.dx[0] = join(c, op::Pack(), std::move(parts), nullptr, Attrs{n, c.attrs.i(kUnpackAxis)});
 }
 
+// Cut along an axis other than the batch's, every part keeps the rows.
+RowKind split_rows(const RowsContext& c) {
+  const SplitArgs a = args_of(c.op);
+  const int rank = c.rank(a.value);
+  if (c.sized() || !c.rows(a.value) || rank < 1) return RowKind::kOther;
+  for (int i = 0; i < c.num_inputs; ++i)
+    if (i != a.value && !c.free(i)) return RowKind::kOther;
+  std::vector<int64_t> axis;
+  if (a.axis < 0)
+    axis = {c.attrs.i(kUnpackAxis)};
+  else if (!c.ints(a.axis, axis) || axis.size() != 1)
+    return RowKind::kOther;
+  return touches_batch(axis, rank) ? RowKind::kOther : RowKind::kRows;
+}
+
 }  // namespace
 
 const OpDef& op::Split() {
@@ -210,7 +226,8 @@ const OpDef& op::Split() {
                             .infer = infer_split,
                             .kernels = kernels_for<SplitKernel, KILN_EVERY_TYPE>(),
                             .type_attr_input = 1,
-                            .grad = &split_grad};
+                            .grad = &split_grad,
+                            .rows = &split_rows};
   return def;
 }
 
@@ -224,7 +241,8 @@ const OpDef& op::SplitV() {
                             .infer = infer_split,
                             .kernels = kernels_for<SplitKernel, KILN_EVERY_TYPE>(),
                             .index_type_attrs = {{"Tlen", 1}},
-                            .grad = &split_grad};
+                            .grad = &split_grad,
+                            .rows = &split_rows};
   return def;
 }
 
@@ -237,7 +255,8 @@ const OpDef& op::Unpack() {
                             .attr_specs = {int_attr("num"), int_attr("axis", 0)},
                             .infer = infer_split,
                             .kernels = kernels_for<SplitKernel, KILN_EVERY_TYPE>(),
-                            .grad = &unpack_grad};
+                            .grad = &unpack_grad,
+                            .rows = &split_rows};
   return def;
 }
 

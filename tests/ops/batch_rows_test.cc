@@ -1,5 +1,5 @@
-// Each op row's rule for a batch (OpDef::rows, ops/batch_rows.h), asked directly: what output 0
-// is to the batch, given what its inputs are. exec/batch_split_test runs the same rules
+// Each op row's rule for a batch (OpDef::rows, ops/batch_rows.h), asked directly: what its
+// outputs are to the batch, given what its inputs are. exec/batch_split_test runs the same rules
 // through whole graphs.
 #include "ops/batch_rows.h"
 
@@ -152,4 +152,36 @@ TEST(BatchRows, LayoutOpsKeepRowsWhileAxisZeroStays) {
   EXPECT_EQ(ask(op::Pad(), {rows(kBatch4), paddings({1, 0, 1, 1, 1, 1, 0, 0})}, 4), kOther);
   EXPECT_EQ(ask(op::BiasAdd(), {rows(kBatch4), free({3})}, 4), kRows);
   EXPECT_EQ(ask(op::BiasAdd(), {rows(kBatch4), free({3})}, 4, {std::string("NCHW")}), kOther);
+}
+
+TEST(BatchRows, SplitsAndSlicesKeepRowsWhileAxisZeroStaysWhole) {
+  // A GRU cell cuts its gates apart: every part keeps the rows (the rule speaks for each output).
+  const In gates = rows({-1, 12});
+  EXPECT_EQ(ask(op::Split(), {ints({1}), gates}, 2, {int64_t{3}}), kRows);
+  EXPECT_EQ(ask(op::Split(), {ints({-1}), gates}, 2, {int64_t{3}}), kRows);
+  EXPECT_EQ(ask(op::Split(), {ints({0}), gates}, 2, {int64_t{3}}), kOther);
+  EXPECT_EQ(ask(op::Split(), {ints({-2}), gates}, 2, {int64_t{3}}), kOther);    // -rank is axis 0
+  EXPECT_EQ(ask(op::Split(), {free(Dims{}), gates}, 2, {int64_t{3}}), kOther);  // axis known only when run
+  EXPECT_EQ(ask(op::SplitV(), {gates, ints({4, 8}), ints({1})}, 2, {int64_t{2}}), kRows);
+  EXPECT_EQ(ask(op::SplitV(), {gates, ints({4, 8}), ints({0})}, 2, {int64_t{2}}), kOther);
+  EXPECT_EQ(ask(op::Unpack(), {rows({-1, 3, 4})}, 2, {int64_t{3}, int64_t{1}}), kRows);
+  EXPECT_EQ(ask(op::Unpack(), {rows({-1, 3, 4})}, 2, {int64_t{3}, int64_t{0}}), kOther);
+  // StridedSlice's masks: begin, end, ellipsis, new axis, shrink.
+  auto masks = [](int64_t begin, int64_t end, int64_t ellipsis, int64_t new_axis, int64_t shrink) {
+    return ops::Attrs{begin, end, ellipsis, new_axis, shrink};
+  };
+  const In b = ints({0, 0}), e = ints({0, 4}), s = ints({1, 1});
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, b, e, s}, 2, masks(1, 1, 0, 0, 0)), kRows);              // x[:, :4]
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, b, e, s}, 2, masks(0, 1, 0, 0, 0)), kRows);              // x[0:, :4]
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, b, e, s}, 2, masks(1, 0, 0, 0, 0)), kOther);             // x[:0, :4]
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, ints({1, 0}), e, s}, 2, masks(0, 1, 0, 0, 0)), kOther);  // x[1:, :4]
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, b, e, ints({2, 1})}, 2, masks(1, 1, 0, 0, 0)), kOther);  // x[::2, :4]
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, b, e, s}, 1, masks(1, 1, 0, 0, 1)), kOther);             // x[0, :4]
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, b, e, s}, 3, masks(1, 1, 0, 1, 0)), kOther);             // x[None, :4]
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, ints({0, 2}), ints({0, 0}), s}, 2, masks(0, 2, 1, 0, 0)),
+            kRows);  // x[..., 2:]
+  EXPECT_EQ(
+      ask(op::StridedSlice(), {gates, ints({0, 0, 2}), ints({0, 1, 0}), ints({1, 1, 1})}, 2, masks(0, 4, 1, 0, 0)),
+      kOther);  // x[..., 0:1, 2:]: the ellipsis covers no axis
+  EXPECT_EQ(ask(op::StridedSlice(), {gates, free({2}), e, s}, 2, masks(1, 1, 0, 0, 0)), kOther);  // begin unknown
 }
