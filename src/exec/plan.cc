@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/dtype_table.h"
 #include "core/parallel.h"
@@ -26,6 +29,15 @@ Plan::Plan(const graph::Graph& g) {
   BodyCache cache;
   compile(g, cache);
   batch_split_ = analyze_batch_split(g);
+}
+
+std::vector<std::string> Plan::loops_by_rows() const {
+  std::vector<std::string> names = loop_rows_names_;
+  std::unordered_set<const Plan*> seen;  // a body several nodes call is compiled once
+  for (const auto& body : bodies_)
+    if (seen.insert(body.get()).second)
+      for (auto& name : body->loops_by_rows()) names.push_back(std::move(name));
+  return names;
 }
 
 Plan::Plan(const graph::Graph& g, BodyCache& cache, bool loop_cond) : loop_cond_(loop_cond) { compile(g, cache); }
@@ -133,6 +145,16 @@ void Plan::compile(const graph::Graph& g, BodyCache& cache) {
       }
     }
     st.num_bodies = static_cast<int>(bodies_.size()) - st.first_body;
+    st.loop_rows = -1;
+    if (node->op->has(ops::kLoop) && st.num_bodies == 2) {
+      const auto refs = ops::func_refs(node->attrs);
+      LoopRows rows = analyze_loop_rows(g.library().get(refs[0]->name), g.library().get(refs[1]->name));
+      if (rows.separable) {
+        st.loop_rows = static_cast<int>(loop_rows_.size());
+        loop_rows_.push_back(std::move(rows));
+        loop_rows_names_.push_back(node->name);
+      }
+    }
     const int step_index = static_cast<int>(steps_.size());
     for (int i = 0; i < st.num_inputs; ++i) last_use[input_slots_[st.first_input + i]] = step_index;
     steps_.push_back(st);
@@ -421,6 +443,19 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   std::vector<Tensor> vars(n);
   const int* is = input_slots_.data() + st.first_input;
   for (int i = 0; i < n; ++i) vars[i] = slots[is[i]];
+  const LoopRows* rows =
+      st.loop_rows >= 0 && intra_op_threads() > 1 && loop_rows_enabled() ? &loop_rows_[st.loop_rows] : nullptr;
+  std::vector<Tensor> out = iterate(cond, body, std::move(vars), rows);
+  const int* os = output_slots_.data() + st.first_output;
+  for (int i = 0; i < n; ++i) slots[os[i]] = std::move(out[i]);
+}
+
+// A loop's first step (its condition and body) has to take this long before the rest runs by
+// rows: a block per thread costs a hand-over and a wait once, and stitching its rows back.
+constexpr double kRowsMinStepMicros = 5;
+
+std::vector<Tensor> Plan::iterate(const Plan& cond, const Plan& body, std::vector<Tensor> vars, const LoopRows* rows) {
+  const int n = static_cast<int>(vars.size());
   SlotArray cond_slots(cond.num_slots_), body_slots(body.num_slots_);
   FrameLease cond_frame(cond.memory_), body_frame(body.memory_);
   Tensor* cs = cond_slots.data();
@@ -439,6 +474,7 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
   for (int i = 0; i < n; ++i)
     if (cond_reads[i]) cs[cond_feeds[i]] = Tensor();
   const detail::ActiveLimits* limits = detail::active_limits();
+  const auto start = rows ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   while (true) {
     if (limits) limits->check();  // a loop that never ends stops at its deadline
     for (int i = 0; i < n; ++i)
@@ -457,9 +493,43 @@ void Plan::run_loop(const Step& st, Tensor* slots) const {
       for (int i = 0; i < n; ++i) next[i] = bs[body_results[i]];
       for (int i = 0; i < n; ++i) bs[body_feeds[i]] = std::move(next[i]);
     }
+    if (rows) {  // after the first step: the rest by rows, when the step took long enough
+      const double micros = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+      if (micros >= kRowsMinStepMicros) {
+        std::vector<Tensor> now(n);
+        for (int i = 0; i < n; ++i) now[i] = bs[body_feeds[i]];
+        if (const int64_t batch = loop_batch(*rows, now); batch >= 2 * kRowsMinBlock) {
+          for (int i = 0; i < n; ++i) bs[body_feeds[i]] = Tensor();  // the blocks' views own the rows alone
+          return iterate_by_rows(cond, body, now, *rows, batch);
+        }
+      }
+      rows = nullptr;
+    }
   }
-  const int* os = output_slots_.data() + st.first_output;
-  for (int i = 0; i < n; ++i) slots[os[i]] = bs[body_feeds[i]];
+  std::vector<Tensor> out(n);
+  for (int i = 0; i < n; ++i) out[i] = bs[body_feeds[i]];
+  return out;
+}
+
+std::vector<Tensor> Plan::iterate_by_rows(const Plan& cond, const Plan& body, const std::vector<Tensor>& vars,
+                                          const LoopRows& rows, int64_t batch) {
+  const int64_t blocks = std::min<int64_t>(intra_op_threads(), batch / kRowsMinBlock);
+  count_loop_run_by_rows();
+  std::vector<std::vector<Tensor>> results(static_cast<size_t>(blocks));
+  const detail::ActiveLimits* limits = detail::active_limits();
+  parallel_for_split(blocks, [&](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b) {
+      // Each block checks the caller's limits on a copy of its own (their clock counts are
+      // per thread); its kernels run single-threaded, the threads being the blocks'.
+      std::optional<detail::ActiveLimits> own;
+      if (limits) own = *limits;
+      detail::LimitsAdoption adopt(own ? &*own : nullptr);
+      SerialKernelsScope serial;
+      const int64_t first = batch * b / blocks, end = batch * (b + 1) / blocks;
+      results[static_cast<size_t>(b)] = iterate(cond, body, vars_for_rows(rows, vars, first, end - first), nullptr);
+    }
+  });
+  return stitch_vars(rows, results);
 }
 
 namespace {

@@ -3,10 +3,12 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "exec/batch_split.h"
+#include "exec/loop_rows.h"
 #include "exec/memory_plan.h"
 #include "graph/graph.h"
 
@@ -26,6 +28,7 @@ struct Step {
   int first_static;                // into Plan::static_outputs
   int first_body, num_bodies;      // control flow: its compiled bodies, into Plan::bodies_
   int forward_slot;                // an input slot whose tensor may become output 0, or -1
+  int loop_rows;                   // a While that may run by rows: its analysis in Plan::loop_rows_, or -1
   // Static shapes, a kernel that writes preallocated outputs, few inputs and outputs: runs
   // through Plan::run_lean, the executor's short path.
   bool lean;
@@ -56,6 +59,9 @@ class Plan {
   int num_steps() const { return static_cast<int>(steps_.size()); }
   int num_slots() const { return num_slots_; }
   size_t arena_bytes() const { return memory_.arena_bytes(); }
+  // The While nodes, here and in the bodies this plan calls, that may run by rows when their
+  // batch allows (loop_rows.h): their names, for the optimization report.
+  std::vector<std::string> loops_by_rows() const;
   size_t frame_headers() const { return memory_.num_headers(); }  // tensor headers a frame builds
   bool runs_in_parallel() const { return parallel_; }             // the plan found branches worth running side by side
   bool splits_batches() const { return batch_split_.separable; }  // a call may run row by row (batch_split.h)
@@ -146,6 +152,14 @@ class Plan {
   int64_t batch_of(const Tensor* const* feeds, size_t num_feeds) const;  // 0: not one batch
   BatchSplit batch_split_;                                               // top-level plans only
   void run_loop(const Step& st, Tensor* slots) const;
+  // A loop from variables `vars` to its end; with `rows`, the rest after its first step may
+  // run as blocks of rows on the intra-op threads (loop_rows.h). Returns the final variables.
+  static std::vector<Tensor> iterate(const Plan& cond, const Plan& body, std::vector<Tensor> vars,
+                                     const LoopRows* rows);
+  static std::vector<Tensor> iterate_by_rows(const Plan& cond, const Plan& body, const std::vector<Tensor>& vars,
+                                             const LoopRows& rows, int64_t batch);
+  std::vector<LoopRows> loop_rows_;           // the While steps' that may run by rows
+  std::vector<std::string> loop_rows_names_;  // their nodes' names
 
   void run_control_flow(const Step& st, Tensor* slots) const;
 };

@@ -11,6 +11,7 @@
 // so plans run them without their shape function.
 #include "ops/tensor_list.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -473,6 +474,95 @@ void run_element_shape(KernelContext& c) {
 }  // namespace
 
 int64_t list_updates_in_place() { return g_updates_in_place.load(std::memory_order_relaxed); }
+
+namespace {
+const TensorList* list_in(const TensorImpl& t) {
+  if (t.dtype != DType::Variant || t.num_elements != 1 || !t.dims.empty()) return nullptr;
+  return dynamic_cast<const TensorList*>(t.as<detail::ObjectValue*>()[0]);
+}
+}  // namespace
+
+bool list_batch(const TensorImpl& t, int64_t* batch) {
+  const TensorList* l = list_in(t);
+  if (!l || (!l->element_shape.unknown_rank() && (l->element_shape.rank() == 0 || l->element_shape.dim(0) >= 0)))
+    return false;
+  *batch = -1;
+  for (const Tensor& item : l->items) {
+    if (!item.defined()) continue;
+    const TensorImpl& i = *detail::impl_of(item);
+    if (i.dims.empty() || (*batch >= 0 && i.dims[0] != *batch)) return false;
+    *batch = i.dims[0];
+  }
+  return true;
+}
+
+Tensor rows_of(const TensorImpl& t, int64_t first, int64_t count) {
+  Dims dims = t.dims;
+  const int64_t per = dims[0] == 0 ? 0 : t.num_elements / dims[0];
+  dims[0] = count;
+  // A view where the rows live in a buffer kiln owns (which never changes under a tensor that
+  // another holds); a copy otherwise (inline data, another library's memory).
+  if (t.buffer && !t.buffer->external_release && !detail::holds_objects(t.dtype))
+    return detail::wrap(detail::make_view(&t, dims, first * per));
+  return owned_copy(t, dims, first * per, count * per);
+}
+
+Tensor list_rows(const TensorImpl& t, int64_t first, int64_t count) {
+  const TensorList* l = list_in(t);
+  if (!l) throw InternalError("list_rows of a tensor that holds no TensorList");
+  TensorList* out;
+  Tensor holder = copy_of(*l, &out);
+  for (Tensor& item : out->items)
+    if (item.defined()) item = rows_of(*detail::impl_of(item), first, count);
+  return holder;
+}
+
+Tensor stitch_rows(const std::vector<const TensorImpl*>& parts) {
+  const TensorImpl& p0 = *parts.at(0);
+  if (p0.dims.empty() || detail::holds_objects(p0.dtype)) throw InternalError("stitch_rows of scalars or objects");
+  Dims dims = p0.dims;
+  dims[0] = 0;
+  for (const TensorImpl* p : parts) {
+    if (p->dtype != p0.dtype || p->dims.size() != p0.dims.size() ||
+        !std::equal(p->dims.begin() + 1, p->dims.end(), p0.dims.begin() + 1))
+      throw InternalError("row partitions of shapes " + dims_text(p0.dims) + " and " + dims_text(p->dims) +
+                          " do not stitch");
+    dims[0] += p->dims[0];
+  }
+  Tensor out = detail::wrap(detail::make_concrete(p0.dtype, dims));
+  auto* dst = static_cast<unsigned char*>(detail::impl_of(out)->data);
+  for (const TensorImpl* p : parts) {
+    const size_t bytes = static_cast<size_t>(p->num_elements) * dtype_size(p->dtype);
+    if (bytes) std::memcpy(dst, p->data, bytes);
+    dst += bytes;
+  }
+  return out;
+}
+
+Tensor stitch_lists(const std::vector<const TensorImpl*>& parts) {
+  std::vector<const TensorList*> lists;
+  for (const TensorImpl* p : parts) {
+    lists.push_back(list_in(*p));
+    if (!lists.back() || lists.back()->items.size() != lists[0]->items.size() ||
+        lists.back()->element_dtype != lists[0]->element_dtype)
+      throw InternalError("row partitions' lists do not stitch");
+  }
+  TensorList* out;
+  Tensor holder = copy_of(*lists[0], &out);
+  std::vector<const TensorImpl*> items(lists.size());
+  for (size_t i = 0; i < out->items.size(); ++i) {
+    size_t set = 0;
+    for (size_t p = 0; p < lists.size(); ++p) {
+      const Tensor& item = lists[p]->items[i];
+      set += item.defined();
+      items[p] = item.defined() ? detail::impl_of(item) : nullptr;
+    }
+    if (set == 0) continue;
+    if (set != lists.size()) throw InternalError("row partitions' lists set different items");
+    out->items[i] = stitch_rows(items);
+  }
+  return holder;
+}
 
 const OpDef& op::EmptyTensorList() {
   static const OpDef def = {.name = "EmptyTensorList",
