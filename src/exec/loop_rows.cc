@@ -28,9 +28,7 @@ constexpr Kind kRowsKind{.row = RowKind::kRows};
 constexpr Kind kListKind{.row = RowKind::kRows, .list = true};
 constexpr Kind kOtherKind{.row = RowKind::kOther};
 
-Kind kind_of_var(LoopVar v) {
-  return v == LoopVar::kFree ? kFreeKind : v == LoopVar::kRows ? kRowsKind : kListKind;
-}
+Kind kind_of_var(LoopVar v) { return v == LoopVar::kFree ? kFreeKind : v == LoopVar::kRows ? kRowsKind : kListKind; }
 
 // An element_shape input that leaves axis 0 open: a Const -1 (unknown rank) or a vector led by -1.
 bool open_axis0(const graph::Output& o) {
@@ -85,6 +83,13 @@ std::vector<Kind> result_kinds(const graph::Graph& g, const std::vector<Kind>& f
   return out;
 }
 
+// Whether body result i is feed i passed along (through Identity nodes).
+bool passes_along(const graph::Graph& body, size_t i) {
+  graph::Output o = body.outputs[i];
+  while (o.node->op == &ops::op::Identity() && o.node->inputs.size() == 1) o = o.node->inputs[0];
+  return o.index == 0 && o.node == body.inputs[i];
+}
+
 }  // namespace
 
 LoopRows analyze_loop_rows(const graph::Graph& cond, const graph::Graph& body) {
@@ -123,6 +128,7 @@ LoopRows analyze_loop_rows(const graph::Graph& cond, const graph::Graph& body) {
     for (LoopVar v : r.vars) batched |= v != LoopVar::kFree;
     if (!batched || result_kinds(cond, feeds)[0] != kFreeKind) return LoopRows{};
     r.separable = true;
+    for (size_t i = 0; i < n; ++i) r.unchanged.push_back(passes_along(body, i));
     return r;
   }
   return LoopRows{};
@@ -151,8 +157,7 @@ int64_t loop_batch(const LoopRows& rows, const std::vector<Tensor>& vars) {
   return std::max<int64_t>(batch, 0);
 }
 
-std::vector<Tensor> vars_for_rows(const LoopRows& rows, const std::vector<Tensor>& vars, int64_t first,
-                                  int64_t count) {
+std::vector<Tensor> vars_for_rows(const LoopRows& rows, const std::vector<Tensor>& vars, int64_t first, int64_t count) {
   std::vector<Tensor> out(vars.size());
   for (size_t i = 0; i < vars.size(); ++i) switch (rows.vars[i]) {
       case LoopVar::kFree:
@@ -168,12 +173,17 @@ std::vector<Tensor> vars_for_rows(const LoopRows& rows, const std::vector<Tensor
   return out;
 }
 
-std::vector<Tensor> stitch_vars(const LoopRows& rows, const std::vector<std::vector<Tensor>>& blocks) {
+std::vector<Tensor> stitch_vars(const LoopRows& rows, const std::vector<std::vector<Tensor>>& blocks,
+                                const std::vector<Tensor>& start) {
   std::vector<Tensor> out(rows.vars.size());
   std::vector<const ops::TensorImpl*> parts(blocks.size());
   for (size_t i = 0; i < out.size(); ++i) {
     if (rows.vars[i] == LoopVar::kFree) {
       out[i] = blocks[0][i];
+      continue;
+    }
+    if (rows.unchanged[i]) {
+      out[i] = start[i];
       continue;
     }
     for (size_t b = 0; b < blocks.size(); ++b) {

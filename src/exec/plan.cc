@@ -529,7 +529,7 @@ std::vector<Tensor> Plan::iterate_by_rows(const Plan& cond, const Plan& body, co
       results[static_cast<size_t>(b)] = iterate(cond, body, vars_for_rows(rows, vars, first, end - first), nullptr);
     }
   });
-  return stitch_vars(rows, results);
+  return stitch_vars(rows, results, vars);
 }
 
 namespace {

@@ -130,9 +130,11 @@ TEST(LoopRows, TheAnalysisNamesEachVariable) {
     const auto refs = ops::func_refs(n->attrs);
     const exec::LoopRows rows = exec::analyze_loop_rows(g.library().get(refs[0]->name), g.library().get(refs[1]->name));
     ASSERT_TRUE(rows.separable);
-    EXPECT_EQ(rows.vars, (std::vector<exec::LoopVar>{exec::LoopVar::kFree, exec::LoopVar::kRows,
-                                                     exec::LoopVar::kListRows, exec::LoopVar::kListRows,
-                                                     exec::LoopVar::kFree, exec::LoopVar::kFree}));
+    EXPECT_EQ(rows.vars,
+              (std::vector<exec::LoopVar>{exec::LoopVar::kFree, exec::LoopVar::kRows, exec::LoopVar::kListRows,
+                                          exec::LoopVar::kListRows, exec::LoopVar::kFree, exec::LoopVar::kFree}));
+    // The sequence and the weights come out as they went in: the sequence is not stitched.
+    EXPECT_EQ(rows.unchanged, (std::vector<bool>{false, false, false, true, true, true}));
   }
   EXPECT_EQ(loops, 1);
 }
