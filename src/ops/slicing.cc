@@ -1,6 +1,7 @@
 // Ops that select parts of a tensor: Slice, StridedSlice, GatherV2.
 #include <cstring>
 
+#include "core/parallel.h"
 #include "ops/batch_rows.h"
 #include "ops/grad_util.h"
 #include "ops/helpers.h"
@@ -312,11 +313,21 @@ struct GatherKernel {
     for (size_t i = axis + 1; i < p.dims.size(); ++i) inner *= p.dims[i];
     const T* src = p.as<T>();
     T* dst = c.out(0).as<T>();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i : idx) {
-        std::memcpy(dst, src + (o * limit + i) * inner, inner * sizeof(T));
-        dst += inner;
-      }
+    // Slice k (of outer x indices) is index k % n of outer index k / n. From 256 KB the slices
+    // split over the intra-op threads (an embedding lookup of a batch of sequences).
+    const auto n = static_cast<int64_t>(idx.size());
+    const int64_t slices = outer * n, slice_bytes = inner * static_cast<int64_t>(sizeof(T));
+    auto copy = [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k)
+        std::memcpy(dst + k * inner, src + ((k / n) * limit + idx[static_cast<size_t>(k % n)]) * inner,
+                    static_cast<size_t>(slice_bytes));
+    };
+    constexpr int64_t kParallelBytes = int64_t{256} << 10;
+    if (slices * slice_bytes < kParallelBytes) {
+      copy(0, slices);
+      return;
+    }
+    parallel_for(slices, std::max<int64_t>(1, (int64_t{64} << 10) / std::max<int64_t>(slice_bytes, 1)), copy);
   }
 };
 

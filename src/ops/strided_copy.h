@@ -36,6 +36,42 @@ inline StridedWalk collapse_walk(const int64_t* sizes, const int64_t* strides, s
   return w;
 }
 
+// The walk's rows: runs of its innermost dim.
+inline int64_t walk_rows(const StridedWalk& w) {
+  return w.total == 0 || w.sizes.empty() ? 0 : w.total / w.sizes.back();
+}
+
+// Rows [first, end) of the walk (a part of strided_copy's output, which threads can share; not
+// for a matrix transpose's blocks).
+template <class T>
+void strided_copy_rows(const T* src, const StridedWalk& w, T* dst, int64_t first, int64_t end) {
+  if (first >= end) return;
+  const size_t last = w.sizes.size() - 1;
+  const int64_t inner = w.sizes[last], step = w.strides[last];
+  std::vector<int64_t> idx(last, 0);
+  int64_t off = 0;
+  int64_t rest = first;
+  for (size_t d = last; d-- > 0;) {  // row `first`'s index, innermost dim first
+    idx[d] = rest % w.sizes[d];
+    rest /= w.sizes[d];
+    off += idx[d] * w.strides[d];
+  }
+  dst += first * inner;
+  for (int64_t r = first; r < end; ++r, dst += inner) {
+    if (step == 1) {
+      std::copy_n(src + off, inner, dst);
+    } else {
+      for (int64_t j = 0; j < inner; ++j) dst[j] = src[off + j * step];
+    }
+    for (size_t d = last; d-- > 0;) {
+      off += w.strides[d];
+      if (++idx[d] < w.sizes[d]) break;
+      off -= w.strides[d] * w.sizes[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 // dst[i] for i over the walk (row-major) = src at the sum of index * stride.
 template <class T>
 void strided_copy(const T* src, const StridedWalk& w, T* dst) {
@@ -53,23 +89,7 @@ void strided_copy(const T* src, const StridedWalk& w, T* dst) {
           for (int64_t j = j0; j < std::min(cols, j0 + kBlock); ++j) dst[j * rows + i] = src[i * cols + j];
     return;
   }
-  const size_t last = w.sizes.size() - 1;
-  const int64_t inner = w.sizes[last], step = w.strides[last];
-  std::vector<int64_t> idx(last, 0);
-  int64_t off = 0;
-  for (int64_t r = 0, rows = w.total / inner; r < rows; ++r, dst += inner) {
-    if (step == 1) {
-      std::copy_n(src + off, inner, dst);
-    } else {
-      for (int64_t j = 0; j < inner; ++j) dst[j] = src[off + j * step];
-    }
-    for (size_t d = last; d-- > 0;) {
-      off += w.strides[d];
-      if (++idx[d] < w.sizes[d]) break;
-      off -= w.strides[d] * w.sizes[d];
-      idx[d] = 0;
-    }
-  }
+  strided_copy_rows(src, w, dst, 0, walk_rows(w));
 }
 
 }  // namespace kiln::ops
