@@ -69,3 +69,32 @@ def test_a_loop_whose_rows_meet_runs_whole(tf, two_threads):
     assert not [line for line in report if line.startswith("loop_rows:")], report
     h = np.random.default_rng(6).standard_normal((32, 4)).astype(np.float32)
     np.testing.assert_allclose(mine(kiln.constant(h)).numpy(), theirs(tf.constant(h)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["steps from the batch size", "counter from the batch size",
+                                  "state scaled by the batch size"])
+def test_a_loop_that_reads_its_batch_size_runs_whole(tf, two_threads, case):
+    # A block's batch is smaller than the call's: a loop that reads the batch size would count
+    # differently in each block.
+    def program(m):
+        @m.function(input_signature=[m.TensorSpec([None, 4], m.float32)])
+        def run(h):
+            # (A batch size read before the loop is free to it: every block counts to the call's.)
+            def cond(i, h):
+                return i < m.shape(h)[0] if case == "steps from the batch size" else i < 5
+
+            def body(i, h):
+                if case == "state scaled by the batch size":
+                    return i + 1, m.tanh(h * m.cast(m.shape(h)[0], m.float32) * 0.1)
+                return i + (m.shape(h)[0] if case == "counter from the batch size" else 1), m.tanh(h * 0.9)
+
+            return m.while_loop(cond, body, [0, h])
+
+        return run
+
+    mine, theirs = program(kiln), program(tf)
+    report = list(mine.get_concrete_function()._core.optimization_report())
+    assert not [line for line in report if line.startswith("loop_rows:")], report
+    h = np.random.default_rng(7).standard_normal((16, 4)).astype(np.float32)
+    for got, want in zip(mine(kiln.constant(h)), theirs(tf.constant(h))):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)

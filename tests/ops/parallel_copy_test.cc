@@ -33,8 +33,10 @@ std::vector<float> transposed(const std::vector<int64_t>& dims, const std::vecto
     for (size_t d = 0; d < r; ++d) src += idx[d] * in_strides[static_cast<size_t>(perm[d])];
     out[static_cast<size_t>(k)] = static_cast<float>(src);
     for (size_t d = r; d-- > 0;)
-      if (++idx[d] < out_dims[d]) break;
-      else idx[d] = 0;
+      if (++idx[d] < out_dims[d])
+        break;
+      else
+        idx[d] = 0;
   }
   return out;
 }
@@ -49,9 +51,9 @@ class ParallelCopy : public ::testing::TestWithParam<int> {
 
 TEST_P(ParallelCopy, TransposeOfLargeTensorsPutsEveryElementInItsPlace) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
-      {{32, 100, 128}, {1, 0, 2}},   // a batch-major sequence made time-major
-      {{7, 301, 129}, {2, 0, 1}},    // the innermost dim moves: element by element
-      {{5, 3, 67, 211}, {0, 2, 1, 3}},  // runs of 211, rows split mid-dim
+      {{32, 100, 128}, {1, 0, 2}},       // a batch-major sequence made time-major
+      {{7, 301, 129}, {2, 0, 1}},        // the innermost dim moves: element by element
+      {{5, 3, 67, 211}, {0, 2, 1, 3}},   // runs of 211, rows split mid-dim
       {{1, 640, 1, 300}, {3, 1, 2, 0}},  // dims of size 1 collapse to a matrix transpose
   };
   for (const auto& [dims, perm] : cases)
