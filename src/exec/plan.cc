@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <new>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -516,14 +515,12 @@ std::vector<Tensor> Plan::iterate_by_rows(const Plan& cond, const Plan& body, co
   const int64_t blocks = std::min<int64_t>(intra_op_threads(), batch / kRowsMinBlock);
   count_loop_run_by_rows();
   std::vector<std::vector<Tensor>> results(static_cast<size_t>(blocks));
-  const detail::ActiveLimits* limits = detail::active_limits();
+  detail::ActiveLimits* limits = detail::active_limits();  // the caller's, which waits for every block
   parallel_for_split(blocks, [&](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
-      // Each block checks the caller's limits on a copy of its own (their clock counts are
-      // per thread); its kernels run single-threaded, the threads being the blocks'.
-      std::optional<detail::ActiveLimits> own;
-      if (limits) own = *limits;
-      detail::LimitsAdoption adopt(own ? &*own : nullptr);
+      // Each block checks the caller's limits (deadline, cancellation, memory budgets) at
+      // every step; its kernels run single-threaded, the threads being the blocks'.
+      detail::LimitsAdoption adopt(limits);
       SerialKernelsScope serial;
       const int64_t first = batch * b / blocks, end = batch * (b + 1) / blocks;
       results[static_cast<size_t>(b)] = iterate(cond, body, vars_for_rows(rows, vars, first, end - first), nullptr);
