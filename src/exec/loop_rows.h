@@ -11,8 +11,10 @@
 // written, one item per step). The body computes each variable's next value as the same kind
 // from the others (each op's row rule, ops/batch_rows.h, and the list reads and writes at a
 // free index), the condition reads free variables only (every block runs as many steps),
-// and nothing random or with side effects runs (it would run once per block). Each block's
-// values are those a loop over those rows alone gives.
+// and nothing random or with side effects runs (it would run once per block). Each block
+// computes its rows with the whole loop's ops on fewer rows: the whole loop's bits where
+// every op computes a row the same way at any number of rows (not at AVX2, where a product
+// of few rows runs another kernel than a whole batch's).
 #pragma once
 #include <vector>
 
