@@ -1,10 +1,9 @@
 #include "exec/batch_split.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include "core/object_value.h"
+#include "exec/env_switch.h"
 #include "ops/batch_rows.h"
 #include "ops/op_list.h"
 
@@ -88,10 +87,7 @@ BatchSplit analyze_batch_split(const graph::Graph& g) {
 }
 
 bool batch_split_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("KILN_BATCH_SPLIT");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
+  static const bool enabled = switched_on("KILN_BATCH_SPLIT");
   return enabled;
 }
 

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 
 #include "core/object_value.h"
 #include "exec/batch_split.h"
+#include "exec/env_switch.h"
 #include "ops/helpers.h"
 #include "ops/op_list.h"
 #include "ops/tensor_list.h"
@@ -202,10 +201,7 @@ int64_t loops_run_by_rows() { return g_loops_by_rows.load(std::memory_order_rela
 void count_loop_run_by_rows() { g_loops_by_rows.fetch_add(1, std::memory_order_relaxed); }
 
 bool loop_rows_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("KILN_LOOP_ROWS");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
+  static const bool enabled = switched_on("KILN_LOOP_ROWS");
   return enabled;
 }
 
