@@ -240,7 +240,7 @@ TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
   // One row too: a served model's batch-1 dense layer (a classifier's 1x1280 x 1280x1000).
   // Products of at most 4 rows take 64-column panels at AVX-512: whole, and with a masked
   // last one. At AVX2 (up to 8 rows): 32-column panels for one or two rows, 16- and 8-column
-  // panels, 6-row blocks and the rest, and the last n % 8 columns one by one. A shape a level
+  // panels, blocks of up to 6 rows shared evenly, and the last n % 8 columns one by one. A shape a level
   // does not send here is skipped. On two threads, products with a B of 1 MB or more (the
   // classifier's) split their columns.
   const int before = configured_threads();
