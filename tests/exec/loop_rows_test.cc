@@ -93,7 +93,7 @@ std::pair<std::vector<std::vector<float>>, bool> run(ConcreteFunction& cf, const
 
 // The same values within float rounding: a block's step product has fewer rows than the
 // whole batch's, and at some instruction-set levels another kernel serves fewer rows (at AVX2
-// kiln's few-row kernel up to 8 rows, OpenBLAS above), which sums in another order.
+// kiln's few-row kernel up to 16 rows, OpenBLAS above), which sums in another order.
 void expect_close(const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want,
                   int64_t batch) {
   ASSERT_EQ(got.size(), want.size());
