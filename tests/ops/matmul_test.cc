@@ -241,9 +241,10 @@ TEST(MatMul, ShortRowsProductIsOneMultiplyAddChainPerElement) {
   // of at most 4 rows take 64-column panels at AVX-512: whole, and with a masked last one. At AVX2
   // (up to 8 rows, 16 for a B of 256 KB): 32-column panels for one or two rows, 16- and 8-column
   // panels, blocks of up to 6 rows shared evenly, and the last n % 8 columns one by one. A shape a
-  // level does not send here is skipped (and each has at least 48^3 multiply-adds: smaller products
-  // take the small kernels, whose sums Clang does not contract into one chain). On two threads,
-  // products with a B of 1 MB or more (the classifier's) split their columns.
+  // level does not send here is skipped. The shapes of more than one row have at least 48^3
+  // multiply-adds: below that the small kernels take a product, and their sums are not this kernel's
+  // chain in every build (13x100x64's were not under Clang). On two threads, products with a B of 1
+  // MB or more (the classifier's) split their columns.
   const int before = configured_threads();
   int checked = 0;
   for (const int threads : {1, 2}) {
