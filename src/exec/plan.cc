@@ -17,6 +17,7 @@
 #include "core/run_limits.h"
 #include "core/shape_fit.h"
 #include "eager/execute.h"
+#include "ops/tensor_list.h"
 
 namespace kiln::exec {
 
@@ -498,7 +499,7 @@ std::vector<Tensor> Plan::iterate(const Plan& cond, const Plan& body, std::vecto
         std::vector<Tensor> now(n);
         for (int i = 0; i < n; ++i) now[i] = bs[body_feeds[i]];
         if (const int64_t batch = loop_batch(*rows, now); batch >= 2 * kRowsMinBlock) {
-          for (int i = 0; i < n; ++i) bs[body_feeds[i]] = Tensor();  // the blocks' views own the rows alone
+          for (int i = 0; i < n; ++i) bs[body_feeds[i]] = Tensor();  // `now` and the blocks hold them
           return iterate_by_rows(cond, body, now, *rows, batch);
         }
       }
@@ -822,16 +823,6 @@ int64_t Plan::batch_of(const Tensor* const* feeds, size_t num_feeds) const {
 
 namespace {
 
-// Row `b` of a batched feed, as a batch of one (a copy: an image is small beside its call).
-Tensor row_of(const detail::TensorImpl& whole, int64_t b) {
-  Dims dims = whole.dims;
-  dims[0] = 1;
-  detail::TensorImpl* row = detail::make_concrete(whole.dtype, dims);
-  const size_t bytes = row->nbytes();
-  if (bytes) std::memcpy(row->data, static_cast<const char*>(whole.data) + static_cast<size_t>(b) * bytes, bytes);
-  return Tensor(row);
-}
-
 // The rows' results, each result's rows one after another; false unless every row's part
 // of a result has one row and the same dtype and dims.
 bool stitch_rows(const std::vector<std::vector<Tensor>>& rows, std::vector<Tensor>& results) {
@@ -844,13 +835,10 @@ bool stitch_rows(const std::vector<std::vector<Tensor>>& rows, std::vector<Tenso
       const detail::TensorImpl* part = row[r].impl();
       if (!part || part->symbolic || part->dtype != first->dtype || part->dims != first->dims) return false;
     }
-    Dims dims = first->dims;
-    dims[0] = batch;
-    stitched[r] = Tensor(detail::make_concrete(first->dtype, dims));
-    char* out = static_cast<char*>(stitched[r].impl()->data);
-    const size_t bytes = first->nbytes();
-    for (int64_t b = 0; b < batch && bytes; ++b)
-      std::memcpy(out + static_cast<size_t>(b) * bytes, rows[static_cast<size_t>(b)][r].impl()->data, bytes);
+    if (detail::holds_objects(first->dtype)) return false;
+    std::vector<const detail::TensorImpl*> parts(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; ++b) parts[static_cast<size_t>(b)] = rows[static_cast<size_t>(b)][r].impl();
+    stitched[r] = ops::stitch_rows(parts);
   }
   results = std::move(stitched);
   return true;
@@ -874,7 +862,7 @@ bool Plan::run_rows(const Tensor* const* feeds, size_t num_feeds, int64_t batch,
     for (int64_t b; !failed.load(std::memory_order_relaxed) && (b = next.fetch_add(1)) < batch;) {
       for (size_t i = 0; i < num_feeds; ++i) {
         if (!batch_split_.batched_feed[i]) continue;
-        row_feeds[i] = row_of(*feeds[i]->impl(), b);
+        row_feeds[i] = ops::rows_of(*feeds[i]->impl(), b, 1);  // a view where kiln owns the buffer
         ptrs[i] = &row_feeds[i];
       }
       try {
