@@ -238,6 +238,14 @@ __attribute__((target(KILN_TARGET_AVX512_FEATURES))) void thin_block(const Geome
 // (OneDnnConv.FusedChainsGiveTheSeparateOpsValues compares blocked fused convolutions with the
 // eager ops bit for bit).
 constexpr int64_t kEpilogueBlockBytes = int64_t{512} << 10;
+// An output of at most this much runs whole all the same, its epilogue after: every call of
+// oneDNN has its own setup and its own fork and join of the team, and splitting a batch-1
+// layer's pixels into blocks left each call too few for two threads. Whole, batch 1 on the
+// Xeon (outputs up to MobileNetV2's and EfficientNetB0's 112x112x96, 4.8 MB; InceptionV3's
+// largest, 5.5 MB): MobileNetV2 on two threads 3.81-3.48 -> 3.50-3.32 ms, on one
+// 5.51-5.10 -> 5.16-4.94, ResNet50 on two 27.6-26.4 -> 25.1-25.5; MobileNetV2 at batch 32
+// on two threads within noise (its outputs of up to 6 MB, 7x7x960, now whole too).
+constexpr int64_t kEpilogueWholeBytes = int64_t{6} << 20;
 
 // The epilogue over `rows` output rows from row `first_row` (at `y`), split over the threads
 // in chunks of about kEpilogueChunk values: a late layer's few rows of many channels (a
@@ -285,7 +293,8 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
     T* y = c.out(0).as<T>();
     const bool pointwise = g.pointwise() && fd == g.c;
     // Winograd's tiles give other bits at another batch: those convolutions stay whole.
-    if (epilogue.count == 0 || (!pointwise && kernels::onednn::winograd_requested())) {
+    if (epilogue.count == 0 || rows * oc * static_cast<int64_t>(sizeof(float)) <= kEpilogueWholeBytes ||
+        (!pointwise && kernels::onednn::winograd_requested())) {
       if (!kernels::onednn::conv2d(geometry, x, c.in(1), y, intra_op_threads())) return false;
       epilogue_rows(y, 0, rows, oc, epilogue);
       return true;

@@ -145,7 +145,10 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
       {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
       {{2, 40, 40, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
       {{3, 48, 48, 32}, {3, 3, 32, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
-      {{3, 40, 40, 96}, {3, 3, 96, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"}};
+      {{3, 40, 40, 96}, {3, 3, 96, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"},
+      // Outputs over 6 MB (7.3 and 7.1 MB), which run in blocks: pixels, then images.
+      {{2, 64, 64, 32}, {1, 1, 32, 224}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
+      {{2, 96, 96, 96}, {3, 3, 96, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"}};
   enum Chain { kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu };
   int seed = 40;
   for (const Case& t : shapes) {
