@@ -825,7 +825,7 @@ namespace {
 
 // The rows' results, each result's rows one after another; false unless every row's part
 // of a result has one row and the same dtype and dims.
-bool stitch_rows(const std::vector<std::vector<Tensor>>& rows, std::vector<Tensor>& results) {
+bool stitch_results(const std::vector<std::vector<Tensor>>& rows, std::vector<Tensor>& results) {
   const int64_t batch = static_cast<int64_t>(rows.size());
   std::vector<Tensor> stitched(rows[0].size());
   for (size_t r = 0; r < stitched.size(); ++r) {
@@ -877,7 +877,7 @@ bool Plan::run_rows(const Tensor* const* feeds, size_t num_feeds, int64_t batch,
       }
     }
   });
-  return !failed && stitch_rows(rows, results);
+  return !failed && stitch_results(rows, results);
 }
 
 }  // namespace kiln::exec

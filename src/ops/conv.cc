@@ -263,8 +263,9 @@ void epilogue_rows(T* y, int64_t first_row, int64_t rows, int64_t oc, const Epil
 
 // Runs the convolution on oneDNN where that is installed and the work is large enough (a
 // float32 one of `fd` input channels per group, `oc` outputs); false leaves it to kiln's own
-// kernels (which then write the whole output again). The epilogue runs per block of output
-// (kEpilogueBlockBytes), in blocks of rows split over the threads.
+// kernels (which then write the whole output again). The epilogue runs after the whole
+// convolution for an output of at most kEpilogueWholeBytes, else per block of output
+// (kEpilogueBlockBytes); either way in chunks of rows split over the threads.
 template <class T>
 bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, const Epilogue& epilogue) {
   if constexpr (!std::is_same_v<T, float>) {
@@ -292,7 +293,8 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
     const T* x = c.in(0).as<T>();
     T* y = c.out(0).as<T>();
     const bool pointwise = g.pointwise() && fd == g.c;
-    // Winograd's tiles give other bits at another batch: those convolutions stay whole.
+    // Whole: no epilogue, an output of at most kEpilogueWholeBytes, or Winograd's tiles (which
+    // give other bits at another batch).
     if (epilogue.count == 0 || rows * oc * static_cast<int64_t>(sizeof(float)) <= kEpilogueWholeBytes ||
         (!pointwise && kernels::onednn::winograd_requested())) {
       if (!kernels::onednn::conv2d(geometry, x, c.in(1), y, intra_op_threads())) return false;
