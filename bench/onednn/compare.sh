@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds bench/onednn/onednn_versions.cc twice and runs both on 1 and 2 OpenMP threads:
+# Builds bench/onednn/onednn_versions.cc and nan_activations.cc twice, runs the NaN check and
+# the timings (on 1 and 2 OpenMP threads) of each:
 # against Debian's oneDNN 2.6 (libdnnl-dev, the one kiln loads) and against oneDNN 3.2 from
 # PyPI (onednn-cpu-gomp 2023.2.0: libdnnl.so.3 on GNU OpenMP, no headers), compiled with the
 # 3.x headers of onednn-devel 2026.1.0 (its C++ API calls only functions 3.2 has).
@@ -14,12 +15,16 @@ trap 'rm -rf "$work"' EXIT
 (cd "$work" && for w in *.whl; do unzip -q -o "$w" -d unpacked; done)
 include3="$(dirname "$(find "$work/unpacked" -path '*include/oneapi/dnnl/dnnl.hpp' | head -1)")/../.."
 lib3="$(dirname "$(find "$work/unpacked" -name 'libdnnl.so.3' | head -1)")"
-g++ -O2 -std=c++20 "$here/onednn_versions.cc" -o "$work/onednn2" -ldnnl
-g++ -O2 -std=c++20 -I"$include3" "$here/onednn_versions.cc" -o "$work/onednn3" -L"$lib3" -l:libdnnl.so.3 \
-  -Wl,-rpath,"$lib3"
+for program in onednn_versions nan_activations; do
+  g++ -O2 -std=c++20 "$here/$program.cc" -o "$work/${program}2" -ldnnl
+  g++ -O2 -std=c++20 -I"$include3" "$here/$program.cc" -o "$work/${program}3" -L"$lib3" -l:libdnnl.so.3 \
+    -Wl,-rpath,"$lib3"
+done
 grep -m1 "model name" /proc/cpuinfo
+"$work/nan_activations2"
+"$work/nan_activations3"
 for threads in 1 2; do
-  for build in onednn2 onednn3; do
+  for build in onednn_versions2 onednn_versions3; do
     echo "== $build, OMP_NUM_THREADS=$threads"
     OMP_NUM_THREADS=$threads "$work/$build"
   done
