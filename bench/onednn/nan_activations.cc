@@ -6,9 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <unordered_map>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
 
 namespace {
 

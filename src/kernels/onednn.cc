@@ -9,9 +9,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
@@ -43,11 +45,26 @@ std::atomic<bool> g_enabled{true};
 
 void enable(bool on) { g_enabled.store(on, std::memory_order_relaxed); }
 
+namespace {
+// -1: not yet read from KILN_FOLD_BATCH_NORM; 0, 1: off, on.
+std::atomic<int> g_fold{-1};
+}  // namespace
+bool fold_batch_norm_requested() {
+  int v = g_fold.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* e = std::getenv("KILN_FOLD_BATCH_NORM");
+    v = e && std::strcmp(e, "1") == 0 ? 1 : 0;
+    g_fold.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+void set_fold_batch_norm(bool on) { g_fold.store(on ? 1 : 0, std::memory_order_relaxed); }
+
 #if !KILN_ONEDNN_HEADERS
 
 bool usable() { return false; }
 const char* description() { return "kiln (built without the oneDNN 2.x headers)"; }
-bool conv2d(const Conv2D&, const float*, const detail::TensorImpl&, float*, int) { return false; }
+bool conv2d(const Conv2D&, const float*, const detail::TensorImpl&, float*, int, const Folded&) { return false; }
 bool sgemm(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t) {
   return false;
 }
@@ -89,6 +106,10 @@ struct Api {
   KILN_DNNL_FN(dnnl_set_max_cpu_isa)
   KILN_DNNL_FN(dnnl_get_effective_cpu_isa)
   KILN_DNNL_FN(dnnl_sgemm)
+  KILN_DNNL_FN(dnnl_post_ops_create)
+  KILN_DNNL_FN(dnnl_post_ops_destroy)
+  KILN_DNNL_FN(dnnl_post_ops_append_eltwise)
+  KILN_DNNL_FN(dnnl_primitive_attr_set_post_ops)
 #undef KILN_DNNL_FN
   void (*omp_set_num_threads)(int) = nullptr;  // libgomp's, when oneDNN runs on OpenMP
   // `#pragma omp parallel`'s entry point in libgomp's ABI (LLVM's libomp has it too).
@@ -169,6 +190,10 @@ const Api& api() {
     KILN_DNNL_LOAD(dnnl_set_max_cpu_isa)
     KILN_DNNL_LOAD(dnnl_get_effective_cpu_isa)
     KILN_DNNL_LOAD(dnnl_sgemm)
+    KILN_DNNL_LOAD(dnnl_post_ops_create)
+    KILN_DNNL_LOAD(dnnl_post_ops_destroy)
+    KILN_DNNL_LOAD(dnnl_post_ops_append_eltwise)
+    KILN_DNNL_LOAD(dnnl_primitive_attr_set_post_ops)
 #undef KILN_DNNL_LOAD
     const dnnl_version_t* v = all ? r.dnnl_version() : nullptr;
     // oneDNN's JIT runs no higher than kiln's own kernels (KILN_CPU_ISA lowers both), and
@@ -214,7 +239,7 @@ dnnl_memory_desc_t md(std::initializer_list<int64_t> dims, dnnl_format_tag_t tag
 struct Primitive {
   dnnl_primitive_desc_t pd = nullptr;
   dnnl_primitive_t prim = nullptr;
-  dnnl_memory_desc_t src, weights, user_weights, dst, scratch;
+  dnnl_memory_desc_t src, weights, user_weights, dst, scratch, bias;
   size_t scratch_bytes = 0;
   // A Winograd convolution runs on blocked layouts: the input is reordered into `inner_src`
   // and the output out of `inner_dst` around it (null reorders: the layouts are kiln's).
@@ -237,15 +262,42 @@ struct Primitive {
 struct Filter {
   Tensor filter;
   const void* data = nullptr;
+  // The scale folded into it (Folded), else empty. Its values, not its tensor, identify it: a
+  // loaded model computes BatchNormalization's scale from its variables on every call, a new
+  // tensor of the same values each time.
+  std::vector<float> scale;
   dnnl_memory_desc_t layout;
   std::unique_ptr<unsigned char[], void (*)(void*)> bytes{nullptr, std::free};
   size_t size = 0;
 };
 
+// What a primitive computes after the sums: nothing, or a bias and an activation (Folded).
+struct After {
+  bool bias = false;
+  Activation activation = Activation::kNone;
+};
+After after_of(const Folded& f) { return {.bias = f.bias != nullptr, .activation = f.activation}; }
+
 using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
-Key key_of(const Conv2D& g) {
-  return {g.n, g.h, g.w, g.c, g.oh, g.ow, g.oc, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left, g.groups};
+                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+Key key_of(const Conv2D& g, const After& after) {
+  return {g.n,
+          g.h,
+          g.w,
+          g.c,
+          g.oh,
+          g.ow,
+          g.oc,
+          g.kh,
+          g.kw,
+          g.sh,
+          g.sw,
+          g.dh,
+          g.dw,
+          g.pad_top,
+          g.pad_left,
+          g.groups,
+          int64_t{after.bias} * 4 + static_cast<int64_t>(after.activation)};
 }
 
 // Bounds: the compiled primitives and the reordered filters kept (oldest dropped first).
@@ -281,12 +333,24 @@ dnnl_primitive_t make_reorder(const dnnl_memory_desc_t& from, const dnnl_memory_
 // The primitive descriptor of a convolution, kiln giving each call its scratchpad (so that
 // concurrent calls of one primitive never share one); its implementation's name, null where
 // oneDNN has none.
-const char* describe(const dnnl_convolution_desc_t& desc, dnnl_primitive_desc_t* pd) {
+const char* describe(const dnnl_convolution_desc_t& desc, dnnl_primitive_desc_t* pd,
+                     Activation activation = Activation::kNone) {
   const Api& a = api();
   dnnl_primitive_attr_t attr = nullptr;
   if (a.dnnl_primitive_attr_create(&attr) != dnnl_success) return nullptr;
   a.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
-  const dnnl_status_t st = a.dnnl_primitive_desc_create(pd, &desc, attr, a.engine, nullptr);
+  bool ok = true;
+  if (activation != Activation::kNone) {
+    dnnl_post_ops_t po = nullptr;
+    ok = a.dnnl_post_ops_create(&po) == dnnl_success;
+    // Relu is oneDNN's relu with slope 0; Relu6 its clip to [0, 6].
+    ok = ok && (activation == Activation::kRelu
+                    ? a.dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_relu, 0.f, 0.f)
+                    : a.dnnl_post_ops_append_eltwise(po, 1.f, dnnl_eltwise_clip, 0.f, 6.f)) == dnnl_success;
+    ok = ok && a.dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+    if (po) a.dnnl_post_ops_destroy(po);
+  }
+  const dnnl_status_t st = ok ? a.dnnl_primitive_desc_create(pd, &desc, attr, a.engine, nullptr) : dnnl_runtime_error;
   a.dnnl_primitive_attr_destroy(attr);
   const char* impl = nullptr;
   if (st != dnnl_success || a.dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success)
@@ -333,11 +397,12 @@ std::shared_ptr<Primitive> compile_winograd(const Conv2D& g, const dnnl_convolut
   return p;
 }
 
-std::shared_ptr<Primitive> compile(const Conv2D& g) {
+std::shared_ptr<Primitive> compile(const Conv2D& g, const After& after) {
   const Api& a = api();
   auto p = std::make_shared<Primitive>();
   p->src = md({g.n, g.c, g.h, g.w}, dnnl_nhwc);
   p->dst = md({g.n, g.oc, g.oh, g.ow}, dnnl_nhwc);
+  p->bias = md({g.oc}, dnnl_x);
   // kiln's [KH, KW, C / G, OC] filter is oneDNN's [G, OC / G, C / G, KH, KW] in "hwigo" order.
   const int64_t gr = g.groups;
   p->user_weights =
@@ -351,10 +416,11 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
               pad_r = {pad_bottom, pad_right};
   dnnl_convolution_desc_t desc;
   if (a.dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &p->src,
-                                                   &any_weights, nullptr, &p->dst, strides, dilates, pad_l,
-                                                   pad_r) != dnnl_success)
+                                                   &any_weights, after.bias ? &p->bias : nullptr, &p->dst, strides,
+                                                   dilates, pad_l, pad_r) != dnnl_success)
     return nullptr;
-  if (auto w = compile_winograd(g, desc)) {
+  const bool plain = !after.bias && after.activation == Activation::kNone;
+  if (auto w = plain ? compile_winograd(g, desc) : nullptr) {
     w->user_weights = p->user_weights;
     return w;
   }
@@ -362,7 +428,7 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
   // much slower than kiln's own kernels, or im2col + GEMM ("gemm:jit"), what kiln's own
   // kernels do (and which gave wrong depthwise results with a multiplier at the AVX2 level on
   // one thread): those stay kiln's.
-  const char* impl = describe(desc, &p->pd);
+  const char* impl = describe(desc, &p->pd, after.activation);
   if (!impl || std::strncmp(impl, "ref", 3) == 0 || std::strstr(impl, "gemm") != nullptr) return nullptr;
   p->weights = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
   p->scratch = *a.dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
@@ -376,7 +442,8 @@ std::shared_ptr<Primitive> compile(const Conv2D& g) {
 bool execute(dnnl_primitive_t prim,
              std::initializer_list<std::pair<int, std::pair<const dnnl_memory_desc_t*, void*> > > args) {
   const Api& a = api();
-  dnnl_exec_arg_t exec[4];
+  dnnl_exec_arg_t exec[5];  // source, weights, bias, destination, scratchpad
+  if (args.size() > 5) return false;
   int n = 0;
   bool ok = true;
   for (const auto& [arg, m] : args) {
@@ -400,25 +467,43 @@ bool execute(dnnl_primitive_t prim,
 // array's) may be written by its owner.
 bool foreign(const detail::TensorImpl& t) { return t.buffer && t.buffer->external_release; }
 
-std::shared_ptr<Filter> reordered(const Primitive& p, const detail::TensorImpl& filter) {
+// The filter reordered into the primitive's layout, times the per-output-channel `scale`
+// where one is given (Folded: kiln's filter layout ends in the output channel, so element i
+// is multiplied by scale[i % OC]).
+std::shared_ptr<Filter> reordered(const Primitive& p, const detail::TensorImpl& filter,
+                                  const detail::TensorImpl* scale) {
   const Api& a = api();
   Caches& c = caches();
+  const float* s = scale ? static_cast<const float*>(scale->data) : nullptr;
+  const size_t oc = scale ? static_cast<size_t>(scale->num_elements) : 0;
+  auto same_scale = [&](const Filter& f) {
+    return f.scale.size() == oc && (oc == 0 || std::memcmp(f.scale.data(), s, oc * sizeof(float)) == 0);
+  };
   {
     std::lock_guard<std::mutex> lock(c.mu);
     for (const auto& f : c.filters)
-      if (f->data == filter.data && a.dnnl_memory_desc_equal(&f->layout, &p.weights)) return f;
+      if (f->data == filter.data && same_scale(*f) && a.dnnl_memory_desc_equal(&f->layout, &p.weights)) return f;
   }
   auto f = std::make_shared<Filter>();
   f->data = filter.data;
+  f->scale.assign(s, s + oc);
   f->layout = p.weights;
   f->size = a.dnnl_memory_desc_get_size(&p.weights);
   f->bytes.reset(static_cast<unsigned char*>(std::aligned_alloc(64, (f->size + 63) / 64 * 64)));
   if (!f->bytes) return nullptr;
+  std::vector<float> folded;
+  const void* source = filter.data;
+  if (scale) {
+    const float* w = static_cast<const float*>(filter.data);
+    folded.resize(static_cast<size_t>(filter.num_elements));
+    for (int64_t i = 0; i < filter.num_elements; ++i) folded[i] = w[i] * s[i % static_cast<int64_t>(oc)];
+    source = folded.data();
+  }
   // The same layout needs no reorder: a copy keeps the cache's rule that it owns its bytes.
   bool ok = true;
   dnnl_primitive_t reorder = make_reorder(p.user_weights, p.weights, ok);
-  if (ok && !reorder) std::memcpy(f->bytes.get(), filter.data, f->size);
-  ok = ok && (!reorder || execute(reorder, {{DNNL_ARG_FROM, {&p.user_weights, filter.data}},
+  if (ok && !reorder) std::memcpy(f->bytes.get(), source, f->size);
+  ok = ok && (!reorder || execute(reorder, {{DNNL_ARG_FROM, {&p.user_weights, const_cast<void*>(source)}},
                                             {DNNL_ARG_TO, {&f->layout, f->bytes.get()}}}));
   if (reorder) a.dnnl_primitive_destroy(reorder);
   if (!ok) return nullptr;
@@ -430,11 +515,33 @@ std::shared_ptr<Filter> reordered(const Primitive& p, const detail::TensorImpl& 
   std::lock_guard<std::mutex> lock(c.mu);
   // Filters whose memory only the cache still holds are gone for good (a step's old weights,
   // an eager call's filter): drop them, then the oldest while over the bound. (A variable's
-  // reads are aliases of its buffer, new each call: the buffer says whether it lives.)
+  // reads are aliases of its buffer, new each call: the buffer says whether it lives.) One
+  // filter may have several entries (its layouts; a folded scale's values, each its own), so
+  // the references the cache holds are counted: an entry's tensor is dead when every
+  // reference to it, and to its buffer, is an entry's.
+  std::map<const detail::TensorImpl*, int64_t> held_tensors;
+  std::map<const void*, std::set<const detail::TensorImpl*> > held_buffers;
+  for (const auto& e : c.filters) {
+    const detail::TensorImpl* t = e->filter.impl();
+    ++held_tensors[t];
+    if (t->buffer) held_buffers[t->buffer].insert(t);
+  }
+  auto dead = [&](const detail::TensorImpl* t) {
+    if (t->refs.load(std::memory_order_acquire) != held_tensors[t]) return false;
+    if (!t->buffer) return true;
+    return !t->buffer->external_release &&
+           t->buffer->refs.load(std::memory_order_acquire) == static_cast<int64_t>(held_buffers[t->buffer].size());
+  };
+  // A filter keeps one folded entry per layout, its newest scale's: where the scale changes on
+  // every call (training with the fold on), old ones would fill the cache to its bound.
+  auto replaced = [&](const Filter& e) {
+    return !f->scale.empty() && e.data == f->data && !e.scale.empty() &&
+           a.dnnl_memory_desc_equal(&e.layout, &f->layout);
+  };
   c.filters.remove_if([&](const std::shared_ptr<Filter>& e) {
-    const bool dead = detail::exclusively_owned(*e->filter.impl());
-    if (dead) c.filter_bytes -= e->size;
-    return dead;
+    const bool gone = dead(e->filter.impl()) || replaced(*e);
+    if (gone) c.filter_bytes -= e->size;
+    return gone;
   });
   c.filters.push_front(f);
   c.filter_bytes += f->size;
@@ -460,8 +567,10 @@ bool sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, in
   return api().dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.f, a, lda, b, ldb, 0.f, c, ldc) == dnnl_success;
 }
 
-bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, float* y, int threads) {
+bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, float* y, int threads,
+            const Folded& folded) {
   if (!usable()) return false;
+  const After after = after_of(folded);
   // OpenMP's team size is per calling thread: set before compiling or reordering runs any.
   if (api().omp_set_num_threads) api().omp_set_num_threads(threads);
   std::shared_ptr<Primitive> p;
@@ -469,20 +578,20 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
   bool known = false;
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.primitives.find(key_of(g));
+    auto it = c.primitives.find(key_of(g, after));
     if (it != c.primitives.end()) {
       known = true;
       p = it->second;
     }
   }
   if (!known) {
-    p = compile(g);  // null: oneDNN has nothing better for it, remembered as such
+    p = compile(g, after);  // null: oneDNN has nothing better for it, remembered as such
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.primitives.size() >= kMaxPrimitives) c.primitives.clear();
-    c.primitives.emplace(key_of(g), p);
+    c.primitives.emplace(key_of(g, after), p);
   }
   if (!p) return false;
-  std::shared_ptr<Filter> f = reordered(*p, filter);
+  std::shared_ptr<Filter> f = reordered(*p, filter, folded.scale);
   if (!f) return false;
   void* scratch = detail::scratch_bytes(detail::kConvScratch, std::max<size_t>(p->scratch_bytes, 64));
   // Winograd's blocked input and output live in the GEMM's scratch slots (unused while this
@@ -501,6 +610,17 @@ bool conv2d(const Conv2D& g, const float* x, const detail::TensorImpl& filter, f
            (!p->from_inner ||
             execute(p->from_inner, {{DNNL_ARG_FROM, {&p->inner_dst, out}}, {DNNL_ARG_TO, {&p->dst, y}}}));
   }
+  if (folded.bias && p->scratch_bytes == 0)
+    return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},
+                             {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},
+                             {DNNL_ARG_BIAS, {&p->bias, const_cast<float*>(folded.bias)}},
+                             {DNNL_ARG_DST, {&p->dst, y}}});
+  if (folded.bias)
+    return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},
+                             {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},
+                             {DNNL_ARG_BIAS, {&p->bias, const_cast<float*>(folded.bias)}},
+                             {DNNL_ARG_DST, {&p->dst, y}},
+                             {DNNL_ARG_SCRATCHPAD, {&p->scratch, scratch}}});
   if (p->scratch_bytes == 0)
     return execute(p->prim, {{DNNL_ARG_SRC, {&p->src, const_cast<float*>(x)}},
                              {DNNL_ARG_WEIGHTS, {&p->weights, f->bytes.get()}},

@@ -33,11 +33,29 @@ const char* description();
 // Tests: route convolutions to kiln's own kernels (false) or to oneDNN when usable (true).
 void enable(bool on);
 
+// What a convolution computes inside oneDNN after the sums where BatchNormalization is folded
+// (fold_batch_norm_requested): the filter times a per-output-channel scale (folded into the
+// reordered copy, cached with it), plus a per-channel bias, then an activation, each output
+// while it is in registers. Not TensorFlow's bits: w*s summed rounds differently from the sum
+// times s, and oneDNN's Relu and clip turn NaN into 0 where TensorFlow's Relu and Relu6 keep
+// it (docs/perf/models.md, sessions 33 and 34).
+enum class Activation : uint8_t { kNone, kRelu, kRelu6 };
+struct Folded {
+  const detail::TensorImpl* scale = nullptr;  // [OC] float32; null: the filter as it is
+  const float* bias = nullptr;                // [OC]; null: none
+  Activation activation = Activation::kNone;
+};
+
 // y = conv(x, filter), row-major NHWC output. The filter's reordered copy is cached while the
 // filter tensor lives (kiln's tensors are immutable, and the cache's reference keeps a
 // variable's value from being updated in place), so a served model reorders each filter
 // once. Returns false, having written nothing, where oneDNN cannot run the convolution.
-bool conv2d(const Conv2D& geometry, const float* x, const detail::TensorImpl& filter, float* y, int threads);
+bool conv2d(const Conv2D& geometry, const float* x, const detail::TensorImpl& filter, float* y, int threads,
+            const Folded& folded = {});
+// Whether KILN_FOLD_BATCH_NORM=1 asked for BatchNormalization's scale and shift (and the
+// Relu or Relu6 after them) to run inside oneDNN's convolutions (Folded); tests override it.
+bool fold_batch_norm_requested();
+void set_fold_batch_norm(bool on);
 
 // C = op(A) op(B), row-major with leading dimensions, on oneDNN's GEMM in the calling thread
 // (the caller splits large products). Its JIT kernels beat OpenBLAS's on the shapes measured

@@ -156,6 +156,7 @@ Geometry geometry(const KernelContext& c, int64_t kh, int64_t kw, const std::vec
 
 using conv::apply_epilogue;
 using conv::Epilogue;
+using conv::EpilogueOp;
 
 #if defined(__x86_64__)
 // A thin float convolution (kh * kw * C <= kThinPatch taps per output: a first layer over one
@@ -261,6 +262,40 @@ void epilogue_rows(T* y, int64_t first_row, int64_t rows, int64_t oc, const Epil
   });
 }
 
+// BatchNormalization folded into oneDNN's convolution (KILN_FOLD_BATCH_NORM=1,
+// kernels::onednn::Folded): a chain that starts [BiasAdd|AddV2] Mul [AddV2|Sub] becomes the
+// filter times the Mul's vector plus one bias, b = pre * scale + shift; a Relu or Relu6
+// right after them runs in oneDNN too. What follows (a residual Add, a Swish, an activation
+// after the Add) stays the epilogue's (`rest`). False: the chain has no Mul where it must.
+struct FoldPlan {
+  kernels::onednn::Folded folded;
+  std::vector<float> bias;
+  Epilogue rest;
+};
+bool plan_fold(const KernelContext& c, const Epilogue& e, int64_t oc, FoldPlan& plan) {
+  int s = 0;
+  auto at = [&](EpilogueOp a, EpilogueOp b) { return s < e.count && (e.steps[s].op == a || e.steps[s].op == b); };
+  const int pre = at(EpilogueOp::kBiasAdd, EpilogueOp::kAddV2) ? s++ : -1;
+  if (!at(EpilogueOp::kMul, EpilogueOp::kMul) || e.steps[s].input < 0) return false;
+  const int mul = s++;
+  const int shift = at(EpilogueOp::kAddV2, EpilogueOp::kSub) ? s++ : -1;
+  const float* m = static_cast<const float*>(e.steps[mul].channel_values);
+  const float* p = pre >= 0 ? static_cast<const float*>(e.steps[pre].channel_values) : nullptr;
+  const float* t = shift >= 0 ? static_cast<const float*>(e.steps[shift].channel_values) : nullptr;
+  const bool negate = shift >= 0 && e.steps[shift].op == EpilogueOp::kSub;
+  plan.bias.resize(static_cast<size_t>(oc));
+  for (int64_t o = 0; o < oc; ++o) plan.bias[o] = (p ? p[o] * m[o] : 0.f) + (t ? (negate ? -t[o] : t[o]) : 0.f);
+  plan.folded = {.scale = &c.in(e.steps[mul].input), .bias = plan.bias.data()};
+  if (s + 1 == e.count && (e.steps[s].op == EpilogueOp::kRelu || e.steps[s].op == EpilogueOp::kRelu6)) {
+    plan.folded.activation =
+        e.steps[s].op == EpilogueOp::kRelu ? kernels::onednn::Activation::kRelu : kernels::onednn::Activation::kRelu6;
+    ++s;
+  }
+  plan.rest = Epilogue{};
+  for (; s < e.count; ++s) plan.rest.steps[plan.rest.count++] = e.steps[s];
+  return true;
+}
+
 // Runs the convolution on oneDNN where that is installed and the work is large enough (a
 // float32 one of `fd` input channels per group, `oc` outputs); false leaves it to kiln's own
 // kernels (which then write the whole output again). The epilogue runs after the whole
@@ -293,12 +328,17 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
     const T* x = c.in(0).as<T>();
     T* y = c.out(0).as<T>();
     const bool pointwise = g.pointwise() && fd == g.c;
-    // Whole: no epilogue, an output of at most kEpilogueWholeBytes, or Winograd's tiles (which
-    // give other bits at another batch).
-    if (epilogue.count == 0 || rows * oc * static_cast<int64_t>(sizeof(float)) <= kEpilogueWholeBytes ||
+    FoldPlan fold;
+    const bool folding =
+        epilogue.count > 0 && kernels::onednn::fold_batch_norm_requested() && plan_fold(c, epilogue, oc, fold);
+    const Epilogue& rest = folding ? fold.rest : epilogue;
+    const kernels::onednn::Folded folded = folding ? fold.folded : kernels::onednn::Folded{};
+    // Whole: nothing left to apply, an output of at most kEpilogueWholeBytes, or Winograd's
+    // tiles (which give other bits at another batch).
+    if (rest.count == 0 || rows * oc * static_cast<int64_t>(sizeof(float)) <= kEpilogueWholeBytes ||
         (!pointwise && kernels::onednn::winograd_requested())) {
-      if (!kernels::onednn::conv2d(geometry, x, c.in(1), y, intra_op_threads())) return false;
-      epilogue_rows(y, 0, rows, oc, epilogue);
+      if (!kernels::onednn::conv2d(geometry, x, c.in(1), y, intra_op_threads(), folded)) return false;
+      epilogue_rows(y, 0, rows, oc, rest);
       return true;
     }
     const int64_t unit_rows = pointwise ? 1 : g.y.out * g.x.out;  // output rows of a pixel or an image
@@ -317,8 +357,9 @@ bool on_onednn(KernelContext& c, const Geometry& g, int64_t fd, int64_t oc, cons
         block.n = n;
       }
       const int64_t r0 = u0 * unit_rows;
-      if (!kernels::onednn::conv2d(block, x + u0 * unit_inputs, c.in(1), y + r0 * oc, intra_op_threads())) return false;
-      epilogue_rows(y + r0 * oc, r0, n * unit_rows, oc, epilogue);
+      if (!kernels::onednn::conv2d(block, x + u0 * unit_inputs, c.in(1), y + r0 * oc, intra_op_threads(), folded))
+        return false;
+      epilogue_rows(y + r0 * oc, r0, n * unit_rows, oc, rest);
     }
     return true;
   }
@@ -606,6 +647,7 @@ struct FusedConv2DKernel {
         throw InternalError(std::string(c.op.name) + ": a fused op's vector and the output's channels disagree");
       }
       e.steps[s].channel_values = v.as<T>();
+      e.steps[s].input = arg - 1;
     }
     if (out[0] == g.n) return convolve<T>(c, g, e);
     // One image convolved, an Add's tensor of several (or of none): the AddV2 broadcast the

@@ -33,6 +33,9 @@ struct EpilogueStep {
   // Add: the tensor's rows when it has one image and the output several (it broadcasts over
   // the batch: row r reads its row r % tensor_rows); 0 when it has the output's shape.
   int64_t tensor_rows = 0;
+  // The fused kernel's input the values came from (-1: none), for a kernel that needs the
+  // tensor itself (BatchNormalization folded into oneDNN's filter: conv.cc).
+  int input = -1;
 };
 struct Epilogue {
   std::array<EpilogueStep, kMaxEpilogueSteps> steps{};

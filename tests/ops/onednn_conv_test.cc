@@ -138,6 +138,12 @@ struct TwoFilters {
 // for the [3, 48, 48, 32] convolution and the [3, 40, 40, 96] depthwise one.
 TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
   REQUIRE_ONEDNN();
+  // Whatever KILN_FOLD_BATCH_NORM says: folding gives other bits (the test below).
+  struct FoldOff {
+    const bool was = kernels::onednn::fold_batch_norm_requested();
+    FoldOff() { kernels::onednn::set_fold_batch_norm(false); }
+    ~FoldOff() { kernels::onednn::set_fold_batch_norm(was); }
+  } fold_off;
   const std::vector<Case> shapes = {
       {{1, 56, 56, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
       {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
@@ -200,6 +206,77 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
       EXPECT_GT(nan, 0) << t.op << " chain " << chain;
     }
   }
+}
+
+// KILN_FOLD_BATCH_NORM=1: the chain's scale is multiplied into the filter and its shifts
+// become oneDNN's bias, a Relu or Relu6 right after them its post-op. Not the separate ops'
+// bits, but within the roundings a different order of the same products gives; and a new
+// scale (another call's values, the same filter) is folded again, never served stale.
+TEST(OneDnnConv, FoldedBatchNormIsCloseToTheSeparateOpsAndFollowsTheScale) {
+  REQUIRE_ONEDNN();
+  struct FoldOn {
+    const bool was = kernels::onednn::fold_batch_norm_requested();
+    FoldOn() { kernels::onednn::set_fold_batch_norm(true); }
+    ~FoldOn() { kernels::onednn::set_fold_batch_norm(was); }
+  } fold_on;
+  const std::vector<Case> shapes = {
+      {{1, 56, 56, 64}, {1, 1, 64, 96}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
+      {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
+      {{1, 56, 56, 144}, {3, 3, 144, 1}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"},
+      {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
+      // Over 6 MB of output: blocks of pixels, each with the folded filter and bias.
+      {{2, 64, 64, 32}, {1, 1, 32, 224}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}}};
+  enum Chain { kBatchNormRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu, kBatchNorm };
+  int seed = 70;
+  for (const Case& t : shapes) {
+    int64_t differ = 0;  // outputs whose bits are not the separate ops': the fold ran
+    const Tensor x = random_uniform(t.x, -1, 1, DType::Float32, seed++);
+    const Tensor k = random_uniform(t.k, -1, 1, DType::Float32, seed++);
+    const int64_t oc = t.op == "Conv2D" ? t.k[3] : t.k[2] * t.k[3];
+    const int64_t patch = t.k[0] * t.k[1] * (t.op == "Conv2D" ? t.k[2] : 1);
+    const Tensor shift = random_uniform({oc}, -1, 1, DType::Float32, seed++);
+    const std::vector<int64_t> out_dims = convolve(t, x, k).shape().dims();
+    const Tensor residual = random_uniform(out_dims, -2, 2, DType::Float32, seed++);
+    for (Chain chain : {kBatchNormRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu, kBatchNorm}) {
+      auto body = [&](Tensor a, Tensor b, Tensor scale) {
+        Tensor y = convolve(t, a, b);
+        switch (chain) {
+          case kBatchNormRelu6:
+            return relu6(y * scale + shift);
+          case kScaleSub:
+            return scale * y - shift;
+          case kBiasBatchNormRelu:
+            return relu(bias_add(y, shift) * scale + shift);
+          case kBatchNormResidualRelu:
+            return relu(y * scale + shift + residual);
+          case kBatchNorm:
+            return y * scale + shift;
+        }
+        return y;
+      };
+      auto traced = function(body);
+      // Two scales through one traced function and one filter: the second is folded anew.
+      for (int round = 0; round < 2; ++round) {
+        const Tensor scale = random_uniform({oc}, -2, 2, DType::Float32, seed++);
+        const std::vector<float> got = traced(x, k, scale).to_vector<float>();
+        const std::vector<float> want = body(x, k, scale).to_vector<float>();
+        // |x|, |k| <= 1, |scale| <= 2: each of the patch's products and the sum's partial sums
+        // within a few roundings of a value at most 2 * patch.
+        const float bound = 8 * 1.2e-7f * 2 * static_cast<float>(patch + 2);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], bound) << t.op << " chain " << chain << " round " << round << " at " << i;
+          differ += got[i] != want[i];
+        }
+      }
+    }
+    EXPECT_GT(differ, 0) << t.op << " " << t.k[0] << "x" << t.k[1] << "x" << t.k[2] << "x" << t.k[3];  // on oneDNN
+  }
+  // The filters died with the loop: the cache's several entries for each (a layout and two
+  // scales) leave at the next insertion.
+  const Case t = {{1, 16, 16, 32}, {3, 3, 32, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}};
+  convolve(t, random_uniform(t.x, -1, 1, DType::Float32, 1), random_uniform(t.k, -1, 1, DType::Float32, 2));
+  EXPECT_LE(kernels::onednn::cached_filters(), 2);
 }
 
 TEST(OneDnnConv, AssignedVariablesAndNewFiltersGiveFreshResults) {
