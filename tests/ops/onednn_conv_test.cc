@@ -54,6 +54,18 @@ std::vector<float> with_kiln_kernels(const Case& t, const Tensor& x, const Tenso
   return y;
 }
 
+// BatchNormalization folded into oneDNN's filters (KILN_FOLD_BATCH_NORM) on or off while alive.
+class FoldScope {
+ public:
+  explicit FoldScope(bool on) { kernels::onednn::set_fold_batch_norm(on); }
+  ~FoldScope() { kernels::onednn::set_fold_batch_norm(was_); }
+  FoldScope(const FoldScope&) = delete;
+  FoldScope& operator=(const FoldScope&) = delete;
+
+ private:
+  const bool was_ = kernels::onednn::fold_batch_norm_requested();
+};
+
 #define REQUIRE_ONEDNN() \
   if (!kernels::onednn::usable()) GTEST_SKIP() << "convolutions run on " << config::convolution_library()
 
@@ -138,12 +150,7 @@ struct TwoFilters {
 // for the [3, 48, 48, 32] convolution and the [3, 40, 40, 96] depthwise one.
 TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
   REQUIRE_ONEDNN();
-  // Whatever KILN_FOLD_BATCH_NORM says: folding gives other bits (the test below).
-  struct FoldOff {
-    const bool was = kernels::onednn::fold_batch_norm_requested();
-    FoldOff() { kernels::onednn::set_fold_batch_norm(false); }
-    ~FoldOff() { kernels::onednn::set_fold_batch_norm(was); }
-  } fold_off;
+  const FoldScope fold_off(false);  // whatever KILN_FOLD_BATCH_NORM says: folding gives other bits
   const std::vector<Case> shapes = {
       {{1, 56, 56, 64}, {1, 1, 64, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
       {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
@@ -214,11 +221,7 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
 // scale (another call's values, the same filter) is folded again, never served stale.
 TEST(OneDnnConv, FoldedBatchNormIsCloseToTheSeparateOpsAndFollowsTheScale) {
   REQUIRE_ONEDNN();
-  struct FoldOn {
-    const bool was = kernels::onednn::fold_batch_norm_requested();
-    FoldOn() { kernels::onednn::set_fold_batch_norm(true); }
-    ~FoldOn() { kernels::onednn::set_fold_batch_norm(was); }
-  } fold_on;
+  const FoldScope fold_on(true);
   const std::vector<Case> shapes = {
       {{1, 56, 56, 64}, {1, 1, 64, 96}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
       {{2, 30, 30, 16}, {3, 3, 16, 32}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
