@@ -66,6 +66,36 @@ class FoldScope {
   const bool was_ = kernels::onednn::fold_batch_norm_requested();
 };
 
+// The per-channel chains after a convolution `y` that the optimizer fuses into it.
+enum class Chain {
+  kBatchNorm,
+  kBatchNormRelu,
+  kBatchNormRelu6,
+  kBiasRelu6,
+  kScaleSub,
+  kBiasBatchNormRelu,
+  kBatchNormResidualRelu
+};
+Tensor chain_after(Chain chain, const Tensor& y, const Tensor& scale, const Tensor& shift, const Tensor& residual) {
+  switch (chain) {
+    case Chain::kBatchNorm:
+      return y * scale + shift;
+    case Chain::kBatchNormRelu:
+      return relu(y * scale + shift);
+    case Chain::kBatchNormRelu6:
+      return relu6(y * scale + shift);
+    case Chain::kBiasRelu6:
+      return relu6(bias_add(y, shift));
+    case Chain::kScaleSub:
+      return scale * y - shift;
+    case Chain::kBiasBatchNormRelu:
+      return relu(bias_add(y, shift) * scale + shift);
+    case Chain::kBatchNormResidualRelu:
+      return relu(y * scale + shift + residual);
+  }
+  return y;
+}
+
 #define REQUIRE_ONEDNN() \
   if (!kernels::onednn::usable()) GTEST_SKIP() << "convolutions run on " << config::convolution_library()
 
@@ -162,7 +192,6 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
       // Outputs over 6 MB (7.3 and 7.1 MB), which run in blocks: pixels, then images.
       {{2, 64, 64, 32}, {1, 1, 32, 224}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
       {{2, 96, 96, 96}, {3, 3, 96, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}, "DepthwiseConv2dNative"}};
-  enum Chain { kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu };
   int seed = 40;
   for (const Case& t : shapes) {
     std::vector<float> xs = random_uniform(t.x, -1, 1, DType::Float32, seed++).to_vector<float>();
@@ -177,25 +206,11 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
     std::vector<float> rs = random_uniform(out_dims, -2, 2, DType::Float32, seed++).to_vector<float>();
     rs[rs.size() / 3] = std::nanf("");
     const Tensor residual = constant(rs, out_dims);
-    for (Chain chain : {kBatchNormRelu, kBiasRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu}) {
-      auto body = [&](Tensor a, Tensor b) {
-        Tensor y = convolve(t, a, b);
-        switch (chain) {
-          case kBatchNormRelu:
-            return relu(y * scale + shift);
-          case kBiasRelu6:
-            return relu6(bias_add(y, shift));
-          case kScaleSub:
-            return scale * y - shift;
-          case kBiasBatchNormRelu:
-            return relu(bias_add(y, shift) * scale + shift);
-          case kBatchNormResidualRelu:
-            return relu(y * scale + shift + residual);
-        }
-        return y;
-      };
+    for (Chain chain : {Chain::kBatchNormRelu, Chain::kBiasRelu6, Chain::kScaleSub, Chain::kBiasBatchNormRelu,
+                        Chain::kBatchNormResidualRelu}) {
+      auto body = [&](Tensor a, Tensor b) { return chain_after(chain, convolve(t, a, b), scale, shift, residual); };
       auto traced = function(body);
-      if (chain == kBatchNormResidualRelu) {  // the residual AddV2 and the ReLU are the convolution's
+      if (chain == Chain::kBatchNormResidualRelu) {  // the residual AddV2 and the ReLU are the convolution's
         int separate = 0;
         for (const auto& op : traced.get_concrete_function(x, k).optimized_graph().operations)
           separate += op.type == "AddV2" || op.type == "Relu" || op.type == "KilnFusedElementwise";
@@ -208,9 +223,10 @@ TEST(OneDnnConv, FusedChainsGiveTheSeparateOpsValues) {
       for (size_t i = 0; i < got.size(); ++i) {
         nan += std::isnan(want[i]);
         ASSERT_TRUE(std::isnan(got[i]) == std::isnan(want[i]) && (std::isnan(want[i]) || got[i] == want[i]))
-            << t.op << " chain " << chain << " at " << i << ": traced " << got[i] << ", eager " << want[i];
+            << t.op << " chain " << static_cast<int>(chain) << " at " << i << ": traced " << got[i] << ", eager "
+            << want[i];
       }
-      EXPECT_GT(nan, 0) << t.op << " chain " << chain;
+      EXPECT_GT(nan, 0) << t.op << " chain " << static_cast<int>(chain);
     }
   }
 }
@@ -229,7 +245,6 @@ TEST(OneDnnConv, FoldedBatchNormIsCloseToTheSeparateOpsAndFollowsTheScale) {
       {{1, 28, 28, 64}, {3, 3, 16, 64}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
       // Over 6 MB of output: blocks of pixels, each with the folded filter and bias.
       {{2, 64, 64, 32}, {1, 1, 32, 224}, {1, 1, 1, 1}, {1, 1, 1, 1}, "VALID", {}}};
-  enum Chain { kBatchNormRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu, kBatchNorm };
   int seed = 70;
   for (const Case& t : shapes) {
     int64_t differ = 0;  // outputs whose bits are not the separate ops': the fold ran
@@ -240,22 +255,10 @@ TEST(OneDnnConv, FoldedBatchNormIsCloseToTheSeparateOpsAndFollowsTheScale) {
     const Tensor shift = random_uniform({oc}, -1, 1, DType::Float32, seed++);
     const std::vector<int64_t> out_dims = convolve(t, x, k).shape().dims();
     const Tensor residual = random_uniform(out_dims, -2, 2, DType::Float32, seed++);
-    for (Chain chain : {kBatchNormRelu6, kScaleSub, kBiasBatchNormRelu, kBatchNormResidualRelu, kBatchNorm}) {
+    for (Chain chain : {Chain::kBatchNormRelu6, Chain::kScaleSub, Chain::kBiasBatchNormRelu,
+                        Chain::kBatchNormResidualRelu, Chain::kBatchNorm}) {
       auto body = [&](Tensor a, Tensor b, Tensor scale) {
-        Tensor y = convolve(t, a, b);
-        switch (chain) {
-          case kBatchNormRelu6:
-            return relu6(y * scale + shift);
-          case kScaleSub:
-            return scale * y - shift;
-          case kBiasBatchNormRelu:
-            return relu(bias_add(y, shift) * scale + shift);
-          case kBatchNormResidualRelu:
-            return relu(y * scale + shift + residual);
-          case kBatchNorm:
-            return y * scale + shift;
-        }
-        return y;
+        return chain_after(chain, convolve(t, a, b), scale, shift, residual);
       };
       auto traced = function(body);
       // Two scales through one traced function and one filter: the second is folded anew.
@@ -268,7 +271,8 @@ TEST(OneDnnConv, FoldedBatchNormIsCloseToTheSeparateOpsAndFollowsTheScale) {
         const float bound = 8 * 1.2e-7f * 2 * static_cast<float>(patch + 2);
         ASSERT_EQ(got.size(), want.size());
         for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_NEAR(got[i], want[i], bound) << t.op << " chain " << chain << " round " << round << " at " << i;
+          ASSERT_NEAR(got[i], want[i], bound)
+              << t.op << " chain " << static_cast<int>(chain) << " round " << round << " at " << i;
           differ += got[i] != want[i];
         }
       }
